@@ -1,0 +1,480 @@
+//! Declaring a middleware and overriding its declaration at registration.
+//!
+//! Checks run in the fixed order of I4 and the first failure is reported: declaration: name,
+//! hooks, band, `fail_mode`, timeout, then R2; registration overrides: name, hooks (unknown,
+//! then widened), band, `fail_mode`, timeout, then R2 on the result. Type checks (hooks given as
+//! a string, a timeout `True`) belong to the binding, which reports them with
+//! [`crate::error::invalid_value`] at the same place in this order.
+
+use crate::band::Band;
+use crate::catalogue::{hook_id, hook_name, HookId};
+use crate::duration::{duration_from_seconds, parse_duration_text};
+use crate::error::{hooks_widened, quote, value_error, Error, ErrorKind};
+use crate::fail_mode::FailMode;
+
+/// A checked declaration: hooks are deduplicated and in catalogue order (I3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declaration {
+    pub name: String,
+    pub hooks: Vec<HookId>,
+    pub band: Band,
+    pub fail_mode: FailMode,
+    pub timeout_ns: Option<u64>,
+}
+
+impl Declaration {
+    /// The hook point names, in catalogue order.
+    pub fn hook_names(&self) -> Vec<&'static str> {
+        self.hooks.iter().map(|&id| hook_name(id)).collect()
+    }
+}
+
+/// A timeout as the host language gave it (ruling 15).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TimeoutInput<'a> {
+    Text(&'a str),
+    Seconds(f64),
+}
+
+impl TimeoutInput<'_> {
+    /// The timeout in nanoseconds.
+    pub fn to_nanos(self) -> Result<u64, Error> {
+        match self {
+            Self::Text(text) => parse_duration_text(text),
+            Self::Seconds(seconds) => duration_from_seconds(seconds),
+        }
+    }
+}
+
+/// What `@hw.middleware(...)` declares. `band: None` is the default band, `app`;
+/// `fail_mode: None` is a missing fail mode, an error (ruling 14).
+#[derive(Debug, Clone, Copy)]
+pub struct DeclarationInput<'a> {
+    pub name: &'a str,
+    pub hooks: &'a [&'a str],
+    pub band: Option<&'a str>,
+    pub fail_mode: Option<&'a str>,
+    pub timeout: Option<TimeoutInput<'a>>,
+}
+
+/// The overrides `register()` may pass (I10); `None` keeps the declared value.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Overrides<'a> {
+    pub name: Option<&'a str>,
+    pub hooks: Option<&'a [&'a str]>,
+    pub band: Option<&'a str>,
+    pub fail_mode: Option<&'a str>,
+    pub timeout: Option<TimeoutInput<'a>>,
+}
+
+/// Checks a declaration in the order of I4.
+pub fn declare(input: &DeclarationInput<'_>) -> Result<Declaration, Error> {
+    validate_name(input.name)?;
+    let hooks = parse_hooks(input.hooks)?;
+    let band = input.band.map_or(Ok(Band::App), Band::parse)?;
+    let Some(fail_mode) = input.fail_mode else {
+        let shown = quote(input.name);
+        return Err(value_error(
+            ErrorKind::MissingFailMode,
+            "fail_mode",
+            &shown,
+            None,
+        ));
+    };
+    let fail_mode = FailMode::parse(fail_mode)?;
+    let timeout_ns = input.timeout.map(TimeoutInput::to_nanos).transpose()?;
+    let declaration = Declaration {
+        name: input.name.to_owned(),
+        hooks,
+        band,
+        fail_mode,
+        timeout_ns,
+    };
+    check_baseline_fails_closed(&declaration)?;
+    Ok(declaration)
+}
+
+/// Applies registration overrides in the order of I4; R2 is checked on the result (I10).
+pub fn apply_overrides(
+    decl: &Declaration,
+    overrides: &Overrides<'_>,
+) -> Result<Declaration, Error> {
+    let mut result = decl.clone();
+    if let Some(name) = overrides.name {
+        validate_name(name)?;
+        name.clone_into(&mut result.name);
+    }
+    if let Some(hooks) = overrides.hooks {
+        let hooks = parse_hooks(hooks)?;
+        check_narrowed(decl, &hooks)?;
+        result.hooks = hooks;
+    }
+    if let Some(band) = overrides.band {
+        result.band = Band::parse(band)?;
+    }
+    if let Some(fail_mode) = overrides.fail_mode {
+        result.fail_mode = FailMode::parse(fail_mode)?;
+    }
+    if let Some(timeout) = overrides.timeout {
+        result.timeout_ns = Some(timeout.to_nanos()?);
+    }
+    check_baseline_fails_closed(&result)?;
+    Ok(result)
+}
+
+/// I1: one or more identifiers joined by dots,
+/// `^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`.
+pub fn validate_name(name: &str) -> Result<(), Error> {
+    if name.split('.').all(is_identifier) {
+        Ok(())
+    } else {
+        Err(value_error(
+            ErrorKind::InvalidName,
+            "name",
+            &quote(name),
+            None,
+        ))
+    }
+}
+
+fn is_identifier(part: &str) -> bool {
+    let mut bytes = part.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// I1: a class's default name. An underscore goes before an ASCII capital that follows a
+/// lower-case letter or a digit, and before the last capital of a run of capitals that is
+/// followed by a lower-case letter; then everything is lower-cased. That is Python's
+/// `re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()`, so both
+/// cores agree: `RefundCap` → `refund_cap`, `HTTPGuard` → `http_guard`, `Guard2FA` →
+/// `guard2_fa`, `OAuth2Token` → `o_auth2_token`.
+pub fn snake_case(class_name: &str) -> String {
+    let chars: Vec<char> = class_name.chars().collect();
+    let mut snake = String::with_capacity(class_name.len() + 4);
+    let mut prev: Option<char> = None;
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            let next = chars.get(i + 1).copied();
+            let after_word = prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit());
+            let ends_acronym = prev.is_some_and(|p| p.is_ascii_uppercase())
+                && next.is_some_and(|n| n.is_ascii_lowercase());
+            if after_word || ends_acronym {
+                snake.push('_');
+            }
+        }
+        snake.extend(c.to_lowercase());
+        prev = Some(c);
+    }
+    snake
+}
+
+/// I3: a non-empty list of catalogue names; repeats collapse; catalogue order.
+fn parse_hooks(names: &[&str]) -> Result<Vec<HookId>, Error> {
+    if names.is_empty() {
+        return Err(value_error(ErrorKind::InvalidHooks, "hooks", "[]", None));
+    }
+    let mut hooks = names
+        .iter()
+        .map(|name| hook_id(name))
+        .collect::<Result<Vec<_>, _>>()?;
+    hooks.sort_unstable();
+    hooks.dedup();
+    Ok(hooks)
+}
+
+/// Ruling 18: a registration may narrow the declared hooks, never widen them.
+fn check_narrowed(decl: &Declaration, hooks: &[HookId]) -> Result<(), Error> {
+    match hooks.iter().find(|hook| !decl.hooks.contains(hook)) {
+        Some(&hook) => Err(hooks_widened(
+            hook_name(hook),
+            &decl.name,
+            &decl.hook_names(),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// R2 (ruling 14): baseline middleware always fails closed.
+fn check_baseline_fails_closed(decl: &Declaration) -> Result<(), Error> {
+    if decl.band == Band::Baseline && decl.fail_mode == FailMode::Open {
+        let shown = quote(&decl.name);
+        return Err(value_error(
+            ErrorKind::BaselineFailOpen,
+            "middleware",
+            &shown,
+            None,
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input<'a>(name: &'a str, hooks: &'a [&'a str]) -> DeclarationInput<'a> {
+        let fail_mode = Some("closed");
+        DeclarationInput {
+            name,
+            hooks,
+            band: None,
+            fail_mode,
+            timeout: None,
+        }
+    }
+
+    /// Declares `g` on `task.end` (app, closed) after `change` adjusts the input.
+    fn declared(change: impl FnOnce(&mut DeclarationInput<'static>)) -> Result<Declaration, Error> {
+        let mut decl = input("g", &["task.end"]);
+        change(&mut decl);
+        declare(&decl)
+    }
+
+    /// `guard`: `tool.before` and `tool.after`, app, closed, no timeout.
+    fn guard() -> Declaration {
+        declare(&input("guard", &["tool.before", "tool.after"])).unwrap()
+    }
+
+    /// Applies the overrides `change` sets to `decl`.
+    fn overridden(
+        decl: &Declaration,
+        change: impl FnOnce(&mut Overrides<'static>),
+    ) -> Result<Declaration, Error> {
+        let mut overrides = Overrides::default();
+        change(&mut overrides);
+        apply_overrides(decl, &overrides)
+    }
+
+    /// One step of an I4 order test: the error expected now, and the fix that moves past it.
+    type Fix<T> = &'static dyn Fn(&mut T);
+
+    #[track_caller]
+    fn fails(result: Result<Declaration, Error>, kind: ErrorKind) {
+        assert_eq!(result.unwrap_err().kind, kind);
+    }
+
+    #[test]
+    fn a_good_declaration_with_defaults() {
+        let decl = declare(&input("acme.refund_cap", &["tool.before"])).unwrap();
+        assert_eq!(
+            (decl.name.as_str(), decl.band, decl.fail_mode),
+            ("acme.refund_cap", Band::App, FailMode::Closed)
+        );
+        assert_eq!(
+            (decl.hook_names(), decl.timeout_ns),
+            (vec!["tool.before"], None)
+        );
+    }
+
+    #[test]
+    fn hooks_collapse_into_catalogue_order_i3() {
+        let decl = declared(|d| d.hooks = &["task.end", "tool.before", "task.end", "task.start"]);
+        assert_eq!(
+            decl.unwrap().hook_names(),
+            ["task.start", "tool.before", "task.end"]
+        );
+    }
+
+    #[test]
+    fn names_follow_i1() {
+        for good in ["a", "_", "A1", "acme.refund_cap", "a._b.C9"] {
+            assert_eq!(validate_name(good), Ok(()), "{good}");
+        }
+        for bad in ["", "1a", "a.", ".a", "a..b", "a-b", "a b", "é", "a.1", " a"] {
+            let error = validate_name(bad).unwrap_err();
+            assert_eq!(error.kind, ErrorKind::InvalidName);
+            assert!(error.message.contains(&format!("'{bad}'")) && error.message.ends_with("(I1)"));
+        }
+    }
+
+    #[test]
+    fn empty_and_unknown_hooks_i3_ruling_2() {
+        fails(declared(|d| d.hooks = &[]), ErrorKind::InvalidHooks);
+        let error = declared(|d| d.hooks = &["tool.before", "tool.around"]).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::UnknownHook);
+        assert!(error.message.contains("'tool.around'"));
+    }
+
+    #[test]
+    fn band_defaults_to_app_and_is_checked_rule_1() {
+        assert_eq!(
+            declared(|d| d.band = Some("task")).unwrap().band,
+            Band::Task
+        );
+        fails(declared(|d| d.band = Some("core")), ErrorKind::InvalidBand);
+    }
+
+    #[test]
+    fn fail_mode_is_required_ruling_14() {
+        let error = declared(|d| d.fail_mode = None).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::MissingFailMode);
+        for part in ["'g'", "fail_mode='closed'", "(ruling 14)"] {
+            assert!(error.message.contains(part), "{}", error.message);
+        }
+        fails(
+            declared(|d| d.fail_mode = Some("shut")),
+            ErrorKind::InvalidFailMode,
+        );
+    }
+
+    #[test]
+    fn timeouts_parse_ruling_15() {
+        let with = |t| declared(|d| d.timeout = Some(t));
+        assert_eq!(
+            with(TimeoutInput::Text("250ms")).unwrap().timeout_ns,
+            Some(250_000_000)
+        );
+        assert_eq!(
+            with(TimeoutInput::Seconds(2.0)).unwrap().timeout_ns,
+            Some(2_000_000_000)
+        );
+        fails(with(TimeoutInput::Text("2 s")), ErrorKind::InvalidDuration);
+        fails(with(TimeoutInput::Seconds(0.0)), ErrorKind::InvalidDuration);
+    }
+
+    #[test]
+    fn baseline_open_fails_r2() {
+        let error =
+            declared(|d| (d.band, d.fail_mode) = (Some("baseline"), Some("open"))).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::BaselineFailOpen);
+        assert!(error.message.contains("'g'") && error.message.ends_with("(R2)"));
+        assert_eq!(
+            declared(|d| d.band = Some("baseline")).unwrap().band,
+            Band::Baseline
+        );
+    }
+
+    #[test]
+    fn declaration_checks_run_in_i4_order() {
+        let mut decl = DeclarationInput {
+            name: "bad name",
+            hooks: &["nope"],
+            band: Some("core"),
+            fail_mode: Some("shut"),
+            timeout: Some(TimeoutInput::Text("soon")),
+        };
+        let fixes: [(ErrorKind, Fix<DeclarationInput<'static>>); 7] = [
+            (ErrorKind::InvalidName, &|d| d.name = "ok"),
+            (ErrorKind::UnknownHook, &|d| d.hooks = &["task.end"]),
+            (ErrorKind::InvalidBand, &|d| d.band = Some("baseline")),
+            (ErrorKind::InvalidFailMode, &|d| d.fail_mode = None),
+            (ErrorKind::MissingFailMode, &|d| d.fail_mode = Some("open")),
+            (ErrorKind::InvalidDuration, &|d| d.timeout = None),
+            (ErrorKind::BaselineFailOpen, &|d| d.band = None),
+        ];
+        for (expected, fix) in fixes {
+            fails(declare(&decl), expected);
+            fix(&mut decl);
+        }
+        assert!(declare(&decl).is_ok());
+    }
+
+    #[test]
+    fn overrides_set_every_field_i10() {
+        let overrides = Overrides {
+            name: Some("other"),
+            hooks: Some(&["tool.after"]),
+            band: Some("baseline"),
+            fail_mode: Some("closed"),
+            timeout: Some(TimeoutInput::Seconds(2.0)),
+        };
+        let result = apply_overrides(&guard(), &overrides).unwrap();
+        assert_eq!(
+            (result.name.as_str(), result.hook_names()),
+            ("other", vec!["tool.after"])
+        );
+        assert_eq!(
+            (result.band, result.timeout_ns),
+            (Band::Baseline, Some(2_000_000_000))
+        );
+        assert_eq!(overridden(&guard(), |_| ()), Ok(guard()));
+    }
+
+    #[test]
+    fn overrides_may_narrow_but_never_widen_hooks_ruling_18() {
+        let error = overridden(&guard(), |o| {
+            o.hooks = Some(&["tool.before", "model.before"]);
+        })
+        .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::HooksWidened);
+        for part in ["'model.before'", "'guard'", "(ruling 18)"] {
+            assert!(error.message.contains(part), "{}", error.message);
+        }
+        fails(
+            overridden(&guard(), |o| o.hooks = Some(&[])),
+            ErrorKind::InvalidHooks,
+        );
+    }
+
+    #[test]
+    fn r2_is_checked_on_the_overridden_result() {
+        let to_baseline_open =
+            |o: &mut Overrides<'static>| (o.band, o.fail_mode) = (Some("baseline"), Some("open"));
+        fails(
+            overridden(&guard(), to_baseline_open),
+            ErrorKind::BaselineFailOpen,
+        );
+        let tracer = Declaration {
+            band: Band::Baseline,
+            ..guard()
+        };
+        fails(
+            overridden(&tracer, |o| o.fail_mode = Some("open")),
+            ErrorKind::BaselineFailOpen,
+        );
+        let moved_out = overridden(&tracer, |o| {
+            (o.band, o.fail_mode) = (Some("app"), Some("open"));
+        });
+        assert_eq!(moved_out.unwrap().fail_mode, FailMode::Open);
+    }
+
+    #[test]
+    fn override_checks_run_in_i4_order() {
+        let mut overrides = Overrides {
+            name: Some("1x"),
+            hooks: Some(&["model.before", "nope"]),
+            band: Some("core"),
+            fail_mode: Some("shut"),
+            timeout: Some(TimeoutInput::Text("0s")),
+        };
+        let fixes: [(ErrorKind, Fix<Overrides<'static>>); 7] = [
+            (ErrorKind::InvalidName, &|o| o.name = None),
+            (ErrorKind::UnknownHook, &|o| {
+                o.hooks = Some(&["model.before"]);
+            }),
+            (ErrorKind::HooksWidened, &|o| o.hooks = None),
+            (ErrorKind::InvalidBand, &|o| o.band = Some("baseline")),
+            (ErrorKind::InvalidFailMode, &|o| o.fail_mode = Some("open")),
+            (ErrorKind::InvalidDuration, &|o| o.timeout = None),
+            (ErrorKind::BaselineFailOpen, &|o| o.band = None),
+        ];
+        for (expected, fix) in fixes {
+            fails(apply_overrides(&guard(), &overrides), expected);
+            fix(&mut overrides);
+        }
+        assert!(apply_overrides(&guard(), &overrides).is_ok());
+    }
+
+    #[test]
+    fn snake_case_of_class_names_i1() {
+        let cases = [
+            ("RefundCap", "refund_cap"),
+            ("HTTPGuard", "http_guard"),
+            ("Guard2FA", "guard2_fa"),
+            ("Guard2FACheck", "guard2_fa_check"),
+            ("OAuth2Token", "o_auth2_token"),
+            ("already_snake", "already_snake"),
+            ("My_Class", "my_class"),
+            ("_Private", "_private"),
+            ("ABC", "abc"),
+            ("A", "a"),
+            ("", ""),
+        ];
+        for (class_name, expected) in cases {
+            assert_eq!(snake_case(class_name), expected, "{class_name}");
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Middleware failures (ruling 9), their stable names (I5) and what a fail mode makes of them
+//! (rule 4, rulings 11–12, I6).
+
+use crate::fail_mode::FailMode;
+use crate::outcome::OutcomeKind;
+
+/// The kinds of failure of I5.
+#[repr(u8)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    Exception = 0,
+    Timeout = 1,
+    InvalidReturn = 2,
+    WrongEventType = 3,
+}
+
+impl FailureKind {
+    pub const ALL: [FailureKind; 4] = [
+        FailureKind::Exception,
+        FailureKind::Timeout,
+        FailureKind::InvalidReturn,
+        FailureKind::WrongEventType,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Exception => "exception",
+            Self::Timeout => "timeout",
+            Self::InvalidReturn => "invalid_return",
+            Self::WrongEventType => "wrong_event_type",
+        }
+    }
+
+    /// The `error` a failure record carries when the failure is not an exception (I5). An
+    /// exception carries its own type name instead, so it has none.
+    pub fn fixed_error_name(self) -> Option<&'static str> {
+        match self {
+            Self::Exception => None,
+            Self::Timeout => Some("MiddlewareTimeout"),
+            Self::InvalidReturn => Some("InvalidReturn"),
+            Self::WrongEventType => Some("WrongEventType"),
+        }
+    }
+
+    pub fn from_u8(value: u8) -> Option<FailureKind> {
+        Self::ALL.get(usize::from(value)).copied()
+    }
+
+    pub fn parse(text: &str) -> Option<FailureKind> {
+        Self::ALL.into_iter().find(|kind| kind.as_str() == text)
+    }
+}
+
+/// What a failure becomes: the middleware's outcome and its code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resolution {
+    pub outcome: OutcomeKind,
+    pub code: Option<&'static str>,
+}
+
+/// Closed: Block with `middleware_timeout` for a timeout, `middleware_error` for every other
+/// failure (ruling 11). Open: a plain Continue with no code (ruling 12).
+pub fn resolve(fail_mode: FailMode, kind: FailureKind) -> Resolution {
+    match (fail_mode, kind) {
+        (FailMode::Open, _) => Resolution {
+            outcome: OutcomeKind::Continue,
+            code: None,
+        },
+        (FailMode::Closed, FailureKind::Timeout) => Resolution {
+            outcome: OutcomeKind::Block,
+            code: Some("middleware_timeout"),
+        },
+        (FailMode::Closed, _) => Resolution {
+            outcome: OutcomeKind::Block,
+            code: Some("middleware_error"),
+        },
+    }
+}
+
+/// I6: the reason of a closed failure's Block. It never holds the exception's message (R9).
+pub fn closed_reason(name: &str, kind: FailureKind) -> String {
+    format!("middleware {name} failed: {}", kind.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_of_i5() {
+        let table: Vec<(&str, Option<&str>)> = FailureKind::ALL
+            .iter()
+            .map(|k| (k.as_str(), k.fixed_error_name()))
+            .collect();
+        assert_eq!(
+            table,
+            [
+                ("exception", None),
+                ("timeout", Some("MiddlewareTimeout")),
+                ("invalid_return", Some("InvalidReturn")),
+                ("wrong_event_type", Some("WrongEventType")),
+            ]
+        );
+        for kind in FailureKind::ALL {
+            assert_eq!(FailureKind::parse(kind.as_str()), Some(kind));
+            assert_eq!(FailureKind::from_u8(kind as u8), Some(kind));
+        }
+        assert_eq!(FailureKind::parse("Timeout"), None);
+        assert_eq!(FailureKind::from_u8(4), None);
+    }
+
+    #[test]
+    fn closed_failures_block_with_their_codes_ruling_11() {
+        let timeout = resolve(FailMode::Closed, FailureKind::Timeout);
+        assert_eq!(timeout.outcome, OutcomeKind::Block);
+        assert_eq!(timeout.code, Some("middleware_timeout"));
+        for kind in [
+            FailureKind::Exception,
+            FailureKind::InvalidReturn,
+            FailureKind::WrongEventType,
+        ] {
+            let resolution = resolve(FailMode::Closed, kind);
+            assert_eq!(resolution.outcome, OutcomeKind::Block);
+            assert_eq!(resolution.code, Some("middleware_error"));
+        }
+    }
+
+    #[test]
+    fn open_failures_continue_without_a_code_ruling_12() {
+        for kind in FailureKind::ALL {
+            let resolution = resolve(FailMode::Open, kind);
+            assert_eq!(resolution.outcome, OutcomeKind::Continue);
+            assert_eq!(resolution.code, None);
+        }
+    }
+
+    #[test]
+    fn closed_reasons_of_i6() {
+        assert_eq!(
+            closed_reason("guard", FailureKind::Exception),
+            "middleware guard failed: exception"
+        );
+        assert_eq!(
+            closed_reason("acme.cap", FailureKind::WrongEventType),
+            "middleware acme.cap failed: wrong_event_type"
+        );
+    }
+}

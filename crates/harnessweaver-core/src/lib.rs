@@ -1,0 +1,36 @@
+//! The pure-Rust core of the harnessweaver hook bus.
+//!
+//! Everything the bus decides lives here: the hook-point catalogue and directions, bands and
+//! fail modes, timeouts, declaration and registration checks, chain planning, outcome severity
+//! and reduction, the chain walk, and the compact trace with its JSON Lines form. What it cannot
+//! decide without a host language (calling middleware, awaiting them, events) is the binding's
+//! job: Python never appears in this crate; `crates/harnessweaver-py` wraps it with `PyO3`.
+//!
+//! The normative texts are `hook-bus.md`, `INTERPRETATION.md` (rulings 1–21) and
+//! `conformance/INTERPRETING.md` (error kinds, I1–I12). Nothing here panics on input: every
+//! failure is an [`Error`].
+
+pub mod band;
+pub mod catalogue;
+pub mod declaration;
+pub mod duration;
+pub mod error;
+pub mod fail_mode;
+pub mod failure;
+pub mod outcome;
+pub mod registry;
+pub mod symbol;
+pub mod trace;
+pub mod walk;
+
+pub use band::Band;
+pub use catalogue::{Direction, HookId, CATALOGUE};
+pub use declaration::{Declaration, DeclarationInput, Overrides, TimeoutInput};
+pub use error::{Error, ErrorKind};
+pub use fail_mode::FailMode;
+pub use failure::FailureKind;
+pub use outcome::{OutcomeKind, Reducer};
+pub use registry::{Chain, Entry, Registry};
+pub use symbol::{Sym, NO_SYM};
+pub use trace::{Record, RecordKind, RecordView, TraceBuf};
+pub use walk::{Answer, Combined, Decision, Walk};

@@ -1,0 +1,368 @@
+//! The registry: middleware in registration order, and one planned chain per hook point.
+//!
+//! Chains are planned when the registry changes, never when a hook point fires: an emit takes
+//! the current plan (an `Arc` clone) and walks it. A change builds a new plan and swaps it in,
+//! so the plan an emit holds never changes under it (ruling 3, I11).
+
+use std::sync::Arc;
+
+use crate::catalogue::{hook_count, hook_point, Direction, HookId};
+use crate::declaration::Declaration;
+use crate::error::{quote, value_error, Error, ErrorKind};
+use crate::symbol::{intern, Sym};
+
+/// A registered middleware. `payload` is whatever the binding calls (a Python object).
+#[derive(Debug)]
+pub struct Entry<P> {
+    pub decl: Declaration,
+    /// Its place in the registration order (I3: one place, used on every hook point).
+    pub order: u64,
+    /// `decl.name`, interned for trace records.
+    pub name: Sym,
+    pub payload: P,
+}
+
+/// A hook point's middleware in run order. Never mutated once handed out.
+pub type Chain<P> = Arc<[Arc<Entry<P>>]>;
+
+#[derive(Debug)]
+struct Plan<P> {
+    chain: Chain<P>,
+    has_timeouts: bool,
+}
+
+impl<P> Plan<P> {
+    fn empty() -> Self {
+        Self {
+            chain: Arc::from(Vec::new()),
+            has_timeouts: false,
+        }
+    }
+}
+
+/// The middleware of one bus and the planned chain of every hook point.
+#[derive(Debug)]
+pub struct Registry<P> {
+    /// Registration order.
+    entries: Vec<Arc<Entry<P>>>,
+    /// Never reused, so a middleware registered again goes to the end of its band.
+    next_order: u64,
+    /// Indexed by `HookId`.
+    plans: Vec<Plan<P>>,
+}
+
+impl<P> Default for Registry<P> {
+    fn default() -> Self {
+        Self {
+            entries: Vec::new(),
+            next_order: 0,
+            plans: (0..hook_count()).map(|_| Plan::empty()).collect(),
+        }
+    }
+}
+
+impl<P> Registry<P> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a middleware after every one registered before it (I2: names are unique) and
+    /// replans its hook points. `decl` normally comes from `declare`/`apply_overrides`; a
+    /// hand-built one with no hooks or an id outside the catalogue is refused, not planned.
+    pub fn register(&mut self, decl: Declaration, payload: P) -> Result<Arc<Entry<P>>, Error> {
+        if decl.hooks.is_empty() {
+            return Err(value_error(ErrorKind::InvalidHooks, "hooks", "[]", None));
+        }
+        if let Some(bad) = decl.hooks.iter().find(|&&id| hook_point(id).is_none()) {
+            let shown = bad.to_string();
+            return Err(value_error(ErrorKind::UnknownHook, "hook", &shown, None));
+        }
+        if self.get(&decl.name).is_some() {
+            let shown = quote(&decl.name);
+            return Err(value_error(ErrorKind::DuplicateName, "name", &shown, None));
+        }
+        let entry = Arc::new(Entry {
+            order: self.next_order,
+            name: intern(&decl.name),
+            decl,
+            payload,
+        });
+        // 2^64 registrations cannot happen; saturating keeps this panic-free regardless.
+        self.next_order = self.next_order.saturating_add(1);
+        self.entries.push(Arc::clone(&entry));
+        self.replan(&entry.decl.hooks);
+        Ok(entry)
+    }
+
+    /// Removes a middleware by name and replans its hook points (I2, I11).
+    pub fn unregister(&mut self, name: &str) -> Result<Arc<Entry<P>>, Error> {
+        let Some(index) = self.entries.iter().position(|e| e.decl.name == name) else {
+            let shown = quote(name);
+            return Err(value_error(
+                ErrorKind::UnknownMiddleware,
+                "name",
+                &shown,
+                None,
+            ));
+        };
+        let entry = self.entries.remove(index);
+        self.replan(&entry.decl.hooks);
+        Ok(entry)
+    }
+
+    /// The run order of a hook point: a cheap `Arc` clone that never changes afterwards. An id
+    /// outside the catalogue has an empty chain.
+    pub fn chain(&self, hook: HookId) -> Chain<P> {
+        self.plan(hook)
+            .map_or_else(|| Arc::from(Vec::new()), |plan| Arc::clone(&plan.chain))
+    }
+
+    /// Whether any middleware of this hook point has a timeout (so the binding can skip clocks).
+    pub fn has_timeouts(&self, hook: HookId) -> bool {
+        self.plan(hook).is_some_and(|plan| plan.has_timeouts)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Every middleware, in registration order.
+    pub fn entries(&self) -> impl Iterator<Item = &Arc<Entry<P>>> {
+        self.entries.iter()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<Entry<P>>> {
+        self.entries.iter().find(|e| e.decl.name == name)
+    }
+
+    fn plan(&self, hook: HookId) -> Option<&Plan<P>> {
+        self.plans.get(usize::from(hook))
+    }
+
+    /// Builds fresh plans for these hook points; plans already handed out stay as they were.
+    fn replan(&mut self, hooks: &[HookId]) {
+        for &hook in hooks {
+            let plan = self.build_plan(hook);
+            if let Some(slot) = self.plans.get_mut(usize::from(hook)) {
+                *slot = plan;
+            }
+        }
+    }
+
+    /// Rules 1–2 and ruling 1: sort by (band, registration order); outbound runs it reversed.
+    fn build_plan(&self, hook: HookId) -> Plan<P> {
+        let mut chain: Vec<Arc<Entry<P>>> = self
+            .entries
+            .iter()
+            .filter(|e| e.decl.hooks.contains(&hook))
+            .cloned()
+            .collect();
+        chain.sort_by_key(|e| (e.decl.band, e.order));
+        if hook_point(hook).is_some_and(|p| p.direction == Direction::Outbound) {
+            chain.reverse();
+        }
+        let has_timeouts = chain.iter().any(|e| e.decl.timeout_ns.is_some());
+        Plan {
+            chain: Arc::from(chain),
+            has_timeouts,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::band::Band;
+    use crate::catalogue::hook_id;
+    use crate::fail_mode::FailMode;
+
+    fn decl(name: &str, band: Band, hooks: &[&str]) -> Declaration {
+        Declaration {
+            name: name.to_owned(),
+            hooks: hooks.iter().map(|h| hook_id(h).unwrap()).collect(),
+            band,
+            fail_mode: FailMode::Closed,
+            timeout_ns: None,
+        }
+    }
+
+    fn names<P>(registry: &Registry<P>, hook: &str) -> Vec<String> {
+        let chain = registry.chain(hook_id(hook).unwrap());
+        chain.iter().map(|e| e.decl.name.clone()).collect()
+    }
+
+    /// Registered task-first so that band order and registration order disagree.
+    fn onion() -> Registry<()> {
+        let mut registry = Registry::new();
+        let both = ["tool.before", "tool.after"];
+        for (name, band) in [
+            ("task1", Band::Task),
+            ("app1", Band::App),
+            ("base", Band::Baseline),
+            ("app2", Band::App),
+            ("plat", Band::Platform),
+        ] {
+            registry.register(decl(name, band, &both), ()).unwrap();
+        }
+        registry
+    }
+
+    #[test]
+    fn inbound_runs_by_band_then_registration_order_rule_1() {
+        assert_eq!(
+            names(&onion(), "tool.before"),
+            ["base", "plat", "app1", "app2", "task1"]
+        );
+    }
+
+    #[test]
+    fn outbound_runs_exactly_reversed_rule_2_ruling_1() {
+        assert_eq!(
+            names(&onion(), "tool.after"),
+            ["task1", "app2", "app1", "plat", "base"]
+        );
+    }
+
+    #[test]
+    fn every_catalogue_direction_is_honoured_ruling_2() {
+        let mut registry = Registry::new();
+        let all: Vec<&str> = crate::catalogue::CATALOGUE.iter().map(|p| p.name).collect();
+        registry
+            .register(decl("first", Band::App, &all), ())
+            .unwrap();
+        registry
+            .register(decl("second", Band::App, &all), ())
+            .unwrap();
+        for point in &crate::catalogue::CATALOGUE {
+            let expected = match point.direction {
+                Direction::Inbound => ["first", "second"],
+                Direction::Outbound => ["second", "first"],
+            };
+            assert_eq!(names(&registry, point.name), expected, "{}", point.name);
+        }
+    }
+
+    #[test]
+    fn orders_strictly_increase_and_are_never_reused() {
+        let mut registry = onion();
+        let orders: Vec<u64> = registry.entries().map(|e| e.order).collect();
+        assert!(orders.windows(2).all(|w| w[0] < w[1]));
+        let again = registry.unregister("app1").unwrap();
+        let back = registry.register(again.decl.clone(), ()).unwrap();
+        assert!(back.order > orders[orders.len() - 1]);
+        assert_eq!(
+            names(&registry, "tool.before"),
+            ["base", "plat", "app2", "app1", "task1"]
+        );
+    }
+
+    #[test]
+    fn one_place_in_the_order_on_every_hook_i3() {
+        let mut registry = Registry::new();
+        registry
+            .register(decl("a", Band::App, &["task.start", "tool.before"]), ())
+            .unwrap();
+        registry
+            .register(decl("b", Band::App, &["tool.before", "task.start"]), ())
+            .unwrap();
+        assert_eq!(names(&registry, "task.start"), ["a", "b"]);
+        assert_eq!(names(&registry, "tool.before"), ["a", "b"]);
+        assert!(names(&registry, "model.before").is_empty());
+    }
+
+    #[test]
+    fn duplicate_names_and_unknown_middleware_i2() {
+        let mut registry = onion();
+        let error = registry
+            .register(decl("app1", Band::Task, &["task.end"]), ())
+            .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::DuplicateName);
+        assert!(error.message.contains("'app1'") && error.message.ends_with("(I2)"));
+        assert_eq!(registry.len(), 5);
+        let error = registry.unregister("ghost").unwrap_err();
+        assert_eq!(error.kind, ErrorKind::UnknownMiddleware);
+        assert!(error.message.contains("'ghost'") && error.message.ends_with("(I2)"));
+    }
+
+    #[test]
+    fn a_chain_in_flight_never_changes_ruling_3_i11() {
+        let mut registry = onion();
+        let hook = hook_id("tool.before").unwrap();
+        let in_flight = registry.chain(hook);
+        registry
+            .register(decl("late", Band::Baseline, &["tool.before"]), ())
+            .unwrap();
+        registry.unregister("app1").unwrap();
+        let seen: Vec<&str> = in_flight.iter().map(|e| e.decl.name.as_str()).collect();
+        assert_eq!(seen, ["base", "plat", "app1", "app2", "task1"]);
+        assert_eq!(
+            names(&registry, "tool.before"),
+            ["base", "late", "plat", "app2", "task1"]
+        );
+    }
+
+    #[test]
+    fn unregistered_middleware_leaves_every_chain() {
+        let mut registry = onion();
+        let gone = registry.unregister("base").unwrap();
+        assert_eq!(gone.decl.name, "base");
+        assert!(registry.get("base").is_none());
+        assert!(!names(&registry, "tool.after").contains(&"base".to_owned()));
+    }
+
+    #[test]
+    fn has_timeouts_is_planned_per_hook() {
+        let mut registry = Registry::new();
+        let mut timed = decl("timed", Band::App, &["tool.before"]);
+        timed.timeout_ns = Some(1);
+        registry
+            .register(decl("plain", Band::App, &["tool.before", "tool.after"]), ())
+            .unwrap();
+        registry.register(timed, ()).unwrap();
+        assert!(registry.has_timeouts(hook_id("tool.before").unwrap()));
+        assert!(!registry.has_timeouts(hook_id("tool.after").unwrap()));
+        registry.unregister("timed").unwrap();
+        assert!(!registry.has_timeouts(hook_id("tool.before").unwrap()));
+    }
+
+    #[test]
+    fn entries_names_and_lookups() {
+        let registry = onion();
+        assert!(!registry.is_empty());
+        let order: Vec<&str> = registry.entries().map(|e| e.decl.name.as_str()).collect();
+        assert_eq!(order, ["task1", "app1", "base", "app2", "plat"]);
+        let entry = registry.get("plat").unwrap();
+        assert_eq!(crate::symbol::resolve(entry.name), Some("plat"));
+    }
+
+    #[test]
+    fn bad_hand_built_declarations_and_ids_do_not_panic() {
+        let mut registry: Registry<()> = Registry::new();
+        let mut bad = decl("x", Band::App, &[]);
+        assert_eq!(
+            registry.register(bad.clone(), ()).unwrap_err().kind,
+            ErrorKind::InvalidHooks
+        );
+        bad.hooks = vec![99];
+        assert_eq!(
+            registry.register(bad, ()).unwrap_err().kind,
+            ErrorKind::UnknownHook
+        );
+        assert!(registry.chain(99).is_empty());
+        assert!(!registry.has_timeouts(HookId::MAX));
+    }
+
+    #[test]
+    fn payloads_need_no_traits() {
+        struct Opaque;
+        let mut registry = Registry::new();
+        let entry = registry
+            .register(decl("o", Band::App, &["task.end"]), Opaque)
+            .unwrap();
+        let _: &Opaque = &entry.payload;
+    }
+}

@@ -1,0 +1,367 @@
+//! The trace (rulings 19–21, I8): compact fixed-size records, turned into views, JSON or
+//! dicts only when someone reads them.
+//!
+//! A [`Record`] is 40 bytes of plain data: strings are interned symbols and enums are bytes, so
+//! recording is a `Vec::push` with nothing to allocate or drop. Reading JSON Lines back lives in
+//! the `read` submodule.
+
+mod read;
+
+use std::io::{self, BufWriter, Write};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::band::Band;
+use crate::catalogue::{hook_name, HookId};
+use crate::fail_mode::FailMode;
+use crate::failure::FailureKind;
+use crate::outcome::OutcomeKind;
+use crate::symbol::{resolve_opt, Sym};
+
+pub use read::{from_jsonl_str, read_jsonl};
+
+/// The byte stored in [`Record::band`], [`Record::fail_mode`] or [`Record::failure`] when the
+/// record has no such field.
+pub const ABSENT: u8 = u8::MAX;
+
+/// What a record is about (ruling 20).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RecordKind {
+    /// A middleware answered with an outcome.
+    Outcome = 0,
+    /// A middleware failed (ruling 9); the outcome is the resolved one.
+    Failure = 1,
+    /// The combined outcome of one emit of a hook point.
+    Hook = 2,
+}
+
+impl RecordKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Outcome => "outcome",
+            Self::Failure => "failure",
+            Self::Hook => "hook",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<RecordKind> {
+        [Self::Outcome, Self::Failure, Self::Hook]
+            .into_iter()
+            .find(|kind| kind.as_str() == text)
+    }
+}
+
+/// One trace record (I8). Absent symbols are `NO_SYM`, absent bytes [`ABSENT`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    /// Start, in [`now_ns`] nanoseconds.
+    pub t_ns: u64,
+    pub duration_ns: u64,
+    /// The emit's ordinal within its trace, from 1 (I8).
+    pub emit: u32,
+    pub middleware: Sym,
+    pub code: Sym,
+    /// The failure's type name (I5).
+    pub error: Sym,
+    pub hook: HookId,
+    pub kind: RecordKind,
+    pub outcome: OutcomeKind,
+    pub modified: bool,
+    /// `Band as u8`.
+    pub band: u8,
+    /// 0 closed, 1 open.
+    pub fail_mode: u8,
+    /// `FailureKind as u8`.
+    pub failure: u8,
+}
+
+// The trace's memory budget: a record must stay within 40 bytes.
+const _: () = assert!(std::mem::size_of::<Record>() <= 40);
+
+impl Record {
+    /// The record as readable values.
+    pub fn view(&self) -> RecordView {
+        RecordView {
+            emit: self.emit,
+            hook: hook_name(self.hook),
+            kind: self.kind.as_str(),
+            middleware: resolve_opt(self.middleware),
+            band: Band::from_u8(self.band).map(Band::as_str),
+            outcome: self.outcome.as_str(),
+            modified: self.modified,
+            code: resolve_opt(self.code),
+            failure: FailureKind::from_u8(self.failure).map(FailureKind::as_str),
+            error: resolve_opt(self.error),
+            fail_mode: FailMode::from_u8(self.fail_mode).map(FailMode::as_str),
+            t_ns: self.t_ns,
+            duration_ns: self.duration_ns,
+        }
+    }
+}
+
+/// A record as names, in the key order of its JSON form. Absent fields are skipped when
+/// serialised. Every string is `'static` (catalogue names or interned symbols), so a view costs
+/// no allocation. Deserialising goes through the strict checks of `read_jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecordView {
+    pub emit: u32,
+    pub hook: &'static str,
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub middleware: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub band: Option<&'static str>,
+    pub outcome: &'static str,
+    pub modified: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fail_mode: Option<&'static str>,
+    pub t_ns: u64,
+    pub duration_ns: u64,
+}
+
+/// Monotonic nanoseconds since a process-wide epoch (the first call), so record times from
+/// different traces compare.
+pub fn now_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    let elapsed = EPOCH.get_or_init(Instant::now).elapsed().as_nanos();
+    // 2^64 ns is 584 years of uptime; saturate rather than wrap.
+    u64::try_from(elapsed).unwrap_or(u64::MAX)
+}
+
+/// The records of one run context, in the order they were recorded.
+#[derive(Debug, Default)]
+pub struct TraceBuf {
+    records: Vec<Record>,
+    /// The last emit ordinal handed out.
+    emits: u32,
+}
+
+impl TraceBuf {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The ordinal of an emit starting now: 1, 2, 3, … (I8). It saturates at `u32::MAX`
+    /// rather than wrapping to a number already used.
+    pub fn begin_emit(&mut self) -> u32 {
+        self.emits = self.emits.saturating_add(1);
+        self.emits
+    }
+
+    /// The number of emits begun on this trace (the last ordinal handed out).
+    pub fn emits(&self) -> u32 {
+        self.emits
+    }
+
+    pub fn push(&mut self, record: Record) {
+        self.records.push(record);
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    pub fn get(&self, index: usize) -> Option<RecordView> {
+        self.records.get(index).map(Record::view)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = RecordView> + '_ {
+        self.records.iter().map(Record::view)
+    }
+
+    pub fn records(&self) -> &[Record] {
+        &self.records
+    }
+
+    /// One compact JSON object per record, each followed by `\n`. Buffered internally.
+    pub fn write_jsonl<W: Write>(&self, writer: W) -> io::Result<()> {
+        let mut out = BufWriter::new(writer);
+        for record in &self.records {
+            serde_json::to_writer(&mut out, &record.view())?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()
+    }
+
+    pub fn to_jsonl(&self) -> String {
+        let mut bytes = Vec::with_capacity(self.records.len() * 160);
+        // Writing to a Vec cannot fail and a view always serialises, so there is no error to
+        // report; should one ever happen, the lines written so far are returned.
+        let _ = self.write_jsonl(&mut bytes);
+        String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
+    }
+
+    /// Reads a trace written by [`TraceBuf::write_jsonl`]; see [`read_jsonl`].
+    pub fn read_jsonl<R: io::BufRead>(reader: R) -> Result<TraceBuf, crate::error::Error> {
+        read_jsonl(reader)
+    }
+
+    /// Reads a trace from a string; see [`read_jsonl`].
+    pub fn from_jsonl_str(text: &str) -> Result<TraceBuf, crate::error::Error> {
+        from_jsonl_str(text)
+    }
+
+    /// A trace read back: the emit counter goes on from the highest ordinal it holds.
+    fn from_records(records: Vec<Record>) -> Self {
+        let emits = records.iter().map(|r| r.emit).max().unwrap_or(0);
+        Self { records, emits }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::symbol::{intern, NO_SYM};
+
+    /// A record of each kind, with every optional field exercised.
+    pub(crate) fn samples() -> [Record; 3] {
+        let outcome = Record {
+            t_ns: 10,
+            duration_ns: 5,
+            emit: 1,
+            middleware: intern("acme.guard"),
+            code: intern("refund_cap"),
+            error: NO_SYM,
+            hook: 4,
+            kind: RecordKind::Outcome,
+            outcome: OutcomeKind::Block,
+            modified: false,
+            band: Band::App as u8,
+            fail_mode: ABSENT,
+            failure: ABSENT,
+        };
+        let failure = Record {
+            t_ns: 20,
+            duration_ns: 7,
+            emit: 2,
+            middleware: intern("tracer"),
+            code: intern("middleware_timeout"),
+            error: intern("MiddlewareTimeout"),
+            kind: RecordKind::Failure,
+            band: Band::Baseline as u8,
+            fail_mode: FailMode::Closed as u8,
+            failure: FailureKind::Timeout as u8,
+            ..outcome
+        };
+        let hook = Record {
+            t_ns: 30,
+            duration_ns: 0,
+            emit: 2,
+            middleware: NO_SYM,
+            code: NO_SYM,
+            error: NO_SYM,
+            hook: 7,
+            kind: RecordKind::Hook,
+            outcome: OutcomeKind::Continue,
+            modified: true,
+            band: ABSENT,
+            fail_mode: ABSENT,
+            failure: ABSENT,
+        };
+        [outcome, failure, hook]
+    }
+
+    #[test]
+    fn records_fit_in_40_bytes() {
+        assert!(std::mem::size_of::<Record>() <= 40);
+    }
+
+    #[test]
+    fn record_kind_names() {
+        for (kind, name) in [
+            (RecordKind::Outcome, "outcome"),
+            (RecordKind::Failure, "failure"),
+            (RecordKind::Hook, "hook"),
+        ] {
+            assert_eq!(kind.as_str(), name);
+            assert_eq!(RecordKind::parse(name), Some(kind));
+        }
+        assert_eq!(RecordKind::parse("Hook"), None);
+    }
+
+    #[test]
+    fn emits_are_numbered_from_1_i8() {
+        let mut trace = TraceBuf::new();
+        assert_eq!(
+            [trace.begin_emit(), trace.begin_emit(), trace.begin_emit()],
+            [1, 2, 3]
+        );
+    }
+
+    #[test]
+    fn now_is_monotonic() {
+        let a = now_ns();
+        let b = now_ns();
+        assert!(b >= a);
+    }
+
+    #[test]
+    fn json_keys_follow_i8_and_skip_absent_fields() {
+        let mut trace = TraceBuf::new();
+        for record in samples() {
+            trace.push(record);
+        }
+        let expected = concat!(
+            r#"{"emit":1,"hook":"tool.before","kind":"outcome","middleware":"acme.guard","#,
+            r#""band":"app","outcome":"block","modified":false,"code":"refund_cap","#,
+            r#""t_ns":10,"duration_ns":5}"#,
+            "\n",
+            r#"{"emit":2,"hook":"tool.before","kind":"failure","middleware":"tracer","#,
+            r#""band":"baseline","outcome":"block","modified":false,"#,
+            r#""code":"middleware_timeout","failure":"timeout","error":"MiddlewareTimeout","#,
+            r#""fail_mode":"closed","t_ns":20,"duration_ns":7}"#,
+            "\n",
+            r#"{"emit":2,"hook":"task.end","kind":"hook","outcome":"continue","modified":true,"#,
+            r#""t_ns":30,"duration_ns":0}"#,
+            "\n",
+        );
+        assert_eq!(trace.to_jsonl(), expected);
+    }
+
+    #[test]
+    fn views_and_accessors() {
+        let mut trace = TraceBuf::new();
+        assert!(trace.is_empty());
+        for record in samples() {
+            trace.push(record);
+        }
+        assert_eq!(trace.len(), 3);
+        let hook = trace.get(2).unwrap();
+        assert_eq!(
+            (hook.kind, hook.middleware, hook.band),
+            ("hook", None, None)
+        );
+        assert_eq!(trace.get(3), None);
+        assert_eq!(trace.iter().count(), 3);
+        assert_eq!(trace.records(), &samples());
+    }
+
+    #[test]
+    fn write_jsonl_matches_to_jsonl() {
+        let mut trace = TraceBuf::new();
+        for record in samples() {
+            trace.push(record);
+        }
+        let mut written = Vec::new();
+        trace.write_jsonl(&mut written).unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), trace.to_jsonl());
+    }
+
+    #[test]
+    fn an_empty_trace_writes_nothing() {
+        assert_eq!(TraceBuf::new().to_jsonl(), "");
+    }
+}

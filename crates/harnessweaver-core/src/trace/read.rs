@@ -1,0 +1,474 @@
+//! Reading a trace back from JSON Lines, strictly (I8).
+//!
+//! Blank lines are skipped. Every other line must be one record object with exactly the keys
+//! its kind allows: every record has `emit` (from 1), `hook`, `kind`, `outcome`, `modified`;
+//! `code` only when the outcome has one (never on a continue); middleware records add
+//! `middleware` and `band`; failure records add `failure`, `error` and `fail_mode` and carry the
+//! outcome and code that their fail mode resolves to (rulings 11–12). `t_ns` and `duration_ns`
+//! are optional (0 when absent) because conformance strips them. Anything else is an error
+//! naming the line.
+
+use std::borrow::Cow;
+use std::io::BufRead;
+
+use serde::{Deserialize, Deserializer};
+
+use super::{Record, RecordKind, RecordView, TraceBuf, ABSENT};
+use crate::band::Band;
+use crate::catalogue::hook_id;
+use crate::error::{invalid_trace, quote, Error};
+use crate::fail_mode::FailMode;
+use crate::failure::{resolve, FailureKind};
+use crate::outcome::OutcomeKind;
+use crate::symbol::intern_opt;
+
+/// Reads a JSON Lines trace. The emit counter of the result goes on from the highest `emit`.
+pub fn read_jsonl<R: BufRead>(mut reader: R) -> Result<TraceBuf, Error> {
+    let mut records = Vec::new();
+    let mut line = String::new();
+    let mut number = 0usize;
+    loop {
+        line.clear();
+        number += 1;
+        match reader.read_line(&mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return Err(invalid_trace(number, &format!("cannot be read: {e}"))),
+        }
+        if line.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
+            continue;
+        }
+        records.push(parse_line(&line).map_err(|problem| invalid_trace(number, &problem))?);
+    }
+    Ok(TraceBuf::from_records(records))
+}
+
+pub fn from_jsonl_str(text: &str) -> Result<TraceBuf, Error> {
+    read_jsonl(text.as_bytes())
+}
+
+fn parse_line(line: &str) -> Result<Record, String> {
+    serde_json::from_str::<Wire<'_>>(line)
+        .map_err(|e| json_problem(&e))?
+        .into_record()
+}
+
+/// `serde_json`'s message without its "at line 1 column N" suffix (the line is ours to give).
+fn json_problem(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let suffix = format!(" at line {} column {}", error.line(), error.column());
+    match text.strip_suffix(&suffix) {
+        Some(message) => format!("{message} (column {})", error.column()),
+        None => text,
+    }
+}
+
+/// A string that borrows from the line unless it had escapes. (serde only borrows a bare
+/// `Cow<str>` field, not one inside an `Option`.)
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visitor<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(text)))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(text.to_owned())))
+            }
+            fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(text)))
+            }
+        }
+        deserializer.deserialize_str(Visitor(std::marker::PhantomData))
+    }
+}
+
+/// A record as it appears on a line, before the checks. Null counts as absent.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Wire<'a> {
+    emit: u32,
+    #[serde(borrow)]
+    hook: Text<'a>,
+    #[serde(borrow)]
+    kind: Text<'a>,
+    #[serde(borrow, default)]
+    middleware: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    band: Option<Text<'a>>,
+    #[serde(borrow)]
+    outcome: Text<'a>,
+    modified: bool,
+    #[serde(borrow, default)]
+    code: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    failure: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    error: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    fail_mode: Option<Text<'a>>,
+    #[serde(default)]
+    t_ns: u64,
+    #[serde(default)]
+    duration_ns: u64,
+}
+
+impl Wire<'_> {
+    /// The checks of I8, then the compact record.
+    fn into_record(self) -> Result<Record, String> {
+        let unknown = |what: &str, text: &Text<'_>| format!("unknown {what} {}", quote(&text.0));
+        let hook = hook_id(&self.hook.0).map_err(|_| unknown("hook", &self.hook))?;
+        let kind = RecordKind::parse(&self.kind.0).ok_or_else(|| unknown("kind", &self.kind))?;
+        let outcome =
+            OutcomeKind::parse(&self.outcome.0).ok_or_else(|| unknown("outcome", &self.outcome))?;
+        let band = parse_opt(self.band.as_ref(), "band", |t| Band::parse(t).ok())?;
+        let fail_mode = parse_opt(self.fail_mode.as_ref(), "fail_mode", |t| {
+            FailMode::parse(t).ok()
+        })?;
+        let failure = parse_opt(self.failure.as_ref(), "failure", FailureKind::parse)?;
+        if self.emit == 0 {
+            return Err("emit is an ordinal from 1, not 0".to_owned());
+        }
+        if self.modified && outcome != OutcomeKind::Continue {
+            let shown = quote(outcome.as_str());
+            return Err(format!(
+                "modified is true only for a continue, not for {shown}"
+            ));
+        }
+        if self.code.is_some() && outcome == OutcomeKind::Continue {
+            return Err("a continue has no code".to_owned());
+        }
+        let shape = Shape {
+            middleware: self.middleware.is_some(),
+            band: band.is_some(),
+            failure: failure.is_some(),
+            error: self.error.is_some(),
+            fail_mode: fail_mode.is_some(),
+        };
+        shape.check(kind)?;
+        if let (Some(fail_mode), Some(failure)) = (fail_mode, failure) {
+            check_resolution(fail_mode, failure, outcome, self.code.as_ref())?;
+        }
+        Ok(Record {
+            t_ns: self.t_ns,
+            duration_ns: self.duration_ns,
+            emit: self.emit,
+            middleware: intern_opt(self.middleware.as_ref().map(|t| &*t.0)),
+            code: intern_opt(self.code.as_ref().map(|t| &*t.0)),
+            error: intern_opt(self.error.as_ref().map(|t| &*t.0)),
+            hook,
+            kind,
+            outcome,
+            modified: self.modified,
+            band: band.map_or(ABSENT, |b| b as u8),
+            fail_mode: fail_mode.map_or(ABSENT, |m| m as u8),
+            failure: failure.map_or(ABSENT, |f| f as u8),
+        })
+    }
+}
+
+/// An optional name that, when present, must be one of the known ones.
+fn parse_opt<T>(
+    text: Option<&Text<'_>>,
+    what: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Option<T>, String> {
+    text.map(|t| parse(&t.0).ok_or_else(|| format!("unknown {what} {}", quote(&t.0))))
+        .transpose()
+}
+
+/// Which of the kind-dependent keys a line has.
+#[allow(clippy::struct_excessive_bools)] // one flag per optional key, nothing more
+struct Shape {
+    middleware: bool,
+    band: bool,
+    failure: bool,
+    error: bool,
+    fail_mode: bool,
+}
+
+impl Shape {
+    /// Middleware records need `middleware` and `band`; failure records also need `failure`,
+    /// `error` and `fail_mode`; no record has a key that its kind does not list.
+    fn check(&self, kind: RecordKind) -> Result<(), String> {
+        let middleware_keys = kind != RecordKind::Hook;
+        let failure_keys = kind == RecordKind::Failure;
+        let keys = [
+            ("middleware", self.middleware, middleware_keys),
+            ("band", self.band, middleware_keys),
+            ("failure", self.failure, failure_keys),
+            ("error", self.error, failure_keys),
+            ("fail_mode", self.fail_mode, failure_keys),
+        ];
+        let name = match kind {
+            RecordKind::Outcome => "an outcome",
+            RecordKind::Failure => "a failure",
+            RecordKind::Hook => "a hook",
+        };
+        for (key, present, wanted) in keys {
+            if wanted && !present {
+                return Err(format!("a {name} record needs {key}"));
+            }
+            if present && !wanted {
+                return Err(format!("a {name} record has no {key}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A failure record holds the outcome and code its fail mode resolves to (I8, rulings 11–12).
+fn check_resolution(
+    fail_mode: FailMode,
+    failure: FailureKind,
+    outcome: OutcomeKind,
+    code: Option<&Text<'_>>,
+) -> Result<(), String> {
+    let resolved = resolve(fail_mode, failure);
+    if resolved.outcome == outcome && resolved.code == code.map(|t| &*t.0) {
+        return Ok(());
+    }
+    Err(format!(
+        "a {} failure of a fail_mode {} middleware is recorded as {} with code {}",
+        failure.as_str(),
+        fail_mode.as_str(),
+        resolved.outcome.as_str(),
+        resolved.code.map_or_else(|| "none".to_owned(), quote),
+    ))
+}
+
+/// Deserialising a view runs the same checks as reading a line.
+impl<'de> Deserialize<'de> for RecordView {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let record = Wire::deserialize(deserializer)?
+            .into_record()
+            .map_err(serde::de::Error::custom)?;
+        Ok(record.view())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::symbol::intern;
+    use crate::trace::tests::samples;
+
+    fn trace_of(records: impl IntoIterator<Item = Record>) -> TraceBuf {
+        let mut trace = TraceBuf::new();
+        records.into_iter().for_each(|r| trace.push(r));
+        trace
+    }
+
+    fn problem(text: &str) -> String {
+        let error = from_jsonl_str(text).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::InvalidTrace);
+        assert!(error.message.ends_with("(I8)"), "{}", error.message);
+        error.message
+    }
+
+    const HOOK: &str =
+        r#""emit":1,"hook":"task.end","kind":"hook","outcome":"continue","modified":false"#;
+    const MW: &str = r#""emit":1,"hook":"task.end","middleware":"g","band":"app","modified":false"#;
+
+    #[test]
+    fn a_written_trace_reads_back_identical() {
+        let trace = trace_of(samples());
+        let back = from_jsonl_str(&trace.to_jsonl()).unwrap();
+        assert_eq!(back.records(), trace.records());
+        let back = TraceBuf::read_jsonl(trace.to_jsonl().as_bytes()).unwrap();
+        assert_eq!(back.records(), trace.records());
+    }
+
+    #[test]
+    fn the_emit_counter_goes_on_from_the_highest_emit_i8() {
+        let mut back = from_jsonl_str(&trace_of(samples()).to_jsonl()).unwrap();
+        assert_eq!(back.begin_emit(), 3);
+        let text = format!("{{{}}}\n", HOOK.replace("\"emit\":1", "\"emit\":5"))
+            + &format!("{{{HOOK}}}\n");
+        assert_eq!(TraceBuf::from_jsonl_str(&text).unwrap().begin_emit(), 6);
+        assert_eq!(from_jsonl_str("").unwrap().begin_emit(), 1);
+    }
+
+    #[test]
+    fn blank_lines_are_skipped_and_errors_name_their_line() {
+        let text = format!("\n{{{HOOK}}}\r\n  \t\n{{{HOOK},\"reason\":\"x\"}}\n");
+        let message = problem(&text);
+        assert!(
+            message.starts_with("invalid trace line 4: unknown field `reason`"),
+            "{message}"
+        );
+        assert_eq!(
+            from_jsonl_str(&text.replace(",\"reason\":\"x\"", ""))
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+
+    #[test]
+    fn unknown_names_are_rejected_naming_the_value() {
+        let hook = |from: &str, to: &str| format!("{{{}}}", HOOK.replace(from, to));
+        let outcome =
+            |extra: &str| format!("{{{MW},\"kind\":\"outcome\",\"outcome\":\"block\"{extra}}}");
+        let failure = |extra: &str| {
+            format!("{{{MW},\"kind\":\"failure\",\"outcome\":\"continue\",\"error\":\"E\"{extra}}}")
+        };
+        let cases = [
+            (
+                hook("task.end", "tool.around"),
+                "unknown hook 'tool.around'",
+            ),
+            (hook("\"hook\",", "\"step\","), "unknown kind 'step'"),
+            (hook("continue", "allow"), "unknown outcome 'allow'"),
+            (outcome("").replace("app", "core"), "unknown band 'core'"),
+            (
+                failure(",\"failure\":\"crash\",\"fail_mode\":\"open\""),
+                "unknown failure 'crash'",
+            ),
+            (
+                failure(",\"failure\":\"timeout\",\"fail_mode\":\"ajar\""),
+                "unknown fail_mode 'ajar'",
+            ),
+        ];
+        for (line, expected) in cases {
+            assert!(
+                problem(&line).contains(expected),
+                "{line}: {}",
+                problem(&line)
+            );
+        }
+        assert!(from_jsonl_str(&outcome("")).is_ok());
+    }
+
+    #[test]
+    fn each_kind_has_exactly_its_keys_i8() {
+        let cases = [
+            (format!("{{{HOOK},\"middleware\":\"g\"}}"), "a hook record has no middleware"),
+            (format!("{{{HOOK},\"band\":\"app\"}}"), "a hook record has no band"),
+            (format!("{{{HOOK},\"error\":\"E\"}}"), "a hook record has no error"),
+            (
+                format!("{{{}}}", HOOK.replace("hook\",", "outcome\",")),
+                "an outcome record needs middleware",
+            ),
+            (
+                format!("{{{MW},\"kind\":\"outcome\",\"outcome\":\"continue\",\"failure\":\"timeout\"}}"),
+                "an outcome record has no failure",
+            ),
+            (
+                format!("{{{MW},\"kind\":\"failure\",\"outcome\":\"continue\",\"failure\":\"timeout\"}}"),
+                "a failure record needs error",
+            ),
+        ];
+        for (line, expected) in cases {
+            let message = problem(&line);
+            assert!(message.contains(expected), "{line}: {message}");
+        }
+    }
+
+    #[test]
+    fn failure_records_hold_their_resolution_rulings_11_12() {
+        let line = |fail_mode: &str, outcome: &str, code: &str| {
+            format!(
+                "{{{MW},\"kind\":\"failure\",\"failure\":\"timeout\",\"error\":\"MiddlewareTimeout\",\
+                 \"fail_mode\":\"{fail_mode}\",\"outcome\":\"{outcome}\"{code}}}"
+            )
+        };
+        assert!(
+            from_jsonl_str(&line("closed", "block", ",\"code\":\"middleware_timeout\"")).is_ok()
+        );
+        assert!(from_jsonl_str(&line("open", "continue", "")).is_ok());
+        let message = problem(&line("closed", "block", ",\"code\":\"middleware_error\""));
+        assert!(
+            message.contains("recorded as block with code 'middleware_timeout'"),
+            "{message}"
+        );
+        assert!(problem(&line("open", "block", ",\"code\":\"x\"")).contains("recorded as continue"));
+    }
+
+    #[test]
+    fn outcome_fields_must_agree() {
+        let modified = format!(
+            "{{{}}}",
+            HOOK.replace("continue\",\"modified\":false", "block\",\"modified\":true")
+        );
+        assert!(
+            problem(&modified).contains("modified is true only for a continue, not for 'block'")
+        );
+        assert!(problem(&format!("{{{HOOK},\"code\":\"c\"}}")).contains("a continue has no code"));
+        assert!(
+            problem(&format!("{{{}}}", HOOK.replace("\"emit\":1", "\"emit\":0")))
+                .contains("from 1")
+        );
+    }
+
+    #[test]
+    fn malformed_lines_are_errors() {
+        for line in [
+            "not json",
+            "[1]",
+            "{}",
+            "{\"emit\":-1}",
+            "{\"emit\":\"1\"}",
+            "{}{}",
+            "{\"emit\":1,",
+        ] {
+            assert!(
+                problem(line).starts_with("invalid trace line 1: "),
+                "{line}"
+            );
+        }
+        let duplicate = format!("{{{HOOK},\"hook\":\"task.end\"}}");
+        assert!(problem(&duplicate).contains("duplicate field `hook`"));
+        assert!(problem(&format!("{{{HOOK}}}\n\u{0}")).starts_with("invalid trace line 2: "));
+        let error = read_jsonl(&[b'{', 0xff, b'}', b'\n'][..]).unwrap_err();
+        assert!(
+            error.message.contains("line 1: cannot be read"),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
+    fn timings_are_optional_and_escapes_are_read() {
+        let trace = from_jsonl_str(&format!(
+            "{{{}}}",
+            HOOK.replace("task.end", "task\\u002eend")
+        ))
+        .unwrap();
+        assert_eq!(trace.records()[0].hook, 7);
+        assert_eq!(
+            (trace.records()[0].t_ns, trace.records()[0].duration_ns),
+            (0, 0)
+        );
+        let mut record = samples()[0];
+        record.code = intern("quote\"back\\slash é");
+        let back = from_jsonl_str(&trace_of([record]).to_jsonl()).unwrap();
+        assert_eq!(back.records(), [record]);
+    }
+
+    #[test]
+    fn record_views_deserialize_through_the_same_checks() {
+        let view: RecordView = serde_json::from_str(&format!("{{{HOOK}}}")).unwrap();
+        assert_eq!(
+            (view.hook, view.kind, view.code),
+            ("task.end", "hook", None)
+        );
+        assert!(
+            serde_json::from_str::<RecordView>(&format!("{{{HOOK},\"band\":\"app\"}}")).is_err()
+        );
+        for record in samples() {
+            let json = serde_json::to_string(&record.view()).unwrap();
+            assert_eq!(
+                serde_json::from_str::<RecordView>(&json).unwrap(),
+                record.view()
+            );
+        }
+    }
+}

@@ -1,0 +1,455 @@
+//! The chain walk as a state machine: the binding calls each middleware of a planned chain in
+//! run order and hands the answer here; the walk decides what it means.
+//!
+//! Per answer it says what to trace (ruling 19, I8), whether the event changes for the next
+//! middleware (detail "modified", ruling 12), whether this is now the combined outcome
+//! (rulings 4, 5, 8) and whether the chain stops (rulings 6, 11). At the end it gives the
+//! combined outcome and the hook record. Timing and emit numbers are the binding's to fill in.
+
+use crate::band::Band;
+use crate::catalogue::HookId;
+use crate::fail_mode::FailMode;
+use crate::failure::{resolve, FailureKind};
+use crate::outcome::{severity, OutcomeKind, Reducer};
+use crate::symbol::{intern, intern_opt, Sym, NO_SYM};
+use crate::trace::{Record, RecordKind, ABSENT};
+
+/// What one middleware did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// It returned an outcome (None counts as a plain Continue). `code` is `NO_SYM` when none.
+    Outcome {
+        kind: OutcomeKind,
+        modified: bool,
+        code: Sym,
+    },
+    /// It failed (ruling 9); `error` is the type name of I5, see [`failure_error_sym`].
+    Failure { failure: FailureKind, error: Sym },
+}
+
+/// The `error` symbol of a failure record (I5): the fixed name for a timeout, an invalid return
+/// or a wrong event type, whatever `exception_type` says; for an exception its type name, or
+/// `Exception` if the binding could not tell.
+pub fn failure_error_sym(kind: FailureKind, exception_type: Option<&str>) -> Sym {
+    intern(
+        kind.fixed_error_name()
+            .or(exception_type)
+            .unwrap_or("Exception"),
+    )
+}
+
+/// What the binding does with one answer.
+#[allow(clippy::struct_excessive_bools)] // four independent yes/no decisions, by design
+#[derive(Debug, Clone, Copy)]
+pub struct Decision {
+    /// The middleware's outcome: its answer, or what its failure resolved to.
+    pub outcome: OutcomeKind,
+    pub modified: bool,
+    pub code: Sym,
+    /// The modified event replaces the event for later middleware and the operation.
+    pub accept_modification: bool,
+    /// This answer is now the combined outcome (keep its outcome object).
+    pub new_best: bool,
+    /// Run no further middleware (a Block).
+    pub stop: bool,
+    /// The trace record, with `emit`, `t_ns` and `duration_ns` left 0 for the binding.
+    pub record: Record,
+}
+
+/// The combined outcome of a walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Combined {
+    /// Run-order index of the answer that won; `None` when nothing answered.
+    pub index: Option<usize>,
+    pub outcome: OutcomeKind,
+    pub modified: bool,
+    pub code: Sym,
+}
+
+impl Combined {
+    /// No middleware answered: a plain Continue.
+    const NOTHING: Combined = Combined {
+        index: None,
+        outcome: OutcomeKind::Continue,
+        modified: false,
+        code: NO_SYM,
+    };
+}
+
+/// One emit's walk along its chain.
+#[derive(Debug, Default)]
+pub struct Walk {
+    reducer: Reducer,
+    best: Option<Combined>,
+}
+
+impl Walk {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decides about the answer of the middleware at run-order `index`. Answers must arrive in
+    /// run order (ties go to the earliest, ruling 5).
+    ///
+    /// An outcome is normalised so the trace stays consistent: only a Continue can be modified,
+    /// and a Continue has no code.
+    pub fn answer(
+        &mut self,
+        index: usize,
+        hook: HookId,
+        entry_name: Sym,
+        band: Band,
+        fail_mode: FailMode,
+        answer: Answer,
+    ) -> Decision {
+        let mut record = Record {
+            t_ns: 0,
+            duration_ns: 0,
+            emit: 0,
+            middleware: entry_name,
+            code: NO_SYM,
+            error: NO_SYM,
+            hook,
+            kind: RecordKind::Outcome,
+            outcome: OutcomeKind::Continue,
+            modified: false,
+            band: band as u8,
+            fail_mode: ABSENT,
+            failure: ABSENT,
+        };
+        let accept_modification = match answer {
+            Answer::Outcome {
+                kind,
+                modified,
+                code,
+            } => {
+                let is_continue = kind == OutcomeKind::Continue;
+                record.outcome = kind;
+                record.modified = modified && is_continue;
+                record.code = if is_continue { NO_SYM } else { code };
+                record.modified
+            }
+            Answer::Failure { failure, error } => {
+                // Rulings 11–12: the fail mode decides; an open failure's modification is
+                // discarded, so a failure never changes the event.
+                let resolution = resolve(fail_mode, failure);
+                record.kind = RecordKind::Failure;
+                record.outcome = resolution.outcome;
+                record.code = intern_opt(resolution.code);
+                record.error = error;
+                record.fail_mode = fail_mode as u8;
+                record.failure = failure as u8;
+                false
+            }
+        };
+        let new_best = self.offer(index, &record);
+        Decision {
+            outcome: record.outcome,
+            modified: record.modified,
+            code: record.code,
+            accept_modification,
+            new_best,
+            // Ruling 6 (Block stops the chain either way) and ruling 11 (a closed failure).
+            stop: record.outcome == OutcomeKind::Block,
+            record,
+        }
+    }
+
+    /// Folds the answer into the combined outcome (rulings 4, 5, 8).
+    fn offer(&mut self, index: usize, record: &Record) -> bool {
+        let wins = self
+            .reducer
+            .offer(severity(record.outcome, record.modified), index);
+        if wins {
+            self.best = Some(Combined {
+                index: Some(index),
+                outcome: record.outcome,
+                modified: record.modified,
+                code: record.code,
+            });
+        }
+        wins
+    }
+
+    /// The combined outcome so far; a plain Continue with no index when nothing answered.
+    pub fn combined(&self) -> Combined {
+        self.best.unwrap_or(Combined::NOTHING)
+    }
+
+    /// The hook record of ruling 19: the combined outcome, no middleware fields.
+    pub fn hook_record(&self, hook: HookId) -> Record {
+        let combined = self.combined();
+        Record {
+            t_ns: 0,
+            duration_ns: 0,
+            emit: 0,
+            middleware: NO_SYM,
+            code: combined.code,
+            error: NO_SYM,
+            hook,
+            kind: RecordKind::Hook,
+            outcome: combined.outcome,
+            modified: combined.modified,
+            band: ABSENT,
+            fail_mode: ABSENT,
+            failure: ABSENT,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbol::resolve;
+    use crate::trace::TraceBuf;
+
+    const TOOL_BEFORE: HookId = 4;
+
+    fn outcome(kind: OutcomeKind) -> Answer {
+        Answer::Outcome {
+            kind,
+            modified: false,
+            code: NO_SYM,
+        }
+    }
+
+    fn with_code(kind: OutcomeKind, code: &str) -> Answer {
+        Answer::Outcome {
+            kind,
+            modified: false,
+            code: intern(code),
+        }
+    }
+
+    const MODIFIED: Answer = Answer::Outcome {
+        kind: OutcomeKind::Continue,
+        modified: true,
+        code: NO_SYM,
+    };
+
+    fn failure(kind: FailureKind) -> Answer {
+        Answer::Failure {
+            failure: kind,
+            error: failure_error_sym(kind, Some("ValueError")),
+        }
+    }
+
+    /// Runs answers the way the binding does: in order, until one says stop.
+    fn walk(answers: &[(FailMode, Answer)]) -> (Walk, Vec<Decision>) {
+        let mut walk = Walk::new();
+        let mut decisions = Vec::new();
+        for (index, &(fail_mode, answer)) in answers.iter().enumerate() {
+            let name = intern(&format!("mw{index}"));
+            let decision = walk.answer(index, TOOL_BEFORE, name, Band::App, fail_mode, answer);
+            decisions.push(decision);
+            if decision.stop {
+                break;
+            }
+        }
+        (walk, decisions)
+    }
+
+    fn closed(answer: Answer) -> (FailMode, Answer) {
+        (FailMode::Closed, answer)
+    }
+
+    #[test]
+    fn nothing_answered_is_a_plain_continue_with_a_hook_record_ruling_19() {
+        let walk = Walk::new();
+        assert_eq!(walk.combined(), Combined::NOTHING);
+        let record = walk.hook_record(7);
+        assert_eq!(
+            (record.kind, record.hook, record.outcome),
+            (RecordKind::Hook, 7, OutcomeKind::Continue)
+        );
+        assert_eq!(
+            (record.middleware, record.code, record.error),
+            (NO_SYM, NO_SYM, NO_SYM)
+        );
+        assert_eq!(
+            (record.band, record.fail_mode, record.failure),
+            (ABSENT, ABSENT, ABSENT)
+        );
+    }
+
+    #[test]
+    fn an_outcome_record_carries_the_answer_i8() {
+        let (_, decisions) = walk(&[closed(with_code(OutcomeKind::Suspend, "weekend"))]);
+        let record = decisions[0].record;
+        assert_eq!(record.kind, RecordKind::Outcome);
+        assert_eq!(resolve(record.middleware), Some("mw0"));
+        assert_eq!(
+            (record.band, record.hook, record.outcome),
+            (Band::App as u8, TOOL_BEFORE, OutcomeKind::Suspend)
+        );
+        assert_eq!(resolve(record.code), Some("weekend"));
+        assert_eq!(
+            (record.error, record.fail_mode, record.failure),
+            (NO_SYM, ABSENT, ABSENT)
+        );
+        assert_eq!((record.emit, record.t_ns, record.duration_ns), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_modification_is_accepted_and_the_chain_goes_on_detail_modified() {
+        let (walk, decisions) = walk(&[closed(MODIFIED), closed(outcome(OutcomeKind::Continue))]);
+        assert!(decisions[0].accept_modification && decisions[0].record.modified);
+        assert!(!decisions[0].stop);
+        assert_eq!(decisions.len(), 2);
+        assert_eq!(walk.combined().index, Some(0));
+        assert!(walk.combined().modified);
+    }
+
+    #[test]
+    fn block_stops_the_chain_ruling_6() {
+        let answers = [
+            closed(MODIFIED),
+            closed(outcome(OutcomeKind::Block)),
+            closed(MODIFIED),
+        ];
+        let (walk, decisions) = walk(&answers);
+        assert_eq!(decisions.len(), 2);
+        assert!(decisions[1].stop && decisions[1].new_best);
+        assert_eq!(walk.combined().outcome, OutcomeKind::Block);
+        assert_eq!(walk.hook_record(TOOL_BEFORE).outcome, OutcomeKind::Block);
+    }
+
+    #[test]
+    fn closed_failures_block_and_stop_ruling_11() {
+        for (kind, code) in [
+            (FailureKind::Exception, "middleware_error"),
+            (FailureKind::Timeout, "middleware_timeout"),
+        ] {
+            let (walk, decisions) = walk(&[closed(failure(kind)), closed(MODIFIED)]);
+            let decision = decisions[0];
+            assert_eq!(decisions.len(), 1);
+            assert!(decision.stop && !decision.accept_modification);
+            assert_eq!(
+                (decision.outcome, resolve(decision.code)),
+                (OutcomeKind::Block, Some(code))
+            );
+            let record = decision.record;
+            assert_eq!(
+                (record.kind, record.fail_mode, record.failure),
+                (RecordKind::Failure, 0, kind as u8)
+            );
+            assert_eq!(resolve(walk.hook_record(TOOL_BEFORE).code), Some(code));
+        }
+        let (_, decisions) = walk(&[closed(failure(FailureKind::Exception))]);
+        assert_eq!(resolve(decisions[0].record.error), Some("ValueError"));
+    }
+
+    #[test]
+    fn open_failures_continue_unmodified_ruling_12() {
+        let (walk, decisions) = walk(&[
+            (FailMode::Open, failure(FailureKind::Timeout)),
+            closed(outcome(OutcomeKind::Retry)),
+        ]);
+        let decision = decisions[0];
+        assert!(!decision.stop && !decision.accept_modification && !decision.modified);
+        assert_eq!(
+            (decision.outcome, decision.code),
+            (OutcomeKind::Continue, NO_SYM)
+        );
+        assert_eq!(resolve(decision.record.error), Some("MiddlewareTimeout"));
+        assert_eq!(decision.record.fail_mode, FailMode::Open as u8);
+        assert_eq!(decisions.len(), 2);
+        assert_eq!(walk.combined().index, Some(1));
+    }
+
+    #[test]
+    fn most_severe_wins_and_ties_go_to_the_earliest_rulings_4_5() {
+        let answers = [
+            closed(outcome(OutcomeKind::Retry)),
+            closed(with_code(OutcomeKind::Suspend, "first")),
+            closed(outcome(OutcomeKind::Escalate)),
+            closed(with_code(OutcomeKind::Suspend, "second")),
+        ];
+        let (walk, decisions) = walk(&answers);
+        let new_best: Vec<bool> = decisions.iter().map(|d| d.new_best).collect();
+        assert_eq!(new_best, [true, true, false, false]);
+        let combined = walk.combined();
+        assert_eq!(
+            (combined.index, combined.outcome),
+            (Some(1), OutcomeKind::Suspend)
+        );
+        assert_eq!(resolve(combined.code), Some("first"));
+    }
+
+    #[test]
+    fn continue_modified_wins_only_over_plain_continues_ruling_8() {
+        let (walk1, _) = walk(&[closed(MODIFIED), closed(outcome(OutcomeKind::Retry))]);
+        assert_eq!(
+            (walk1.combined().outcome, walk1.combined().modified),
+            (OutcomeKind::Retry, false)
+        );
+        let (walk2, _) = walk(&[closed(outcome(OutcomeKind::Continue)), closed(MODIFIED)]);
+        assert_eq!(
+            (walk2.combined().index, walk2.combined().modified),
+            (Some(1), true)
+        );
+        let (walk3, _) = walk(&[
+            closed(MODIFIED),
+            (FailMode::Open, failure(FailureKind::Exception)),
+        ]);
+        assert_eq!(walk3.combined().index, Some(0));
+    }
+
+    #[test]
+    fn answers_are_normalised_for_the_trace() {
+        let odd_block = Answer::Outcome {
+            kind: OutcomeKind::Block,
+            modified: true,
+            code: NO_SYM,
+        };
+        let coded_continue = with_code(OutcomeKind::Continue, "why");
+        let (_, decisions) = walk(&[closed(coded_continue), closed(odd_block)]);
+        assert_eq!(decisions[0].code, NO_SYM);
+        assert!(!decisions[1].modified && !decisions[1].accept_modification);
+    }
+
+    #[test]
+    fn failure_error_names_follow_i5() {
+        let name = |kind, ty| resolve(failure_error_sym(kind, ty));
+        assert_eq!(
+            name(FailureKind::Exception, Some("KeyError")),
+            Some("KeyError")
+        );
+        assert_eq!(name(FailureKind::Exception, None), Some("Exception"));
+        assert_eq!(
+            name(FailureKind::Timeout, Some("CancelledError")),
+            Some("MiddlewareTimeout")
+        );
+        assert_eq!(
+            name(FailureKind::InvalidReturn, None),
+            Some("InvalidReturn")
+        );
+        assert_eq!(
+            name(FailureKind::WrongEventType, Some("X")),
+            Some("WrongEventType")
+        );
+    }
+
+    #[test]
+    fn a_walks_records_are_a_valid_trace_i8() {
+        let answers = [
+            closed(MODIFIED),
+            (FailMode::Open, failure(FailureKind::InvalidReturn)),
+            closed(with_code(OutcomeKind::Escalate, "human")),
+            closed(failure(FailureKind::WrongEventType)),
+        ];
+        let (walk, decisions) = walk(&answers);
+        let mut trace = TraceBuf::new();
+        let emit = trace.begin_emit();
+        for record in decisions
+            .iter()
+            .map(|d| d.record)
+            .chain([walk.hook_record(TOOL_BEFORE)])
+        {
+            trace.push(Record { emit, ..record });
+        }
+        let back = TraceBuf::from_jsonl_str(&trace.to_jsonl()).unwrap();
+        assert_eq!(back.records(), trace.records());
+        assert_eq!(trace.len(), 5);
+    }
+}

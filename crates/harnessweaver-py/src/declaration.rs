@@ -1,0 +1,308 @@
+//! Declarations across the boundary (paired with `_pycore/declaration.py`).
+//!
+//! Python values of the wrong *type* are reported here, field by field in the check order of
+//! I4, so that a wrong type and a bad value in different fields report the same first error as
+//! the pure-Python core; the values themselves are judged by the core.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFrozenSet, PyList, PySet, PyString, PyTuple};
+
+use harnessweaver_core::catalogue::hook_id;
+use harnessweaver_core::declaration::{
+    self as core_decl, DeclarationInput, Overrides, TimeoutInput,
+};
+use harnessweaver_core::duration::nanos_to_seconds;
+use harnessweaver_core::error::invalid_value;
+use harnessweaver_core::{Band, ErrorKind, FailMode};
+
+use crate::errors::{to_py, wrong_type, Phase};
+
+/// Marks an argument that was not given (`fail_mode` has no default, ruling 14).
+#[pyclass(frozen, module = "harnessweaver._core", name = "_Missing")]
+pub struct Missing;
+
+#[pymethods]
+impl Missing {
+    #[allow(clippy::unused_self)] // a Python method needs its receiver
+    fn __repr__(&self) -> &'static str {
+        "MISSING"
+    }
+}
+
+/// A validated declaration: name, hook points, band, fail mode and timeout.
+#[pyclass(frozen, module = "harnessweaver", name = "Declaration")]
+pub struct Declaration {
+    pub inner: core_decl::Declaration,
+}
+
+#[pymethods]
+impl Declaration {
+    #[getter]
+    fn name(&self) -> &str {
+        &self.inner.name
+    }
+    #[getter]
+    fn hooks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.inner.hook_names())
+    }
+    #[getter]
+    fn band(&self) -> &'static str {
+        self.inner.band.as_str()
+    }
+    #[getter]
+    fn fail_mode(&self) -> &'static str {
+        self.inner.fail_mode.as_str()
+    }
+    #[getter]
+    fn timeout(&self) -> Option<f64> {
+        self.inner.timeout_ns.map(nanos_to_seconds)
+    }
+    #[getter]
+    fn timeout_ns(&self) -> Option<u64> {
+        self.inner.timeout_ns
+    }
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "Declaration(name={}, hooks={}, band={}, fail_mode={}, timeout={})",
+            PyString::new(py, &self.inner.name).repr()?,
+            self.hooks(py)?.repr()?,
+            PyString::new(py, self.band()).repr()?,
+            PyString::new(py, self.fail_mode()).repr()?,
+            self.timeout().into_pyobject(py)?.repr()?,
+        ))
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> Py<PyAny> {
+        let py = other.py();
+        match other.cast::<Declaration>() {
+            Ok(other) => PyBool::new(py, self.inner == other.get().inner)
+                .to_owned()
+                .into_any()
+                .unbind(),
+            Err(_) => py.NotImplemented(),
+        }
+    }
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        (
+            self.inner.name.as_str(),
+            self.hooks(py)?,
+            self.band(),
+            self.fail_mode(),
+            self.inner.timeout_ns,
+        )
+            .into_pyobject(py)?
+            .hash()
+    }
+}
+
+/// Text of a string-typed field, or the wrong-type error of `kind`.
+fn text<'a>(
+    value: &'a Bound<'_, PyAny>,
+    phase: Phase,
+    kind: ErrorKind,
+    field: &str,
+) -> PyResult<&'a str> {
+    match value.cast::<PyString>() {
+        Ok(s) => s.to_str(),
+        Err(_) => Err(wrong_type(value.py(), phase, kind, field, value)),
+    }
+}
+
+/// The hook names of a `hooks` argument: a list, tuple or set of strings (I3).
+fn hook_names(value: &Bound<'_, PyAny>, phase: Phase) -> PyResult<Vec<String>> {
+    let py = value.py();
+    let listed = value.is_instance_of::<PyList>()
+        || value.is_instance_of::<PyTuple>()
+        || value.is_instance_of::<PySet>()
+        || value.is_instance_of::<PyFrozenSet>();
+    if !listed {
+        return Err(wrong_type(
+            py,
+            phase,
+            ErrorKind::InvalidHooks,
+            "hooks",
+            value,
+        ));
+    }
+    let mut names = Vec::new();
+    for item in value.try_iter()? {
+        let item = item?;
+        // Not a list of strings at all (I3), rather than an unknown hook point.
+        let name = text(&item, phase, ErrorKind::InvalidHooks, "hooks")
+            .map_err(|_| wrong_type(py, phase, ErrorKind::InvalidHooks, "hooks", value))?;
+        hook_id(name).map_err(|e| to_py(py, phase, &e))?;
+        names.push(name.to_owned());
+    }
+    if names.is_empty() {
+        return Err(to_py(
+            py,
+            phase,
+            &invalid_value(ErrorKind::InvalidHooks, "hooks", "[]"),
+        ));
+    }
+    Ok(names)
+}
+
+fn timeout_input<'a>(value: &'a Bound<'_, PyAny>, phase: Phase) -> PyResult<TimeoutInput<'a>> {
+    let py = value.py();
+    let input = if let Ok(s) = value.cast::<PyString>() {
+        TimeoutInput::Text(s.to_str()?)
+    } else if value.is_instance_of::<PyBool>() {
+        return Err(wrong_type(
+            py,
+            phase,
+            ErrorKind::InvalidDuration,
+            "timeout",
+            value,
+        ));
+    } else if let Ok(seconds) = value.extract::<f64>() {
+        TimeoutInput::Seconds(seconds)
+    } else {
+        return Err(wrong_type(
+            py,
+            phase,
+            ErrorKind::InvalidDuration,
+            "timeout",
+            value,
+        ));
+    };
+    input.to_nanos().map_err(|e| match input {
+        // A number is shown as Python shows it, the same as the pure-Python core does.
+        TimeoutInput::Seconds(_) => {
+            wrong_type(py, phase, ErrorKind::InvalidDuration, "timeout", value)
+        }
+        TimeoutInput::Text(_) => to_py(py, phase, &e),
+    })?;
+    Ok(input)
+}
+
+fn fail_mode_text<'a>(value: &'a Bound<'_, PyAny>, phase: Phase) -> PyResult<Option<&'a str>> {
+    let py = value.py();
+    if value.is_none() || value.is_instance_of::<Missing>() {
+        return Ok(None);
+    }
+    let mode = text(value, phase, ErrorKind::InvalidFailMode, "fail_mode")?;
+    FailMode::parse(mode).map_err(|e| to_py(py, phase, &e))?;
+    Ok(Some(mode))
+}
+
+fn band_text<'a>(value: &'a Bound<'_, PyAny>, phase: Phase) -> PyResult<&'a str> {
+    let band = text(value, phase, ErrorKind::InvalidBand, "band")?;
+    Band::parse(band).map_err(|e| to_py(value.py(), phase, &e))?;
+    Ok(band)
+}
+
+fn name_text<'a>(value: &'a Bound<'_, PyAny>, phase: Phase) -> PyResult<&'a str> {
+    let name = text(value, phase, ErrorKind::InvalidName, "name")?;
+    core_decl::validate_name(name).map_err(|e| to_py(value.py(), phase, &e))?;
+    Ok(name)
+}
+
+/// Validate a declaration in the order of I4; raise `DeclarationError` on the first fault.
+#[pyfunction]
+#[pyo3(signature = (name, hooks, *, band = None, fail_mode = None, timeout = None))]
+pub fn declare(
+    py: Python<'_>,
+    name: &Bound<'_, PyAny>,
+    hooks: &Bound<'_, PyAny>,
+    band: Option<&Bound<'_, PyAny>>,
+    fail_mode: Option<&Bound<'_, PyAny>>,
+    timeout: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Declaration> {
+    let phase = Phase::Declare;
+    let name = name_text(name, phase)?;
+    let hooks = hook_names(hooks, phase)?;
+    let band = band.map(|b| band_text(b, phase)).transpose()?;
+    let fail_mode = match fail_mode {
+        Some(mode) => fail_mode_text(mode, phase)?,
+        None => None,
+    };
+    // A missing fail mode is reported before the timeout is looked at (I4): the core does it.
+    let timeout = match (fail_mode, timeout.filter(|t| !t.is_none())) {
+        (Some(_), Some(t)) => Some(timeout_input(t, phase)?),
+        _ => None,
+    };
+    let hook_refs: Vec<&str> = hooks.iter().map(String::as_str).collect();
+    let input = DeclarationInput {
+        name,
+        hooks: &hook_refs,
+        band,
+        fail_mode,
+        timeout,
+    };
+    let inner = core_decl::declare(&input).map_err(|e| to_py(py, phase, &e))?;
+    Ok(Declaration { inner })
+}
+
+/// The registration overrides of I10, checked in the order of I4 (`None` keeps a value).
+#[allow(clippy::too_many_arguments)]
+pub fn overridden(
+    py: Python<'_>,
+    decl: &core_decl::Declaration,
+    name: Option<&Bound<'_, PyAny>>,
+    hooks: Option<&Bound<'_, PyAny>>,
+    band: Option<&Bound<'_, PyAny>>,
+    fail_mode: Option<&Bound<'_, PyAny>>,
+    timeout: Option<&Bound<'_, PyAny>>,
+) -> PyResult<core_decl::Declaration> {
+    let phase = Phase::Register;
+    let given = |v: Option<&Bound<'_, PyAny>>| v.is_some_and(|v| !v.is_none());
+    let name = if given(name) {
+        name.map(|n| name_text(n, phase)).transpose()?
+    } else {
+        None
+    };
+    let hooks = if given(hooks) {
+        hooks.map(|h| hook_names(h, phase)).transpose()?
+    } else {
+        None
+    };
+    let hook_refs: Option<Vec<&str>> = hooks
+        .as_ref()
+        .map(|h| h.iter().map(String::as_str).collect());
+    if let Some(refs) = &hook_refs {
+        // Widening is judged before any later field (I4); name and hooks never affect R2.
+        let narrowing = Overrides {
+            name,
+            hooks: Some(refs),
+            ..Overrides::default()
+        };
+        core_decl::apply_overrides(decl, &narrowing).map_err(|e| to_py(py, phase, &e))?;
+    }
+    let band = if given(band) {
+        band.map(|b| band_text(b, phase)).transpose()?
+    } else {
+        None
+    };
+    let fail_mode = match fail_mode.filter(|m| !m.is_none()) {
+        Some(mode) => fail_mode_text(mode, phase)?,
+        None => None,
+    };
+    let timeout = timeout
+        .filter(|t| !t.is_none())
+        .map(|t| timeout_input(t, phase))
+        .transpose()?;
+    let overrides = Overrides {
+        name,
+        hooks: hook_refs.as_deref(),
+        band,
+        fail_mode,
+        timeout,
+    };
+    core_decl::apply_overrides(decl, &overrides).map_err(|e| to_py(py, phase, &e))
+}
+
+/// Seconds of a timeout (`"250ms"` → 0.25); raises `DeclarationError` otherwise (ruling 15).
+#[pyfunction]
+pub fn parse_duration(value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let input = timeout_input(value, Phase::Declare)?;
+    let ns = input
+        .to_nanos()
+        .map_err(|e| to_py(value.py(), Phase::Declare, &e))?;
+    Ok(nanos_to_seconds(ns))
+}
+
+/// A class's default middleware name (I1): `RefundCap` → `refund_cap`.
+#[pyfunction]
+pub fn snake_case(class_name: &str) -> String {
+    core_decl::snake_case(class_name)
+}

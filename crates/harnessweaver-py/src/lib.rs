@@ -1,0 +1,41 @@
+//! `harnessweaver._core`: the Rust core of harnessweaver, for Python.
+//!
+//! The rules live in the pure-Rust `harnessweaver-core` crate; this crate only carries Python
+//! values across: outcomes and results (`outcome.rs`), declarations (`declaration.rs`), the
+//! registry and the emit entry point (`registry.rs`), the chain walk over coroutines
+//! (`walk.rs`), the trace (`trace.rs`) and errors (`errors.rs`). Nothing here panics across
+//! the boundary: bad input becomes a Python exception.
+
+mod declaration;
+mod errors;
+mod outcome;
+mod registry;
+mod trace;
+mod walk;
+
+use pyo3::prelude::*;
+
+#[pymodule(gil_used = false)]
+mod _core {
+    #[pymodule_export]
+    use super::declaration::{declare, parse_duration, snake_case, Declaration};
+    #[pymodule_export]
+    use super::outcome::{Block, Continue, Escalate, HookResult, Retry, Suspend};
+    #[pymodule_export]
+    use super::registry::Registry;
+    #[pymodule_export]
+    use super::trace::Trace;
+    #[pymodule_export]
+    use super::walk::Pending;
+
+    use super::declaration::Missing;
+    use pyo3::prelude::*;
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("MISSING", Py::new(m.py(), Missing)?)?;
+        m.add("CORE", "rust")?;
+        m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        Ok(())
+    }
+}

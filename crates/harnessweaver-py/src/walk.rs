@@ -1,0 +1,477 @@
+//! The chain walk over Python middleware (paired with `_pycore/walk.py`).
+//!
+//! Each middleware is called and its coroutine stepped with `PyIter_Send`, which hands back
+//! the return value directly (no `StopIteration`), so a middleware that does not suspend is
+//! finished here without the event loop. The core's `Walk` judges each answer; this file turns
+//! Python values into answers and keeps the Python objects (event, combined outcome). When a
+//! coroutine does suspend, the walk becomes a `Pending` that Python awaits and then resumes.
+
+use std::ptr;
+
+use pyo3::exceptions::PyException;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyString, PyType};
+use pyo3::{intern, IntoPyObjectExt, PyTraverseError, PyVisit};
+
+use harnessweaver_core::failure::{closed_reason, FailureKind};
+use harnessweaver_core::outcome::OutcomeKind;
+use harnessweaver_core::registry::{Chain, Entry};
+use harnessweaver_core::symbol::{intern as intern_sym, NO_SYM};
+use harnessweaver_core::trace::now_ns;
+use harnessweaver_core::walk::{failure_error_sym, Answer, Walk};
+use harnessweaver_core::{catalogue::HookId, duration::nanos_to_seconds, Sym};
+
+use crate::declaration::Declaration;
+use crate::outcome::{plain_continue, Block, Continue, Escalate, HookResult, Retry, Suspend};
+use crate::trace::Trace;
+
+/// What a registry holds for one middleware.
+pub struct Payload {
+    pub call: Py<PyAny>,
+    pub decl: Py<Declaration>,
+}
+
+/// The state of one emit between middleware.
+pub struct EmitState {
+    pub chain: Chain<Payload>,
+    pub next: usize,
+    pub current: usize,
+    pub hook: HookId,
+    pub event: Py<PyAny>,
+    pub env: Py<PyAny>,
+    pub event_type: Py<PyType>,
+    pub trace: Py<Trace>,
+    pub emit: u32,
+    pub walk: Walk,
+    pub best: Option<Py<PyAny>>,
+    pub t_emit: u64,
+    pub t0: u64,
+}
+
+/// Where a walk stopped: done, or waiting on a suspended middleware.
+pub enum Stop {
+    Done(Py<HookResult>),
+    Wait {
+        awaitable: Py<PyAny>,
+        yielded: Py<PyAny>,
+    },
+}
+
+/// What a Python value means as an answer, plus the object to keep if it wins.
+enum Judged {
+    Answer {
+        answer: Answer,
+        keep: Option<Py<PyAny>>,
+        modified: Option<Py<PyAny>>,
+    },
+    Failure(FailureKind),
+}
+
+fn code_sym(code: Option<&Py<PyString>>, py: Python<'_>) -> PyResult<Sym> {
+    match code {
+        Some(code) => Ok(intern_sym(code.bind(py).to_str()?)),
+        None => Ok(NO_SYM),
+    }
+}
+
+fn outcome(kind: OutcomeKind, code: Sym, value: &Bound<'_, PyAny>) -> Judged {
+    Judged::Answer {
+        answer: Answer::Outcome {
+            kind,
+            modified: false,
+            code,
+        },
+        keep: Some(value.clone().unbind()),
+        modified: None,
+    }
+}
+
+/// Classifies an answer by exact type: outcomes are final classes.
+fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> PyResult<Judged> {
+    let py = value.py();
+    if value.is_none() {
+        let answer = Answer::Outcome {
+            kind: OutcomeKind::Continue,
+            modified: false,
+            code: NO_SYM,
+        };
+        return Ok(Judged::Answer {
+            answer,
+            keep: None,
+            modified: None,
+        });
+    }
+    if let Ok(c) = value.cast_exact::<Continue>() {
+        return Ok(match &c.get().modified {
+            None => Judged::Answer {
+                answer: Answer::Outcome {
+                    kind: OutcomeKind::Continue,
+                    modified: false,
+                    code: NO_SYM,
+                },
+                keep: None,
+                modified: None,
+            },
+            Some(event) if event.bind(py).is_instance(event_type)? => Judged::Answer {
+                answer: Answer::Outcome {
+                    kind: OutcomeKind::Continue,
+                    modified: true,
+                    code: NO_SYM,
+                },
+                keep: Some(value.clone().unbind()),
+                modified: Some(event.clone_ref(py)),
+            },
+            Some(_) => Judged::Failure(FailureKind::WrongEventType),
+        });
+    }
+    if let Ok(b) = value.cast_exact::<Block>() {
+        return Ok(outcome(
+            OutcomeKind::Block,
+            code_sym(b.get().code.as_ref(), py)?,
+            value,
+        ));
+    }
+    if let Ok(s) = value.cast_exact::<Suspend>() {
+        return Ok(outcome(
+            OutcomeKind::Suspend,
+            code_sym(s.get().code.as_ref(), py)?,
+            value,
+        ));
+    }
+    if let Ok(e) = value.cast_exact::<Escalate>() {
+        return Ok(outcome(
+            OutcomeKind::Escalate,
+            code_sym(e.get().code.as_ref(), py)?,
+            value,
+        ));
+    }
+    if let Ok(r) = value.cast_exact::<Retry>() {
+        return Ok(outcome(
+            OutcomeKind::Retry,
+            code_sym(r.get().code.as_ref(), py)?,
+            value,
+        ));
+    }
+    Ok(Judged::Failure(FailureKind::InvalidReturn))
+}
+
+impl EmitState {
+    fn entry(&self) -> &Entry<Payload> {
+        &self.chain[self.current]
+    }
+
+    /// Seconds left before the current middleware's deadline (negative once it passed).
+    #[allow(clippy::cast_precision_loss)] // nanosecond counts far below 2^52 in practice
+    pub fn remaining(&self) -> f64 {
+        match self.entry().decl.timeout_ns {
+            Some(limit) => (limit as f64 - now_ns().saturating_sub(self.t0) as f64) / 1e9,
+            None => f64::INFINITY,
+        }
+    }
+
+    pub fn timeout(&self) -> Option<f64> {
+        self.entry().decl.timeout_ns.map(nanos_to_seconds)
+    }
+
+    /// Runs middleware from `next` on until the chain ends or one suspends.
+    pub fn run(&mut self, py: Python<'_>) -> PyResult<Stop> {
+        let chain = self.chain.clone();
+        while self.next < chain.len() {
+            self.current = self.next;
+            self.next += 1;
+            let entry = &chain[self.current];
+            self.t0 = now_ns();
+            let called = entry
+                .payload
+                .call
+                .bind(py)
+                .call1((self.event.bind(py), self.env.bind(py)));
+            let awaitable = match called {
+                Ok(awaitable) => awaitable,
+                Err(err) => {
+                    self.raised(py, err)?;
+                    continue;
+                }
+            };
+            let iterator = match step_target(&awaitable) {
+                Ok(Some(iterator)) => iterator,
+                Ok(None) => {
+                    self.failed(py, FailureKind::InvalidReturn, None)?;
+                    continue;
+                }
+                Err(err) => {
+                    self.raised(py, err)?;
+                    continue;
+                }
+            };
+            let mut out: *mut ffi::PyObject = ptr::null_mut();
+            // SAFETY: `iterator` is a live coroutine or iterator; `out` receives a new reference
+            // (or stays null when an exception is set), which we take ownership of below.
+            let status =
+                unsafe { ffi::PyIter_Send(iterator.as_ptr(), ffi::Py_None(), &raw mut out) };
+            match status {
+                ffi::PySendResult::PYGEN_RETURN => {
+                    // SAFETY: on PYGEN_RETURN `out` is a new, non-null reference.
+                    let value = unsafe { Bound::from_owned_ptr(py, out) };
+                    self.answered(py, &value)?;
+                }
+                ffi::PySendResult::PYGEN_NEXT => {
+                    // SAFETY: on PYGEN_NEXT `out` is a new, non-null reference (the yielded value).
+                    let yielded = unsafe { Bound::from_owned_ptr(py, out) };
+                    return Ok(Stop::Wait {
+                        awaitable: iterator.unbind(),
+                        yielded: yielded.unbind(),
+                    });
+                }
+                ffi::PySendResult::PYGEN_ERROR => {
+                    let err = PyErr::fetch(py);
+                    self.raised(py, err)?;
+                }
+            }
+        }
+        Ok(Stop::Done(self.finish(py)?))
+    }
+
+    /// The current middleware answered `value` (maybe after suspending).
+    pub fn answered(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let now = now_ns();
+        if let Some(limit) = self.entry().decl.timeout_ns {
+            if now.saturating_sub(self.t0) > limit {
+                return self.failed(py, FailureKind::Timeout, None); // a late answer (ruling 10)
+            }
+        }
+        match judge(value, self.event_type.bind(py))? {
+            Judged::Failure(kind) => self.failed(py, kind, None),
+            Judged::Answer {
+                answer,
+                keep,
+                modified,
+            } => {
+                let decision = self.decide(answer, now);
+                if decision.accept_modification {
+                    if let Some(event) = modified {
+                        self.event = event;
+                    }
+                }
+                if decision.new_best {
+                    self.best = keep;
+                }
+                if decision.stop {
+                    self.next = self.chain.len();
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The current middleware raised `err`: an `Exception` is a failure, anything else (a
+    /// cancellation, `KeyboardInterrupt`) belongs to the caller and propagates (I12).
+    pub fn raised(&mut self, py: Python<'_>, err: PyErr) -> PyResult<()> {
+        if !err.is_instance_of::<PyException>(py) {
+            return Err(err);
+        }
+        let name = err.get_type(py).name()?;
+        self.failed(py, FailureKind::Exception, Some(name.to_str()?))
+    }
+
+    /// The current middleware failed (I5): trace it, and resolve it by its fail mode.
+    pub fn failed(
+        &mut self,
+        py: Python<'_>,
+        kind: FailureKind,
+        exception: Option<&str>,
+    ) -> PyResult<()> {
+        let error = failure_error_sym(kind, exception);
+        let decision = self.decide(
+            Answer::Failure {
+                failure: kind,
+                error,
+            },
+            now_ns(),
+        );
+        if decision.new_best {
+            self.best = if decision.outcome == OutcomeKind::Block {
+                let reason = closed_reason(&self.entry().decl.name, kind);
+                let code = harnessweaver_core::symbol::resolve_opt(decision.code)
+                    .map(|c| PyString::new(py, c).unbind());
+                Some(
+                    Py::new(
+                        py,
+                        Block {
+                            reason: PyString::new(py, &reason).unbind(),
+                            code,
+                        },
+                    )?
+                    .into_any(),
+                )
+            } else {
+                None
+            };
+        }
+        if decision.stop {
+            self.next = self.chain.len();
+        }
+        Ok(())
+    }
+
+    fn decide(&mut self, answer: Answer, now: u64) -> harnessweaver_core::walk::Decision {
+        let entry = &self.chain[self.current];
+        let decl = &entry.decl;
+        let mut decision = self.walk.answer(
+            self.current,
+            self.hook,
+            entry.name,
+            decl.band,
+            decl.fail_mode,
+            answer,
+        );
+        decision.record.emit = self.emit;
+        decision.record.t_ns = self.t0;
+        decision.record.duration_ns = now.saturating_sub(self.t0);
+        self.trace.get().lock().push(decision.record);
+        decision
+    }
+
+    fn finish(&mut self, py: Python<'_>) -> PyResult<Py<HookResult>> {
+        let combined = self.walk.combined();
+        let mut record = self.walk.hook_record(self.hook);
+        let now = now_ns();
+        record.emit = self.emit;
+        record.t_ns = self.t_emit;
+        record.duration_ns = now.saturating_sub(self.t_emit);
+        self.trace.get().lock().push(record);
+        let plain = combined.outcome == OutcomeKind::Continue && !combined.modified;
+        let outcome = match (&self.best, plain) {
+            (Some(best), false) => best.clone_ref(py),
+            _ => plain_continue(py)?.clone_ref(py).into_any(),
+        };
+        Py::new(
+            py,
+            HookResult {
+                outcome,
+                event: self.event.clone_ref(py),
+            },
+        )
+    }
+
+    pub fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.event)?;
+        visit.call(&self.env)?;
+        visit.call(&self.event_type)?;
+        visit.call(&self.trace)?;
+        if let Some(best) = &self.best {
+            visit.call(best)?;
+        }
+        Ok(())
+    }
+}
+
+/// What to step: a coroutine itself, another awaitable's `__await__()` iterator, or `None`
+/// for a value that is not awaitable at all (an invalid return).
+fn step_target<'py>(awaitable: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    // SAFETY: a type check on a live object.
+    if unsafe { ffi::PyCoro_CheckExact(awaitable.as_ptr()) } != 0 {
+        return Ok(Some(awaitable.clone()));
+    }
+    let py = awaitable.py();
+    if awaitable.hasattr(intern!(py, "__await__"))? {
+        return Ok(Some(awaitable.call_method0(intern!(py, "__await__"))?));
+    }
+    Ok(None)
+}
+
+/// A middleware that suspended: Python awaits `awaitable` (first yield: `yielded`) and hands
+/// back the answer with `resume`, `fail` or `timed_out`.
+#[pyclass(module = "harnessweaver._core", name = "Pending")]
+pub struct Pending {
+    state: EmitState,
+    #[pyo3(get)]
+    awaitable: Option<Py<PyAny>>,
+    #[pyo3(get)]
+    yielded: Option<Py<PyAny>>,
+}
+
+impl Pending {
+    /// Continues a walk: a `HookResult`, or a pending step (a new one, or `slf` reused).
+    pub fn settle(py: Python<'_>, stop: Stop, state: EmitState) -> PyResult<Py<PyAny>> {
+        match stop {
+            Stop::Done(result) => Ok(result.into_any()),
+            Stop::Wait { awaitable, yielded } => {
+                let pending = Pending {
+                    state,
+                    awaitable: Some(awaitable),
+                    yielded: Some(yielded),
+                };
+                Py::new(py, pending)?.into_py_any(py)
+            }
+        }
+    }
+
+    fn advance(mut slf: PyRefMut<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        match slf.state.run(py)? {
+            Stop::Done(result) => {
+                slf.awaitable = None;
+                slf.yielded = None;
+                Ok(result.into_any())
+            }
+            Stop::Wait { awaitable, yielded } => {
+                slf.awaitable = Some(awaitable);
+                slf.yielded = Some(yielded);
+                slf.into_py_any(py)
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl Pending {
+    #[getter]
+    fn timeout(&self) -> Option<f64> {
+        self.state.timeout()
+    }
+
+    /// Seconds left before the suspended middleware's deadline.
+    fn remaining(&self) -> f64 {
+        self.state.remaining()
+    }
+
+    /// It answered `value`.
+    fn resume(mut slf: PyRefMut<'_, Self>, value: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        slf.state.answered(py, value)?;
+        Self::advance(slf)
+    }
+
+    /// It raised `exc`.
+    fn fail(mut slf: PyRefMut<'_, Self>, exc: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let err = PyErr::from_value(exc.clone());
+        slf.state.raised(py, err)?;
+        Self::advance(slf)
+    }
+
+    /// Its deadline passed.
+    fn timed_out(mut slf: PyRefMut<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        slf.state.failed(py, FailureKind::Timeout, None)?;
+        Self::advance(slf)
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Some(a) = &self.awaitable {
+            visit.call(a)?;
+        }
+        if let Some(y) = &self.yielded {
+            visit.call(y)?;
+        }
+        self.state.traverse(&visit)
+    }
+
+    fn __clear__(&mut self) {
+        self.awaitable = None;
+        self.yielded = None;
+        self.state.best = None;
+    }
+}

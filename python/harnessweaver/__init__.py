@@ -1,0 +1,95 @@
+"""harnessweaver: the hook bus that AI-agent harnesses run unchanged.
+
+When a hook point fires (``tool.before``, ``model.after``, ...) the bus runs every middleware
+attached to it in a predictable order (four bands, onion direction), combines their answers
+(most severe wins), enforces each middleware's timeout and fail mode, and records a trace.
+"""
+
+from __future__ import annotations
+
+from ._select import CORE
+from ._select import core as _core_module
+from .bus import HookBus
+from .context import RunContext, Trace
+from .envelope import Clock, Envelope, FixedClock, SystemClock
+from .errors import (
+    DeclarationError,
+    EmitError,
+    HarnessweaverError,
+    RegistrationError,
+    TraceFormatError,
+)
+from .events import (
+    EVENT_TYPES,
+    Event,
+    Message,
+    ModelRequest,
+    ModelRequestEvent,
+    ModelResponse,
+    ModelResponseEvent,
+    StepEndEvent,
+    StepStartEvent,
+    TaskEndEvent,
+    TaskStartEvent,
+    ToolCall,
+    ToolCallEvent,
+    ToolResult,
+    ToolResultEvent,
+    ToolSpec,
+    Usage,
+)
+from .middleware import Middleware, MiddlewareSpec, middleware
+from .outcomes import Block, Continue, Escalate, HookResult, Outcome, Retry, Suspend
+from .plugin import Plugin
+
+Declaration = _core_module.Declaration
+parse_duration = _core_module.parse_duration
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CORE",
+    "EVENT_TYPES",
+    "Block",
+    "Clock",
+    "Continue",
+    "Declaration",
+    "DeclarationError",
+    "EmitError",
+    "Envelope",
+    "Escalate",
+    "Event",
+    "FixedClock",
+    "HarnessweaverError",
+    "HookBus",
+    "HookResult",
+    "Message",
+    "Middleware",
+    "MiddlewareSpec",
+    "ModelRequest",
+    "ModelRequestEvent",
+    "ModelResponse",
+    "ModelResponseEvent",
+    "Outcome",
+    "Plugin",
+    "RegistrationError",
+    "Retry",
+    "RunContext",
+    "StepEndEvent",
+    "StepStartEvent",
+    "Suspend",
+    "SystemClock",
+    "TaskEndEvent",
+    "TaskStartEvent",
+    "ToolCall",
+    "ToolCallEvent",
+    "ToolResult",
+    "ToolResultEvent",
+    "ToolSpec",
+    "Trace",
+    "TraceFormatError",
+    "Usage",
+    "__version__",
+    "middleware",
+    "parse_duration",
+]

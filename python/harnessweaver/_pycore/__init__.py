@@ -1,0 +1,28 @@
+"""The pure-Python reference core. It behaves exactly like the Rust core (``harnessweaver._core``)
+and passes the same corpus; ``HARNESSWEAVER_CORE=python`` selects it."""
+
+from .declaration import MISSING, Declaration, declare, snake_case
+from .duration import parse_duration
+from .outcomes import Block, Continue, Escalate, HookResult, Retry, Suspend
+from .registry import Registry
+from .trace import Trace
+from .walk import Walk as Pending
+
+__all__ = [
+    "MISSING",
+    "Block",
+    "Continue",
+    "Declaration",
+    "Escalate",
+    "HookResult",
+    "Pending",
+    "Registry",
+    "Retry",
+    "Suspend",
+    "Trace",
+    "declare",
+    "parse_duration",
+    "snake_case",
+]
+
+CORE = "python"

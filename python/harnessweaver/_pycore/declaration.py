@@ -1,0 +1,176 @@
+"""Declarations: what ``@hw.middleware`` declares and what ``register`` may override.
+
+Checks run in the fixed order of INTERPRETING.md I4 and the first failing one is raised.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Set
+from typing import Final
+
+from .catalogue import ORDER, hook_error
+from .duration import parse_duration_ns
+from .error import hooks_widened, shown, value_error
+
+__all__ = ["BANDS", "MISSING", "Declaration", "apply_overrides", "declare", "snake_case"]
+
+BANDS: Final = ("baseline", "platform", "app", "task")
+BAND_INDEX: Final = {band: i for i, band in enumerate(BANDS)}
+FAIL_MODES: Final = ("closed", "open")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final = _Missing()
+"""Marks an argument that was not given (``fail_mode`` has no default, ruling 14)."""
+
+
+class Declaration:
+    """A validated declaration: name, hook points, band, fail mode and timeout."""
+
+    __slots__ = ("band", "fail_mode", "hooks", "name", "timeout", "timeout_ns")
+
+    name: str
+    hooks: tuple[str, ...]
+    band: str
+    fail_mode: str
+    timeout: float | None
+    timeout_ns: int | None
+
+    def __init__(
+        self, name: str, hooks: tuple[str, ...], band: str, fail_mode: str, timeout_ns: int | None
+    ) -> None:
+        setter = object.__setattr__
+        setter(self, "name", name)
+        setter(self, "hooks", hooks)
+        setter(self, "band", band)
+        setter(self, "fail_mode", fail_mode)
+        setter(self, "timeout_ns", timeout_ns)
+        setter(self, "timeout", None if timeout_ns is None else timeout_ns / 1e9)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Declaration is immutable; cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Declaration:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.name, self.hooks, self.band, self.fail_mode, self.timeout_ns)
+
+    def __repr__(self) -> str:
+        return (
+            f"Declaration(name={self.name!r}, hooks={self.hooks!r}, band={self.band!r}, "
+            f"fail_mode={self.fail_mode!r}, timeout={self.timeout!r})"
+        )
+
+
+def _check_name(name: object, phase: str) -> str:
+    if not isinstance(name, str) or _NAME.fullmatch(name) is None:
+        raise value_error(phase, "invalid_name", "name", shown(name))
+    return name
+
+
+def _check_hooks(hooks: object, phase: str) -> tuple[str, ...]:
+    if isinstance(hooks, str) or not isinstance(hooks, list | tuple | Set):
+        raise value_error(phase, "invalid_hooks", "hooks", shown(hooks))
+    if not hooks:
+        raise value_error(phase, "invalid_hooks", "hooks", "[]")
+    if not all(isinstance(hook, str) for hook in hooks):
+        raise value_error(phase, "invalid_hooks", "hooks", shown(hooks))
+    for hook in hooks:
+        if hook not in ORDER:
+            raise hook_error(phase, hook)
+    return tuple(sorted(set(hooks), key=ORDER.__getitem__))
+
+
+def _check_band(band: object, phase: str) -> str:
+    if not isinstance(band, str) or band not in BAND_INDEX:
+        raise value_error(phase, "invalid_band", "band", shown(band))
+    return band
+
+
+def _check_fail_mode(fail_mode: object, name: str, phase: str) -> str:
+    if fail_mode is MISSING or fail_mode is None:
+        raise value_error(phase, "missing_fail_mode", "fail_mode", shown(name))
+    if not isinstance(fail_mode, str) or fail_mode not in FAIL_MODES:
+        raise value_error(phase, "invalid_fail_mode", "fail_mode", shown(fail_mode))
+    return fail_mode
+
+
+def _check_r2(decl: Declaration, phase: str) -> Declaration:
+    if decl.band == "baseline" and decl.fail_mode == "open":
+        raise value_error(phase, "baseline_fail_open", "middleware", shown(decl.name))
+    return decl
+
+
+def declare(
+    name: object,
+    hooks: object,
+    *,
+    band: object = "app",
+    fail_mode: object = MISSING,
+    timeout: object = None,
+) -> Declaration:
+    """Validate a declaration in the order of I4; raise ``DeclarationError`` on the first fault."""
+    phase = "declare"
+    checked_name = _check_name(name, phase)
+    checked_hooks = _check_hooks(hooks, phase)
+    checked_band = _check_band("app" if band is None else band, phase)
+    mode = _check_fail_mode(fail_mode, checked_name, phase)
+    timeout_ns = None if timeout is None else parse_duration_ns(timeout, phase)
+    decl = Declaration(checked_name, checked_hooks, checked_band, mode, timeout_ns)
+    return _check_r2(decl, phase)
+
+
+def _narrow(decl: Declaration, hooks: object, phase: str) -> tuple[str, ...]:
+    narrowed = _check_hooks(hooks, phase)
+    for hook in narrowed:
+        if hook not in decl.hooks:
+            raise hooks_widened(phase, hook, decl.name, decl.hooks)
+    return narrowed
+
+
+def apply_overrides(
+    decl: Declaration,
+    *,
+    name: object = None,
+    hooks: object = None,
+    band: object = None,
+    fail_mode: object = None,
+    timeout: object = None,
+) -> Declaration:
+    """The declaration as registered (I10); ``None`` keeps the declared value."""
+    phase = "register"
+    new_name = decl.name if name is None else _check_name(name, phase)
+    new_hooks = decl.hooks if hooks is None else _narrow(decl, hooks, phase)
+    new_band = decl.band if band is None else _check_band(band, phase)
+    mode = decl.fail_mode if fail_mode is None else _check_fail_mode(fail_mode, new_name, phase)
+    timeout_ns = decl.timeout_ns if timeout is None else parse_duration_ns(timeout, phase)
+    result = Declaration(new_name, new_hooks, new_band, mode, timeout_ns)
+    return _check_r2(result, phase)
+
+
+_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def snake_case(class_name: str) -> str:
+    """A class's default middleware name (I1): ``RefundCap`` → ``refund_cap``,
+    ``HTTPGuard`` → ``http_guard`` (the same rule as the Rust core's ``snake_case``)."""
+    return _BOUNDARY.sub("_", class_name).lower()
+
+
+# Public under the package's name, like the Rust core's classes (repr, pickling, docs).
+for _cls in (Declaration,):
+    _cls.__module__ = "harnessweaver"

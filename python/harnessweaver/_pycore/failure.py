@@ -1,0 +1,43 @@
+"""Failures: their kinds and names (I5), and what the fail mode makes of them (rulings 11-12)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "EXCEPTION",
+    "INVALID_RETURN",
+    "TIMEOUT",
+    "WRONG_EVENT_TYPE",
+    "closed_code",
+    "closed_reason",
+    "error_name",
+]
+
+EXCEPTION: Final = "exception"
+TIMEOUT: Final = "timeout"
+INVALID_RETURN: Final = "invalid_return"
+WRONG_EVENT_TYPE: Final = "wrong_event_type"
+
+_FIXED_NAMES: Final = {
+    TIMEOUT: "MiddlewareTimeout",
+    INVALID_RETURN: "InvalidReturn",
+    WRONG_EVENT_TYPE: "WrongEventType",
+}
+
+
+def error_name(kind: str, exc: BaseException | None = None) -> str:
+    """The ``error`` of a failure record: the exception's type name, never its message (R9)."""
+    if kind == EXCEPTION and exc is not None:
+        return type(exc).__name__
+    return _FIXED_NAMES[kind]
+
+
+def closed_code(kind: str) -> str:
+    """A closed failure blocks with this code (ruling 11)."""
+    return "middleware_timeout" if kind == TIMEOUT else "middleware_error"
+
+
+def closed_reason(name: str, kind: str) -> str:
+    """The reason of a closed failure's Block (I6); it never holds an exception message."""
+    return f"middleware {name} failed: {kind}"

@@ -1,0 +1,208 @@
+"""Outcomes and the hook result, in pure Python (the Rust core has the same in ``outcome.rs``).
+
+Outcomes sit on the hot path, so they are small slotted, immutable classes rather than
+pydantic models (``shared/research/perf-baseline.md``: a pydantic outcome costs ~5x more).
+They are final: the core classifies answers by exact type.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, NoReturn
+
+from .duration import parse_duration_ns
+
+__all__ = ["Block", "Continue", "Escalate", "HookResult", "Retry", "Suspend"]
+
+_set = object.__setattr__
+
+
+def _text(owner: str, field: str, value: object, optional: bool) -> str | None:
+    if isinstance(value, str) or (optional and value is None):
+        return value
+    wanted = "a str or None" if optional else "a str"
+    raise TypeError(f"{owner}.{field} must be {wanted}, got {value!r}")
+
+
+class _Outcome:
+    __slots__ = ()
+    kind: ClassVar[str]
+    _fields: ClassVar[tuple[str, ...]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if _Outcome not in cls.__bases__:
+            raise TypeError(f"{cls.__bases__[0].__name__} is final; outcomes cannot be subclassed")
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is immutable; cannot delete {name!r}")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, f) for f in self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, *self._values()))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
+        return f"{type(self).__name__}({args})"
+
+    def __reduce__(self) -> tuple[type[_Outcome], tuple[object, ...]]:
+        return (type(self), self._values())
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form of INTERPRETING.md §6.2."""
+        return {"kind": self.kind, **{f: getattr(self, f) for f in self._fields}}
+
+
+class Continue(_Outcome):
+    """Let the event through, optionally replaced by ``modified`` for everything after."""
+
+    __slots__ = ("modified",)
+    __match_args__ = ("modified",)
+    kind = "continue"
+    _fields = ("modified",)
+    modified: Any
+
+    def __init__(self, modified: Any = None) -> None:
+        _set(self, "modified", modified)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": "continue", "modified": self.modified is not None}
+
+
+class Block(_Outcome):
+    """Stop: nothing after this middleware runs, and the operation does not happen."""
+
+    __slots__ = ("code", "reason")
+    __match_args__ = ("reason", "code")
+    kind = "block"
+    _fields = ("reason", "code")
+    reason: str
+    code: str | None
+
+    def __init__(self, reason: str, code: str | None = None) -> None:
+        _set(self, "reason", _text("Block", "reason", reason, False))
+        _set(self, "code", _text("Block", "code", code, True))
+
+
+class Suspend(_Outcome):
+    """Pause until someone (``approver_role``) approves."""
+
+    __slots__ = ("approver_role", "code", "reason")
+    __match_args__ = ("reason", "approver_role", "code")
+    kind = "suspend"
+    _fields = ("reason", "approver_role", "code")
+    reason: str
+    approver_role: str | None
+    code: str | None
+
+    def __init__(self, reason: str, approver_role: str | None = None, code: str | None = None):
+        _set(self, "reason", _text("Suspend", "reason", reason, False))
+        _set(self, "approver_role", _text("Suspend", "approver_role", approver_role, True))
+        _set(self, "code", _text("Suspend", "code", code, True))
+
+
+class Escalate(_Outcome):
+    """Hand the decision to someone else (``to``)."""
+
+    __slots__ = ("code", "reason", "to")
+    __match_args__ = ("reason", "to", "code")
+    kind = "escalate"
+    _fields = ("reason", "to", "code")
+    reason: str
+    to: str | None
+    code: str | None
+
+    def __init__(self, reason: str, to: str | None = None, code: str | None = None) -> None:
+        _set(self, "reason", _text("Escalate", "reason", reason, False))
+        _set(self, "to", _text("Escalate", "to", to, True))
+        _set(self, "code", _text("Escalate", "code", code, True))
+
+
+def _delay(value: object) -> float | None:
+    if value is None:
+        return None
+    try:
+        return parse_duration_ns(value) / 1e9
+    except ValueError:
+        raise ValueError(
+            "Retry.delay must be a positive number of seconds or a duration such as 250ms, "
+            f"got {value!r} (ruling 15)"
+        ) from None
+
+
+def _max_attempts(value: object) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        return value
+    raise ValueError(f"Retry.max_attempts must be a whole number of at least 1, got {value!r}")
+
+
+class Retry(_Outcome):
+    """Do the operation again, after ``delay`` seconds, at most ``max_attempts`` times."""
+
+    __slots__ = ("code", "delay", "max_attempts", "reason")
+    __match_args__ = ("reason", "delay", "max_attempts", "code")
+    kind = "retry"
+    _fields = ("reason", "delay", "max_attempts", "code")
+    reason: str
+    delay: float | None
+    max_attempts: int | None
+    code: str | None
+
+    def __init__(
+        self,
+        reason: str,
+        delay: float | str | None = None,
+        max_attempts: int | None = None,
+        code: str | None = None,
+    ) -> None:
+        _set(self, "reason", _text("Retry", "reason", reason, False))
+        _set(self, "delay", _delay(delay))
+        _set(self, "max_attempts", _max_attempts(max_attempts))
+        _set(self, "code", _text("Retry", "code", code, True))
+
+
+class HookResult:
+    """What ``emit`` returns: the combined ``outcome`` and the ``event`` as the chain left it."""
+
+    __slots__ = ("event", "outcome")
+    __match_args__ = ("outcome", "event")
+    outcome: Continue | Block | Suspend | Escalate | Retry
+    event: Any
+
+    def __init__(self, outcome: Continue | Block | Suspend | Escalate | Retry, event: Any) -> None:
+        _set(self, "outcome", outcome)
+        _set(self, "event", event)
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"HookResult is immutable; cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not HookResult:
+            return NotImplemented
+        return self.outcome == other.outcome and self.event == other.event
+
+    __hash__ = None  # type: ignore[assignment]  # events hold dicts
+
+    def __repr__(self) -> str:
+        return f"HookResult(outcome={self.outcome!r}, event={self.event!r})"
+
+
+# Public under the package's name, like the Rust core's classes (repr, pickling, docs).
+for _cls in (
+    Continue,
+    Block,
+    Suspend,
+    Escalate,
+    Retry,
+    HookResult,
+):
+    _cls.__module__ = "harnessweaver"

@@ -1,0 +1,134 @@
+"""The registry: middleware by name, and one planned chain per hook point.
+
+Chains are planned when something is registered (sorted by band, then registration order;
+reversed for outbound hook points: rules 1-2) so an emit only walks a prepared tuple. A new
+tuple replaces the old one, so an emit in flight keeps the chain it started with (ruling 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import error_for
+from .catalogue import HOOKS, OUTBOUND, hook_error
+from .declaration import BAND_INDEX, Declaration, apply_overrides
+from .error import shown, value_error
+from .outcomes import HookResult
+from .walk import Walk
+
+__all__ = ["Registry"]
+
+
+class _Entry:
+    __slots__ = (
+        "band",
+        "call",
+        "closed",
+        "decl",
+        "fail_mode",
+        "name",
+        "order",
+        "timeout",
+        "timeout_ns",
+    )
+
+    def __init__(self, decl: Declaration, call: Callable[..., Any], order: int) -> None:
+        self.decl = decl
+        self.name = decl.name
+        self.band = decl.band
+        self.fail_mode = decl.fail_mode
+        self.closed = decl.fail_mode == "closed"
+        self.timeout = decl.timeout
+        self.timeout_ns = decl.timeout_ns
+        self.call = call
+        self.order = order
+
+
+class Registry:
+    """What a bus has registered, compiled into chains."""
+
+    __slots__ = ("_entries", "_event_types", "_next_order", "_plans", "_timed")
+
+    def __init__(self, event_types: Mapping[str, type]) -> None:
+        missing = [name for name, _ in HOOKS if name not in event_types]
+        if missing:
+            raise ValueError(f"event_types lacks the hook points {missing}")
+        self._event_types = dict(event_types)
+        self._entries: dict[str, _Entry] = {}
+        self._next_order = 0
+        self._plans: dict[str, tuple[_Entry, ...]] = {name: () for name, _ in HOOKS}
+        self._timed: dict[str, bool] = {name: False for name, _ in HOOKS}
+
+    def register(
+        self,
+        decl: Declaration,
+        call: Callable[..., Any],
+        *,
+        name: object = None,
+        band: object = None,
+        hooks: object = None,
+        fail_mode: object = None,
+        timeout: object = None,
+    ) -> Declaration:
+        """Register ``call`` under ``decl`` with the overrides of I10; return what took effect."""
+        if not isinstance(decl, Declaration):
+            raise TypeError(f"register() needs a Declaration, got {decl!r}")
+        if not callable(call):
+            raise TypeError(f"register() needs a callable middleware, got {call!r}")
+        final = apply_overrides(
+            decl, name=name, band=band, hooks=hooks, fail_mode=fail_mode, timeout=timeout
+        )
+        if final.name in self._entries:
+            raise value_error("register", "duplicate_name", "name", shown(final.name))
+        self._entries[final.name] = _Entry(final, call, self._next_order)
+        self._next_order += 1
+        self._replan(final.hooks)
+        return final
+
+    def unregister(self, name: str) -> Declaration:
+        """Remove the middleware called ``name``; emits in flight keep their chains (I11)."""
+        entry = self._entries.pop(name, None) if isinstance(name, str) else None
+        if entry is None:
+            raise value_error("register", "unknown_middleware", "name", shown(name))
+        self._replan(entry.decl.hooks)
+        return entry.decl
+
+    def _replan(self, hooks: tuple[str, ...]) -> None:
+        for hook, direction in HOOKS:
+            if hook in hooks:
+                chain = sorted(
+                    (e for e in self._entries.values() if hook in e.decl.hooks),
+                    key=lambda e: (BAND_INDEX[e.band], e.order),
+                )
+                if direction == OUTBOUND:
+                    chain.reverse()
+                self._plans[hook] = tuple(chain)
+                self._timed[hook] = any(e.timeout_ns is not None for e in chain)
+
+    def _plan(self, hook: object, phase: str) -> tuple[_Entry, ...]:
+        plan = self._plans.get(hook) if isinstance(hook, str) else None
+        if plan is None:
+            raise hook_error(phase, hook)
+        return plan
+
+    def chain(self, hook: str) -> tuple[Declaration, ...]:
+        """The declarations of ``hook``'s chain in run order (direction applied)."""
+        return tuple(entry.decl for entry in self._plan(hook, "emit"))
+
+    def has_timeouts(self, hook: str) -> bool:
+        self._plan(hook, "emit")
+        return self._timed[hook]
+
+    def emit(self, hook: str, event: Any, env: Any, trace: Any) -> HookResult | Walk:
+        """Run ``hook``'s chain as far as it goes without waiting (see ``walk.py``)."""
+        plan = self._plan(hook, "emit")
+        etype = self._event_types[hook]
+        if not isinstance(event, etype):
+            raise error_for(
+                "emit",
+                "event_type_mismatch",
+                "I7",
+                f"hook point '{hook}' takes a {etype.__name__}, got {type(event).__name__} (I7)",
+            )
+        return Walk(hook, plan, event, env, trace, etype).run()

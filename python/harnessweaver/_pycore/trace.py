@@ -1,0 +1,215 @@
+"""The trace: one record per middleware that ran, then one hook record (rulings 19-20, I8).
+
+Records are kept as tuples and become dicts or JSON Lines only when read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import IO, Any, Final
+
+from ..errors import error_for
+
+__all__ = ["FIELDS", "Trace"]
+
+FIELDS: Final = (
+    "emit",
+    "hook",
+    "kind",
+    "middleware",
+    "band",
+    "outcome",
+    "modified",
+    "code",
+    "failure",
+    "error",
+    "fail_mode",
+    "t_ns",
+    "duration_ns",
+)
+_OPTIONAL: Final = frozenset({"middleware", "band", "code", "failure", "error", "fail_mode"})
+_REQUIRED_BY_KIND: Final = {
+    "outcome": frozenset({"middleware", "band"}),
+    "failure": frozenset({"middleware", "band", "failure", "error", "fail_mode"}),
+    "hook": frozenset(),
+}
+_VALUES: Final = {
+    "kind": frozenset(_REQUIRED_BY_KIND),
+    "outcome": frozenset({"continue", "retry", "escalate", "suspend", "block"}),
+    "band": frozenset({"baseline", "platform", "app", "task"}),
+    "failure": frozenset({"exception", "timeout", "invalid_return", "wrong_event_type"}),
+    "fail_mode": frozenset({"closed", "open"}),
+}
+
+Record = tuple[Any, ...]
+
+
+def _as_dict(record: Record) -> dict[str, Any]:
+    return {
+        key: value
+        for key, value in zip(FIELDS, record, strict=True)
+        if value is not None or key not in _OPTIONAL
+    }
+
+
+class Trace:
+    """Every record of the emits made with one run context. Nothing recorded is dropped."""
+
+    __slots__ = ("_emits", "_records")
+
+    def __init__(self) -> None:
+        self._records: list[Record] = []
+        self._emits = 0
+
+    def _begin_emit(self) -> int:
+        self._emits += 1
+        return self._emits
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return map(_as_dict, self._records)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return _as_dict(self._records[index])
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every record as a plain dict with the fields of ruling 20 / I8."""
+        return [_as_dict(r) for r in self._records]
+
+    def to_jsonl(self) -> str:
+        """The records as JSON Lines, one compact object per line."""
+        return "".join(_line(r) for r in self._records)
+
+    def write_jsonl(self, file: str | os.PathLike[str] | IO[str]) -> None:
+        """Write the records as JSON Lines to a path or an open text file."""
+        if isinstance(file, str | os.PathLike):
+            with open(file, "w", encoding="utf-8") as handle:
+                handle.writelines(map(_line, self._records))
+        else:
+            file.writelines(map(_line, self._records))
+
+    @classmethod
+    def from_jsonl(cls, text: str) -> Trace:
+        """Read records written by ``to_jsonl``/``write_jsonl`` (any implementation's)."""
+        trace = cls()
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                trace._records.append(_parse(line, number))
+        trace._emits = max((r[0] for r in trace._records), default=0)
+        return trace
+
+    @classmethod
+    def read_jsonl(cls, file: str | os.PathLike[str] | IO[str]) -> Trace:
+        """Read a JSON Lines trace from a path or an open text file."""
+        if isinstance(file, str | os.PathLike):
+            with open(file, encoding="utf-8") as handle:
+                return cls.from_jsonl(handle.read())
+        return cls.from_jsonl(file.read())
+
+    def __repr__(self) -> str:
+        return f"<Trace of {len(self._records)} records, {self._emits} emits>"
+
+
+def _line(record: Record) -> str:
+    return json.dumps(_as_dict(record), separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def _bad(number: int, problem: str) -> Exception:
+    return error_for("trace", "invalid_trace", "I8", f"invalid trace line {number}: {problem} (I8)")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ValueError(f"duplicate field {key!r}")
+        data[key] = value
+    return data
+
+
+def _parse(line: str, number: int) -> Record:
+    """One line, checked as strictly as the Rust core's reader (``trace/read.rs``)."""
+    try:
+        data = json.loads(line, object_pairs_hook=_no_duplicates)
+    except ValueError as exc:
+        raise _bad(number, str(exc)) from None
+    if not isinstance(data, dict):
+        raise _bad(number, "not a JSON object")
+    try:
+        return _record({k: v for k, v in data.items() if v is not None})
+    except ValueError as exc:
+        raise _bad(number, str(exc)) from None
+
+
+def _quoted(code: str | None) -> str:
+    return "none" if code is None else f"'{code}'"
+
+
+def _whole(data: dict[str, Any], key: str, default: int | None, limit: int) -> int:
+    value = data.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= limit:
+        raise ValueError(f"invalid {key} {value!r}")
+    return value
+
+
+def _text(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"invalid {key} {value!r}")
+    return value
+
+
+def _record(data: dict[str, Any]) -> Record:
+    from .catalogue import ORDER
+    from .failure import closed_code
+
+    unknown = sorted(set(data) - set(FIELDS))
+    if unknown:
+        raise ValueError(f"unknown field {unknown[0]!r}")
+    for key in ("emit", "hook", "kind", "outcome", "modified"):
+        if key not in data:
+            raise ValueError(f"missing field {key!r}")
+    emit = _whole(data, "emit", None, 2**32 - 1)
+    if emit == 0:
+        raise ValueError("emit is an ordinal from 1, not 0")
+    texts = {key: _text(data, key) for key in ("hook", "kind", "outcome", *_OPTIONAL)}
+    if texts["hook"] not in ORDER:
+        raise ValueError(f"unknown hook '{texts['hook']}'")
+    for key, allowed in _VALUES.items():
+        if texts[key] is not None and texts[key] not in allowed:
+            raise ValueError(f"unknown {key} '{texts[key]}'")
+    modified = data["modified"]
+    if not isinstance(modified, bool):
+        raise ValueError(f"invalid modified {modified!r}")
+    outcome, kind = texts["outcome"], texts["kind"]
+    if modified and outcome != "continue":
+        raise ValueError(f"modified is true only for a continue, not for '{outcome}'")
+    if texts["code"] is not None and outcome == "continue":
+        raise ValueError("a continue has no code")
+    wanted = _REQUIRED_BY_KIND[str(kind)]
+    for key in _OPTIONAL - {"code"}:
+        if key in wanted and texts[key] is None:
+            raise ValueError(f"a {kind} record needs {key}")
+        if key not in wanted and texts[key] is not None:
+            raise ValueError(f"a {kind} record has no {key}")
+    if kind == "failure":
+        closed = texts["fail_mode"] == "closed"
+        expected = ("block", closed_code(str(texts["failure"]))) if closed else ("continue", None)
+        if (outcome, texts["code"]) != expected:
+            raise ValueError(
+                f"a {texts['failure']} failure of a fail_mode {texts['fail_mode']} middleware is "
+                f"recorded as {expected[0]} with code {_quoted(expected[1])}"
+            )
+    t_ns = _whole(data, "t_ns", 0, 2**64 - 1)
+    duration_ns = _whole(data, "duration_ns", 0, 2**64 - 1)
+    values = {**texts, "emit": emit, "modified": modified, "t_ns": t_ns, "duration_ns": duration_ns}
+    return tuple(values[key] for key in FIELDS)
+
+
+# Public under the package's name, like the Rust core's classes (repr, pickling, docs).
+for _cls in (Trace,):
+    _cls.__module__ = "harnessweaver"

@@ -1,0 +1,240 @@
+"""The chain walk: call each middleware, judge its answer, trace it, fold it into the result.
+
+A ``Walk`` runs synchronously until a middleware has to be awaited; then it is itself the
+pending step (``_slowpath.Step``) the bus awaits before handing the answer back. Untimed
+middleware are handed over unstarted and simply awaited: a plain ``await`` is the cheapest
+way to run a coroutine from Python (``perf-baseline.md`` finding 4). Timed middleware are
+stepped once by hand so that a deadline is armed only for those that really suspend.
+"""
+
+from __future__ import annotations
+
+from time import monotonic_ns
+from types import CoroutineType
+from typing import Any
+
+from .._slowpath import NOT_STARTED
+from .failure import (
+    EXCEPTION,
+    INVALID_RETURN,
+    TIMEOUT,
+    WRONG_EVENT_TYPE,
+    closed_code,
+    closed_reason,
+    error_name,
+)
+from .outcomes import Block, Continue, Escalate, HookResult, Retry, Suspend
+
+__all__ = ["Walk"]
+
+_CONTINUE = Continue()
+_SEVERITY: dict[type, int] = {Retry: 2, Escalate: 3, Suspend: 4, Block: 5}
+_KINDS = {0: "continue", 1: "continue", 2: "retry", 3: "escalate", 4: "suspend", 5: "block"}
+
+
+class Walk:
+    """One emit in progress (and, while it waits on a middleware, the pending step)."""
+
+    __slots__ = (
+        "_best",
+        "_best_sev",
+        "_emit",
+        "_entry",
+        "_env",
+        "_etype",
+        "_event",
+        "_hook",
+        "_index",
+        "_plan",
+        "_record",
+        "_t0",
+        "_t_emit",
+        "awaitable",
+        "timeout",
+        "yielded",
+    )
+
+    def __init__(
+        self, hook: str, plan: tuple[Any, ...], event: Any, env: Any, trace: Any, etype: type
+    ):
+        self._hook = hook
+        self._plan = plan
+        self._event = event
+        self._env = env
+        self._etype = etype
+        self._record = trace._records.append
+        self._emit = trace._begin_emit()
+        self._index = 0
+        self._best: Any = _CONTINUE
+        self._best_sev = -1
+        self._t_emit = monotonic_ns()
+        self.awaitable: Any = None
+        self.yielded: Any = None
+        self.timeout: float | None = None
+
+    # -- the pending-step protocol -------------------------------------------------------
+    def remaining(self) -> float:
+        deadline: int = self._t0 + self._entry.timeout_ns
+        return (deadline - monotonic_ns()) / 1e9
+
+    def resume(self, value: Any) -> HookResult | Walk:
+        self._answer(value)
+        return self.run()
+
+    def fail(self, exc: BaseException) -> HookResult | Walk:
+        self._fail(EXCEPTION, exc)
+        return self.run()
+
+    def timed_out(self) -> HookResult | Walk:
+        self._fail(TIMEOUT, None)
+        return self.run()
+
+    # -- the walk ------------------------------------------------------------------------
+    def run(self) -> HookResult | Walk:
+        """Go on from the current position until the chain ends or something must wait."""
+        plan = self._plan
+        while self._index < len(plan):
+            entry = plan[self._index]
+            self._index += 1
+            self._entry = entry
+            self._t0 = monotonic_ns()
+            try:
+                awaitable = entry.call(self._event, self._env)
+            except Exception as exc:
+                self._fail(EXCEPTION, exc)
+                continue
+            if entry.timeout_ns is None:
+                if type(awaitable) is CoroutineType or hasattr(awaitable, "__await__"):
+                    return self._wait(awaitable, NOT_STARTED)
+                self._fail(INVALID_RETURN, None)
+                continue
+            if type(awaitable) is not CoroutineType:
+                if not hasattr(awaitable, "__await__"):
+                    self._fail(INVALID_RETURN, None)
+                    continue
+                awaitable = awaitable.__await__()
+            try:
+                yielded = awaitable.send(None)
+            except StopIteration as stop:
+                self._answer(stop.value)
+            except Exception as exc:
+                self._fail(EXCEPTION, exc)
+            else:
+                return self._wait(awaitable, yielded)
+        return self._finish()
+
+    def _wait(self, awaitable: Any, yielded: Any) -> Walk:
+        self.awaitable = awaitable
+        self.yielded = yielded
+        self.timeout = self._entry.timeout
+        return self
+
+    def _answer(self, value: Any) -> None:
+        entry = self._entry
+        now = monotonic_ns()
+        if entry.timeout_ns is not None and now - self._t0 > entry.timeout_ns:
+            self._fail(TIMEOUT, None)  # a late answer is a timeout (ruling 10)
+            return
+        if value is None:
+            self._trace(entry, "continue", False, None, now)
+            if self._best_sev < 0:
+                self._best_sev = 0
+            return
+        kind = type(value)
+        if kind is Continue:
+            modified = value.modified
+            if modified is None:
+                sev = 0
+            elif isinstance(modified, self._etype):
+                sev = 1
+                self._event = modified
+            else:
+                self._fail(WRONG_EVENT_TYPE, None)
+                return
+            self._trace(entry, "continue", sev == 1, None, now)
+        else:
+            sev = _SEVERITY.get(kind, -1)
+            if sev < 0:
+                self._fail(INVALID_RETURN, None)
+                return
+            self._trace(entry, kind.kind, False, value.code, now)
+            if sev == 5:
+                self._index = len(self._plan)  # nothing outranks Block (ruling 6)
+        if sev > self._best_sev:
+            self._best_sev = sev
+            self._best = value
+
+    def _fail(self, failure: str, exc: BaseException | None) -> None:
+        entry = self._entry
+        now = monotonic_ns()
+        if entry.closed:
+            code = closed_code(failure)
+            outcome: Any = Block(closed_reason(entry.name, failure), code)
+            sev, kind = 5, "block"
+            self._index = len(self._plan)  # a closed failure stops the chain (ruling 11)
+        else:
+            code, outcome, sev, kind = None, _CONTINUE, 0, "continue"
+        self._record(
+            (
+                self._emit,
+                self._hook,
+                "failure",
+                entry.name,
+                entry.band,
+                kind,
+                False,
+                code,
+                failure,
+                error_name(failure, exc),
+                entry.fail_mode,
+                self._t0,
+                now - self._t0,
+            )
+        )
+        if sev > self._best_sev:
+            self._best_sev = sev
+            self._best = outcome
+
+    def _trace(self, entry: Any, kind: str, modified: bool, code: str | None, now: int) -> None:
+        self._record(
+            (
+                self._emit,
+                self._hook,
+                "outcome",
+                entry.name,
+                entry.band,
+                kind,
+                modified,
+                code,
+                None,
+                None,
+                None,
+                self._t0,
+                now - self._t0,
+            )
+        )
+
+    def _finish(self) -> HookResult:
+        best = self._best
+        sev = self._best_sev
+        code = None if sev < 2 else best.code
+        now = monotonic_ns()
+        self._record(
+            (
+                self._emit,
+                self._hook,
+                "hook",
+                None,
+                None,
+                _KINDS.get(sev, "continue"),
+                sev == 1,
+                code,
+                None,
+                None,
+                None,
+                self._t_emit,
+                now - self._t_emit,
+            )
+        )
+        self.awaitable = self.yielded = None
+        return HookResult(best if sev > 0 else _CONTINUE, self._event)

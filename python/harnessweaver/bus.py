@@ -1,0 +1,109 @@
+"""``hw.HookBus``: register middleware, see the chains, emit events."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ._select import core
+from ._slowpath import finish, run_structured
+from .events import EVENT_TYPES
+from .middleware import build, spec_of
+
+if TYPE_CHECKING:
+    from ._pycore.declaration import Declaration
+    from .context import RunContext
+    from .outcomes import HookResult
+    from .plugin import Plugin
+else:
+    HookResult = core.HookResult
+
+__all__ = ["HookBus"]
+
+_get_running_loop = asyncio._get_running_loop
+
+
+class HookBus:
+    """The hook bus: every middleware of a hook point, in a predictable order.
+
+    Run order is band (baseline, platform, app, task), then registration order; outbound
+    hook points run it in reverse (rules 1-2). The most severe answer wins (rule 3); each
+    middleware's timeout and fail mode are enforced (rule 4); every answer is traced.
+    """
+
+    __slots__ = ("_registry",)
+
+    def __init__(self) -> None:
+        self._registry = core.Registry(EVENT_TYPES)
+
+    def register(
+        self,
+        middleware: Any,
+        *,
+        band: str | None = None,
+        hooks: list[str] | tuple[str, ...] | None = None,
+        fail_mode: str | None = None,
+        timeout: float | str | None = None,
+        name: str | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> Declaration:
+        """Register a declared middleware (function, class or instance of a class).
+
+        ``band``, ``fail_mode``, ``timeout`` and ``name`` override the declaration, ``hooks``
+        may narrow it (ruling 18); ``settings`` build a class that has a ``config``. Returns
+        the declaration as registered.
+        """
+        spec, call = build(middleware, settings)
+        return self._registry.register(
+            spec.declaration,
+            call,
+            name=name,
+            band=band,
+            hooks=hooks,
+            fail_mode=fail_mode,
+            timeout=timeout,
+        )
+
+    def register_plugin(
+        self,
+        plugin: Plugin,
+        *,
+        band: str | None = None,
+        settings: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> tuple[Declaration, ...]:
+        """Register all of a plugin's middleware as ``namespace.name``.
+
+        ``settings`` maps a middleware's name to its settings; a class with a ``config`` and no
+        settings here is built from its ``sample``.
+        """
+        done = []
+        for full in plugin.names():
+            item = plugin.get(full)
+            short = full.removeprefix(f"{plugin.namespace}.")
+            given = (settings or {}).get(short)
+            spec = spec_of(item)
+            if given is None and isinstance(item, type) and spec is not None:
+                given = spec.sample
+            done.append(self.register(item, band=band, name=full, settings=given))
+        return tuple(done)
+
+    def unregister(self, name: str) -> Declaration:
+        """Remove a middleware; an emit in flight keeps the chain it started with (I11)."""
+        return self._registry.unregister(name)
+
+    def chain(self, hook: str) -> tuple[Declaration, ...]:
+        """The resolved run order of ``hook``: band, registration order, direction applied."""
+        return self._registry.chain(hook)
+
+    async def emit(self, hook: str, event: Any, ctx: RunContext) -> HookResult:
+        """Run ``hook``'s chain on ``event``; return the combined outcome and the final event."""
+        registry = self._registry
+        if _get_running_loop() is None and registry.has_timeouts(hook):
+            return await run_structured(
+                lambda: registry.emit(hook, event, ctx.envelope, ctx.trace), HookResult
+            )
+        result = registry.emit(hook, event, ctx.envelope, ctx.trace)
+        if type(result) is not HookResult:
+            result = await finish(result, HookResult)
+        return result

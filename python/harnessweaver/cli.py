@@ -1,0 +1,173 @@
+"""The ``harnessweaver`` command line.
+
+Each subcommand is a ``(configure, run)`` pair registered in :data:`SUBCOMMANDS`; a new one
+(``hooks``, say) adds its own pair. This module imports only the conformance driver, never
+the bus: the driver judges implementations without loading one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from harnessweaver.conformance.cases import CaseLoadError, CorpusNotFound, load_cases, select
+from harnessweaver.conformance.driver import (
+    IMPL_NAME_HELP,
+    Implementation,
+    ImplementationError,
+    RunConfig,
+    builtin_implementations,
+    resolve_implementations,
+    run_conformance,
+)
+from harnessweaver.conformance.expectations import CaseResult, ExpectationsError
+from harnessweaver.conformance.report import make_console, print_report, write_results
+
+__all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_OK", "SUBCOMMANDS", "build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_ERROR = 2
+
+Runner = Callable[[argparse.Namespace], int]
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds: {text!r}")
+    return value
+
+
+def _configure_conformance(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cases",
+        type=Path,
+        metavar="DIR",
+        help="a directory of case files, searched recursively (default: the corpus's cases/; "
+        "with --cases the corpus's known-failure lists are not applied)",
+    )
+    parser.add_argument(
+        "--impl",
+        action="append",
+        default=[],
+        metavar="NAME[=COMMAND]",
+        help="an implementation to run: a built-in name (see --list-impls) or NAME=COMMAND "
+        f"for any testee (COMMAND is split like a shell would; NAME uses {IMPL_NAME_HELP}); "
+        "repeatable (default: python-rust, python-pure, and ts when built)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results"),
+        metavar="DIR",
+        help="where to write <impl>.jsonl results (default: ./results)",
+    )
+    parser.add_argument(
+        "--expectations",
+        type=Path,
+        metavar="DIR",
+        help="a directory of <impl>.json known-failure lists (default: the corpus's "
+        "expectations/, unless --cases is given)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="per-case time limit before the runner is killed and restarted (default: 60)",
+    )
+    parser.add_argument(
+        "--require-identical",
+        action="store_true",
+        help="fail when a case passed everywhere but its observations differ byte for byte",
+    )
+    parser.add_argument(
+        "--list-impls",
+        action="store_true",
+        help="print the built-in implementations and their commands, then exit",
+    )
+
+
+def _list_impls(out: TextIO) -> int:
+    for impl in builtin_implementations().values():
+        command = " ".join(impl.command)
+        note = "" if impl.name != "ts" or Path(impl.command[-1]).is_file() else "  (not built)"
+        print(f"{impl.name}: {command}{note}", file=out)
+    return EXIT_OK
+
+
+def _progress(impl: Implementation, result: CaseResult) -> None:
+    print(f"  {impl.name} {result.id}: {result.status}", file=sys.stderr, flush=True)
+
+
+def _run_conformance(args: argparse.Namespace) -> int:
+    if args.list_impls:
+        return _list_impls(sys.stdout)
+    try:
+        implementations = resolve_implementations(args.impl)
+        selection = select(args.cases, args.expectations)
+        cases = load_cases(selection.cases_dir)
+    except (ImplementationError, CorpusNotFound, CaseLoadError) as exc:
+        print(f"harnessweaver conformance: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    config = RunConfig(
+        cases=tuple(cases),
+        implementations=tuple(implementations),
+        expectations_dir=selection.expectations_dir,
+        corpus_version=selection.corpus_version,
+        corpus=selection.corpus,
+        timeout=args.timeout,
+        require_identical=args.require_identical,
+    )
+    names = ", ".join(impl.name for impl in implementations)
+    print(f"running {len(cases)} case(s) on {names}", file=sys.stderr, flush=True)
+    try:
+        outcome = run_conformance(config, _progress if sys.stderr.isatty() else None)
+    except ExpectationsError as exc:
+        print(f"harnessweaver conformance: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    written = write_results(outcome, args.out)
+    console = make_console(sys.stdout)
+    print_report(outcome, console)
+    console.print("results: " + ", ".join(str(path) for path in written), soft_wrap=True)
+    return EXIT_OK if outcome.passed else EXIT_FAILED
+
+
+SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Runner]] = {
+    "conformance": (
+        "run implementations over the conformance corpus and judge them",
+        _configure_conformance,
+        _run_conformance,
+    ),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harnessweaver",
+        description="harnessweaver: a hook bus for AI-agent harnesses.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (summary, configure, run) in SUBCOMMANDS.items():
+        sub = commands.add_parser(name, help=summary, description=summary)
+        configure(sub)
+        sub.set_defaults(run=run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``harnessweaver`` console script; returns the exit status."""
+    args = build_parser().parse_args(None if argv is None else list(argv))
+    run: Runner = args.run
+    return run(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

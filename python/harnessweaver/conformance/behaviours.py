@@ -1,0 +1,179 @@
+"""The corpus's closed behaviour vocabulary (INTERPRETING.md §3), implemented natively.
+
+A declaration from a case becomes a real ``@hw.middleware`` function whose body does what its
+behaviour says: return an outcome, modify the event, raise, sleep, block, branch, register.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import time
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any
+
+import anyio
+
+import harnessweaver as hw
+
+__all__ = ["RAN", "Behaviours", "exception_type", "json_equal"]
+
+RAN: ContextVar[list[str]] = ContextVar("harnessweaver_conformance_ran")
+"""The ``ran`` list of the emit in progress (a context variable, so concurrent emits differ)."""
+
+_MADE: dict[str, type[Exception]] = {}
+
+
+def exception_type(name: str) -> type[Exception]:
+    """The built-in exception class ``name``, or an ``Exception`` subclass of that name."""
+    found = getattr(builtins, name, None)
+    if isinstance(found, type) and issubclass(found, Exception):
+        return found
+    if name not in _MADE:
+        _MADE[name] = type(name, (Exception,), {})
+    return _MADE[name]
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON equality: key order never matters, 1 == 1.0, but true is not 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(json_equal, a, b))
+    return type(a) is type(b) and a == b
+
+
+_ABSENT = object()
+
+
+def _lookup(data: Any, path: str) -> Any:
+    for part in path.split("."):
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
+            data = data[int(part)]
+        else:
+            return _ABSENT
+    return data
+
+
+def _put(data: dict[str, Any], path: str, value: Any) -> None:
+    *parents, last = path.split(".")
+    for part in parents:
+        data = data[int(part)] if isinstance(data, list) else data.setdefault(part, {})
+    if isinstance(data, list):
+        data[int(last)] = value
+    else:
+        data[last] = value
+
+
+def modified(event: Any, change: dict[str, Any]) -> Any:
+    """A copy of ``event`` with the ``set`` and ``append`` changes of §3 applied."""
+    data = event.model_dump(mode="json")
+    for path, value in change.get("set", {}).items():
+        _put(data, path, copy.deepcopy(value))
+    for path, value in change.get("append", {}).items():
+        current = _lookup(data, path)
+        items = [] if current is _ABSENT or current is None else list(current)
+        _put(data, path, [*items, copy.deepcopy(value)])
+    return type(event).model_validate(data)
+
+
+class Behaviours:
+    """Turns a case's declarations into middleware for one run of the case."""
+
+    def __init__(
+        self,
+        samples: dict[str, Any],
+        register: Callable[[dict[str, Any]], None],
+        unregister: Callable[[str], object],
+    ) -> None:
+        self._samples = samples
+        self._register = register
+        self._unregister = unregister
+        self._calls: dict[int, int] = {}
+
+    def sample(self, hook: str) -> Any:
+        return hw.EVENT_TYPES[hook].model_validate(self._samples[hook])
+
+    def function(self, name: str, behaviour: dict[str, Any]) -> Callable[..., Any]:
+        """An async middleware body named ``name`` doing ``behaviour``."""
+
+        async def body(event: Any, env: hw.Envelope) -> Any:
+            RAN.get().append(name)
+            return await self.perform(behaviour, event, env)
+
+        body.__name__ = body.__qualname__ = "behaviour"
+        return body
+
+    async def perform(self, b: dict[str, Any], event: Any, env: hw.Envelope) -> Any:
+        if "return" in b:
+            return self._outcome(b, event)
+        if "raise" in b:
+            raise exception_type(b["raise"])(b.get("message", ""))
+        if "sleep" in b:
+            await anyio.sleep(b["sleep"])
+            return await self.perform(b["then"], event, env)
+        if "busy" in b:
+            time.sleep(b["busy"])  # never suspends: the bus cannot interrupt it
+            return await self.perform(b["then"], event, env)
+        if "if" in b:
+            chosen = b["then"] if self._holds(b["if"], event, env) else b.get("else")
+            return await self.perform(chosen or {"return": "none"}, event, env)
+        if "sequence" in b:
+            calls = self._calls.get(id(b), 0)
+            self._calls[id(b)] = calls + 1
+            steps = b["sequence"]
+            return await self.perform(steps[min(calls, len(steps) - 1)], event, env)
+        if "register" in b:
+            self._register(b["register"])
+            return await self.perform(b["then"], event, env)
+        if "unregister" in b:
+            self._unregister(b["unregister"])
+            return await self.perform(b["then"], event, env)
+        raise ValueError(f"unknown behaviour {b!r}")
+
+    def _outcome(self, b: dict[str, Any], event: Any) -> Any:
+        kind = b["return"]
+        if kind == "none":
+            return None
+        if kind == "value":
+            return b["value"]
+        if kind == "continue":
+            if "modify" in b:
+                return hw.Continue(modified=modified(event, b["modify"]))
+            if "modified_as" in b:
+                return hw.Continue(modified=self.sample(b["modified_as"]))
+            return hw.Continue()
+        reason, code = b["reason"], b.get("code")
+        if kind == "block":
+            return hw.Block(reason, code=code)
+        if kind == "suspend":
+            return hw.Suspend(reason, approver_role=b.get("approver_role"), code=code)
+        if kind == "escalate":
+            return hw.Escalate(reason, to=b.get("to"), code=code)
+        if kind == "retry":
+            return hw.Retry(
+                reason, delay=b.get("delay"), max_attempts=b.get("max_attempts"), code=code
+            )
+        raise ValueError(f"unknown return kind {kind!r}")
+
+    def _holds(self, cond: dict[str, Any], event: Any, env: hw.Envelope) -> bool:
+        if "weekend" in cond and env.clock.is_weekend() is not cond["weekend"]:
+            return False
+        if "path" in cond:
+            value = _lookup(event.model_dump(mode="json"), cond["path"])
+            if "equals" in cond and (value is _ABSENT or not json_equal(value, cond["equals"])):
+                return False
+            if "greater_than" in cond and not (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and value > cond["greater_than"]
+            ):
+                return False
+        return True

@@ -1,0 +1,83 @@
+"""Canonical JSON: one byte sequence per JSON value, whatever language produced it.
+
+Observations and result lines are written canonically (INTERPRETING.md §7): keys sorted, no
+insignificant white space, non-ASCII kept as is, and integral floats written as integers so
+that ``0.0`` from one implementation and ``0`` from another serialise the same.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["TIMING_FIELDS", "canonical_json", "normalize", "parse_json", "strip_timings"]
+
+TIMING_FIELDS = frozenset({"t_ns", "duration_ns"})
+"""Trace-record fields that are never compared nor written (INTERPRETING.md §6.1, I8)."""
+
+
+def normalize(value: Any) -> Any:
+    """Return a copy of a JSON value with integral floats turned into ints.
+
+    Booleans are left alone (``True`` is not ``1`` in JSON). Non-finite floats are rejected,
+    since JSON has no spelling for them.
+    """
+    if isinstance(value, bool) or value is None or isinstance(value, int | str):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"not a JSON number: {value!r}")
+        return int(value) if value.is_integer() else value
+    if isinstance(value, Mapping):
+        return {str(key): normalize(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [normalize(item) for item in value]
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def canonical_json(value: Any) -> str:
+    """Serialise a JSON value canonically (sorted keys, compact, integral floats as ints)."""
+    return json.dumps(
+        normalize(value),
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+    )
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"not a JSON number: {name}")
+
+
+def parse_json(text: str) -> Any:
+    """Parse strict JSON: ``NaN`` and ``Infinity`` (which Python accepts by default) fail."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def strip_timings(observation: Any) -> Any:
+    """Return a copy of an observation without ``t_ns``/``duration_ns`` in its trace records.
+
+    Only ``observation["traces"][context][i]`` records are touched; anything that is not
+    shaped like an observation is returned unchanged (the matchers report the shape).
+    """
+    if not isinstance(observation, dict):
+        return observation
+    traces = observation.get("traces")
+    if not isinstance(traces, dict):
+        return dict(observation)
+    stripped = {
+        context: [_strip_record(record) for record in records]
+        if isinstance(records, list)
+        else records
+        for context, records in traces.items()
+    }
+    return {**observation, "traces": stripped}
+
+
+def _strip_record(record: Any) -> Any:
+    if not isinstance(record, dict):
+        return record
+    return {key: value for key, value in record.items() if key not in TIMING_FIELDS}

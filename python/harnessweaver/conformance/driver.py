@@ -1,0 +1,338 @@
+"""Run every selected implementation over every case and judge the observations.
+
+The driver is the only comparator (INTERPRETING.md §6.4): testees report observations, the
+driver strips timings, compares with ``then``, applies the strict known-failure lists (§7)
+and, on request, checks that the implementations observed byte-identical things.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harnessweaver.conformance.canonical import canonical_json, normalize, strip_timings
+from harnessweaver.conformance.cases import CORPUS_ENV, Case
+from harnessweaver.conformance.expectations import (
+    FAILING,
+    CaseResult,
+    Entry,
+    Expectations,
+    Status,
+    apply_expectation,
+    load_expectations,
+)
+from harnessweaver.conformance.matchers import compare_observation, first_difference
+from harnessweaver.conformance.protocol import (
+    PROTOCOL,
+    Answer,
+    Crashed,
+    Errored,
+    Hello,
+    Observed,
+    Skipped,
+    Testee,
+    TesteeError,
+    TimedOut,
+)
+
+__all__ = [
+    "IMPL_NAME_HELP",
+    "TS_RUNNER",
+    "ImplRun",
+    "Implementation",
+    "ImplementationError",
+    "Mismatch",
+    "RunConfig",
+    "RunOutcome",
+    "builtin_implementations",
+    "check_identical",
+    "default_implementations",
+    "judge",
+    "resolve_implementations",
+    "run_conformance",
+    "run_implementation",
+]
+
+_PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+TS_RUNNER = Path(__file__).resolve().parents[3] / "ts-runner" / "dist" / "runner.js"
+IMPL_NAME_HELP = "letters, digits, '.', '_' and '-', starting with a letter or digit"
+
+
+_LABELS = {
+    Status.FAIL: "failed",
+    Status.XPASS: "xpass",
+    Status.ERROR: "errors",
+    Status.CRASH: "crashed",
+    Status.TIMEOUT: "timed out",
+}
+assert set(_LABELS) == FAILING
+
+
+class ImplementationError(ValueError):
+    """An ``--impl`` that names no implementation or cannot be used."""
+
+
+@dataclass(frozen=True, slots=True)
+class Implementation:
+    """A named testee command. ``pythonpath`` is put first on the child's ``PYTHONPATH`` so
+    the built-in Python testees import the same ``harnessweaver`` as the driver."""
+
+    name: str
+    command: tuple[str, ...]
+    pythonpath: Path | None = None
+    core: str | None = None  # the core a built-in Python testee must report in its hello
+
+    def environment(self, corpus: Path | None = None) -> dict[str, str] | None:
+        """The child's environment: inherited, plus ``PYTHONPATH`` (built-in Python testees)
+        and ``HARNESSWEAVER_CORPUS`` naming the corpus being run, when there is one."""
+        if self.pythonpath is None and corpus is None:
+            return None
+        env = dict(os.environ)
+        if self.pythonpath is not None:
+            parts = [str(self.pythonpath), *filter(None, [env.get("PYTHONPATH")])]
+            env["PYTHONPATH"] = os.pathsep.join(parts)
+        if corpus is not None:
+            env[CORPUS_ENV] = str(corpus.resolve())
+        return env
+
+
+def _python_testee(name: str, core: str) -> Implementation:
+    module = "harnessweaver.conformance.testee"
+    command = (sys.executable, "-m", module, "--core", core)
+    return Implementation(name, command, _PACKAGE_PARENT, core)
+
+
+def builtin_implementations() -> dict[str, Implementation]:
+    """The implementations of this repository, by name (``ts`` even when not built)."""
+    return {
+        "python-rust": _python_testee("python-rust", "rust"),
+        "python-pure": _python_testee("python-pure", "python"),
+        "ts": Implementation("ts", ("node", str(TS_RUNNER))),
+    }
+
+
+def default_implementations() -> list[Implementation]:
+    """``python-rust`` and ``python-pure``, plus ``ts`` when its runner has been built."""
+    builtins = builtin_implementations()
+    names = ["python-rust", "python-pure"] + (["ts"] if TS_RUNNER.is_file() else [])
+    return [builtins[name] for name in names]
+
+
+def _valid_name(name: str) -> bool:
+    return bool(name) and name[0].isalnum() and all(c.isalnum() or c in "._-" for c in name)
+
+
+def resolve_implementations(specs: Sequence[str]) -> list[Implementation]:
+    """Turn ``--impl`` values (built-in ``NAME`` or ``NAME=COMMAND``) into implementations."""
+    if not specs:
+        return default_implementations()
+    builtins = builtin_implementations()
+    chosen: dict[str, Implementation] = {}
+    for spec in specs:
+        name, has_command, command = spec.partition("=")
+        name = name.strip()
+        if not _valid_name(name):
+            raise ImplementationError(f"--impl {spec!r}: the name must use {IMPL_NAME_HELP}")
+        if name in chosen:
+            raise ImplementationError(f"--impl {name!r} is given twice")
+        if has_command:
+            argv = tuple(shlex.split(command))
+            if not argv:
+                raise ImplementationError(f"--impl {spec!r}: empty command")
+            chosen[name] = Implementation(name, argv)
+        elif name not in builtins:
+            known = ", ".join(builtins)
+            raise ImplementationError(f"--impl {name!r}: unknown (known: {known}; or NAME=CMD)")
+        elif name == "ts" and not TS_RUNNER.is_file():
+            raise ImplementationError(f"--impl ts: {TS_RUNNER} does not exist (build ts-runner)")
+        else:
+            chosen[name] = builtins[name]
+    return list(chosen.values())
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    cases: tuple[Case, ...]
+    implementations: tuple[Implementation, ...]
+    expectations_dir: Path | None = None
+    corpus_version: str | None = None
+    corpus: Path | None = None
+    timeout: float = 60.0
+    startup_timeout: float | None = None
+    require_identical: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ImplRun:
+    """One implementation's results, in case-id order."""
+
+    impl: Implementation
+    implementation: dict[str, Any] | None
+    results: tuple[CaseResult, ...]
+    unmatched: tuple[Entry, ...] = ()
+    startup_error: str | None = None
+
+    def counts(self) -> Counter[Status]:
+        return Counter(result.status for result in self.results)
+
+    def header(self, corpus_version: str | None) -> dict[str, Any]:
+        run = {
+            "impl": self.impl.name,
+            "implementation": self.implementation,
+            "protocol": PROTOCOL,
+            "corpus_version": corpus_version,
+        }
+        return {"run": run}
+
+    def problems(self) -> list[str]:
+        """Why this implementation fails the run (empty when it does not)."""
+        counts = self.counts()
+        found = [f"{counts[status]} {_LABELS[status]}" for status in _LABELS if counts[status]]
+        if self.startup_error is not None:
+            found.insert(0, "runner failed to start")
+        problems = [", ".join(found)] if found else []
+        problems.extend(f"expectation {entry.id!r} matches no case" for entry in self.unmatched)
+        return [f"{self.impl.name}: {text}" for text in problems]
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """A case that passed everywhere but was observed differently by two implementations."""
+
+    case_id: str
+    left: str
+    right: str
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    runs: tuple[ImplRun, ...]
+    mismatches: tuple[Mismatch, ...] = ()
+    corpus_version: str | None = None
+
+    def problems(self) -> list[str]:
+        found = [problem for run in self.runs for problem in run.problems()]
+        if self.mismatches:
+            cases = len({mismatch.case_id for mismatch in self.mismatches})
+            found.append(f"{cases} case(s) not identical across implementations")
+        return found
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems()
+
+
+def judge(case: Case, answer: Answer) -> CaseResult:
+    """The raw verdict on one answer, before the known-failure list is applied."""
+    if isinstance(answer, Observed):
+        actual = normalize(strip_timings(answer.actual))
+        diffs = tuple(compare_observation(case.then, actual))
+        return CaseResult(case.id, Status.FAIL if diffs else Status.PASS, actual, diffs)
+    if isinstance(answer, Skipped):
+        return CaseResult(case.id, Status.SKIP, reason=answer.reason)
+    if isinstance(answer, Errored):
+        return CaseResult(case.id, Status.ERROR, reason=answer.message)
+    status = Status.CRASH if isinstance(answer, Crashed) else Status.TIMEOUT
+    assert isinstance(answer, Crashed | TimedOut)
+    return CaseResult(case.id, status, reason=answer.reason, detail=answer.stderr or None)
+
+
+def _run_case(testee: Testee, hello: Hello, case: Case, entry: Entry | None) -> CaseResult:
+    if entry is not None and entry.status is Status.SKIP:
+        return CaseResult(case.id, Status.SKIP, reason=entry.reason)
+    missing = sorted(set(case.features) - hello.features)
+    if missing:
+        reason = f"feature(s) not declared by the runner: {', '.join(missing)}"
+        return CaseResult(case.id, Status.SKIP, reason=reason)
+    return apply_expectation(judge(case, testee.run(case.data)), entry)
+
+
+Progress = Callable[[Implementation, CaseResult], None]
+
+
+def run_implementation(
+    impl: Implementation,
+    cases: Sequence[Case],
+    expectations: Expectations,
+    config: RunConfig,
+    progress: Progress | None = None,
+) -> ImplRun:
+    """Run one implementation over ``cases`` (sorted by id) with its known-failure list."""
+    unmatched = tuple(expectations.unmatched(case.id for case in cases))
+    results: list[CaseResult] = []
+    testee = Testee(
+        impl.command,
+        timeout=config.timeout,
+        startup_timeout=config.startup_timeout,
+        env=impl.environment(config.corpus),
+    )
+    with testee:
+        try:
+            hello = testee.start()
+        except TesteeError as exc:
+            return _not_started(impl, cases, expectations, unmatched, str(exc))
+        reported = (hello.implementation or {}).get("core")
+        if impl.core is not None and reported != impl.core:
+            wrong = f"runner reports core {reported!r}, expected {impl.core!r}"
+            return _not_started(impl, cases, expectations, unmatched, wrong)
+        for case in cases:
+            result = _run_case(testee, hello, case, expectations.lookup(case.id))
+            results.append(result)
+            if progress is not None:
+                progress(impl, result)
+    return ImplRun(impl, hello.implementation, tuple(results), unmatched)
+
+
+def _not_started(
+    impl: Implementation,
+    cases: Sequence[Case],
+    expectations: Expectations,
+    unmatched: tuple[Entry, ...],
+    error: str,
+) -> ImplRun:
+    reason = error.splitlines()[0] if error else "runner failed to start"
+    crashed = (CaseResult(case.id, Status.CRASH, reason=reason) for case in cases)
+    results = tuple(apply_expectation(r, expectations.lookup(r.id)) for r in crashed)
+    return ImplRun(impl, None, results, unmatched, startup_error=error)
+
+
+def check_identical(runs: Sequence[ImplRun]) -> list[Mismatch]:
+    """Cases that passed in every run must have byte-identical canonical observations."""
+    if len(runs) < 2:
+        return []
+    tables = [{result.id: result for result in run.results} for run in runs]
+    mismatches: list[Mismatch] = []
+    for case_id in sorted(tables[0]):
+        results = [table.get(case_id) for table in tables]
+        passed = [r for r in results if r is not None and r.status is Status.PASS]
+        if len(passed) != len(runs):
+            continue
+        reference = canonical_json(passed[0].actual)
+        for run, result in zip(runs[1:], passed[1:], strict=True):
+            if canonical_json(result.actual) != reference:
+                path = first_difference(passed[0].actual, result.actual) or "/"
+                mismatches.append(Mismatch(case_id, runs[0].impl.name, run.impl.name, path))
+    return mismatches
+
+
+def run_conformance(config: RunConfig, progress: Progress | None = None) -> RunOutcome:
+    """Run every implementation of ``config``; known-failure lists are loaded (and checked)
+    for all implementations before anything runs."""
+    lists: Mapping[str, Expectations] = {
+        impl.name: load_expectations(config.expectations_dir, impl.name)
+        for impl in config.implementations
+    }
+    cases = sorted(config.cases, key=lambda case: case.id)
+    runs = tuple(
+        run_implementation(impl, cases, lists[impl.name], config, progress)
+        for impl in config.implementations
+    )
+    mismatches = tuple(check_identical(runs)) if config.require_identical else ()
+    return RunOutcome(runs, mismatches, config.corpus_version)

@@ -1,0 +1,325 @@
+"""The driver's side of the testee protocol (INTERPRETING.md §9).
+
+A testee is a program that reads JSON Lines on stdin and answers on stdout. :class:`Testee`
+spawns it, says ``hello``, sends one ``run`` per case and reads the answer within a per-case
+time limit. A testee that exits, breaks the protocol or stops answering is killed, the case
+is recorded as crashed or timed out, and a fresh process is started for the next case
+(after Bowtie and protobuf's conformance runner). Stdout is read by a thread so a deadline
+can be kept; stderr goes to a temporary file, so no pipe can fill up and deadlock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import IO, Any, Self
+
+from harnessweaver.conformance.canonical import canonical_json, parse_json
+
+__all__ = [
+    "PROTOCOL",
+    "Answer",
+    "Crashed",
+    "Errored",
+    "Hello",
+    "Observed",
+    "Skipped",
+    "Testee",
+    "TesteeError",
+    "TimedOut",
+]
+
+PROTOCOL = 1
+_STDERR_TAIL = 4000
+_GRACE = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    implementation: dict[str, Any]
+    features: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    actual: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Errored:
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Crashed:
+    reason: str
+    stderr: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TimedOut:
+    reason: str
+    stderr: str = ""
+
+
+Answer = Observed | Skipped | Errored | Crashed | TimedOut
+
+
+class TesteeError(Exception):
+    """The testee could not be started (it died or broke the protocol during ``hello``)."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+
+class _Violation(Exception):
+    """The testee wrote something the protocol does not allow."""
+
+
+class _Deadline(Exception):
+    """The testee did not answer in time."""
+
+
+class _Process:
+    """One incarnation of the testee: pipes, a stdout reader thread, stderr in a file."""
+
+    def __init__(self, command: Sequence[str], env: Mapping[str, str] | None) -> None:
+        # Lives as long as the process; closed in stop().
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
+        try:
+            self.popen = subprocess.Popen(
+                list(command),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                env=None if env is None else dict(env),
+                start_new_session=os.name == "posix",
+            )
+        except OSError:
+            self._stderr.close()
+            raise
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._pump, name="testee-stdout", daemon=True)
+        self._reader.start()
+
+    def _pump(self) -> None:
+        stdout = self.popen.stdout
+        try:
+            if stdout is not None:
+                for line in iter(stdout.readline, b""):
+                    self._lines.put(line)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._lines.put(None)
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        stdin = self.popen.stdin
+        if stdin is None:
+            raise BrokenPipeError("no stdin")
+        stdin.write((canonical_json(message) + "\n").encode("utf-8"))
+        stdin.flush()
+
+    def receive(self, deadline: float) -> dict[str, Any] | None:
+        """The next message, or ``None`` at end of output; blank lines are ignored."""
+        while True:
+            try:
+                raw = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise _Deadline from None
+            if raw is None:
+                self._lines.put(None)
+                return None
+            if not raw.strip():
+                continue
+            try:
+                message = parse_json(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError) as exc:
+                raise _Violation(f"not a JSON line: {raw[:200]!r} ({exc})") from exc
+            if not isinstance(message, dict):
+                raise _Violation(f"not a JSON object: {raw[:200]!r}")
+            return message
+
+    def exit_code(self) -> int | None:
+        try:
+            return self.popen.wait(timeout=_GRACE)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stderr_tail(self) -> str:
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.seek(0, os.SEEK_END)
+            self._stderr.seek(max(0, self._stderr.tell() - _STDERR_TAIL))
+            return self._stderr.read().decode("utf-8", errors="replace")
+        return ""
+
+    def kill(self) -> None:
+        """Kill the testee and its process group; only while it is unreaped, so its pid
+        (the group's id) cannot have been reused."""
+        if os.name == "posix" and self.popen.returncode is None:
+            with contextlib.suppress(OSError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            self.popen.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=_GRACE)
+
+    def stop(self) -> None:
+        """Ask politely, wait a little, then kill (the process group too); free everything."""
+        with contextlib.suppress(OSError, ValueError):
+            self.send({"cmd": "stop"})
+        with contextlib.suppress(OSError, ValueError):
+            if self.popen.stdin is not None:
+                self.popen.stdin.close()
+        try:
+            self.popen.wait(timeout=_GRACE)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        self._reader.join(timeout=1.0)
+        # A reader still blocked (a grandchild holds the pipe) keeps stdout: closing a buffered
+        # stream under a blocked reader can block too. The daemon thread dies with us.
+        streams = [self._stderr] if self._reader.is_alive() else [self.popen.stdout, self._stderr]
+        for stream in streams:
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+
+
+class Testee:
+    """A running implementation, restarted as needed; use as a context manager."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        timeout: float = 60.0,
+        startup_timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.command = tuple(command)
+        self.timeout = timeout
+        self.startup_timeout = max(timeout, 30.0) if startup_timeout is None else startup_timeout
+        self.env = env
+        self.hello: Hello | None = None
+        self._process: _Process | None = None
+        self._dead: str | None = None
+        self._seq = 0
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def start(self) -> Hello:
+        """Spawn the testee and say hello; raises :class:`TesteeError` when that fails."""
+        if self._process is None:
+            self._process = self._spawn()
+        assert self.hello is not None
+        return self.hello
+
+    def _spawn(self) -> _Process:
+        try:
+            process = _Process(self.command, self.env)
+        except OSError as exc:
+            raise TesteeError(f"cannot start {' '.join(self.command)}: {exc}") from exc
+        try:
+            process.send({"cmd": "hello", "protocol": PROTOCOL})
+            answer = process.receive(time.monotonic() + self.startup_timeout)
+            if answer is None:
+                raise _Violation(f"exited with code {process.exit_code()} before answering")
+            hello = _parse_hello(answer)
+        except (OSError, _Violation, _Deadline) as exc:
+            process.kill()
+            tail = process.stderr_tail()
+            process.stop()
+            why = "no answer in time" if isinstance(exc, _Deadline) else str(exc)
+            raise TesteeError(f"hello failed: {why}" + (f"\n{tail}" if tail else "")) from exc
+        self.hello = self.hello or hello
+        return process
+
+    def run(self, case: Mapping[str, Any]) -> Answer:
+        """Run one case; a dead or hung testee yields :class:`Crashed`/:class:`TimedOut`."""
+        if self._dead is not None:
+            return Crashed(self._dead)
+        if self._process is None:
+            try:
+                self._process = self._spawn()
+            except TesteeError as exc:
+                self._dead = f"runner could not be restarted: {exc}"
+                return Crashed(self._dead)
+        self._seq += 1
+        process = self._process
+        try:
+            process.send({"cmd": "run", "seq": self._seq, "case": case})
+            return self._answer(process, self._seq)
+        except _Deadline:
+            return self._discard(TimedOut, f"no answer within {self.timeout:g} s")
+        except _Violation as exc:
+            return self._discard(Crashed, f"protocol violation: {exc}")
+        except OSError as exc:
+            return self._discard(Crashed, f"runner closed its input: {exc}")
+
+    def _answer(self, process: _Process, seq: int) -> Answer:
+        message = process.receive(time.monotonic() + self.timeout)
+        if message is None:
+            code = process.exit_code()
+            return self._discard(Crashed, f"runner exited with code {code} during the case")
+        if message.get("seq") != seq:
+            raise _Violation(f"answer has seq {message.get('seq')!r}, expected {seq}")
+        if "actual" in message:
+            if not isinstance(message["actual"], dict):
+                raise _Violation('"actual" is not an object')
+            return Observed(message["actual"])
+        if message.get("skipped") is True:
+            return Skipped(str(message.get("reason") or "skipped by the runner"))
+        if message.get("errored") is True:
+            return Errored(str(message.get("message") or "errored without a message"))
+        raise _Violation(f'answer has none of "actual", "skipped", "errored": {message}')
+
+    def _discard(self, kind: type[Crashed] | type[TimedOut], reason: str) -> Answer:
+        """Kill the current process (the next case restarts it) and report why."""
+        process, self._process = self._process, None
+        if process is None:
+            return kind(reason)
+        process.kill()
+        tail = process.stderr_tail()
+        process.stop()
+        return kind(reason, tail)
+
+    def close(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            process.stop()
+
+
+def _parse_hello(answer: dict[str, Any]) -> Hello:
+    if answer.get("protocol") != PROTOCOL:
+        raise _Violation(f"protocol {answer.get('protocol')!r}, expected {PROTOCOL}")
+    implementation = answer.get("implementation")
+    if not isinstance(implementation, dict):
+        raise _Violation('hello answer lacks an "implementation" object')
+    features = answer.get("features", [])
+    if not (isinstance(features, list) and all(isinstance(tag, str) for tag in features)):
+        raise _Violation('hello answer\'s "features" is not a list of strings')
+    return Hello(implementation, frozenset(features))

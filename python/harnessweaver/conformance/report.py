@@ -1,0 +1,198 @@
+"""What a run leaves behind: the results files and the console report.
+
+Results files (INTERPRETING.md §7) hold one canonical JSON line per case after a header, so
+``diff results/python-rust.jsonl results/ts.jsonl`` compares implementations line by line.
+The console report is a case-by-implementation table, the differences of what failed, one
+summary line per implementation and a final ``CONFORMANCE PASSED``/``FAILED`` line. When the
+output is not a terminal the report is plain text: no colour, no escape sequences.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from harnessweaver.conformance.canonical import canonical_json
+from harnessweaver.conformance.driver import ImplRun, RunOutcome
+from harnessweaver.conformance.expectations import FAILING, CaseResult, Status
+from harnessweaver.conformance.matchers import ABSENT, Diff
+
+__all__ = [
+    "STYLES",
+    "final_line",
+    "make_console",
+    "print_report",
+    "result_lines",
+    "summary_line",
+    "write_results",
+]
+
+STYLES: dict[Status, str] = {
+    Status.PASS: "green",
+    Status.FAIL: "bold red",
+    Status.XFAIL: "yellow",
+    Status.XPASS: "bold magenta",
+    Status.SKIP: "dim",
+    Status.ERROR: "red",
+    Status.CRASH: "bold red",
+    Status.TIMEOUT: "red",
+}
+_SUMMARY = (
+    (Status.PASS, "passed"),
+    (Status.FAIL, "failed"),
+    (Status.SKIP, "skipped"),
+    (Status.XFAIL, "xfail"),
+    (Status.XPASS, "xpass"),
+    (Status.ERROR, "errors"),
+    (Status.CRASH, "crashed"),
+    (Status.TIMEOUT, "timed out"),
+)
+_VALUE_LIMIT = 300
+_STDERR_LINES = 20
+
+
+def result_lines(run: ImplRun, corpus_version: str | None) -> list[str]:
+    """The lines of one implementation's results file: header, then cases by id."""
+    lines = [canonical_json(run.header(corpus_version))]
+    ordered = sorted(run.results, key=lambda result: result.id)
+    lines.extend(canonical_json(result.to_json()) for result in ordered)
+    return lines
+
+
+def write_results(outcome: RunOutcome, out_dir: Path) -> list[Path]:
+    """Write ``out_dir/<impl>.jsonl`` for every implementation; return the paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for run in outcome.runs:
+        path = out_dir / f"{run.impl.name}.jsonl"
+        text = "".join(f"{line}\n" for line in result_lines(run, outcome.corpus_version))
+        path.write_text(text, encoding="utf-8", newline="\n")
+        written.append(path)
+    return written
+
+
+def make_console(file: TextIO, width: int | None = None) -> Console:
+    """A console that colours a terminal and prints plain text anywhere else."""
+    try:
+        tty = file.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return Console(
+        file=file,
+        force_terminal=tty,
+        color_system="auto" if tty else None,
+        width=None if tty else (width or 200),
+        highlight=False,
+        markup=False,
+        emoji=False,
+    )
+
+
+def summary_line(run: ImplRun) -> str:
+    counts = run.counts()
+    parts = ", ".join(f"{counts[status]} {label}" for status, label in _SUMMARY)
+    return f"{run.impl.name}: {parts}"
+
+
+def final_line(outcome: RunOutcome) -> str:
+    problems = outcome.problems()
+    if not problems:
+        return "CONFORMANCE PASSED"
+    return "CONFORMANCE FAILED: " + "; ".join(problems)
+
+
+def print_report(outcome: RunOutcome, console: Console) -> None:
+    for run in outcome.runs:
+        about = "not started" if run.implementation is None else _about(run.implementation)
+        console.print(f"{run.impl.name}: {about}", soft_wrap=True)
+    console.print(_table(outcome))
+    for run in outcome.runs:
+        _print_problems(run, console)
+    for mismatch in outcome.mismatches:
+        console.print(
+            f"not identical: {mismatch.case_id}: {mismatch.left} and {mismatch.right} "
+            f"differ at {mismatch.path}",
+            style="bold red",
+        )
+    for run in outcome.runs:
+        console.print(summary_line(run))
+    style = "bold green" if outcome.passed else "bold red"
+    console.print(Text(final_line(outcome), style=style), soft_wrap=True)
+
+
+def _table(outcome: RunOutcome) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, title="conformance", title_justify="left")
+    table.add_column("case", overflow="fold")
+    for run in outcome.runs:
+        table.add_column(run.impl.name, no_wrap=True)
+    rows: dict[str, list[Text]] = {}
+    for index, run in enumerate(outcome.runs):
+        for result in run.results:
+            cells = rows.setdefault(result.id, [Text("-")] * len(outcome.runs))
+            cells[index] = Text(str(result.status), style=STYLES[result.status])
+    for case_id in sorted(rows):
+        table.add_row(Text(case_id), *rows[case_id])
+    return table
+
+
+def _print_problems(run: ImplRun, console: Console) -> None:
+    if run.startup_error is not None:
+        console.print(f"{run.impl.name}: runner failed to start:", style="bold red")
+        console.print(_indent(run.startup_error), soft_wrap=True)
+    for entry in run.unmatched:
+        console.print(
+            f"{run.impl.name}: expectation {entry.id!r} ({entry.status}) matches no case",
+            style="bold red",
+        )
+    for result in run.results:
+        if result.status in FAILING:
+            _print_result(run.impl.name, result, console)
+
+
+def _print_result(impl: str, result: CaseResult, console: Console) -> None:
+    heading = Text(f"{impl} {result.id}: ")
+    heading.append(str(result.status), style=STYLES[result.status])
+    reason = (result.reason or "").rstrip().splitlines()
+    if reason:
+        # A multi-line reason (a runner's traceback) is headed by its last line.
+        heading.append(f" ({reason[-1].strip()})")
+    console.print(heading, soft_wrap=True)
+    for diff in result.diff:
+        console.print(_diff_text(diff), soft_wrap=True)
+    if len(reason) > 1:
+        console.print(_indent(_tail(reason)), soft_wrap=True, style="dim")
+    if result.detail:
+        lines = result.detail.rstrip().splitlines()
+        console.print(_indent("stderr:\n" + _tail(lines)), soft_wrap=True, style="dim")
+
+
+def _diff_text(diff: Diff) -> str:
+    return f"    {diff.path or '/'}: expected {_show(diff.expected)}, actual {_show(diff.actual)}"
+
+
+def _show(value: Any) -> str:
+    if value is ABSENT:
+        return "(absent)"
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= _VALUE_LIMIT else text[: _VALUE_LIMIT - 3] + "..."
+
+
+def _about(implementation: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{key} {value if isinstance(value, str) else _show(value)}"
+        for key, value in sorted(implementation.items())
+    )
+
+
+def _tail(lines: list[str]) -> str:
+    return "\n".join(lines[-_STDERR_LINES:])
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"    {line}" for line in text.splitlines())

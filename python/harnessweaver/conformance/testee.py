@@ -1,0 +1,209 @@
+"""The Python testee: runs corpus cases on this package and reports what it observes.
+
+``python -m harnessweaver.conformance.testee --core rust|python`` speaks the JSON-lines
+protocol of ``conformance/INTERPRETING.md`` §9 on stdin/stdout. Each case runs under asyncio
+and under trio; the two observations must be identical, or the case is reported as errored.
+``run_case`` is also used in-process by the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "observe"]
+
+PROTOCOL = 1
+BACKENDS = ("asyncio", "trio")
+
+
+def _catalogue() -> dict[str, Any]:
+    from .cases import find_corpus
+
+    return dict(json.loads((find_corpus(None) / "catalogue.json").read_text(encoding="utf-8")))
+
+
+class _CaseRun:
+    def __init__(self, case: dict[str, Any], samples: dict[str, Any]) -> None:
+        import harnessweaver as hw
+
+        from .behaviours import Behaviours
+
+        self.hw = hw
+        self.case = case
+        self.bus = hw.HookBus()
+        now = case.get("given", {}).get("envelope", {}).get("now", "2026-11-30T12:00:00+00:00")
+        self.envelope = hw.Envelope(clock=hw.FixedClock(now), run_id="conformance")
+        self.contexts: dict[str, Any] = {}
+        self.behaviours = Behaviours(samples, self.register, self.bus.unregister)
+        self.emits: list[dict[str, Any]] = []
+
+    def register(self, decl: dict[str, Any]) -> None:
+        hw = self.hw
+        overrides = dict(decl.get("register", {}))
+        registered = overrides.get("name", decl.get("name"))
+        body = self.behaviours.function(str(registered), decl.get("does", {"return": "none"}))
+        kwargs: dict[str, Any] = {"hooks": decl.get("hooks"), "name": decl.get("name")}
+        for key in ("band", "timeout", "fail_mode"):
+            if key in decl:
+                kwargs[key] = decl[key]
+        mw = hw.middleware(**kwargs)(body)
+        self.bus.register(mw, **overrides)
+
+    async def emit(self, step: dict[str, Any]) -> dict[str, Any]:
+        from .behaviours import RAN
+
+        hw = self.hw
+        hook = step["emit"]
+        name = step.get("context", "main")
+        if name not in self.contexts:
+            self.contexts[name] = hw.RunContext(envelope=self.envelope)
+        if "event_as" in step:
+            event = self.behaviours.sample(step["event_as"])
+        elif hook in hw.EVENT_TYPES:
+            data = step.get("event", self.behaviours._samples[hook])
+            event = hw.EVENT_TYPES[hook].model_validate(data)
+        else:
+            event = None
+        ran: list[str] = []
+        token = RAN.set(ran)
+        try:
+            result = await self.bus.emit(hook, event, self.contexts[name])
+        finally:
+            RAN.reset(token)
+        return {
+            "hook": hook,
+            "outcome": result.outcome.to_dict(),
+            "event": result.event.model_dump(mode="json"),
+            "ran": ran,
+        }
+
+    async def step(self, step: dict[str, Any]) -> None:
+        import anyio
+
+        if "emit" in step:
+            self.emits.append(await self.emit(step))
+        elif "register" in step:
+            self.register(step["register"])
+        elif "unregister" in step:
+            self.bus.unregister(step["unregister"])
+        elif "concurrent" in step:
+            group: list[dict[str, Any] | None] = [None] * len(step["concurrent"])
+
+            async def one(i: int, sub: dict[str, Any]) -> None:
+                group[i] = await self.emit(sub)
+
+            async with anyio.create_task_group() as tg:
+                for i, sub in enumerate(step["concurrent"]):
+                    tg.start_soon(one, i, sub)
+            self.emits.extend(e for e in group if e is not None)
+        else:
+            raise ValueError(f"unknown step {step!r}")
+
+    async def run(self) -> dict[str, Any]:
+        error = None
+        try:
+            for decl in self.case.get("given", {}).get("middleware", []):
+                self.register(decl)
+            for step in self.case.get("when", []):
+                await self.step(step)
+        except self.hw.HarnessweaverError as exc:
+            error = {"kind": exc.kind, "rule": exc.rule, "message": str(exc)}
+        return {
+            "error": error,
+            "chains": {
+                hook: [d.name for d in self.bus.chain(hook)] for hook in self.hw.EVENT_TYPES
+            },
+            "emits": self.emits,
+            "traces": {
+                name: [_untimed(r) for r in ctx.trace] for name, ctx in self.contexts.items()
+            },
+        }
+
+
+def _untimed(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k not in ("t_ns", "duration_ns")}
+
+
+def observe(case: dict[str, Any], samples: dict[str, Any], backend: str) -> dict[str, Any]:
+    """Run one case on a fresh bus under ``backend`` and return the observation (§6.1)."""
+    import anyio
+
+    async def go() -> dict[str, Any]:
+        return await _CaseRun(case, samples).run()
+
+    result: dict[str, Any] = anyio.run(go, backend=backend)
+    return result
+
+
+def _answer(case: dict[str, Any], samples: dict[str, Any], backends: tuple[str, ...]) -> Any:
+    seen = {b: observe(case, samples, b) for b in backends}
+    texts = {b: json.dumps(o, sort_keys=True) for b, o in seen.items()}
+    if len(set(texts.values())) > 1:
+        detail = "; ".join(f"{b}: {t}" for b, t in texts.items())
+        return {"errored": True, "message": f"backends disagree: {detail}"}
+    return {"actual": seen[backends[0]]}
+
+
+def _serve(backends: tuple[str, ...]) -> int:
+    samples = _catalogue()["samples"]
+    out = sys.stdout
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        cmd = message.get("cmd")
+        if cmd == "hello":
+            import harnessweaver as hw
+
+            reply: dict[str, Any] = {
+                "protocol": PROTOCOL,
+                "implementation": {
+                    "name": "harnessweaver",
+                    "language": "python",
+                    "version": hw.__version__,
+                    "core": hw.CORE,
+                    "backends": list(backends),
+                },
+                "features": ["timeouts", "concurrency"],
+            }
+        elif cmd == "run":
+            try:
+                reply = _answer(message["case"], samples, backends)
+            except Exception:
+                reply = {"errored": True, "message": traceback.format_exc()}
+            reply["seq"] = message.get("seq")
+        elif cmd == "stop":
+            return 0
+        else:
+            reply = {"errored": True, "message": f"unknown command {cmd!r}"}
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harnessweaver.conformance.testee")
+    parser.add_argument("--core", choices=("rust", "python"), help="which core to run")
+    parser.add_argument("--backend", choices=(*BACKENDS, "both"), default="both")
+    parser.add_argument("--corpus", type=Path, help="corpus directory (for catalogue.json)")
+    args = parser.parse_args(argv)
+    if args.core and os.environ.get("HARNESSWEAVER_CORE") != args.core:
+        # ``python -m`` imported the package, and so chose its core, before this line ran:
+        # start again with the core selected from the beginning.
+        env = {**os.environ, "HARNESSWEAVER_CORE": args.core}
+        arguments = sys.argv[1:] if argv is None else argv
+        os.execve(sys.executable, [sys.executable, "-m", __spec__.name, *arguments], env)
+    if args.corpus:
+        os.environ["HARNESSWEAVER_CORPUS"] = str(args.corpus)
+    backends = BACKENDS if args.backend == "both" else (args.backend,)
+    return _serve(backends)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

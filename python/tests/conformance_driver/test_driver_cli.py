@@ -1,0 +1,639 @@
+"""`harnessweaver conformance` end to end, with scripted fake testees."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from driver_support import (
+    OBSERVATION,
+    fake_impl,
+    make_case,
+    read_results,
+    write_cases,
+    write_expectations,
+)
+
+from harnessweaver.cli import main
+from harnessweaver.conformance import driver
+from harnessweaver.conformance.canonical import canonical_json
+from harnessweaver.conformance.cases import CORPUS_ENV
+
+PYTHON_ROOT = Path(__file__).resolve().parents[2]
+
+PASSING_THEN: dict[str, Any] = {
+    "chains": {"tool.before": ["guard"]},
+    "emits": [
+        {"ran": ["guard"], "outcome": {"kind": "block", "reason": "refund over cap", "code": "cap"}}
+    ],
+}
+
+
+class Run:
+    def __init__(self, code: int, out: str, err: str, results: Path) -> None:
+        self.code, self.out, self.err, self.results = code, out, err, results
+
+    def lines(self, impl: str = "fake") -> list[dict[str, Any]]:
+        return read_results(self.results / f"{impl}.jsonl")
+
+    def statuses(self, impl: str = "fake") -> dict[str, str]:
+        return {line["id"]: line["status"] for line in self.lines(impl)[1:]}
+
+    def line(self, case_id: str, impl: str = "fake") -> dict[str, Any]:
+        return next(line for line in self.lines(impl)[1:] if line["id"] == case_id)
+
+
+@pytest.fixture
+def conformance(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Any:
+    def run(*args: str, impls: tuple[str, ...] | None = None) -> Run:
+        out = tmp_path / "out"
+        impl_args = [a for impl in (impls or (fake_impl("fake"),)) for a in ("--impl", impl)]
+        code = main(["conformance", "--out", str(out), "--timeout", "5", *impl_args, *args])
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err, out)
+
+    return run
+
+
+def test_pass_and_fail_with_diff(tmp_path: Path, conformance: Any) -> None:
+    failing_then = copy.deepcopy(PASSING_THEN)
+    failing_then["emits"][0]["outcome"]["code"] = "limit"
+    write_cases(
+        tmp_path / "cases",
+        [
+            make_case("b.fails", failing_then, {"actual": OBSERVATION}),
+            make_case("a.passes", PASSING_THEN, {"actual": OBSERVATION}),
+        ],
+    )
+    run = conformance("--cases", str(tmp_path / "cases"))
+    assert run.code == 1
+    assert run.statuses() == {"a.passes": "pass", "b.fails": "fail"}
+    assert run.line("b.fails")["diff"] == [
+        {"path": "/emits/0/outcome/code", "expected": "limit", "actual": "cap"}
+    ]
+    assert "diff" not in run.line("a.passes")
+    assert '/emits/0/outcome/code: expected "limit", actual "cap"' in run.out
+    assert "fake: 1 passed, 1 failed, 0 skipped, 0 xfail, 0 xpass, 0 errors" in run.out
+    assert run.out.rstrip().splitlines()[-2] == "CONFORMANCE FAILED: fake: 1 failed"
+
+
+def test_results_file_is_canonical_sorted_and_without_timings(
+    tmp_path: Path, conformance: Any
+) -> None:
+    write_cases(
+        tmp_path / "cases",
+        [make_case(f"case.{name}", PASSING_THEN, {"actual": OBSERVATION}) for name in "dcab"],
+    )
+    run = conformance("--cases", str(tmp_path / "cases"))
+    assert run.code == 0
+    text = (run.results / "fake.jsonl").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert text.endswith("\n")
+    assert all(canonical_json(json.loads(line)) == line for line in lines)
+    header = json.loads(lines[0])
+    assert header == {
+        "run": {
+            "impl": "fake",
+            "implementation": {
+                "name": "fake",
+                "language": "python",
+                "version": "0.0.1",
+                "core": "fake",
+            },
+            "protocol": 1,
+            "corpus_version": None,
+        }
+    }
+    ids = [json.loads(line)["id"] for line in lines[1:]]
+    assert ids == ["case.a", "case.b", "case.c", "case.d"]
+    assert "t_ns" not in text and "duration_ns" not in text
+    first = json.loads(lines[1])
+    assert first["actual"]["traces"]["main"][0] == {
+        "emit": 1,
+        "hook": "tool.before",
+        "kind": "outcome",
+        "middleware": "guard",
+        "band": "app",
+        "outcome": "block",
+        "modified": False,
+        "code": "cap",
+    }
+    # 150.0 in the observation is written as 150: byte-stable across languages.
+    assert '"amount":150}' in lines[1]
+    again = conformance("--cases", str(tmp_path / "cases"))
+    assert (again.results / "fake.jsonl").read_text(encoding="utf-8") == text
+
+
+def test_matcher_semantics_end_to_end(tmp_path: Path, conformance: Any) -> None:
+    observation = copy.deepcopy(OBSERVATION)
+    observation["error"] = {
+        "kind": "invalid_band",
+        "rule": "rule-1",
+        "message": "band 'core' is not a band (rule-1)",
+    }
+    matching: dict[str, Any] = {
+        "error": {"rule": "rule-1", "kind": "invalid_band", "message": {"$contains": "'core'"}},
+        "emits": [
+            {
+                "ran": ["guard"],
+                "outcome": {"kind": "block", "code": {"$regex": "^c.p$"}, "reason": {"$any": True}},
+                "event": {"call": {"arguments": {"amount": 150}, "name": "refund", "id": "c1"}},
+            }
+        ],
+        "excludes": ["Traceback", "password"],
+    }
+    leaking = {**matching, "excludes": ["refund over"]}
+    boolean = copy.deepcopy(matching)
+    boolean["emits"][0]["event"]["call"]["arguments"]["amount"] = True
+    write_cases(
+        tmp_path / "cases",
+        [
+            make_case("m.matches", matching, {"actual": observation}),
+            make_case("m.leaks", leaking, {"actual": observation}),
+            make_case("m.bool", boolean, {"actual": observation}),
+        ],
+    )
+    run = conformance("--cases", str(tmp_path / "cases"))
+    assert run.statuses() == {"m.bool": "fail", "m.leaks": "fail", "m.matches": "pass"}
+    assert run.line("m.leaks")["diff"] == [
+        {
+            "path": "/emits/0/outcome/reason",
+            "expected": {"$excludes": "refund over"},
+            "actual": "refund over cap",
+        }
+    ]
+    assert [d["path"] for d in run.line("m.bool")["diff"]] == [
+        "/emits/0/event/call/arguments/amount"
+    ]
+
+
+def test_skip_by_feature_does_not_run_the_case(tmp_path: Path, conformance: Any) -> None:
+    write_cases(
+        tmp_path / "cases",
+        [
+            make_case("f.concurrent", fake={"crash": 9}, features=["concurrency", "timeouts"]),
+            make_case("f.plain"),
+        ],
+    )
+    impl = fake_impl("fake", "--features", "timeouts")
+    run = conformance("--cases", str(tmp_path / "cases"), impls=(impl,))
+    assert run.code == 0
+    assert run.statuses() == {"f.concurrent": "skip", "f.plain": "pass"}
+    assert run.line("f.concurrent")["reason"] == (
+        "feature(s) not declared by the runner: concurrency"
+    )
+    assert run.line("f.concurrent")["actual"] is None
+
+
+def test_runner_skip_is_a_skip(tmp_path: Path, conformance: Any) -> None:
+    write_cases(tmp_path / "cases", [make_case("s.one", fake={"skipped": "trio only"})])
+    run = conformance("--cases", str(tmp_path / "cases"))
+    assert run.code == 0
+    assert run.line("s.one")["status"] == "skip"
+    assert run.line("s.one")["reason"] == "trio only"
+
+
+def failing_corpus(tmp_path: Path) -> Path:
+    then = {"emits": [{"ran": ["other"], "outcome": {"$any": True}}]}
+    write_cases(
+        tmp_path / "cases",
+        [
+            make_case("x.broken", then, {"actual": OBSERVATION}),
+            make_case("x.fine", PASSING_THEN, {"actual": OBSERVATION}),
+            make_case("y.never", fake={"crash": 5}),
+        ],
+    )
+    return tmp_path / "cases"
+
+
+def test_xfail_and_listed_skip(tmp_path: Path, conformance: Any) -> None:
+    cases = failing_corpus(tmp_path)
+    expectations = tmp_path / "expectations"
+    write_expectations(
+        expectations,
+        "fake",
+        [
+            {"id": "x.broken", "status": "xfail", "reason": "ran order bug", "issue": "#12"},
+            {"id": "y.*", "status": "skip", "reason": "crashes the runner"},
+        ],
+    )
+    run = conformance("--cases", str(cases), "--expectations", str(expectations))
+    assert run.code == 0, run.out
+    assert run.statuses() == {"x.broken": "xfail", "x.fine": "pass", "y.never": "skip"}
+    assert run.line("x.broken")["reason"] == "ran order bug"
+    assert run.line("x.broken")["diff"][0]["path"] == "/emits/0/ran/0"
+    assert run.line("y.never")["reason"] == "crashes the runner"
+    assert "fake: 1 passed, 0 failed, 1 skipped, 1 xfail, 0 xpass" in run.out
+    assert "CONFORMANCE PASSED" in run.out
+
+
+def test_xpass_fails_the_run(tmp_path: Path, conformance: Any) -> None:
+    cases = failing_corpus(tmp_path)
+    expectations = tmp_path / "expectations"
+    write_expectations(
+        expectations,
+        "fake",
+        [
+            {"id": "x.broken", "status": "xfail", "reason": "bug"},
+            {"id": "x.fine", "status": "xfail", "reason": "was broken"},
+            {"id": "y.never", "status": "skip", "reason": "crashes"},
+        ],
+    )
+    run = conformance("--cases", str(cases), "--expectations", str(expectations))
+    assert run.code == 1
+    assert run.statuses()["x.fine"] == "xpass"
+    assert "CONFORMANCE FAILED: fake: 1 xpass" in run.out
+
+
+def test_unmatched_expectation_fails_the_run(tmp_path: Path, conformance: Any) -> None:
+    cases = failing_corpus(tmp_path)
+    expectations = tmp_path / "expectations"
+    write_expectations(
+        expectations,
+        "fake",
+        [
+            {"id": "x.broken", "status": "xfail", "reason": "bug"},
+            {"id": "y.never", "status": "skip", "reason": "crashes"},
+            {"id": "gone.*", "status": "xfail", "reason": "deleted cases"},
+        ],
+    )
+    run = conformance("--cases", str(cases), "--expectations", str(expectations))
+    assert run.code == 1
+    assert "fake: expectation 'gone.*' (xfail) matches no case" in run.out
+    assert "CONFORMANCE FAILED: fake: expectation 'gone.*' matches no case" in run.out
+
+
+def test_missing_reason_is_a_load_error(tmp_path: Path, conformance: Any) -> None:
+    cases = failing_corpus(tmp_path)
+    expectations = tmp_path / "expectations"
+    write_expectations(expectations, "fake", [{"id": "x.broken", "status": "xfail"}])
+    run = conformance("--cases", str(cases), "--expectations", str(expectations))
+    assert run.code == 2
+    assert "reason is required" in run.err and "fake.json" in run.err
+    assert not (run.results / "fake.jsonl").exists()
+
+
+def test_crash_mid_case_restarts_and_later_cases_run(tmp_path: Path, conformance: Any) -> None:
+    log = tmp_path / "hello.log"
+    write_cases(
+        tmp_path / "cases",
+        [
+            make_case("c.1-before"),
+            make_case("c.2-crash", fake={"crash": 11}),
+            make_case("c.3-after", PASSING_THEN, {"actual": OBSERVATION}),
+        ],
+    )
+    impl = fake_impl("fake", "--log", str(log))
+    run = conformance("--cases", str(tmp_path / "cases"), impls=(impl,))
+    assert run.code == 1
+    assert run.statuses() == {"c.1-before": "pass", "c.2-crash": "crash", "c.3-after": "pass"}
+    assert "code 11" in run.line("c.2-crash")["reason"]
+    assert len(log.read_text(encoding="utf-8").splitlines()) == 2
+    assert "fatal: crashing on c.2-crash" in run.out  # stderr tail on the console...
+    assert "fatal" not in (run.results / "fake.jsonl").read_text(encoding="utf-8")  # not in file
+    assert "CONFORMANCE FAILED: fake: 1 crashed" in run.out
+
+
+def test_hang_is_a_timeout(tmp_path: Path, conformance: Any) -> None:
+    write_cases(
+        tmp_path / "cases",
+        [
+            make_case("h.hangs", fake={"hang": 60}),
+            make_case("h.next"),
+        ],
+    )
+    run = conformance("--cases", str(tmp_path / "cases"), "--timeout", "0.5")
+    assert run.code == 1
+    assert run.statuses() == {"h.hangs": "timeout", "h.next": "pass"}
+    assert run.line("h.hangs")["reason"] == "no answer within 0.5 s"
+    assert "fake: 1 timed out" in run.out
+
+
+def test_errored_answer_is_an_error(tmp_path: Path, conformance: Any) -> None:
+    write_cases(tmp_path / "cases", [make_case("e.one", fake={"errored": "unknown behaviour"})])
+    run = conformance("--cases", str(tmp_path / "cases"))
+    assert run.code == 1
+    assert run.line("e.one") == {
+        "id": "e.one",
+        "status": "error",
+        "actual": None,
+        "reason": "unknown behaviour",
+    }
+    assert "CONFORMANCE FAILED: fake: 1 errors" in run.out
+
+
+def test_runner_that_cannot_start(tmp_path: Path, conformance: Any) -> None:
+    write_cases(tmp_path / "cases", [make_case("a"), make_case("b")])
+    impl = fake_impl("fake", "--hello", "exit")
+    run = conformance("--cases", str(tmp_path / "cases"), impls=(impl,))
+    assert run.code == 1
+    assert run.statuses() == {"a": "crash", "b": "crash"}
+    assert run.lines()[0]["run"]["implementation"] is None
+    assert "cannot start: missing core" in run.out
+    assert "fake: runner failed to start" in run.out
+
+
+def identical_cases(tmp_path: Path) -> Path:
+    changed = copy.deepcopy(OBSERVATION)
+    changed["traces"]["main"][0]["band"] = "task"
+    then = {"emits": [{"ran": ["guard"], "outcome": {"$any": True}}]}
+    write_cases(
+        tmp_path / "cases",
+        [
+            make_case(
+                "i.differs", then, {"actual": OBSERVATION, "variants": {"b": {"actual": changed}}}
+            ),
+            make_case("i.same", then, {"actual": OBSERVATION}),
+            make_case(
+                "i.fails-in-b",
+                then,
+                {"actual": OBSERVATION, "variants": {"b": {"errored": "nope"}}},
+            ),
+        ],
+    )
+    return tmp_path / "cases"
+
+
+def test_require_identical_catches_differences(tmp_path: Path, conformance: Any) -> None:
+    cases = identical_cases(tmp_path)
+    impls = (fake_impl("left"), fake_impl("right", "--variant", "b"))
+    run = conformance("--cases", str(cases), "--require-identical", impls=impls)
+    assert run.code == 1
+    assert run.statuses("left") == {"i.differs": "pass", "i.fails-in-b": "pass", "i.same": "pass"}
+    assert run.statuses("right")["i.differs"] == "pass"
+    assert "not identical: i.differs: left and right differ at /traces/main/0/band" in run.out
+    assert "not identical: i.same" not in run.out
+    assert "1 case(s) not identical across implementations" in run.out
+    left = (run.results / "left.jsonl").read_text(encoding="utf-8").splitlines()
+    right = (run.results / "right.jsonl").read_text(encoding="utf-8").splitlines()
+    same = [line for line in left[1:] if '"id":"i.same"' in line]
+    assert same and same[0] in right
+
+
+def test_without_require_identical_differences_are_allowed(
+    tmp_path: Path, conformance: Any
+) -> None:
+    cases = identical_cases(tmp_path)
+    expectations = tmp_path / "exp"
+    write_expectations(
+        expectations, "right", [{"id": "i.fails-in-b", "status": "xfail", "reason": "errors"}]
+    )
+    impls = (fake_impl("left"), fake_impl("right", "--variant", "b"))
+    run = conformance("--cases", str(cases), "--expectations", str(expectations), impls=impls)
+    assert run.code == 0, run.out
+    assert "not identical" not in run.out
+    assert "left: 3 passed" in run.out and "right: 2 passed" in run.out
+
+
+def make_corpus(root: Path) -> Path:
+    corpus = root / "conformance"
+    (corpus / "schema").mkdir(parents=True)
+    (corpus / "VERSION").write_text("9.9.9\n", encoding="utf-8")
+    (corpus / "catalogue.json").write_text('{"hooks": []}', encoding="utf-8")
+    failing_corpus(corpus)
+    write_expectations(
+        corpus / "expectations",
+        "fake",
+        [
+            {"id": "x.broken", "status": "xfail", "reason": "bug"},
+            {"id": "y.never", "status": "skip", "reason": "crashes"},
+        ],
+    )
+    return corpus
+
+
+def test_default_corpus_is_found_from_cwd_with_its_expectations(
+    tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = make_corpus(tmp_path / "project")
+    nested = tmp_path / "project" / "src" / "deep"
+    nested.mkdir(parents=True)
+    monkeypatch.chdir(nested)
+    monkeypatch.delenv(CORPUS_ENV, raising=False)
+    run = conformance()
+    assert run.code == 0, run.out
+    assert run.lines()[0]["run"]["corpus_version"] == "9.9.9"
+    assert run.statuses() == {"x.broken": "xfail", "x.fine": "pass", "y.never": "skip"}
+    # --cases on the same directory: the corpus's known-failure lists no longer apply.
+    explicit = conformance("--cases", str(corpus / "cases"))
+    assert explicit.code == 1
+    assert explicit.statuses() == {"x.broken": "fail", "x.fine": "pass", "y.never": "crash"}
+    assert explicit.lines()[0]["run"]["corpus_version"] == "9.9.9"
+
+
+def test_corpus_from_environment_variable(
+    tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = make_corpus(tmp_path / "elsewhere")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(CORPUS_ENV, str(corpus))
+    run = conformance()
+    assert run.code == 0, run.out
+    assert run.lines()[0]["run"]["corpus_version"] == "9.9.9"
+
+
+def test_empty_corpus_is_an_error(
+    tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "conformance"
+    (corpus / "cases").mkdir(parents=True)
+    (corpus / "VERSION").write_text("1.0.0", encoding="utf-8")
+    (corpus / "catalogue.json").write_text("{}", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(CORPUS_ENV, raising=False)
+    run = conformance()
+    assert run.code == 2
+    assert "no case files" in run.err
+
+
+@pytest.mark.parametrize(
+    ("impl", "message"),
+    [
+        ("nonesuch", "--impl 'nonesuch': unknown"),
+        ("bad name=python x.py", "the name must use"),
+        ("empty=", "empty command"),
+    ],
+)
+def test_bad_impl_arguments(tmp_path: Path, conformance: Any, impl: str, message: str) -> None:
+    write_cases(tmp_path / "cases", [make_case("a")])
+    run = conformance("--cases", str(tmp_path / "cases"), impls=(impl,))
+    assert run.code == 2
+    assert message in run.err
+
+
+def test_impl_given_twice(tmp_path: Path, conformance: Any) -> None:
+    write_cases(tmp_path / "cases", [make_case("a")])
+    run = conformance("--cases", str(tmp_path / "cases"), impls=(fake_impl("x"), fake_impl("x")))
+    assert run.code == 2
+    assert "given twice" in run.err
+
+
+def test_ts_is_only_selectable_when_built(
+    tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(driver, "TS_RUNNER", tmp_path / "missing" / "runner.js")
+    write_cases(tmp_path / "cases", [make_case("a")])
+    run = conformance("--cases", str(tmp_path / "cases"), impls=("ts",))
+    assert run.code == 2
+    assert "runner.js does not exist" in run.err
+    assert [impl.name for impl in driver.default_implementations()] == [
+        "python-rust",
+        "python-pure",
+    ]
+    built = tmp_path / "runner.js"
+    built.write_text("", encoding="utf-8")
+    monkeypatch.setattr(driver, "TS_RUNNER", built)
+    assert [impl.name for impl in driver.default_implementations()] == [
+        "python-rust",
+        "python-pure",
+        "ts",
+    ]
+
+
+def test_builtin_commands() -> None:
+    builtins = driver.builtin_implementations()
+    assert builtins["python-rust"].command == (
+        sys.executable,
+        "-m",
+        "harnessweaver.conformance.testee",
+        "--core",
+        "rust",
+    )
+    assert builtins["python-pure"].command[-2:] == ("--core", "python")
+    assert builtins["ts"].command == ("node", str(driver.TS_RUNNER))
+    env = builtins["python-pure"].environment()
+    assert env is not None and env["PYTHONPATH"].split(":")[0] == str(PYTHON_ROOT)
+    assert builtins["ts"].environment() is None
+    custom = driver.resolve_implementations(["mine=node 'my runner.js' --fast"])
+    assert custom[0].command == ("node", "my runner.js", "--fast")
+
+
+def test_list_impls(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conformance", "--list-impls"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        out[0] == f"python-rust: {sys.executable} -m harnessweaver.conformance.testee --core rust"
+    )
+    assert out[1].startswith("python-pure: ")
+    assert out[2].startswith("ts: node ")
+
+
+def test_bad_timeout_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["conformance", "--timeout", "0"])
+    assert caught.value.code == 2
+    assert "must be more than 0 seconds" in capsys.readouterr().err
+
+
+def test_output_is_plain_when_not_a_terminal(
+    tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    write_cases(
+        tmp_path / "cases",
+        [make_case("p.pass"), make_case("p.fail", {"emits": [{"ran": ["x"], "outcome": {}}]})],
+    )
+    run = conformance("--cases", str(tmp_path / "cases"))
+    assert "\x1b[" not in run.out
+    rows = {line.split()[0]: line.split()[1:] for line in run.out.splitlines() if line.strip()}
+    assert rows["p.pass"] == ["pass"] and rows["p.fail"] == ["fail"]
+
+
+def test_python_dash_m_entry_point(tmp_path: Path) -> None:
+    write_cases(tmp_path / "cases", [make_case("m.one")])
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harnessweaver.conformance",
+            "--cases",
+            str(tmp_path / "cases"),
+            "--impl",
+            fake_impl("fake"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**_env(), "PYTHONPATH": str(PYTHON_ROOT)},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.rstrip().splitlines()[-2] == "CONFORMANCE PASSED"
+    assert (tmp_path / "out" / "fake.jsonl").is_file()
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return {key: value for key, value in os.environ.items() if key != CORPUS_ENV}
+
+
+def test_driver_modules_import_no_other_harnessweaver_module() -> None:
+    """The driver judges implementations without loading one: with the package's own
+    ``__init__`` bypassed, importing the CLI loads only the driver's modules."""
+    probe = (
+        "import sys, types\n"
+        "package = types.ModuleType('harnessweaver')\n"
+        f"package.__path__ = [{str(PYTHON_ROOT / 'harnessweaver')!r}]\n"
+        "sys.modules['harnessweaver'] = package\n"
+        "import harnessweaver.cli, harnessweaver.conformance.report\n"
+        "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('harnessweaver'))))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = set(result.stdout.split())
+    allowed = {"harnessweaver", "harnessweaver.cli", "harnessweaver.conformance"} | {
+        f"harnessweaver.conformance.{name}"
+        for name in (
+            "canonical",
+            "cases",
+            "matchers",
+            "protocol",
+            "expectations",
+            "driver",
+            "report",
+        )
+    }
+    assert loaded == allowed
+
+
+def test_the_corpus_is_named_to_the_testee(
+    tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "conformance"
+    (corpus / "VERSION").parent.mkdir(parents=True)
+    (corpus / "VERSION").write_text("1.0.0", encoding="utf-8")
+    (corpus / "catalogue.json").write_text("{}", encoding="utf-8")
+    then = {"env": str(corpus.resolve())}
+    write_cases(corpus / "cases", [make_case("env.corpus", then, {"env": CORPUS_ENV})])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(CORPUS_ENV, raising=False)
+    run = conformance()
+    assert run.code == 0, run.out
+    assert run.line("env.corpus")["actual"]["env"] == str(corpus.resolve())
+    # A loose directory of cases belongs to no corpus: the variable is left alone.
+    loose = tmp_path / "loose"
+    write_cases(loose, [make_case("env.loose", {"env": None}, {"env": CORPUS_ENV})])
+    assert conformance("--cases", str(loose)).code == 0
+
+
+def test_report_heads_a_traceback_with_its_last_line_and_names_the_runner(
+    tmp_path: Path, conformance: Any
+) -> None:
+    traceback = "Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyError: 'juggle'\n"
+    write_cases(tmp_path / "cases", [make_case("t.one", fake={"errored": traceback})])
+    run = conformance("--cases", str(tmp_path / "cases"))
+    lines = run.out.splitlines()
+    assert lines[0] == "fake: core fake, language python, name fake, version 0.0.1"
+    assert "fake t.one: error (KeyError: 'juggle')" in lines
+    assert '      File "x.py", line 1' in lines
+    assert run.line("t.one")["reason"] == traceback

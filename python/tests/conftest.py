@@ -1,0 +1,40 @@
+"""Shared fixtures. The whole suite runs once per core (``nox -s tests`` sets
+``HARNESSWEAVER_CORE``), and async tests run under asyncio and trio."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import harnessweaver as hw
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def pytest_report_header() -> str:
+    asked = os.environ.get("HARNESSWEAVER_CORE")
+    return f"harnessweaver core: {hw.CORE} (HARNESSWEAVER_CORE={asked!r})"
+
+
+@pytest.fixture
+def bus() -> hw.HookBus:
+    return hw.HookBus()
+
+
+@pytest.fixture
+def ctx() -> hw.RunContext:
+    return hw.RunContext(envelope=hw.Envelope(clock=hw.FixedClock("2026-11-30T12:00:00+00:00")))
+
+
+def tool_call(name: str = "refund_payment", **arguments: object) -> hw.ToolCallEvent:
+    return hw.ToolCallEvent(
+        tool=hw.ToolSpec(name=name), call=hw.ToolCall(name=name, arguments=arguments)
+    )
+
+
+def untimed(trace: hw.Trace) -> list[dict[str, object]]:
+    return [{k: v for k, v in r.items() if k not in ("t_ns", "duration_ns")} for r in trace]

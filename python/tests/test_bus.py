@@ -1,0 +1,214 @@
+"""HookBus: registration, chains, and emits through the public API (both backends).
+
+The conformance corpus pins the rules case by case; these tests cover what the corpus cannot
+express: Python objects (classes, settings, plugins), and the API's own errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import tool_call, untimed
+from pydantic import BaseModel, ConfigDict
+
+import harnessweaver as hw
+
+pytestmark = pytest.mark.anyio
+
+
+class CapSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    max_usd: float
+
+
+@hw.middleware(
+    hooks=["tool.before"], fail_mode="closed", config=CapSettings, sample={"max_usd": 100}
+)
+class RefundCap:
+    def __init__(self, config: CapSettings) -> None:
+        self.max_usd = config.max_usd
+
+    async def __call__(self, event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Outcome | None:
+        if event.call.arguments.get("amount_usd", 0) > self.max_usd:  # type: ignore[operator]
+            return hw.Block(reason="over the refund cap", code="refund_cap")
+        return None
+
+
+@hw.middleware(hooks=["tool.before", "tool.after"], fail_mode="open")
+async def redact(event: Any, env: hw.Envelope) -> hw.Outcome:
+    arguments = {**event.call.arguments, "card": "****"}
+    return hw.Continue(
+        modified=event.model_copy(
+            update={"call": event.call.model_copy(update={"arguments": arguments})}
+        )
+    )
+
+
+async def test_a_class_is_built_from_validated_settings(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    bus.register(RefundCap, settings={"max_usd": 500})
+    blocked = await bus.emit("tool.before", tool_call(amount_usd=900), ctx)
+    allowed = await bus.emit("tool.before", tool_call(amount_usd=20), ctx)
+    assert blocked.outcome == hw.Block("over the refund cap", code="refund_cap")
+    assert allowed.outcome == hw.Continue()
+
+
+@pytest.mark.parametrize(
+    ("settings", "problem"),
+    [
+        ({}, "max_usd: Field required"),
+        ({"max_usd": "lots"}, "max_usd"),
+        ({"max_usd": 1, "x": 2}, "x: Extra inputs"),
+    ],
+)
+def test_bad_settings_name_the_key_and_the_middleware(
+    settings: dict[str, Any], problem: str
+) -> None:
+    with pytest.raises(hw.RegistrationError) as caught:
+        hw.HookBus().register(RefundCap, settings=settings)
+    assert caught.value.kind == "invalid_settings"
+    assert problem in str(caught.value) and "refund_cap" in str(caught.value)
+
+
+async def test_an_instance_registers_as_itself(bus: hw.HookBus, ctx: hw.RunContext) -> None:
+    bus.register(RefundCap(CapSettings(max_usd=1)), name="tight_cap")
+    assert [d.name for d in bus.chain("tool.before")] == ["tight_cap"]
+    assert (await bus.emit("tool.before", tool_call(amount_usd=2), ctx)).outcome.kind == "block"
+
+
+def test_something_undeclared_is_not_middleware(bus: hw.HookBus) -> None:
+    async def plain(event: Any, env: hw.Envelope) -> None:
+        return None
+
+    with pytest.raises(TypeError, match=r"declare it with @hw\.middleware"):
+        bus.register(plain)
+
+
+def test_functions_take_no_settings(bus: hw.HookBus) -> None:
+    with pytest.raises(hw.RegistrationError, match="takes no settings"):
+        bus.register(redact, settings={"x": 1})
+
+
+def test_register_returns_the_declaration_as_registered(bus: hw.HookBus) -> None:
+    decl = bus.register(redact, band="task", hooks=["tool.after"], timeout="250ms", name="mask")
+    assert (decl.name, decl.hooks, decl.band, decl.fail_mode, decl.timeout) == (
+        "mask",
+        ("tool.after",),
+        "task",
+        "open",
+        0.25,
+    )
+    assert bus.chain("tool.after") == (decl,)
+    assert bus.chain("tool.before") == ()
+
+
+def test_chain_of_an_unknown_hook_point_is_an_emit_error(bus: hw.HookBus) -> None:
+    with pytest.raises(hw.EmitError) as caught:
+        bus.chain("tool.befor")
+    assert caught.value.kind == "unknown_hook" and "'tool.befor'" in str(caught.value)
+
+
+async def test_modified_events_reach_later_middleware_and_the_result(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    seen: list[object] = []
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed")
+    async def look(event: hw.ToolCallEvent, env: hw.Envelope) -> None:
+        seen.append(event.call.arguments.get("card"))
+
+    bus.register(redact)
+    bus.register(look)
+    result = await bus.emit("tool.before", tool_call(card="4111"), ctx)
+    assert seen == ["****"]
+    assert result.event.call.arguments["card"] == "****"
+    assert result.outcome.kind == "continue" and result.outcome.modified is result.event
+
+
+async def test_plugin_middleware_register_under_namespace(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    plugin = hw.Plugin(namespace="acme", version="1.0.0", middleware=[RefundCap, redact])
+    declared = bus.register_plugin(plugin, settings={"refund_cap": {"max_usd": 10}})
+    assert [d.name for d in declared] == ["acme.refund_cap", "acme.redact"]
+    result = await bus.emit("tool.before", tool_call(amount_usd=50), ctx)
+    assert result.outcome == hw.Block("over the refund cap", code="refund_cap")
+    records = untimed(ctx.trace)
+    assert [r.get("middleware") for r in records] == ["acme.refund_cap", None]
+
+
+async def test_plugin_classes_fall_back_to_their_sample(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    bus.register_plugin(hw.Plugin(namespace="acme", version="1", middleware=[RefundCap]))
+    assert (await bus.emit("tool.before", tool_call(amount_usd=150), ctx)).outcome.kind == "block"
+
+
+def test_unregister_returns_the_declaration(bus: hw.HookBus) -> None:
+    decl = bus.register(redact)
+    assert bus.unregister("redact") == decl
+    assert bus.chain("tool.before") == ()
+    with pytest.raises(hw.RegistrationError) as caught:
+        bus.unregister("redact")
+    assert caught.value.kind == "unknown_middleware"
+
+
+async def test_a_raise_in_a_closed_middleware_blocks_without_its_message(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed")
+    async def leaky(event: Any, env: hw.Envelope) -> None:
+        raise RuntimeError("token sk-live-SECRET-123 rejected")
+
+    bus.register(leaky)
+    result = await bus.emit("tool.before", tool_call(), ctx)
+    assert result.outcome == hw.Block("middleware leaky failed: exception", code="middleware_error")
+    assert "SECRET" not in ctx.trace.to_jsonl() and "SECRET" not in repr(result)
+    assert untimed(ctx.trace)[0]["error"] == "RuntimeError"
+
+
+async def test_emit_needs_the_hook_points_event_type(bus: hw.HookBus, ctx: hw.RunContext) -> None:
+    bus.register(redact)
+    with pytest.raises(hw.EmitError) as caught:
+        await bus.emit("tool.before", hw.TaskStartEvent(), ctx)
+    assert caught.value.kind == "event_type_mismatch"
+    assert "ToolCallEvent" in str(caught.value) and "TaskStartEvent" in str(caught.value)
+    assert len(ctx.trace) == 0
+
+
+async def test_a_non_awaitable_answer_is_an_invalid_return(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    @hw.middleware(hooks=["tool.before"], fail_mode="open")
+    async def fine(event: Any, env: hw.Envelope) -> None:
+        return None
+
+    bus.register(fine)
+    # The decorator refuses sync functions; a callable that answers without awaiting (a
+    # hand-registered one here) is still judged: it returned no awaitable.
+    bus._registry.register(fine.spec.declaration, lambda e, v: hw.Block("sync"), name="sync")
+    result = await bus.emit("tool.before", tool_call(), ctx)
+    assert result.outcome == hw.Continue()
+    assert untimed(ctx.trace)[1]["failure"] == "invalid_return"
+
+
+def test_the_envelope_clock_is_injectable() -> None:
+    saturday = hw.Envelope(clock=hw.FixedClock("2026-11-28T10:00:00+00:00"))
+    monday = hw.Envelope(clock=hw.FixedClock("2026-11-30T10:00:00+00:00"))
+    assert saturday.clock.is_weekend() and not monday.clock.is_weekend()
+    assert isinstance(hw.Envelope().clock, hw.SystemClock)
+    with pytest.raises(ValueError, match="timezone-aware"):
+        hw.FixedClock("2026-11-28T10:00:00")
+    with pytest.raises(TypeError, match="now\\(\\) and is_weekend\\(\\)"):
+        hw.Envelope(clock="monday")  # type: ignore[arg-type]
+
+
+def test_run_contexts_start_their_own_trace() -> None:
+    first, second = hw.RunContext(), hw.RunContext()
+    assert isinstance(first.trace, hw.Trace) and first.trace is not second.trace
+    shared = hw.Trace()
+    assert hw.RunContext(trace=shared).trace is shared
+    with pytest.raises(TypeError, match=r"hw\.Trace"):
+        hw.RunContext(trace=[])  # type: ignore[arg-type]

@@ -1,0 +1,159 @@
+"""Middleware that really suspend: timeouts, cancellation and scopes under asyncio and trio.
+
+The corpus pins what a timeout produces; these tests pin how it is enforced: a suspended
+middleware is interrupted at its deadline, cancel scopes of its own stay sound under trio, and
+cancellation from outside belongs to the caller (I12).
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from typing import Any
+
+import anyio
+import pytest
+from conftest import tool_call, untimed
+
+import harnessweaver as hw
+
+pytestmark = pytest.mark.anyio
+
+
+def sleeper(
+    name: str, seconds: float, log: list[str], *, timeout: str | None, fail_mode: str = "open"
+) -> Any:
+    async def body(event: Any, env: hw.Envelope) -> None:
+        log.append(f"{name} start")
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            log.append(f"{name} cancelled")
+            raise
+        log.append(f"{name} done")
+
+    body.__name__ = name
+    return hw.middleware(hooks=["tool.before"], fail_mode=fail_mode, timeout=timeout)(body)
+
+
+async def test_a_suspended_middleware_is_interrupted_at_its_deadline(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    log: list[str] = []
+    bus.register(sleeper("slow", 30, log, timeout="50ms", fail_mode="closed"))
+    result = await bus.emit("tool.before", tool_call(), ctx)
+    assert log == ["slow start", "slow cancelled"]
+    assert result.outcome == hw.Block("middleware slow failed: timeout", code="middleware_timeout")
+    assert untimed(ctx.trace)[0]["error"] == "MiddlewareTimeout"
+
+
+async def test_the_chain_goes_on_after_an_open_timeout(bus: hw.HookBus, ctx: hw.RunContext) -> None:
+    log: list[str] = []
+    bus.register(sleeper("slow", 30, log, timeout="50ms"))
+    bus.register(sleeper("next", 0.01, log, timeout="30s"))
+    bus.register(sleeper("last", 0, log, timeout=None))
+    result = await bus.emit("tool.before", tool_call(), ctx)
+    # After a fired deadline, later middleware suspend and finish normally (under trio, in a
+    # fresh cancel scope: a fired one cannot be reused).
+    assert log == [
+        "slow start",
+        "slow cancelled",
+        "next start",
+        "next done",
+        "last start",
+        "last done",
+    ]
+    assert result.outcome == hw.Continue()
+    assert [r["kind"] for r in untimed(ctx.trace)] == ["failure", "outcome", "outcome", "hook"]
+
+
+async def test_middleware_with_their_own_cancel_scopes_stay_sound(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed", timeout="30s")
+    async def scoped(event: Any, env: hw.Envelope) -> hw.Outcome:
+        with anyio.move_on_after(0.01):
+            await anyio.sleep(30)
+        with anyio.fail_after(5):
+            await anyio.sleep(0)
+        return hw.Suspend("checked", approver_role="ops")
+
+    bus.register(scoped)
+    bus.register(sleeper("after", 0, [], timeout="30s"))
+    for _ in range(3):  # the scope stack must be intact emit after emit
+        result = await bus.emit("tool.before", tool_call(), ctx)
+        assert result.outcome == hw.Suspend("checked", approver_role="ops")
+    await anyio.sleep(0)
+
+
+async def test_a_middleware_that_swallows_cancellation_still_times_out(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed", timeout="50ms")
+    async def stubborn(event: Any, env: hw.Envelope) -> hw.Outcome:
+        try:
+            await anyio.sleep(30)
+        except anyio.get_cancelled_exc_class():
+            pass  # bad manners: it answers anyway, after its deadline
+        return hw.Continue()
+
+    bus.register(stubborn)
+    bus.register(sleeper("after", 0, log := [], timeout="30s"))
+    result = await bus.emit("tool.before", tool_call(), ctx)
+    assert result.outcome.kind == "block" and result.outcome.code == "middleware_timeout"
+    assert log == []  # a closed failure stops the chain
+    await anyio.sleep(0.01)  # and no stray cancellation is left behind for the caller
+
+
+async def test_cancellation_from_outside_propagates_and_is_not_a_failure(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    log: list[str] = []
+    bus.register(sleeper("quick", 0, log, timeout=None))
+    bus.register(sleeper("slow", 30, log, timeout="10s", fail_mode="closed"))
+    with anyio.move_on_after(0.05) as scope:
+        await bus.emit("tool.before", tool_call(), ctx)
+    assert scope.cancelled_caught
+    assert log == ["quick start", "quick done", "slow start", "slow cancelled"]
+    records = untimed(ctx.trace)
+    assert [r["kind"] for r in records] == ["outcome"]  # no failure record, no hook record (I12)
+    bus.unregister("slow")
+    result = await bus.emit("tool.before", tool_call(), ctx)  # the bus is fine afterwards
+    assert result.outcome == hw.Continue()
+    assert untimed(ctx.trace)[-1] == {
+        "emit": 2,
+        "hook": "tool.before",
+        "kind": "hook",
+        "outcome": "continue",
+        "modified": False,
+    }
+
+
+async def test_concurrent_emits_keep_their_traces_apart(bus: hw.HookBus) -> None:
+    bus.register(sleeper("a", 0, [], timeout="30s"))
+    bus.register(sleeper("b", 0.01, [], timeout=None))
+    contexts = [hw.RunContext() for _ in range(5)]
+    async with anyio.create_task_group() as group:
+        for context in contexts:
+            group.start_soon(bus.emit, "tool.before", tool_call(), context)
+    for context in contexts:
+        assert [(r["emit"], r["kind"], r.get("middleware")) for r in untimed(context.trace)] == [
+            (1, "outcome", "a"),
+            (1, "outcome", "b"),
+            (1, "hook", None),
+        ]
+
+
+async def test_the_registry_does_not_keep_cycles_alive() -> None:
+    bus = hw.HookBus()
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="open")
+    async def holds_the_bus(event: Any, env: hw.Envelope, _bus: object = bus) -> None:
+        return None  # its default refers to the bus, which refers to it: a reference cycle
+
+    bus.register(holds_the_bus)
+    await bus.emit("tool.before", tool_call(), hw.RunContext())
+    gone = weakref.ref(holds_the_bus)
+    del bus, holds_the_bus
+    gc.collect()
+    assert gone() is None

@@ -1,0 +1,182 @@
+"""hw.Trace: records as dicts, JSON Lines out and back in, and strict reading (I8)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import tool_call
+
+import harnessweaver as hw
+from harnessweaver import _pycore
+
+
+def _cores() -> list[Any]:
+    cores: list[Any] = [_pycore]
+    try:
+        from harnessweaver import _core
+    except ImportError:  # pragma: no cover - a platform without the extension
+        return cores
+    return [*cores, _core]
+
+
+def traced(emits: int = 2) -> hw.Trace:
+    """A trace with outcome, failure and hook records, made by real emits."""
+    bus = hw.HookBus()
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="open", band="platform")
+    async def broken(event: Any, env: hw.Envelope) -> None:
+        raise KeyError("secret-key-material")
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed")
+    async def cap(event: Any, env: hw.Envelope) -> hw.Outcome:
+        return hw.Block("capped", code="refund_cap")
+
+    bus.register(broken)
+    bus.register(cap)
+    ctx = hw.RunContext()
+
+    async def go() -> None:
+        for _ in range(emits):
+            await bus.emit("tool.before", tool_call(), ctx)
+
+    anyio.run(go)
+    return ctx.trace
+
+
+def test_records_have_the_fields_of_i8() -> None:
+    trace = traced(1)
+    assert len(trace) == 3
+    failure, outcome, hook = trace.records()
+    assert {k: v for k, v in failure.items() if k not in ("t_ns", "duration_ns")} == {
+        "emit": 1,
+        "hook": "tool.before",
+        "kind": "failure",
+        "middleware": "broken",
+        "band": "platform",
+        "outcome": "continue",
+        "modified": False,
+        "failure": "exception",
+        "error": "KeyError",
+        "fail_mode": "open",
+    }
+    assert outcome["code"] == "refund_cap" and "fail_mode" not in outcome
+    assert hook["kind"] == "hook" and "middleware" not in hook and hook["outcome"] == "block"
+    assert all(
+        isinstance(r["t_ns"], int) and r["duration_ns"] >= 0 for r in (failure, outcome, hook)
+    )
+    assert hook["duration_ns"] >= outcome["duration_ns"]
+
+
+def test_iteration_and_indexing_give_the_same_dicts() -> None:
+    trace = traced(2)
+    assert list(trace) == trace.records() == [trace[i] for i in range(len(trace))]
+    assert trace[-1] == trace.records()[-1]
+    with pytest.raises(IndexError):
+        trace[len(trace)]
+    assert repr(trace) == "<Trace of 6 records, 2 emits>"
+
+
+def test_json_lines_round_trip_through_a_path_and_a_file(tmp_path: Path) -> None:
+    trace = traced(3)
+    path = tmp_path / "trace.jsonl"
+    trace.write_jsonl(path)
+    assert path.read_text(encoding="utf-8") == trace.to_jsonl()
+    assert hw.Trace.read_jsonl(path).records() == trace.records()
+    buffer = io.StringIO()
+    trace.write_jsonl(buffer)
+    buffer.seek(0)
+    again = hw.Trace.read_jsonl(buffer)
+    assert again.records() == trace.records() and repr(again) == repr(trace)
+
+
+def test_every_line_is_one_compact_object_in_the_i8_key_order() -> None:
+    lines = traced(1).to_jsonl().splitlines()
+    assert len(lines) == 3 and all(" " not in line for line in lines)
+    assert list(json.loads(lines[0])) == [
+        "emit",
+        "hook",
+        "kind",
+        "middleware",
+        "band",
+        "outcome",
+        "modified",
+        "failure",
+        "error",
+        "fail_mode",
+        "t_ns",
+        "duration_ns",
+    ]
+
+
+def test_exception_messages_never_reach_the_trace() -> None:
+    trace = traced(1)
+    assert "secret-key-material" not in trace.to_jsonl()
+    assert "secret-key-material" not in repr(trace.records())
+
+
+@pytest.mark.parametrize("writer", _cores(), ids=lambda m: m.CORE)
+@pytest.mark.parametrize("reader", _cores(), ids=lambda m: m.CORE)
+def test_both_cores_read_each_others_traces(writer: Any, reader: Any) -> None:
+    text = traced(2).to_jsonl()
+    written = writer.Trace.from_jsonl(text).to_jsonl()
+    assert written == text
+    assert reader.Trace.from_jsonl(written).records() == writer.Trace.from_jsonl(text).records()
+
+
+def test_a_long_trace_round_trips() -> None:
+    trace = traced(2000)
+    assert len(trace) == 6000
+    again = hw.Trace.from_jsonl(trace.to_jsonl())
+    assert again.records() == trace.records()
+
+
+BASE = {
+    "emit": 1,
+    "hook": "tool.before",
+    "kind": "outcome",
+    "middleware": "a",
+    "band": "app",
+    "outcome": "continue",
+    "modified": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"hook": "tool.befor"}, "unknown hook"),
+        ({"kind": "note"}, "unknown kind"),
+        ({"emit": 0}, "emit is an ordinal from 1"),
+        ({"modified": True, "outcome": "block"}, "modified is true only for a continue"),
+        ({"code": "x"}, "a continue has no code"),
+        ({"band": None}, "needs band"),
+        ({"fail_mode": "open"}, "has no fail_mode"),
+        ({"reason": "why"}, "unknown field"),
+        (
+            {
+                "kind": "failure",
+                "failure": "timeout",
+                "error": "MiddlewareTimeout",
+                "fail_mode": "closed",
+            },
+            "recorded as block",
+        ),
+    ],
+)
+def test_reading_is_strict_and_names_the_line(change: dict[str, Any], problem: str) -> None:
+    good = json.dumps(BASE)
+    bad = json.dumps({k: v for k, v in {**BASE, **change}.items() if v is not None})
+    with pytest.raises(hw.TraceFormatError) as caught:
+        hw.Trace.from_jsonl(f"{good}\n\n{bad}\n")
+    assert caught.value.kind == "invalid_trace" and caught.value.rule == "I8"
+    assert "line 3" in str(caught.value) and problem in str(caught.value)
+
+
+def test_a_line_that_is_not_json_is_reported() -> None:
+    with pytest.raises(hw.TraceFormatError, match="invalid trace line 1"):
+        hw.Trace.from_jsonl("{not json}\n")
