@@ -46,7 +46,7 @@ def conformance(session: nox.Session) -> None:
 
     Extra arguments go to ``harnessweaver conformance`` (e.g. ``-- --impl python-rust``).
     """
-    install(session)
+    install(session, "conformance")
     out = ROOT / "results"
     args = session.posargs or ["--require-identical"]
     session.run("harnessweaver", "conformance", "--out", str(out), *args)

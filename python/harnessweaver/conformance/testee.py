@@ -2,7 +2,8 @@
 
 ``python -m harnessweaver.conformance.testee --core rust|python`` speaks the JSON-lines
 protocol of ``conformance/INTERPRETING.md`` §9 on stdin/stdout. Each case runs under asyncio
-and under trio; the two observations must be identical, or the case is reported as errored.
+and under trio (when installed; ``hello`` lists the backends); the observations must be
+identical, or the case is reported as errored.
 ``run_case`` is also used in-process by the test suite.
 """
 
@@ -201,8 +202,15 @@ def main(argv: list[str] | None = None) -> int:
         os.execve(sys.executable, [sys.executable, "-m", __spec__.name, *arguments], env)
     if args.corpus:
         os.environ["HARNESSWEAVER_CORPUS"] = str(args.corpus)
-    backends = BACKENDS if args.backend == "both" else (args.backend,)
+    backends = _available() if args.backend == "both" else (args.backend,)
     return _serve(backends)
+
+
+def _available() -> tuple[str, ...]:
+    """asyncio, and trio when it is installed (it is an optional dependency)."""
+    import importlib.util
+
+    return tuple(b for b in BACKENDS if b == "asyncio" or importlib.util.find_spec(b) is not None)
 
 
 if __name__ == "__main__":
