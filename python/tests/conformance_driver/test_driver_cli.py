@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from driver_support import (
     OBSERVATION,
+    fake_command,
     fake_impl,
     make_case,
     read_results,
@@ -637,3 +638,19 @@ def test_report_heads_a_traceback_with_its_last_line_and_names_the_runner(
     assert "fake t.one: error (KeyError: 'juggle')" in lines
     assert '      File "x.py", line 1' in lines
     assert run.line("t.one")["reason"] == traceback
+
+
+def test_a_builtin_runner_reporting_another_core_fails_the_run(tmp_path: Path) -> None:
+    # python-pure once ran the Rust core because the core was chosen before --core was read;
+    # the driver now refuses a built-in runner whose hello names another core.
+    from harnessweaver.conformance.cases import load_cases
+    from harnessweaver.conformance.expectations import Expectations
+
+    write_cases(tmp_path / "cases", [make_case("a")])
+    cases = tuple(load_cases(tmp_path / "cases"))
+    impl = driver.Implementation("python-rust", tuple(fake_command()), core="rust")
+    config = driver.RunConfig(cases=cases, implementations=(impl,))
+    run = driver.run_implementation(impl, cases, Expectations("python-rust"), config)
+    assert [r.status for r in run.results] == ["crash"]
+    assert run.startup_error == "runner reports core 'fake', expected 'rust'"
+    assert "runner failed to start" in run.problems()[0]
