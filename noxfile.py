@@ -1,22 +1,30 @@
-"""Developer and CI tasks: ``nox -s tests``, ``nox -s conformance``, ``nox -s lint``.
+"""Developer and CI tasks.
 
-Each session builds the Rust extension into its own virtual environment with maturin (release
-profile, so what is tested is what ships) and installs the development tools it needs from the
+``nox -s tests``        cargo test for the core, pytest against the Rust core and the Python core
+``nox -s ts``           the TypeScript package: npm ci, type check, build, node tests, npm pack
+``nox -s lint``         ruff, mypy --strict, stubtest, cargo fmt and clippy
+``nox -s conformance``  every implementation over the corpus, results identical across them
+``nox -s fuzz``         differential testing on generated cases (``-- --seed N`` to reproduce)
+
+Each Python session builds the Rust extension into its own virtual environment with maturin
+(release profile, so what is tested is what ships) and installs the tools it needs from the
 dependency groups in ``pyproject.toml``.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import nox
 
 ROOT = Path(__file__).parent
+TS = ROOT / "ts-runner"
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 CORES = ("rust", "python")
 
-nox.options.sessions = ["tests", "conformance", "lint"]
+nox.options.sessions = ["tests", "ts", "lint", "conformance", "fuzz"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -30,6 +38,15 @@ def install(session: nox.Session, *groups: str) -> None:
     session.run("maturin", "develop", "--release", "--quiet", env=env)
 
 
+def build_ts(session: nox.Session) -> None:
+    """Install the TypeScript package's locked dependencies and compile it (for its runner)."""
+    if shutil.which("npm") is None:
+        session.warn("npm not found: the TypeScript implementation is left out")
+        return
+    session.run("npm", "ci", "--no-audit", "--no-fund", external=True, silent=True, cwd=TS)
+    session.run("npm", "run", "build", external=True, cwd=TS)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """cargo test for the core crate, then pytest against the Rust core and the Python core."""
@@ -40,6 +57,15 @@ def tests(session: nox.Session) -> None:
         session.run("pytest", *session.posargs, env={"HARNESSWEAVER_CORE": core})
 
 
+@nox.session(python=False)
+def ts(session: nox.Session) -> None:
+    """The TypeScript package from a clean install: type check, tests, and what npm would pack."""
+    session.run("npm", "ci", "--no-audit", "--no-fund", external=True, cwd=TS)
+    session.run("npm", "run", "lint", external=True, cwd=TS)
+    session.run("npm", "test", external=True, cwd=TS)
+    session.run("npm", "pack", "--dry-run", external=True, cwd=TS)
+
+
 @nox.session
 def conformance(session: nox.Session) -> None:
     """Every implementation present over the whole corpus; fails on any unexpected result.
@@ -47,9 +73,17 @@ def conformance(session: nox.Session) -> None:
     Extra arguments go to ``harnessweaver conformance`` (e.g. ``-- --impl python-rust``).
     """
     install(session, "conformance")
-    out = ROOT / "results"
+    build_ts(session)
     args = session.posargs or ["--require-identical"]
-    session.run("harnessweaver", "conformance", "--out", str(out), *args)
+    session.run("harnessweaver", "conformance", "--out", str(ROOT / "results"), *args)
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """2,000 generated cases through every implementation; ``-- --seed N`` reproduces a run."""
+    install(session, "fuzz")
+    build_ts(session)
+    session.run("harnessweaver", "fuzz", "--count", "2000", *session.posargs)
 
 
 @nox.session

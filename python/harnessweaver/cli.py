@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from harnessweaver.conformance import fuzz
 from harnessweaver.conformance.cases import CaseLoadError, CorpusNotFound, load_cases, select
 from harnessweaver.conformance.driver import (
     IMPL_NAME_HELP,
@@ -145,6 +146,11 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Run
         "run implementations over the conformance corpus and judge them",
         _configure_conformance,
         _run_conformance,
+    ),
+    "fuzz": (
+        "compare implementations on generated cases (differential testing)",
+        fuzz.configure,
+        fuzz.run_command,
     ),
 }
 

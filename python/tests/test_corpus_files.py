@@ -27,7 +27,7 @@ KNOWN_RULES = (
 )
 # Rulings 16-17 concern harness-spec layers (pinned elsewhere); no step can express I12.
 REQUIRED_RULES = [r for r in KNOWN_RULES if r not in ("ruling-16", "ruling-17", "I12")]
-FEATURES = {"timeouts", "concurrency"}
+FEATURES = {"timeouts", "concurrency", "throw-values"}
 ERROR_NAMES = {
     "timeout": "MiddlewareTimeout",
     "invalid_return": "InvalidReturn",
@@ -235,6 +235,10 @@ def test_features_match_steps(case: Case) -> None:
     for group in groups:
         contexts = [s.get("context", "main") for s in group]
         assert len(contexts) == len(set(contexts)), "concurrent emits need distinct contexts"
+    every = [b for decl in declarations(case) for b in behaviours(decl.get("does", {}))]
+    if groups:  # INTERPRETING.md §4: nothing may depend on the scheduler's order
+        assert not any({"sequence", "register", "unregister"} & b.keys() for b in every)
+    assert any("throw" in b for b in every) == ("throw-values" in features)
 
 
 @BY_CASE

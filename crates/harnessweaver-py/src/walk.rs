@@ -236,10 +236,8 @@ impl EmitState {
     /// The current middleware answered `value` (maybe after suspending).
     pub fn answered(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let now = now_ns();
-        if let Some(limit) = self.entry().decl.timeout_ns {
-            if now.saturating_sub(self.t0) > limit {
-                return self.failed(py, FailureKind::Timeout, None); // a late answer (ruling 10)
-            }
+        if self.late(now) {
+            return self.failed(py, FailureKind::Timeout, None); // a late answer (ruling 10)
         }
         match judge(value, self.event_type.bind(py))? {
             Judged::Failure(kind) => self.failed(py, kind, None),
@@ -271,8 +269,19 @@ impl EmitState {
         if !err.is_instance_of::<PyException>(py) {
             return Err(err);
         }
+        if self.late(now_ns()) {
+            return self.failed(py, FailureKind::Timeout, None); // raised after its deadline (I9)
+        }
         let name = err.get_type(py).name()?;
         self.failed(py, FailureKind::Exception, Some(name.to_str()?))
+    }
+
+    /// Whether the current middleware's deadline had passed by `now` (ruling 10, I9).
+    fn late(&self, now: u64) -> bool {
+        self.entry()
+            .decl
+            .timeout_ns
+            .is_some_and(|limit| now.saturating_sub(self.t0) > limit)
     }
 
     /// The current middleware failed (I5): trace it, and resolve it by its fail mode.

@@ -82,7 +82,7 @@ class Walk:
         return self.run()
 
     def fail(self, exc: BaseException) -> HookResult | Walk:
-        self._fail(EXCEPTION, exc)
+        self._raised(exc)
         return self.run()
 
     def timed_out(self) -> HookResult | Walk:
@@ -101,7 +101,7 @@ class Walk:
             try:
                 awaitable = entry.call(self._event, self._env)
             except Exception as exc:
-                self._fail(EXCEPTION, exc)
+                self._raised(exc)
                 continue
             if entry.timeout_ns is None:
                 if type(awaitable) is CoroutineType or hasattr(awaitable, "__await__"):
@@ -118,7 +118,7 @@ class Walk:
             except StopIteration as stop:
                 self._answer(stop.value)
             except Exception as exc:
-                self._fail(EXCEPTION, exc)
+                self._raised(exc)
             else:
                 return self._wait(awaitable, yielded)
         return self._finish()
@@ -129,10 +129,18 @@ class Walk:
         self.timeout = self._entry.timeout
         return self
 
+    def _late(self, now: int) -> bool:
+        limit = self._entry.timeout_ns
+        return limit is not None and now - self._t0 > limit
+
+    def _raised(self, exc: BaseException) -> None:
+        # Raising after the deadline is answering late: a timeout (ruling 10, I9).
+        self._fail(TIMEOUT if self._late(monotonic_ns()) else EXCEPTION, exc)
+
     def _answer(self, value: Any) -> None:
         entry = self._entry
         now = monotonic_ns()
-        if entry.timeout_ns is not None and now - self._t0 > entry.timeout_ns:
+        if self._late(now):
             self._fail(TIMEOUT, None)  # a late answer is a timeout (ruling 10)
             return
         if value is None:

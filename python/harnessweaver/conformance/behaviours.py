@@ -17,7 +17,16 @@ import anyio
 
 import harnessweaver as hw
 
-__all__ = ["RAN", "Behaviours", "exception_type", "json_equal"]
+__all__ = ["RAN", "Behaviours", "CaseFault", "exception_type", "json_equal"]
+
+
+class CaseFault(BaseException):
+    """A behaviour the runner cannot carry out: the case is at fault, not the middleware.
+
+    A ``BaseException`` so the bus lets it through instead of recording a failure; the testee
+    reports the case as errored (INTERPRETING.md §3).
+    """
+
 
 RAN: ContextVar[list[str]] = ContextVar("harnessweaver_conformance_ran")
 """The ``ran`` list of the emit in progress (a context variable, so concurrent emits differ)."""
@@ -130,13 +139,19 @@ class Behaviours:
             self._calls[id(b)] = calls + 1
             steps = b["sequence"]
             return await self.perform(steps[min(calls, len(steps) - 1)], event, env)
-        if "register" in b:
-            self._register(b["register"])
+        if "register" in b or "unregister" in b:
+            self._change_bus(b)
             return await self.perform(b["then"], event, env)
-        if "unregister" in b:
-            self._unregister(b["unregister"])
-            return await self.perform(b["then"], event, env)
-        raise ValueError(f"unknown behaviour {b!r}")
+        raise CaseFault(f"unknown behaviour {b!r}")
+
+    def _change_bus(self, b: dict[str, Any]) -> None:
+        try:
+            if "register" in b:
+                self._register(b["register"])
+            else:
+                self._unregister(b["unregister"])
+        except hw.HarnessweaverError as exc:
+            raise CaseFault(f"the bus refused a behaviour's change: {exc}") from exc
 
     def _outcome(self, b: dict[str, Any], event: Any) -> Any:
         kind = b["return"]
@@ -161,7 +176,7 @@ class Behaviours:
             return hw.Retry(
                 reason, delay=b.get("delay"), max_attempts=b.get("max_attempts"), code=code
             )
-        raise ValueError(f"unknown return kind {kind!r}")
+        raise CaseFault(f"unknown return kind {kind!r}")
 
     def _holds(self, cond: dict[str, Any], event: Any, env: hw.Envelope) -> bool:
         if "weekend" in cond and env.clock.is_weekend() is not cond["weekend"]:

@@ -12,7 +12,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["TIMING_FIELDS", "canonical_json", "normalize", "parse_json", "strip_timings"]
+__all__ = [
+    "TIMING_FIELDS",
+    "canonical_json",
+    "case_file_json",
+    "normalize",
+    "parse_json",
+    "strip_timings",
+]
 
 TIMING_FIELDS = frozenset({"t_ns", "duration_ns"})
 """Trace-record fields that are never compared nor written (INTERPRETING.md §6.1, I8)."""
@@ -81,3 +88,30 @@ def _strip_record(record: Any) -> Any:
     if not isinstance(record, dict):
         return record
     return {key: value for key, value in record.items() if key not in TIMING_FIELDS}
+
+
+CASE_FILE_WIDTH = 140
+
+
+def case_file_json(value: Any, indent: int = 0, lead: int = 0) -> str:
+    """JSON laid out the way the corpus's case files are: a container stays on one line when
+    it fits in 140 columns or holds only scalars (a trace record, a list of names)."""
+    flat = json.dumps(value, ensure_ascii=False)
+    if (
+        not isinstance(value, dict | list)
+        or not value
+        or indent + lead + len(flat) <= CASE_FILE_WIDTH
+    ):
+        return flat
+    items = value.values() if isinstance(value, dict) else value
+    if all(not isinstance(item, dict | list) for item in items):
+        return flat
+    pad = " " * (indent + 2)
+    if isinstance(value, dict):
+        lines = []
+        for key, item in value.items():
+            name = json.dumps(key, ensure_ascii=False) + ": "
+            lines.append(pad + name + case_file_json(item, indent + 2, len(name)))
+        return "{\n" + ",\n".join(lines) + "\n" + " " * indent + "}"
+    lines = [pad + case_file_json(item, indent + 2) for item in value]
+    return "[\n" + ",\n".join(lines) + "\n" + " " * indent + "]"

@@ -152,6 +152,8 @@ def _answer(case: dict[str, Any], samples: dict[str, Any], backends: tuple[str, 
 
 
 def _serve(backends: tuple[str, ...]) -> int:
+    from .behaviours import CaseFault
+
     samples = _catalogue()["samples"]
     out = sys.stdout
     for line in sys.stdin:
@@ -176,7 +178,7 @@ def _serve(backends: tuple[str, ...]) -> int:
         elif cmd == "run":
             try:
                 reply = _answer(message["case"], samples, backends)
-            except Exception:
+            except (Exception, CaseFault, BaseExceptionGroup):
                 reply = {"errored": True, "message": traceback.format_exc()}
             reply["seq"] = message.get("seq")
         elif cmd == "stop":

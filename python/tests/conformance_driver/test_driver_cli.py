@@ -602,6 +602,7 @@ def test_driver_modules_import_no_other_harnessweaver_module() -> None:
             "expectations",
             "driver",
             "report",
+            "fuzz",
         )
     }
     assert loaded == allowed

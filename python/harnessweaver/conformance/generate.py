@@ -1,0 +1,212 @@
+"""Random but valid conformance cases, for differential testing (``harnessweaver fuzz``).
+
+The strategies build cases in the corpus format (INTERPRETING.md §2-§4) from the closed
+behaviour vocabulary: chains across all four bands and several registration orders, inbound
+and outbound hook points, every outcome, modifications, every failure kind under both fail
+modes, timeouts, registration overrides, several emits in a row, concurrent emits, and now and
+then a declaration error. Nothing here knows the expected result: implementations are compared
+with each other.
+
+Timeouts are generated only in combinations that machine load cannot flip: a timeout that
+must fire is 1 ms on a middleware that sleeps 30 s (interrupted) or blocks for 10 ms without
+suspending (a late answer, ruling 10), either of which takes longer than 1 ms however fast the
+machine is; a timeout that must not fire is 30 s on a middleware that never sleeps.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from hypothesis import strategies as st
+
+__all__ = ["cases"]
+
+Json = dict[str, Any]
+
+NAMES = ("a", "b", "c", "d", "e", "f", "g", "h")
+BANDS = ("baseline", "platform", "app", "task")
+# Hook points whose events all have a `step` field, in both directions.
+HOOKS = ("tool.before", "tool.after", "model.before", "model.after", "step.start", "step.end")
+TOOL_HOOKS = frozenset({"tool.before", "tool.after"})
+REASONS = ("policy", "needs review", "try later")
+CODES = (None, "policy", "cap")
+ERRORS = ("ValueError", "RuntimeError", "KeyError", "PolicyError")
+
+_values = st.one_of(
+    st.text(alphabet="xyz ", max_size=3),
+    st.integers(-3, 3),
+    st.booleans(),
+    st.lists(st.integers(0, 2), max_size=2),
+    st.dictionaries(st.sampled_from(("k", "v")), st.integers(0, 2), max_size=1),
+)
+
+
+@cache  # building a strategy is costly for hypothesis; reuse them
+def _modify(name: str, hooks: tuple[str, ...]) -> st.SearchStrategy[Json]:
+    changes = [st.builds(lambda n: {"set": {"step": n}}, st.integers(0, 9))]
+    if set(hooks) <= TOOL_HOOKS:  # only tool events have call.arguments
+        changes.append(st.just({"append": {"call.arguments.trail": name}}))
+    return st.builds(lambda m: {"return": "continue", "modify": m}, st.one_of(changes))
+
+
+@cache
+def _outcome() -> st.SearchStrategy[Json]:
+    reason = st.sampled_from(REASONS)
+    code = st.sampled_from(CODES)
+
+    def with_code(base: Json, c: str | None) -> Json:
+        return base if c is None else {**base, "code": c}
+
+    return st.one_of(
+        st.builds(lambda r, c: with_code({"return": "block", "reason": r}, c), reason, code),
+        st.builds(
+            lambda r, a, c: with_code({"return": "suspend", "reason": r, "approver_role": a}, c),
+            reason,
+            st.sampled_from(("finance", "ops")),
+            code,
+        ),
+        st.builds(
+            lambda r, c: with_code({"return": "escalate", "reason": r, "to": "oncall"}, c),
+            reason,
+            code,
+        ),
+        st.builds(
+            lambda r, d, n: {"return": "retry", "reason": r, "delay": d, "max_attempts": n},
+            reason,
+            st.sampled_from((0.5, 2)),
+            st.sampled_from((1, 3)),
+        ),
+    )
+
+
+@cache
+def _leaf(name: str, hooks: tuple[str, ...]) -> st.SearchStrategy[Json]:
+    return st.one_of(
+        st.just({"return": "none"}),
+        st.just({"return": "continue"}),
+        _modify(name, hooks),
+        st.builds(lambda h: {"return": "continue", "modified_as": h}, st.sampled_from(HOOKS)),
+        _outcome(),
+        st.builds(lambda v: {"return": "value", "value": v}, _values),
+        st.builds(lambda e: {"raise": e, "message": "sk-secret-1"}, st.sampled_from(ERRORS)),
+    )
+
+
+@cache
+def _behaviour(name: str, hooks: tuple[str, ...], ordered: bool) -> st.SearchStrategy[Json]:
+    """``ordered``: calls happen in a known order, so a ``sequence`` is deterministic."""
+    leaf = _leaf(name, hooks)
+    condition = st.one_of(
+        st.builds(lambda n: {"path": "step", "greater_than": n}, st.integers(0, 5)),
+        st.builds(lambda n: {"path": "step", "equals": n}, st.integers(0, 2)),
+        st.builds(lambda w: {"weekend": w}, st.booleans()),
+    )
+    return st.one_of(
+        leaf,
+        leaf,
+        st.builds(lambda b: {"sleep": 0, "then": b}, leaf),
+        st.builds(lambda c, t, e: {"if": c, "then": t, "else": e}, condition, leaf, leaf),
+        *(
+            [st.builds(lambda bs: {"sequence": bs}, st.lists(leaf, min_size=1, max_size=3))]
+            if ordered
+            else []
+        ),
+    )
+
+
+@cache
+@st.composite
+def _declaration(draw: st.DrawFn, name: str, pool: tuple[str, ...], ordered: bool) -> Json:
+    hooks = tuple(draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2, unique=True)))
+    band = draw(st.sampled_from(BANDS))
+    # Baseline middleware fail closed (R2); now and then an open one tests the error.
+    open_ok = band != "baseline" or draw(st.integers(0, 19)) == 0
+    fail_mode = draw(st.sampled_from(("closed", "open") if open_ok else ("closed",)))
+    timing = draw(st.sampled_from(("none", "none", "none", "safe", "cancelled", "late")))
+    does = draw(_behaviour(name, hooks, ordered))
+    decl: Json = {"name": name, "hooks": list(hooks), "fail_mode": fail_mode, "band": band}
+    if timing == "safe":
+        decl["timeout"] = draw(st.sampled_from(("30s", 30)))
+    elif timing == "cancelled":
+        decl["timeout"], does = "1ms", {"sleep": 30, "then": does}
+    elif timing == "late":
+        decl["timeout"], does = "1ms", {"busy": 0.01, "then": does}
+    decl["does"] = does
+    overrides = draw(_overrides(hooks))
+    if overrides:
+        decl["register"] = overrides
+    return decl
+
+
+@cache
+@st.composite
+def _overrides(draw: st.DrawFn, hooks: tuple[str, ...]) -> Json:
+    overrides: Json = {}
+    if draw(st.integers(0, 3)) == 0:
+        overrides["band"] = draw(st.sampled_from(BANDS))
+    if len(hooks) > 1 and draw(st.booleans()):
+        overrides["hooks"] = [draw(st.sampled_from(hooks))]
+    if draw(st.integers(0, 5)) == 0:
+        overrides["fail_mode"] = "closed"
+    if draw(st.integers(0, 9)) == 0:
+        # Only invalid ones: a valid new timeout could turn a sure timing into a race.
+        overrides["timeout"] = draw(st.sampled_from(("2 s", 0, -1)))
+    return overrides
+
+
+@cache
+@st.composite
+def _emit(draw: st.DrawFn, pool: tuple[str, ...], context: str = "main") -> Json:
+    step: Json = {"emit": draw(st.sampled_from(pool))}
+    if context != "main":
+        step["context"] = context
+    if draw(st.integers(0, 3)) == 0 and "tool.before" in pool and step["emit"] == "tool.before":
+        step["event"] = {
+            "step": draw(st.integers(0, 6)),
+            "tool": {"name": "refund_payment", "description": "", "parameters": {}},
+            "call": {"id": "c", "name": "refund_payment", "arguments": {}},
+        }
+    return step
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Json:
+    """One random case in the corpus format, with an empty ``then``."""
+    pool = tuple(draw(st.lists(st.sampled_from(HOOKS), min_size=1, max_size=2, unique=True)))
+    names = draw(st.lists(st.sampled_from(NAMES[:6]), max_size=5, unique=True))
+    kinds = draw(
+        st.lists(
+            st.sampled_from(("emit", "emit", "emit", "register", "concurrent")),
+            min_size=1,
+            max_size=3,
+        )
+    )
+    # Concurrent emits call middleware in an order the backend's scheduler picks, so a
+    # `sequence` (k-th call does k-th thing) would make the case order-dependent.
+    ordered = "concurrent" not in kinds
+    middleware = [draw(_declaration(name, pool, ordered)) for name in names]
+    when: list[Json] = []
+    for kind in kinds:
+        if kind == "register" and len(names) < len(NAMES):
+            spare = next(n for n in NAMES if n not in names)
+            names.append(spare)
+            when.append({"register": draw(_declaration(spare, pool, ordered))})
+        elif kind == "concurrent":
+            when.append({"concurrent": [draw(_emit(pool, "left")), draw(_emit(pool, "right"))]})
+        else:
+            when.append(draw(_emit(pool)))
+    if draw(st.integers(0, 3)) == 0:
+        now = draw(st.sampled_from(("2026-11-28T10:00:00+00:00", "2026-11-30T10:00:00+00:00")))
+        given: Json = {"envelope": {"now": now}, "middleware": middleware}
+    else:
+        given = {"middleware": middleware}
+    return {
+        "id": "fuzz.generated",
+        "description": "A generated case.",
+        # What a generated case exercises in general; refine before committing one.
+        "rules": ["rule-1", "rule-3", "rule-4"],
+        "given": given,
+        "when": when,
+        "then": {"emits": []},
+    }

@@ -1,0 +1,84 @@
+"""Differential testing: the case generator and the divergence hunt."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from hypothesis import given, settings
+
+from harnessweaver.conformance.driver import Implementation, builtin_implementations
+from harnessweaver.conformance.fuzz import case_file, fuzz, report
+from harnessweaver.conformance.generate import cases
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = jsonschema.Draft202012Validator(
+    json.loads((ROOT / "conformance" / "schema" / "case.schema.json").read_text())
+)
+# The Python testee on one backend: quick enough to shrink with.
+REFERENCE = Implementation(
+    "python-pure",
+    (
+        sys.executable,
+        "-m",
+        "harnessweaver.conformance.testee",
+        "--core",
+        "python",
+        "--backend",
+        "asyncio",
+    ),
+)
+MUTANT = Implementation(
+    "mutant", (sys.executable, str(Path(__file__).with_name("mutant_testee.py")))
+)
+
+
+def _validate(case: dict[str, Any]) -> None:
+    document = {"topic": "fuzz", "description": "Generated.", "cases": [{**case, "id": "fuzz.x"}]}
+    SCHEMA.validate(document)
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(cases())
+def test_generated_cases_are_valid_corpus_cases(case: dict[str, Any]) -> None:
+    _validate(case)
+    for decl in case["given"]["middleware"]:
+        timeout, does = decl.get("timeout"), decl["does"]
+        if timeout == "1ms":  # must fire: it sleeps or blocks far longer than 1 ms
+            assert does.get("sleep") == 30 or does.get("busy") == 0.01
+        elif timeout is not None:  # must not fire: nothing slow behind a 30 s timeout
+            assert "busy" not in json.dumps(does) and '"sleep": 30' not in json.dumps(does)
+
+
+def test_a_divergence_is_found_shrunk_and_printed_as_a_case_file(tmp_path: Path) -> None:
+    run = fuzz([REFERENCE, MUTANT], count=300, seed=7, corpus=ROOT / "conformance")
+    assert run.divergence is not None
+    minimal = run.divergence.case
+    # The mutant differs only when an emit runs two middleware: shrinking gets down to that.
+    assert len(minimal["given"]["middleware"]) == 2
+    assert [step for step in minimal["when"] if "emit" in step] == minimal["when"][:1]
+    assert "/emits/0/ran" in run.divergence.problem
+    out, written = io.StringIO(), tmp_path / "divergence.json"
+    assert report(run, out, written) == 1
+    assert "FUZZ FAILED" in out.getvalue() and f"seed {run.seed}" in out.getvalue()
+    document = json.loads(written.read_text())
+    assert document == case_file(run.divergence)
+    SCHEMA.validate(document)
+    assert document["cases"][0]["id"].startswith("fuzz.divergence-")
+    # The expectation is the first implementation's (the reference's) observation.
+    reference_obs = json.loads(run.divergence.answers["python-pure"])
+    assert document["cases"][0]["then"]["emits"] == reference_obs["emits"]
+
+
+def test_agreeing_implementations_pass(tmp_path: Path) -> None:
+    pure = builtin_implementations()["python-pure"]
+    rust = builtin_implementations()["python-rust"]
+    run = fuzz([pure, rust], count=40, seed=3, corpus=ROOT / "conformance")
+    assert run.divergence is None and run.count == 40
+    out = io.StringIO()
+    assert report(run, out) == 0
+    assert out.getvalue() == "FUZZ PASSED: 40 generated cases agreed (seed 3)\n"

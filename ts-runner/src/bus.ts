@@ -1,0 +1,82 @@
+/** `HookBus`: register middleware, see the chains, emit events. */
+
+import type { HookPoint } from "./catalogue.js";
+import { RunContext } from "./context.js";
+import type { Declaration, Overrides } from "./declaration.js";
+import { eventTypeMismatch } from "./errors.js";
+import { EVENT_TYPES, typeNameOf, type EventOf } from "./events.js";
+import { isMiddleware, type Middleware } from "./middleware.js";
+import type { HookResult } from "./outcomes.js";
+import { Registry, type Call } from "./registry.js";
+import { walk } from "./walk.js";
+
+export interface EmitOptions {
+  /**
+   * Cancels the emit from outside: the middleware running is abandoned (its signal aborts)
+   * and `emit` rejects with the signal's reason. This is not a failure of that middleware:
+   * records of middleware that finished stay in the trace, no hook record is written (I12).
+   */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The hook bus: every middleware of a hook point, in a predictable order.
+ *
+ * Run order is band (baseline, platform, app, task), then registration order; outbound hook
+ * points run it in reverse (rules 1-2). The most severe answer wins (rule 3); each
+ * middleware's timeout and fail mode are enforced (rule 4); every answer is traced.
+ */
+export class HookBus {
+  readonly #registry = new Registry();
+
+  /**
+   * Registers a declared middleware. `overrides` may set the name, band, fail mode and
+   * timeout and narrow the hooks (I10); R2 is checked on the result, then the name must be
+   * new (I2). Returns the declaration as registered; throws a `RegistrationError`.
+   */
+  register<H extends HookPoint>(middleware: Middleware<H>, overrides?: Overrides<H>): Declaration {
+    if (!isMiddleware(middleware)) {
+      throw new TypeError("register() needs a middleware declared with middleware(options, fn)");
+    }
+    const call: Call = (event, envelope, signal) => middleware.call(event as EventOf<H>, envelope as never, signal);
+    return this.#registry.register(middleware.declaration, call, overrides);
+  }
+
+  /** Removes a middleware by name; an emit in flight keeps the chain it started with (I11). */
+  unregister(name: string): Declaration {
+    return this.#registry.unregister(name);
+  }
+
+  /** The run order of `hook`: band, registration order, direction applied. */
+  chain(hook: HookPoint): readonly Declaration[] {
+    return this.#registry.plan(hook).map((entry) => entry.declaration);
+  }
+
+  /**
+   * Runs `hook`'s chain on `event` in `context` and returns the combined outcome and the
+   * event as the chain left it. An unknown hook point or an event of another type is an
+   * `EmitError` (I7): then nothing runs and nothing is traced.
+   */
+  async emit<H extends HookPoint>(
+    hook: H,
+    event: EventOf<H>,
+    context: RunContext,
+    options: EmitOptions = {},
+  ): Promise<HookResult<EventOf<H>>> {
+    const plan = this.#registry.plan(hook);
+    if (!(context instanceof RunContext)) throw new TypeError("emit() needs a RunContext");
+    const eventType = EVENT_TYPES[hook];
+    if (!(event instanceof eventType)) throw eventTypeMismatch(hook, eventType.typeName, typeNameOf(event));
+    options.signal?.throwIfAborted(); // checked first: an I7 caller error runs and traces nothing
+    const result = await walk({
+      hook,
+      plan,
+      event,
+      eventType,
+      envelope: context.envelope,
+      trace: context.trace,
+      signal: options.signal,
+    });
+    return result as HookResult<EventOf<H>>;
+  }
+}

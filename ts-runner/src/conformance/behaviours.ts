@@ -1,0 +1,193 @@
+/**
+ * The corpus's closed behaviour vocabulary (INTERPRETING.md §3), implemented natively: a
+ * case's declaration becomes a real middleware whose body does what its behaviour says.
+ *
+ * Beyond §3, behind the feature tag `throw-values` (proposed for the corpus):
+ * `{"throw": V}` throws the JSON value V itself, not an Error (a rejected promise), and
+ * `{"throw": V, "sync": true}` at the top of a behaviour throws it synchronously from a
+ * plain (non-async) middleware function.
+ */
+
+import type { Envelope } from "../envelope.js";
+import type { Event } from "../events.js";
+import { frozenJson, isPlainObject, jsonEqual, thawJson } from "../json.js";
+import type { Answer, MiddlewareFn } from "../middleware.js";
+import { Block, Continue, Escalate, Retry, Suspend } from "../outcomes.js";
+import { ABSENT, append, lookup, put } from "./paths.js";
+import { busy, sleep } from "./waiting.js";
+
+export const THROW_VALUES = "throw-values";
+
+type Node = Readonly<Record<string, unknown>>;
+
+/** What behaviours need from the case that runs them. */
+export interface Host {
+  /** The catalogue sample of a hook point, as an event. */
+  sample(hook: unknown): Event;
+  register(declaration: unknown): void;
+  unregister(name: unknown): void;
+  /** The `ran` list of the emit in progress. */
+  ran(): string[] | undefined;
+  /** The runner cannot go on with the case (an unknown behaviour, a failed register step). */
+  fatal(error: unknown): void;
+  readonly features: ReadonlySet<string>;
+}
+
+/** A behaviour the runner cannot perform: the case is reported as `errored`. */
+export class BehaviourError extends Error {
+  override readonly name = "BehaviourError";
+}
+
+export class Behaviours {
+  readonly #host: Host;
+  /** Calls per `sequence` node (by identity, so a node shared by two registrations counts both). */
+  readonly #calls = new Map<object, number>();
+
+  constructor(host: Host) {
+    this.#host = host;
+  }
+
+  /** A middleware body named `name` doing `behaviour`. */
+  function(name: string, behaviour: unknown): MiddlewareFn {
+    const node = this.#node(behaviour);
+    const host = this.#host;
+    if ("throw" in node && node["sync"] === true) {
+      this.#needs(THROW_VALUES);
+      const thrown = frozenJson(node["throw"], "throw");
+      return function behaviour() {
+        host.ran()?.push(name);
+        throw thrown; // deliberately not an Error: the bus records NonErrorThrown (I5)
+      };
+    }
+    const perform = (event: Event, envelope: Envelope, signal: AbortSignal) => this.perform(node, event, envelope, signal);
+    return async function behaviour(event, envelope, signal) {
+      host.ran()?.push(name);
+      return perform(event, envelope, signal);
+    };
+  }
+
+  async perform(b: Node, event: Event, env: Envelope, signal: AbortSignal): Promise<Answer> {
+    const then = () => this.perform(this.#node(b["then"]), event, env, signal);
+    if ("return" in b) return this.#answer(b, event);
+    if ("raise" in b) throw raised(b["raise"], b["message"]);
+    if ("throw" in b) {
+      this.#needs(THROW_VALUES);
+      throw frozenJson(b["throw"], "throw");
+    }
+    if ("sleep" in b) return sleep(this.#seconds(b["sleep"]), signal).then(then);
+    if ("busy" in b) {
+      busy(this.#seconds(b["busy"]));
+      return then();
+    }
+    if ("if" in b) {
+      const chosen = this.#holds(this.#node(b["if"]), event, env) ? b["then"] : b["else"];
+      return this.perform(this.#node(chosen ?? { return: "none" }), event, env, signal);
+    }
+    if ("sequence" in b) return this.perform(this.#next(b), event, env, signal);
+    if ("register" in b) {
+      this.#guard(() => this.#host.register(b["register"]));
+      return then();
+    }
+    if ("unregister" in b) {
+      this.#guard(() => this.#host.unregister(b["unregister"]));
+      return then();
+    }
+    throw this.#fatal(new BehaviourError(`unknown behaviour ${JSON.stringify(b)}`));
+  }
+
+  #answer(b: Node, event: Event): Answer {
+    const kind = b["return"];
+    const text = (key: string) => b[key] as string;
+    const options = { code: b["code"] as string | null };
+    switch (kind) {
+      case "none":
+        return undefined;
+      case "value":
+        return thawJson(frozenJson(b["value"], "value")) as unknown as Answer; // not an outcome
+      case "continue":
+        if ("modify" in b) return Continue(modified(event, this.#node(b["modify"])));
+        if ("modified_as" in b) return Continue(this.#host.sample(b["modified_as"]));
+        return Continue();
+      case "block":
+        return Block(text("reason"), options);
+      case "suspend":
+        return Suspend(text("reason"), { ...options, approverRole: b["approver_role"] as string | null });
+      case "escalate":
+        return Escalate(text("reason"), { ...options, to: b["to"] as string | null });
+      case "retry":
+        return Retry(text("reason"), {
+          ...options,
+          delay: b["delay"] as number | null,
+          maxAttempts: b["max_attempts"] as number | null,
+        });
+      default:
+        throw this.#fatal(new BehaviourError(`unknown return kind ${JSON.stringify(kind)}`));
+    }
+  }
+
+  #holds(cond: Node, event: Event, env: Envelope): boolean {
+    if ("weekend" in cond && env.clock.isWeekend() !== cond["weekend"]) return false;
+    if ("path" in cond) {
+      const value = lookup(event.toJSON(), String(cond["path"]));
+      if ("equals" in cond && (value === ABSENT || !jsonEqual(value, cond["equals"]))) return false;
+      if ("greater_than" in cond && !(typeof value === "number" && value > Number(cond["greater_than"]))) return false;
+    }
+    return true;
+  }
+
+  #next(b: Node): Node {
+    const steps = b["sequence"];
+    if (!Array.isArray(steps) || steps.length === 0) throw this.#fatal(new BehaviourError("sequence needs behaviours"));
+    const calls = this.#calls.get(b) ?? 0;
+    this.#calls.set(b, calls + 1);
+    return this.#node(steps[Math.min(calls, steps.length - 1)]);
+  }
+
+  #node(value: unknown): Node {
+    if (!isPlainObject(value)) throw this.#fatal(new BehaviourError(`a behaviour is an object, got ${JSON.stringify(value)}`));
+    return value;
+  }
+
+  #seconds(value: unknown): number {
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+      throw this.#fatal(new BehaviourError(`a time in seconds is a number ≥ 0, got ${JSON.stringify(value)}`));
+    }
+    return value;
+  }
+
+  #needs(feature: string): void {
+    if (!this.#host.features.has(feature)) {
+      throw this.#fatal(new BehaviourError(`this behaviour needs the runner feature ${feature}`));
+    }
+  }
+
+  /** A register/unregister error inside a middleware fails the case as `errored` (§3). */
+  #guard(action: () => void): void {
+    try {
+      action();
+    } catch (error) {
+      throw this.#fatal(error);
+    }
+  }
+
+  #fatal(error: unknown): unknown {
+    this.#host.fatal(error);
+    return error;
+  }
+}
+
+/** `{"raise": T, "message": M}`: an Error whose `name` is T (I5). */
+export function raised(type: unknown, message: unknown): Error {
+  const error = new Error(typeof message === "string" ? message : "");
+  error.name = String(type);
+  return error;
+}
+
+/** A copy of `event` with the `set` and `append` changes of §3 applied, in order. */
+export function modified(event: Event, change: Node): Event {
+  const data = event.toJSON();
+  const each = (key: string) => Object.entries(isPlainObject(change[key]) ? change[key] : {});
+  for (const [path, value] of each("set")) put(data, path, thawJson(frozenJson(value, path)));
+  for (const [path, value] of each("append")) append(data, path, thawJson(frozenJson(value, path)));
+  return (event.constructor as unknown as { fromJSON(data: unknown): Event }).fromJSON(data);
+}

@@ -1,0 +1,147 @@
+/**
+ * The errors harnessweaver throws. Every one carries a stable `kind` and the `rule` it enforces
+ * (conformance/INTERPRETING.md §5), and a message that names the bad value and ends with the
+ * rule, worded exactly as the Rust and Python cores word it.
+ */
+
+import { HOOK_POINTS } from "./catalogue.js";
+
+/** The stable error kinds of INTERPRETING.md §5, plus `invalid_trace` for reading traces. */
+export type ErrorKind =
+  | "invalid_name"
+  | "invalid_hooks"
+  | "unknown_hook"
+  | "invalid_band"
+  | "missing_fail_mode"
+  | "invalid_fail_mode"
+  | "invalid_duration"
+  | "baseline_fail_open"
+  | "hooks_widened"
+  | "duplicate_name"
+  | "unknown_middleware"
+  | "event_type_mismatch"
+  | "invalid_trace";
+
+/** For each kind: the rule id compared by the corpus, and the rule as messages write it. */
+const RULES = {
+  invalid_name: ["I1", "I1"],
+  invalid_hooks: ["I3", "I3"],
+  unknown_hook: ["ruling-2", "ruling 2"],
+  invalid_band: ["rule-1", "rule 1"],
+  missing_fail_mode: ["ruling-14", "ruling 14"],
+  invalid_fail_mode: ["ruling-14", "ruling 14"],
+  invalid_duration: ["ruling-15", "ruling 15"],
+  baseline_fail_open: ["R2", "R2"],
+  hooks_widened: ["ruling-18", "ruling 18"],
+  duplicate_name: ["I2", "I2"],
+  unknown_middleware: ["I2", "I2"],
+  event_type_mismatch: ["I7", "I7"],
+  invalid_trace: ["I8", "I8"],
+} as const satisfies Record<ErrorKind, readonly [string, string]>;
+
+export type Rule = (typeof RULES)[ErrorKind][0];
+
+/** The base class: `kind` and `rule` are stable identifiers; `message` is for people. */
+export class HarnessweaverError extends Error {
+  readonly kind: ErrorKind;
+  readonly rule: Rule;
+
+  constructor(kind: ErrorKind, message: string) {
+    super(message);
+    this.kind = kind;
+    this.rule = RULES[kind][0];
+    this.name = new.target.name;
+  }
+}
+
+/** A middleware declaration breaks a rule (name, hooks, band, fail mode, timeout, R2). */
+export class DeclarationError extends HarnessweaverError {}
+
+/** Registering or unregistering breaks a rule (overrides, R2, duplicate or unknown names). */
+export class RegistrationError extends HarnessweaverError {}
+
+/** `emit` or `chain` was called with an unknown hook point or an event of the wrong type. */
+export class EmitError extends HarnessweaverError {}
+
+/** A JSON Lines trace could not be read back. */
+export class TraceFormatError extends HarnessweaverError {}
+
+/** Where an error happens decides its class. */
+export type Phase = "declare" | "register" | "emit" | "trace";
+
+const CLASSES = {
+  declare: DeclarationError,
+  register: RegistrationError,
+  emit: EmitError,
+  trace: TraceFormatError,
+} as const satisfies Record<Phase, new (kind: ErrorKind, message: string) => HarnessweaverError>;
+
+const EXPLAIN: Record<Exclude<ErrorKind, "invalid_trace">, string> = {
+  invalid_name:
+    "a middleware name is one or more identifiers joined by dots, such as refund_cap or acme.refund_cap",
+  invalid_hooks: "hooks is a non-empty list of hook point names",
+  unknown_hook: `the hook points are ${HOOK_POINTS.join(", ")}`,
+  invalid_band: "a band is one of baseline, platform, app or task",
+  missing_fail_mode:
+    "a fail mode is declared, never implied; declare fail_mode='closed' or fail_mode='open'",
+  invalid_fail_mode: "fail_mode is 'closed' or 'open'",
+  invalid_duration:
+    "a timeout is a positive number of seconds or a string with a unit such as 250ms, 2s, 1.5s or 1m",
+  baseline_fail_open:
+    "baseline middleware always fails closed; declare fail_mode='closed' or use another band",
+  hooks_widened: "a registration may narrow the declared hook points, never widen them",
+  duplicate_name: "a bus holds one middleware of each name",
+  unknown_middleware: "only a registered middleware can be unregistered",
+  event_type_mismatch: "the event is not of the hook point's event type",
+};
+
+type ValueKind = Exclude<ErrorKind, "invalid_trace" | "hooks_widened" | "event_type_mismatch">;
+
+/**
+ * The error for a bad value of `field`; `what` is the value as messages show it (see
+ * `shown`). For the kinds about a middleware rather than one value (missing fail mode, R2,
+ * duplicate and unknown names) `what` names the middleware.
+ */
+export function valueError(phase: Phase, kind: ValueKind, field: string, what: string): HarnessweaverError {
+  const tail = `${EXPLAIN[kind]} (${RULES[kind][1]})`;
+  let message: string;
+  switch (kind) {
+    case "unknown_hook":
+      message = `unknown hook point ${what}: ${tail}`;
+      break;
+    case "missing_fail_mode":
+      message = `middleware ${what} declares no ${field}: ${tail}`;
+      break;
+    case "baseline_fail_open":
+      message = `middleware ${what} is in the baseline band with fail_mode 'open': ${tail}`;
+      break;
+    case "duplicate_name":
+      message = `a middleware named ${what} is already registered: ${tail}`;
+      break;
+    case "unknown_middleware":
+      message = `no middleware named ${what} is registered: ${tail}`;
+      break;
+    default:
+      message = `invalid ${field} ${what}: ${tail}`;
+  }
+  return new CLASSES[phase](kind, message);
+}
+
+/** Ruling 18: a registration named a hook point the declaration does not have. */
+export function hooksWidened(hook: string, middleware: string, declared: readonly string[]): RegistrationError {
+  return new RegistrationError(
+    "hooks_widened",
+    `registration of middleware '${middleware}' widens its hooks with '${hook}': it declares ` +
+      `${declared.join(", ")}; ${EXPLAIN.hooks_widened} (ruling 18)`,
+  );
+}
+
+/** I7: the event given to `emit` is not of the hook point's event type. */
+export function eventTypeMismatch(hook: string, wanted: string, got: string): EmitError {
+  return new EmitError("event_type_mismatch", `hook point '${hook}' takes a ${wanted}, got ${got} (I7)`);
+}
+
+/** I8: a trace line that cannot be read back. */
+export function invalidTrace(line: number, problem: string): TraceFormatError {
+  return new TraceFormatError("invalid_trace", `invalid trace line ${line}: ${problem} (I8)`);
+}

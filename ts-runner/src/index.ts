@@ -1,0 +1,87 @@
+/**
+ * harnessweaver: the hook bus that AI-agent harnesses run unchanged.
+ *
+ * When a hook point fires (`tool.before`, `model.after`, …) the bus runs every middleware
+ * attached to it in a predictable order (four bands, onion direction), combines their answers
+ * (most severe wins), enforces each middleware's timeout and fail mode, and records a trace.
+ */
+
+export { HookBus, type EmitOptions } from "./bus.js";
+export { DIRECTIONS, HOOK_POINTS, isHookPoint, type Direction, type HookPoint } from "./catalogue.js";
+export { RunContext, type RunContextOptions } from "./context.js";
+export {
+  BANDS,
+  FAIL_MODES,
+  Declaration,
+  declare,
+  snakeCase,
+  type Band,
+  type DeclarationOptions,
+  type FailMode,
+  type Overrides,
+} from "./declaration.js";
+export { parseDuration, type Duration } from "./duration.js";
+export { Envelope, FixedClock, SystemClock, type Clock, type EnvelopeOptions } from "./envelope.js";
+export {
+  DeclarationError,
+  EmitError,
+  HarnessweaverError,
+  RegistrationError,
+  TraceFormatError,
+  type ErrorKind,
+  type Rule,
+} from "./errors.js";
+export {
+  EVENT_TYPES,
+  eventFromJSON,
+  isEvent,
+  Message,
+  ModelRequest,
+  ModelRequestEvent,
+  ModelResponse,
+  ModelResponseEvent,
+  StepEndEvent,
+  StepStartEvent,
+  TaskEndEvent,
+  TaskStartEvent,
+  ToolCall,
+  ToolCallEvent,
+  ToolResult,
+  ToolResultEvent,
+  ToolSpec,
+  Usage,
+  type Event,
+  type EventOf,
+  type EventTypes,
+} from "./events.js";
+export { NON_ERROR_THROWN, type FailureKind } from "./failure.js";
+export { jsonEqual, type JsonObject, type JsonValue, type MutableJson } from "./json.js";
+export {
+  isMiddleware,
+  middleware,
+  type Answer,
+  type Middleware,
+  type MiddlewareFn,
+  type MiddlewareObject,
+  type MiddlewareOptions,
+} from "./middleware.js";
+export type { Init, ModelClass, Props } from "./model.js";
+export {
+  Block,
+  Continue,
+  Escalate,
+  isOutcome,
+  outcomeJSON,
+  Retry,
+  severity,
+  Suspend,
+  type HookResult,
+  type Outcome,
+  type OutcomeJSON,
+  type OutcomeKind,
+} from "./outcomes.js";
+export { FIELDS as TRACE_FIELDS, type RecordKind, type TraceRecord } from "./record.js";
+export { Trace } from "./trace.js";
+
+/** The package version; equal to the Python package's. */
+export const VERSION = "0.1.0";

@@ -1,0 +1,189 @@
+/**
+ * The five outcomes a middleware answers with, and the combined result of an emit.
+ *
+ * Outcomes are frozen objects discriminated on `kind`; build them with the helpers `Continue`,
+ * `Block`, `Suspend`, `Escalate` and `Retry` (capitalised, like the Python API, and because
+ * `continue` is a reserved word). Each helper validates its arguments like the Python
+ * constructors. Only objects the helpers made count as outcomes: a look-alike such as
+ * `{kind: "block", reason: "…"}` is an invalid return (ruling 9).
+ *
+ * Severity, most severe first (rule 3): Block > Suspend > Escalate > Retry >
+ * Continue(modified) > Continue. Absent optional fields are `null`.
+ */
+
+import { parseDurationNs, type Duration } from "./duration.js";
+import { HarnessweaverError } from "./errors.js";
+import type { Event } from "./events.js";
+import { shown } from "./shown.js";
+
+export interface Continue<E extends Event = Event> {
+  readonly kind: "continue";
+  /** The replacement event for every later middleware and for the operation (absent: none). */
+  readonly modified?: E;
+}
+export interface Block {
+  readonly kind: "block";
+  readonly reason: string;
+  readonly code: string | null;
+}
+export interface Suspend {
+  readonly kind: "suspend";
+  readonly reason: string;
+  readonly approverRole: string | null;
+  readonly code: string | null;
+}
+export interface Escalate {
+  readonly kind: "escalate";
+  readonly reason: string;
+  readonly to: string | null;
+  readonly code: string | null;
+}
+export interface Retry {
+  readonly kind: "retry";
+  readonly reason: string;
+  /** Seconds to wait before the next attempt. */
+  readonly delay: number | null;
+  readonly maxAttempts: number | null;
+  readonly code: string | null;
+}
+
+export type Outcome<E extends Event = Event> = Continue<E> | Block | Suspend | Escalate | Retry;
+export type OutcomeKind = Outcome["kind"];
+
+/** What `emit` returns: the combined outcome and the event as the chain left it (rule 7-8). */
+export interface HookResult<E extends Event = Event> {
+  readonly outcome: Outcome<E>;
+  readonly event: E;
+}
+
+const made = new WeakSet<object>();
+
+function seal<T extends object>(outcome: T): T {
+  made.add(Object.freeze(outcome));
+  return outcome;
+}
+
+/** Whether `value` is an outcome made by the helpers of this module. */
+export function isOutcome(value: unknown): value is Outcome {
+  return typeof value === "object" && value !== null && made.has(value);
+}
+
+function text(owner: string, field: string, value: unknown): string {
+  if (typeof value !== "string") throw new TypeError(`${owner}.${field} must be a string, got ${shown(value)}`);
+  return value;
+}
+
+function optionalText(owner: string, field: string, value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string") throw new TypeError(`${owner}.${field} must be a string or null, got ${shown(value)}`);
+  return value;
+}
+
+/** Let the event through; `modified` replaces it for everything after this middleware. */
+export function Continue<E extends Event = Event>(modified?: E | null): Continue<E> {
+  return seal(modified === undefined || modified === null ? { kind: "continue" } : { kind: "continue", modified });
+}
+
+/** Stop: nothing after this middleware runs, and the operation does not happen. */
+export function Block(reason: string, options: { readonly code?: string | null } = {}): Block {
+  return seal({ kind: "block", reason: text("Block", "reason", reason), code: optionalText("Block", "code", options.code) });
+}
+
+/** Pause until someone in `approverRole` approves. */
+export function Suspend(
+  reason: string,
+  options: { readonly approverRole?: string | null; readonly code?: string | null } = {},
+): Suspend {
+  return seal({
+    kind: "suspend",
+    reason: text("Suspend", "reason", reason),
+    approverRole: optionalText("Suspend", "approverRole", options.approverRole),
+    code: optionalText("Suspend", "code", options.code),
+  });
+}
+
+/** Hand the decision to someone else (`to`). */
+export function Escalate(reason: string, options: { readonly to?: string | null; readonly code?: string | null } = {}): Escalate {
+  return seal({
+    kind: "escalate",
+    reason: text("Escalate", "reason", reason),
+    to: optionalText("Escalate", "to", options.to),
+    code: optionalText("Escalate", "code", options.code),
+  });
+}
+
+/**
+ * Do the operation again after `delay` (seconds, or a duration such as `"250ms"`: ruling 15),
+ * at most `maxAttempts` times (a whole number ≥ 1).
+ */
+export function Retry(
+  reason: string,
+  options: { readonly delay?: Duration | null; readonly maxAttempts?: number | null; readonly code?: string | null } = {},
+): Retry {
+  return seal({
+    kind: "retry",
+    reason: text("Retry", "reason", reason),
+    delay: retryDelay(options.delay),
+    maxAttempts: maxAttempts(options.maxAttempts),
+    code: optionalText("Retry", "code", options.code),
+  });
+}
+
+function retryDelay(value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  try {
+    return Number(parseDurationNs(value)) / 1e9;
+  } catch (error) {
+    if (!(error instanceof HarnessweaverError)) throw error;
+    throw new RangeError(
+      `Retry.delay must be a positive number of seconds or a duration such as 250ms, got ${shown(value)} (ruling 15)`,
+    );
+  }
+}
+
+function maxAttempts(value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === "number" && Number.isInteger(value) && value >= 1) return value;
+  throw new RangeError(`Retry.maxAttempts must be a whole number of at least 1, got ${shown(value)}`);
+}
+
+/** Severity (ruling 4): higher is more severe; a Continue that modifies outranks one that does not. */
+export function severity(outcome: Outcome): number {
+  switch (outcome.kind) {
+    case "block":
+      return 5;
+    case "suspend":
+      return 4;
+    case "escalate":
+      return 3;
+    case "retry":
+      return 2;
+    case "continue":
+      return outcome.modified === undefined ? 0 : 1;
+  }
+}
+
+/** The JSON form of an outcome (INTERPRETING.md §6.2), in the corpus's snake_case spelling. */
+export type OutcomeJSON =
+  | { kind: "continue"; modified: boolean }
+  | { kind: "block"; reason: string; code: string | null }
+  | { kind: "suspend"; reason: string; approver_role: string | null; code: string | null }
+  | { kind: "escalate"; reason: string; to: string | null; code: string | null }
+  | { kind: "retry"; reason: string; delay: number | null; max_attempts: number | null; code: string | null };
+
+export function outcomeJSON(outcome: Outcome): OutcomeJSON {
+  switch (outcome.kind) {
+    case "continue":
+      return { kind: "continue", modified: outcome.modified !== undefined };
+    case "block":
+      return { kind: "block", reason: outcome.reason, code: outcome.code };
+    case "suspend":
+      return { kind: "suspend", reason: outcome.reason, approver_role: outcome.approverRole, code: outcome.code };
+    case "escalate":
+      return { kind: "escalate", reason: outcome.reason, to: outcome.to, code: outcome.code };
+    case "retry": {
+      const { reason, delay, maxAttempts: max_attempts, code } = outcome;
+      return { kind: "retry", reason, delay, max_attempts, code };
+    }
+  }
+}

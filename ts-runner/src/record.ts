@@ -1,0 +1,62 @@
+/**
+ * A trace record: the keys of I8 in their shared snake_case spelling and fixed order.
+ */
+
+import type { HookPoint } from "./catalogue.js";
+import type { Band, FailMode } from "./declaration.js";
+import type { FailureKind } from "./failure.js";
+import type { OutcomeKind } from "./outcomes.js";
+
+/** What a record is about: one middleware's answer, its failure, or the whole hook point. */
+export type RecordKind = "outcome" | "failure" | "hook";
+
+/** One trace record, with the keys of I8 in their shared snake_case spelling. */
+export interface TraceRecord {
+  /** The emit's ordinal within this trace, from 1, in the order emits start. */
+  readonly emit: number;
+  readonly hook: HookPoint;
+  readonly kind: RecordKind;
+  /** Middleware records only: the registered name. */
+  readonly middleware?: string;
+  /** Middleware records only. */
+  readonly band?: Band;
+  readonly outcome: OutcomeKind;
+  /** True for a Continue(modified). */
+  readonly modified: boolean;
+  /** Only when the outcome has a code. */
+  readonly code?: string;
+  /** Failure records only: the failure kind (I5). */
+  readonly failure?: FailureKind;
+  /** Failure records only: the thrown value's type name, never its message (R9). */
+  readonly error?: string;
+  /** Failure records only. */
+  readonly fail_mode?: FailMode;
+  /** Start, in monotonic nanoseconds; never compared by conformance. */
+  readonly t_ns: number;
+  /** Never compared by conformance. */
+  readonly duration_ns: number;
+}
+
+/** The record keys in their fixed order (I8). */
+export const FIELDS = [
+  "emit",
+  "hook",
+  "kind",
+  "middleware",
+  "band",
+  "outcome",
+  "modified",
+  "code",
+  "failure",
+  "error",
+  "fail_mode",
+  "t_ns",
+  "duration_ns",
+] as const satisfies readonly (keyof TraceRecord)[];
+
+/** A record with its keys in the order of `FIELDS` and absent keys left out, frozen. */
+export function orderedRecord(fields: { readonly [K in keyof TraceRecord]?: TraceRecord[K] | undefined }): TraceRecord {
+  const out: Record<string, unknown> = {};
+  for (const key of FIELDS) if (fields[key] !== undefined) out[key] = fields[key];
+  return Object.freeze(out) as unknown as TraceRecord;
+}

@@ -1,0 +1,66 @@
+/**
+ * The registry: middleware by name, and one planned chain per hook point.
+ *
+ * Chains are planned when something is registered or unregistered (sorted by band, then
+ * registration order; reversed for outbound hook points: rules 1-2, rulings 1-2), so an emit
+ * only walks a prepared array. A new frozen array replaces the old one (copy on write): an
+ * emit in flight keeps the chain it started with (ruling 3, I11).
+ */
+
+import { DIRECTIONS, HOOK_POINTS, isHookPoint, type HookPoint } from "./catalogue.js";
+import { applyOverrides, BANDS, type Declaration, type Overrides } from "./declaration.js";
+import { valueError, type Phase } from "./errors.js";
+import { shown } from "./shown.js";
+
+/** How the bus calls a middleware: the event of one of its hook points. */
+export type Call = (event: unknown, envelope: unknown, signal: AbortSignal) => unknown;
+
+export interface Entry {
+  readonly declaration: Declaration;
+  readonly call: Call;
+  /** Its place in the registration order (I3: one place for all its hook points). */
+  readonly order: number;
+}
+
+export class Registry {
+  readonly #entries = new Map<string, Entry>();
+  readonly #plans = new Map<HookPoint, readonly Entry[]>(HOOK_POINTS.map((hook) => [hook, Object.freeze([])]));
+  #next = 0;
+
+  /** Registers `call` under `declaration` with the overrides of I10; returns what took effect. */
+  register(declaration: Declaration, call: Call, overrides?: Overrides): Declaration {
+    const final = applyOverrides(declaration, overrides);
+    if (this.#entries.has(final.name)) throw valueError("register", "duplicate_name", "name", shown(final.name));
+    this.#entries.set(final.name, Object.freeze({ declaration: final, call, order: this.#next }));
+    this.#next += 1;
+    this.#replan(final.hooks);
+    return final;
+  }
+
+  /** Removes the middleware called `name`; emits in flight keep their chains (I11). */
+  unregister(name: unknown): Declaration {
+    const entry = typeof name === "string" ? this.#entries.get(name) : undefined;
+    if (entry === undefined) throw valueError("register", "unknown_middleware", "name", shown(name));
+    this.#entries.delete(entry.declaration.name);
+    this.#replan(entry.declaration.hooks);
+    return entry.declaration;
+  }
+
+  /** The planned chain of `hook`, in run order; an unknown hook point is an `unknown_hook` error. */
+  plan(hook: unknown, phase: Phase = "emit"): readonly Entry[] {
+    const plan = isHookPoint(hook) ? this.#plans.get(hook) : undefined;
+    if (plan === undefined) throw valueError(phase, "unknown_hook", "hook", shown(hook));
+    return plan;
+  }
+
+  #replan(hooks: readonly HookPoint[]): void {
+    const band = (entry: Entry) => BANDS.indexOf(entry.declaration.band);
+    for (const hook of hooks) {
+      const chain = [...this.#entries.values()]
+        .filter((entry) => entry.declaration.hooks.includes(hook))
+        .sort((a, b) => band(a) - band(b) || a.order - b.order);
+      if (DIRECTIONS[hook] === "outbound") chain.reverse();
+      this.#plans.set(hook, Object.freeze(chain));
+    }
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Reading one JSON Lines trace record back, as strictly as the Rust reader and the Python
+ * reader (`_pycore/trace.py` `_record`): the problem named is the first one found, in the
+ * same order of checks.
+ */
+
+import { isHookPoint } from "./catalogue.js";
+import { invalidTrace } from "./errors.js";
+import { closedCode, type FailureKind } from "./failure.js";
+import { JsonFloat, parseStrict, type Parsed } from "./jsontext.js";
+import { shown } from "./shown.js";
+import { FIELDS, orderedRecord, type TraceRecord } from "./record.js";
+
+const TEXT_KEYS = ["hook", "kind", "outcome", "middleware", "band", "code", "failure", "error", "fail_mode"] as const;
+type TextKey = (typeof TEXT_KEYS)[number];
+
+const PER_KIND: Readonly<Record<string, readonly TextKey[]>> = {
+  outcome: ["middleware", "band"],
+  failure: ["middleware", "band", "failure", "error", "fail_mode"],
+  hook: [],
+};
+const ALLOWED: Readonly<Partial<Record<TextKey, readonly string[]>>> = {
+  kind: ["outcome", "failure", "hook"],
+  outcome: ["continue", "retry", "escalate", "suspend", "block"],
+  band: ["baseline", "platform", "app", "task"],
+  failure: ["exception", "timeout", "invalid_return", "wrong_event_type"],
+  fail_mode: ["closed", "open"],
+};
+const CHECKED: readonly TextKey[] = ["middleware", "band", "failure", "error", "fail_mode"];
+
+/** One line → a record; throws the I8 `TraceFormatError` naming the line and the problem. */
+export function parseRecord(line: string, number: number): TraceRecord {
+  let data: Parsed;
+  try {
+    data = parseStrict(line);
+  } catch (error) {
+    throw invalidTrace(number, error instanceof Error ? error.message : String(error));
+  }
+  if (!(data instanceof Map)) throw invalidTrace(number, "not a JSON object");
+  for (const [key, value] of data) if (value === null) data.delete(key); // null means absent
+  try {
+    return checked(data);
+  } catch (error) {
+    if (error instanceof Problem) throw invalidTrace(number, error.message);
+    throw error;
+  }
+}
+
+class Problem extends Error {}
+
+function show(value: Parsed | undefined): string {
+  if (value instanceof JsonFloat) return value.toString();
+  return shown(value instanceof Map ? Object.fromEntries(value) : value);
+}
+
+function whole(data: Map<string, Parsed>, key: string, fallback: number | null, limit: bigint): number {
+  const value = data.has(key) ? data.get(key) : fallback;
+  const exact = typeof value === "number" && Number.isInteger(value) ? BigInt(value) : value;
+  if (typeof exact !== "bigint" || exact < 0n || exact > limit) throw new Problem(`invalid ${key} ${show(value ?? null)}`);
+  return Number(exact);
+}
+
+function checked(data: Map<string, Parsed>): TraceRecord {
+  const unknown = [...data.keys()].filter((key) => !(FIELDS as readonly string[]).includes(key)).sort();
+  if (unknown[0] !== undefined) throw new Problem(`unknown field '${unknown[0]}'`);
+  for (const key of ["emit", "hook", "kind", "outcome", "modified"]) {
+    if (!data.has(key)) throw new Problem(`missing field '${key}'`);
+  }
+  const emit = whole(data, "emit", null, 2n ** 32n - 1n);
+  if (emit === 0) throw new Problem("emit is an ordinal from 1, not 0");
+  const texts: Partial<Record<TextKey, string>> = {};
+  for (const key of TEXT_KEYS) {
+    const value = data.get(key);
+    if (value !== undefined && typeof value !== "string") throw new Problem(`invalid ${key} ${show(value)}`);
+    if (value !== undefined) texts[key] = value;
+  }
+  if (!isHookPoint(texts.hook)) throw new Problem(`unknown hook '${texts.hook ?? ""}'`);
+  for (const [key, allowed] of Object.entries(ALLOWED) as [TextKey, readonly string[]][]) {
+    const value = texts[key];
+    if (value !== undefined && !allowed.includes(value)) throw new Problem(`unknown ${key} '${value}'`);
+  }
+  const modified = data.get("modified");
+  if (typeof modified !== "boolean") throw new Problem(`invalid modified ${show(modified)}`);
+  const { kind = "", outcome } = texts;
+  if (modified && outcome !== "continue") throw new Problem(`modified is true only for a continue, not for '${outcome ?? ""}'`);
+  if (texts.code !== undefined && outcome === "continue") throw new Problem("a continue has no code");
+  const wanted = PER_KIND[kind] ?? [];
+  for (const key of CHECKED) {
+    if (wanted.includes(key) && texts[key] === undefined) throw new Problem(`a ${kind} record needs ${key}`);
+    if (!wanted.includes(key) && texts[key] !== undefined) throw new Problem(`a ${kind} record has no ${key}`);
+  }
+  if (kind === "failure") checkResolution(texts);
+  return orderedRecord({
+    ...(texts as Omit<TraceRecord, "emit" | "modified" | "t_ns" | "duration_ns">),
+    emit,
+    modified,
+    t_ns: whole(data, "t_ns", 0, 2n ** 64n - 1n),
+    duration_ns: whole(data, "duration_ns", 0, 2n ** 64n - 1n),
+  });
+}
+
+/** A failure record's outcome and code are the resolved ones (I8): closed blocks, open continues. */
+function checkResolution(texts: Partial<Record<TextKey, string>>): void {
+  const failure = texts.failure as FailureKind;
+  const closed = texts.fail_mode === "closed";
+  const [outcome, code] = closed ? ["block", closedCode(failure)] : ["continue", undefined];
+  if (texts.outcome !== outcome || texts.code !== code) {
+    throw new Problem(
+      `a ${failure} failure of a fail_mode ${texts.fail_mode ?? ""} middleware is recorded as ${outcome} ` +
+        `with code ${code === undefined ? "none" : `'${code}'`}`,
+    );
+  }
+}
