@@ -43,8 +43,9 @@ def build_ts(session: nox.Session) -> None:
     if shutil.which("npm") is None:
         session.warn("npm not found: the TypeScript implementation is left out")
         return
-    session.run("npm", "ci", "--no-audit", "--no-fund", external=True, silent=True, cwd=TS)
-    session.run("npm", "run", "build", external=True, cwd=TS)
+    with session.chdir(TS):
+        session.run("npm", "ci", "--no-audit", "--no-fund", external=True, silent=True)
+        session.run("npm", "run", "build", external=True)
 
 
 @nox.session
@@ -60,10 +61,11 @@ def tests(session: nox.Session) -> None:
 @nox.session(python=False)
 def ts(session: nox.Session) -> None:
     """The TypeScript package from a clean install: type check, tests, and what npm would pack."""
-    session.run("npm", "ci", "--no-audit", "--no-fund", external=True, cwd=TS)
-    session.run("npm", "run", "lint", external=True, cwd=TS)
-    session.run("npm", "test", external=True, cwd=TS)
-    session.run("npm", "pack", "--dry-run", external=True, cwd=TS)
+    with session.chdir(TS):
+        session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
+        session.run("npm", "run", "lint", external=True)
+        session.run("npm", "test", external=True)
+        session.run("npm", "pack", "--dry-run", external=True)
 
 
 @nox.session

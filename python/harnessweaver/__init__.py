@@ -7,6 +7,9 @@ attached to it in a predictable order (four bands, onion direction), combines th
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
+from ._pycore import layer as _layers
 from ._select import CORE
 from ._select import core as _core_module
 from .bus import HookBus
@@ -44,6 +47,9 @@ from .plugin import Plugin
 
 Declaration = _core_module.Declaration
 parse_duration = _core_module.parse_duration
+declare_in = _core_module.declare_in
+LAYERS = MappingProxyType(dict(_layers.LAYERS))
+"""Every harness-spec layer and the band it gives its middleware (I13)."""
 
 __version__ = "0.1.0"
 
@@ -89,7 +95,9 @@ __all__ = [
     "Trace",
     "TraceFormatError",
     "Usage",
+    "LAYERS",
     "__version__",
+    "declare_in",
     "middleware",
     "parse_duration",
 ]

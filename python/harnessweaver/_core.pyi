@@ -23,6 +23,7 @@ __all__ = [
     "Trace",
     "__version__",
     "declare",
+    "declare_in",
     "parse_duration",
     "snake_case",
 ]
@@ -154,6 +155,16 @@ def declare(
     fail_mode: object = None,
     timeout: object = None,
 ) -> Declaration: ...
+def declare_in(
+    decl: Declaration,
+    layer: object,
+    *,
+    name: object = None,
+    band: object = None,
+    hooks: object = None,
+    fail_mode: object = None,
+    timeout: object = None,
+) -> Declaration: ...
 def parse_duration(value: object) -> float: ...
 def snake_case(class_name: str) -> str: ...
 
@@ -192,6 +203,7 @@ class Registry:
         decl: Declaration,
         call: Any,
         *,
+        layer: object = None,
         name: object = None,
         band: object = None,
         hooks: object = None,

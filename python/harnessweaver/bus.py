@@ -47,17 +47,21 @@ class HookBus:
         timeout: float | str | None = None,
         name: str | None = None,
         settings: Mapping[str, Any] | None = None,
+        layer: str | None = None,
     ) -> Declaration:
         """Register a declared middleware (function, class or instance of a class).
 
         ``band``, ``fail_mode``, ``timeout`` and ``name`` override the declaration, ``hooks``
-        may narrow it (ruling 18); ``settings`` build a class that has a ``config``. Returns
-        the declaration as registered.
+        may narrow it (ruling 18); ``settings`` build a class that has a ``config``. With
+        ``layer`` (``"org_profile"``, ``"app"``, ``"task"``…, I13) it is registered as a
+        harness spec's item of that layer: the layer sets the band, which ``band`` may only
+        restate or move inward (ruling 16, S8). Returns the declaration as registered.
         """
         spec, call = build(middleware, settings)
         return self._registry.register(
             spec.declaration,
             call,
+            layer=layer,
             name=name,
             band=band,
             hooks=hooks,

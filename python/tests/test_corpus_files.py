@@ -22,11 +22,11 @@ KNOWN_RULES = (
     [f"rule-{i}" for i in range(1, 5)]
     + ["detail-none", "detail-modified", "detail-invalid", "detail-closed-codes", "detail-trace"]
     + [f"ruling-{i}" for i in range(1, 22)]
-    + ["R2", "R9", "R13"]
-    + [f"I{i}" for i in range(1, 13)]
+    + ["R2", "R9", "R13", "S8"]
+    + [f"I{i}" for i in range(1, 14)]
 )
-# Rulings 16-17 concern harness-spec layers (pinned elsewhere); no step can express I12.
-REQUIRED_RULES = [r for r in KNOWN_RULES if r not in ("ruling-16", "ruling-17", "I12")]
+# No step can express I12 (cancellation from outside); the test suite pins it.
+REQUIRED_RULES = [r for r in KNOWN_RULES if r != "I12"]
 FEATURES = {"timeouts", "concurrency", "throw-values"}
 ERROR_NAMES = {
     "timeout": "MiddlewareTimeout",

@@ -99,7 +99,18 @@ pub fn apply_overrides(
     decl: &Declaration,
     overrides: &Overrides<'_>,
 ) -> Result<Declaration, Error> {
-    let mut result = decl.clone();
+    override_from(decl, decl.clone(), overrides, |_, _| Ok(()))
+}
+
+/// The overrides applied to `start` in the order of I4, hooks narrowed against `decl`'s
+/// declared ones, a band override judged by `allow_band`; R2 on the result.
+pub(crate) fn override_from(
+    decl: &Declaration,
+    start: Declaration,
+    overrides: &Overrides<'_>,
+    allow_band: impl Fn(&str, Band) -> Result<(), Error>,
+) -> Result<Declaration, Error> {
+    let mut result = start;
     if let Some(name) = overrides.name {
         validate_name(name)?;
         name.clone_into(&mut result.name);
@@ -110,7 +121,9 @@ pub fn apply_overrides(
         result.hooks = hooks;
     }
     if let Some(band) = overrides.band {
-        result.band = Band::parse(band)?;
+        let band = Band::parse(band)?;
+        allow_band(&result.name, band)?;
+        result.band = band;
     }
     if let Some(fail_mode) = overrides.fail_mode {
         result.fail_mode = FailMode::parse(fail_mode)?;

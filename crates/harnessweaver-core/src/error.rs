@@ -22,6 +22,9 @@ pub enum ErrorKind {
     UnknownMiddleware,
     EventTypeMismatch,
     InvalidTrace,
+    UnknownLayer,
+    BandOutward,
+    BaselineOutsideProfile,
 }
 
 impl ErrorKind {
@@ -41,6 +44,9 @@ impl ErrorKind {
             Self::UnknownMiddleware => "unknown_middleware",
             Self::EventTypeMismatch => "event_type_mismatch",
             Self::InvalidTrace => "invalid_trace",
+            Self::UnknownLayer => "unknown_layer",
+            Self::BandOutward => "band_outward",
+            Self::BaselineOutsideProfile => "baseline_outside_profile",
         }
     }
 
@@ -58,6 +64,9 @@ impl ErrorKind {
             Self::DuplicateName | Self::UnknownMiddleware => "I2",
             Self::EventTypeMismatch => "I7",
             Self::InvalidTrace => "I8",
+            Self::UnknownLayer => "I13",
+            Self::BandOutward => "ruling-16",
+            Self::BaselineOutsideProfile => "S8",
         }
     }
 
@@ -75,6 +84,9 @@ impl ErrorKind {
             Self::DuplicateName | Self::UnknownMiddleware => "I2",
             Self::EventTypeMismatch => "I7",
             Self::InvalidTrace => "I8",
+            Self::UnknownLayer => "I13",
+            Self::BandOutward => "ruling 16",
+            Self::BaselineOutsideProfile => "S8",
         }
     }
 }
@@ -175,6 +187,15 @@ fn explanation(kind: ErrorKind) -> String {
         ErrorKind::UnknownMiddleware => "only a registered middleware can be unregistered",
         ErrorKind::EventTypeMismatch => "the event is not of the hook point's event type",
         ErrorKind::InvalidTrace => "not a trace record",
+        ErrorKind::UnknownLayer => {
+            "a layer is one of org_profile, plugin_profile, profile_file, builtin_profile, framework, app, env or task"
+        }
+        ErrorKind::BandOutward => {
+            "a spec item may restate its layer's band or move it inward, never outward"
+        }
+        ErrorKind::BaselineOutsideProfile => {
+            "only profiles (org profiles, plugin profiles, profile files) put middleware in baseline"
+        }
     };
     text.to_owned()
 }
@@ -201,6 +222,35 @@ pub(crate) fn hooks_widened(hook: &str, middleware: &str, declared: &[&str]) -> 
     )
 }
 
+/// Ruling 16: a spec item asked for a band outside its layer's.
+pub(crate) fn band_outward(middleware: &str, layer: &str, layer_band: &str, band: &str) -> Error {
+    let kind = ErrorKind::BandOutward;
+    Error::new(
+        kind,
+        format!(
+            "middleware {} declared in the {layer} layer (band {layer_band}) cannot move out to band {}: {} ({})",
+            quote(middleware),
+            quote(band),
+            explanation(kind),
+            kind.rule_label()
+        ),
+    )
+}
+
+/// S8: a spec item outside a profile asked for the baseline band.
+pub(crate) fn baseline_outside_profile(middleware: &str, layer: &str) -> Error {
+    let kind = ErrorKind::BaselineOutsideProfile;
+    Error::new(
+        kind,
+        format!(
+            "middleware {} declared in the {layer} layer cannot be placed in band 'baseline': {} ({})",
+            quote(middleware),
+            explanation(kind),
+            kind.rule_label()
+        ),
+    )
+}
+
 /// I8: a trace line that cannot be read back.
 pub(crate) fn invalid_trace(line: usize, problem: &str) -> Error {
     Error::new(
@@ -213,7 +263,7 @@ pub(crate) fn invalid_trace(line: usize, problem: &str) -> Error {
 mod tests {
     use super::*;
 
-    const ALL: [ErrorKind; 13] = [
+    const ALL: [ErrorKind; 16] = [
         ErrorKind::InvalidName,
         ErrorKind::InvalidHooks,
         ErrorKind::UnknownHook,
@@ -227,6 +277,9 @@ mod tests {
         ErrorKind::UnknownMiddleware,
         ErrorKind::EventTypeMismatch,
         ErrorKind::InvalidTrace,
+        ErrorKind::UnknownLayer,
+        ErrorKind::BandOutward,
+        ErrorKind::BaselineOutsideProfile,
     ];
 
     #[test]
@@ -248,6 +301,9 @@ mod tests {
                 ("unknown_middleware", "I2"),
                 ("event_type_mismatch", "I7"),
                 ("invalid_trace", "I8"),
+                ("unknown_layer", "I13"),
+                ("band_outward", "ruling-16"),
+                ("baseline_outside_profile", "S8"),
             ]
         );
     }

@@ -13,6 +13,7 @@ use harnessweaver_core::declaration::{
 };
 use harnessweaver_core::duration::nanos_to_seconds;
 use harnessweaver_core::error::invalid_value;
+use harnessweaver_core::layer::{declare_in_layer, Layer};
 use harnessweaver_core::{Band, ErrorKind, FailMode};
 
 use crate::errors::{to_py, wrong_type, Phase};
@@ -233,11 +234,13 @@ pub fn declare(
     Ok(Declaration { inner })
 }
 
-/// The registration overrides of I10, checked in the order of I4 (`None` keeps a value).
+/// The registration overrides of I10, or a spec item's keys in `layer` (I13), checked in the
+/// order of I4 (`None` keeps a value).
 #[allow(clippy::too_many_arguments)]
 pub fn overridden(
     py: Python<'_>,
     decl: &core_decl::Declaration,
+    layer: Option<Layer>,
     name: Option<&Bound<'_, PyAny>>,
     hooks: Option<&Bound<'_, PyAny>>,
     band: Option<&Bound<'_, PyAny>>,
@@ -273,6 +276,13 @@ pub fn overridden(
     } else {
         None
     };
+    if let (Some(layer), Some(band)) = (layer, band) {
+        // Ruling 16 / S8 at the band's place in the order, before fail_mode and timeout.
+        let parsed = Band::parse(band).map_err(|e| to_py(py, phase, &e))?;
+        layer
+            .allow(name.unwrap_or(&decl.name), parsed)
+            .map_err(|e| to_py(py, phase, &e))?;
+    }
     let fail_mode = match fail_mode.filter(|m| !m.is_none()) {
         Some(mode) => fail_mode_text(mode, phase)?,
         None => None,
@@ -288,7 +298,52 @@ pub fn overridden(
         fail_mode,
         timeout,
     };
-    core_decl::apply_overrides(decl, &overrides).map_err(|e| to_py(py, phase, &e))
+    let result = match layer {
+        Some(layer) => declare_in_layer(decl, layer, &overrides),
+        None => core_decl::apply_overrides(decl, &overrides),
+    };
+    result.map_err(|e| to_py(py, phase, &e))
+}
+
+/// The layer named by a `layer` argument (I13).
+pub fn layer_of(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Layer>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let py = value.py();
+    let text = text(value, Phase::Register, ErrorKind::UnknownLayer, "layer")?;
+    Layer::parse(text)
+        .map(Some)
+        .map_err(|e| to_py(py, Phase::Register, &e))
+}
+
+/// A middleware as a spec item of `layer` declares it (I13, rulings 16-18, S8, R2), without
+/// registering it: what a harness spec loader checks before building anything.
+#[pyfunction]
+#[pyo3(signature = (decl, layer, *, name = None, band = None, hooks = None, fail_mode = None, timeout = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn declare_in(
+    py: Python<'_>,
+    decl: &Bound<'_, Declaration>,
+    layer: &Bound<'_, PyAny>,
+    name: Option<&Bound<'_, PyAny>>,
+    band: Option<&Bound<'_, PyAny>>,
+    hooks: Option<&Bound<'_, PyAny>>,
+    fail_mode: Option<&Bound<'_, PyAny>>,
+    timeout: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Declaration> {
+    let layer = layer_of(Some(layer))?;
+    let inner = overridden(
+        py,
+        &decl.get().inner,
+        layer,
+        name,
+        hooks,
+        band,
+        fail_mode,
+        timeout,
+    )?;
+    Ok(Declaration { inner })
 }
 
 /// Seconds of a timeout (`"250ms"` → 0.25); raises `DeclarationError` otherwise (ruling 15).

@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 #[pymodule(gil_used = false)]
 mod _core {
     #[pymodule_export]
-    use super::declaration::{declare, parse_duration, snake_case, Declaration};
+    use super::declaration::{declare, declare_in, parse_duration, snake_case, Declaration};
     #[pymodule_export]
     use super::outcome::{Block, Continue, Escalate, HookResult, Retry, Suspend};
     #[pymodule_export]

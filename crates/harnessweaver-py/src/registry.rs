@@ -14,7 +14,7 @@ use harnessweaver_core::trace::now_ns;
 use harnessweaver_core::walk::Walk;
 use harnessweaver_core::{ErrorKind, Registry as CoreRegistry};
 
-use crate::declaration::{overridden, Declaration};
+use crate::declaration::{layer_of, overridden, Declaration};
 use crate::errors::{to_py, wrong_type, Phase};
 use crate::trace::Trace;
 use crate::walk::{EmitState, Payload, Pending};
@@ -84,13 +84,14 @@ impl Registry {
     }
 
     /// Register `call` under `decl` with the overrides of I10; return what took effect.
-    #[pyo3(signature = (decl, call, *, name = None, band = None, hooks = None, fail_mode = None, timeout = None))]
+    #[pyo3(signature = (decl, call, *, layer = None, name = None, band = None, hooks = None, fail_mode = None, timeout = None))]
     #[allow(clippy::too_many_arguments)]
     fn register(
         &self,
         py: Python<'_>,
         decl: &Bound<'_, PyAny>,
         call: &Bound<'_, PyAny>,
+        layer: Option<&Bound<'_, PyAny>>,
         name: Option<&Bound<'_, PyAny>>,
         band: Option<&Bound<'_, PyAny>>,
         hooks: Option<&Bound<'_, PyAny>>,
@@ -109,7 +110,17 @@ impl Registry {
                 call.repr()?
             )));
         }
-        let result = overridden(py, &decl.get().inner, name, hooks, band, fail_mode, timeout)?;
+        let layer = layer_of(layer)?;
+        let result = overridden(
+            py,
+            &decl.get().inner,
+            layer,
+            name,
+            hooks,
+            band,
+            fail_mode,
+            timeout,
+        )?;
         let declared = Py::new(
             py,
             Declaration {

@@ -3,6 +3,7 @@ and passes the same corpus; ``HARNESSWEAVER_CORE=python`` selects it."""
 
 from .declaration import MISSING, Declaration, declare, snake_case
 from .duration import parse_duration
+from .layer import declare_in
 from .outcomes import Block, Continue, Escalate, HookResult, Retry, Suspend
 from .registry import Registry
 from .trace import Trace
@@ -21,6 +22,7 @@ __all__ = [
     "Suspend",
     "Trace",
     "declare",
+    "declare_in",
     "parse_duration",
     "snake_case",
 ]

@@ -6,7 +6,7 @@ Checks run in the fixed order of INTERPRETING.md I4 and the first failing one is
 from __future__ import annotations
 
 import re
-from collections.abc import Set
+from collections.abc import Callable, Set
 from typing import Final
 
 from .catalogue import ORDER, hook_error
@@ -152,10 +152,32 @@ def apply_overrides(
     timeout: object = None,
 ) -> Declaration:
     """The declaration as registered (I10); ``None`` keeps the declared value."""
+    return override_from(decl, decl.band, name, hooks, band, fail_mode, timeout, None)
+
+
+BandRule = Callable[[str, str], None]
+
+
+def override_from(
+    decl: Declaration,
+    start_band: str,
+    name: object,
+    hooks: object,
+    band: object,
+    fail_mode: object,
+    timeout: object,
+    allow_band: BandRule | None,
+) -> Declaration:
+    """Overrides in the order of I4, starting from ``start_band``; hooks narrow against the
+    declaration; ``allow_band(name, band)`` judges an explicit band; R2 on the result."""
     phase = "register"
     new_name = decl.name if name is None else _check_name(name, phase)
     new_hooks = decl.hooks if hooks is None else _narrow(decl, hooks, phase)
-    new_band = decl.band if band is None else _check_band(band, phase)
+    new_band = start_band
+    if band is not None:
+        new_band = _check_band(band, phase)
+        if allow_band is not None:
+            allow_band(new_name, new_band)
     mode = decl.fail_mode if fail_mode is None else _check_fail_mode(fail_mode, new_name, phase)
     timeout_ns = decl.timeout_ns if timeout is None else parse_duration_ns(timeout, phase)
     result = Declaration(new_name, new_hooks, new_band, mode, timeout_ns)

@@ -25,6 +25,7 @@ _RULES: Final = {
     "unknown_middleware": ("I2", "I2"),
     "event_type_mismatch": ("I7", "I7"),
     "invalid_trace": ("I8", "I8"),
+    "unknown_layer": ("I13", "I13"),
 }
 _HOOKS: Final = (
     "task.start, step.start, model.before, model.after, tool.before, tool.after, step.end, task.end"
@@ -46,6 +47,8 @@ _EXPLAIN: Final = {
     "duplicate_name": "a bus holds one middleware of each name",
     "unknown_middleware": "only a registered middleware can be unregistered",
     "event_type_mismatch": "the event is not of the hook point's event type",
+    "unknown_layer": "a layer is one of org_profile, plugin_profile, profile_file, "
+    "builtin_profile, framework, app, env or task",
 }
 
 

@@ -14,6 +14,7 @@ from ..errors import error_for
 from .catalogue import HOOKS, OUTBOUND, hook_error
 from .declaration import BAND_INDEX, Declaration, apply_overrides
 from .error import shown, value_error
+from .layer import declare_in
 from .outcomes import HookResult
 from .walk import Walk
 
@@ -65,20 +66,27 @@ class Registry:
         decl: Declaration,
         call: Callable[..., Any],
         *,
+        layer: object = None,
         name: object = None,
         band: object = None,
         hooks: object = None,
         fail_mode: object = None,
         timeout: object = None,
     ) -> Declaration:
-        """Register ``call`` under ``decl`` with the overrides of I10; return what took effect."""
+        """Register ``call`` under ``decl`` with the overrides of I10, or as a spec item of
+        ``layer`` (I13); return the declaration that took effect."""
         if not isinstance(decl, Declaration):
             raise TypeError(f"register() needs a Declaration, got {decl!r}")
         if not callable(call):
             raise TypeError(f"register() needs a callable middleware, got {call!r}")
-        final = apply_overrides(
-            decl, name=name, band=band, hooks=hooks, fail_mode=fail_mode, timeout=timeout
-        )
+        if layer is None:
+            final = apply_overrides(
+                decl, name=name, band=band, hooks=hooks, fail_mode=fail_mode, timeout=timeout
+            )
+        else:
+            final = declare_in(
+                decl, layer, name=name, band=band, hooks=hooks, fail_mode=fail_mode, timeout=timeout
+            )
         if final.name in self._entries:
             raise value_error("register", "duplicate_name", "name", shown(final.name))
         self._entries[final.name] = _Entry(final, call, self._next_order)

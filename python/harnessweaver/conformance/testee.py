@@ -47,6 +47,9 @@ class _CaseRun:
     def register(self, decl: dict[str, Any]) -> None:
         hw = self.hw
         overrides = dict(decl.get("register", {}))
+        enabled = overrides.pop("enabled", True)
+        if "in" in decl:
+            overrides["layer"] = decl["in"]
         registered = overrides.get("name", decl.get("name"))
         body = self.behaviours.function(str(registered), decl.get("does", {"return": "none"}))
         kwargs: dict[str, Any] = {"hooks": decl.get("hooks"), "name": decl.get("name")}
@@ -54,7 +57,10 @@ class _CaseRun:
             if key in decl:
                 kwargs[key] = decl[key]
         mw = hw.middleware(**kwargs)(body)
-        self.bus.register(mw, **overrides)
+        if enabled is False:  # checked like any item, but not registered (I13)
+            hw.declare_in(mw.spec.declaration, **overrides)
+        else:
+            self.bus.register(mw, **overrides)
 
     async def emit(self, step: dict[str, Any]) -> dict[str, Any]:
         from .behaviours import RAN
