@@ -56,6 +56,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CORE",
     "EVENT_TYPES",
+    "LAYERS",
     "Block",
     "Clock",
     "Continue",
@@ -95,7 +96,6 @@ __all__ = [
     "Trace",
     "TraceFormatError",
     "Usage",
-    "LAYERS",
     "__version__",
     "declare_in",
     "middleware",
