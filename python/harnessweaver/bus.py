@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +20,10 @@ else:
 
 __all__ = ["HookBus"]
 
-_get_running_loop = asyncio._get_running_loop
+try:  # trio names itself here while it runs a task; trio cannot be installed without sniffio
+    from sniffio import thread_local as _sniffio
+except ImportError:  # pragma: no cover - no sniffio, so no trio: always asyncio
+    _sniffio = None
 
 
 class HookBus:
@@ -103,7 +105,8 @@ class HookBus:
     async def emit(self, hook: str, event: Any, ctx: RunContext) -> HookResult:
         """Run ``hook``'s chain on ``event``; return the combined outcome and the final event."""
         registry = self._registry
-        if _get_running_loop() is None and registry.has_timeouts(hook):
+        # Not asyncio.get_running_loop(): on 3.11 it makes a getpid() system call every time.
+        if _sniffio is not None and _sniffio.name is not None and registry.has_timeouts(hook):
             return await run_structured(
                 lambda: registry.emit(hook, event, ctx.envelope, ctx.trace), HookResult
             )

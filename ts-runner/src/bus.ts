@@ -5,6 +5,7 @@ import { RunContext } from "./context.js";
 import type { Declaration, Overrides } from "./declaration.js";
 import { eventTypeMismatch } from "./errors.js";
 import { EVENT_TYPES, typeNameOf, type EventOf } from "./events.js";
+import type { Layer } from "./layer.js";
 import { isMiddleware, type Middleware } from "./middleware.js";
 import type { HookResult } from "./outcomes.js";
 import { Registry, type Call } from "./registry.js";
@@ -19,6 +20,16 @@ export interface EmitOptions {
   readonly signal?: AbortSignal;
 }
 
+/** What `register()` is told: the overrides of I10, or the layer that declares the middleware. */
+export interface RegisterOptions<H extends HookPoint = HookPoint> extends Overrides<H> {
+  /**
+   * Registers the middleware as an item of a harness spec declared in this layer (I13): the
+   * layer sets the band (the declared band is ignored), and `band` may only restate it or move
+   * it inward (ruling 16); only the profile layers give baseline (S8).
+   */
+  readonly layer?: Layer | undefined;
+}
+
 /**
  * The hook bus: every middleware of a hook point, in a predictable order.
  *
@@ -30,16 +41,18 @@ export class HookBus {
   readonly #registry = new Registry();
 
   /**
-   * Registers a declared middleware. `overrides` may set the name, band, fail mode and
+   * Registers a declared middleware. `options` may set the name, band, fail mode and
    * timeout and narrow the hooks (I10); R2 is checked on the result, then the name must be
-   * new (I2). Returns the declaration as registered; throws a `RegistrationError`.
+   * new (I2). With `layer` it is registered as a harness spec's item of that layer: the layer
+   * sets the band, which `band` may only restate or move inward (I13, ruling 16, S8); the
+   * layer is checked first. Returns the declaration as registered; throws a `RegistrationError`.
    */
-  register<H extends HookPoint>(middleware: Middleware<H>, overrides?: Overrides<H>): Declaration {
+  register<H extends HookPoint>(middleware: Middleware<H>, options?: RegisterOptions<H>): Declaration {
     if (!isMiddleware(middleware)) {
       throw new TypeError("register() needs a middleware declared with middleware(options, fn)");
     }
     const call: Call = (event, envelope, signal) => middleware.call(event as EventOf<H>, envelope as never, signal);
-    return this.#registry.register(middleware.declaration, call, overrides);
+    return this.#registry.register(middleware.declaration, call, options);
   }
 
   /** Removes a middleware by name; an emit in flight keeps the chain it started with (I11). */

@@ -136,11 +136,28 @@ export function declare<H extends HookPoint>(options: DeclarationOptions<H>): De
 
 /** The declaration as registered (I10), checked in the order of I4; then R2 on the result. */
 export function applyOverrides(decl: Declaration, overrides: Overrides = {}): Declaration {
-  const raw = overrides as unknown as Readonly<Record<string, unknown>>;
+  return overrideFrom(decl, decl.band, overrides);
+}
+
+/** Judges an explicit band for the middleware `name`; throws when it is not allowed. */
+export type BandRule = (name: string, band: Band) => void;
+
+/**
+ * The overrides applied in the order of I4, starting from `startBand` (the declared band, or
+ * a layer's): hooks narrow against the declaration, `allowBand` judges an explicit band (a
+ * layer's rule, I13), and R2 is checked on the result.
+ * @internal
+ */
+export function overrideFrom(decl: Declaration, startBand: Band, overrides: Overrides, allowBand?: BandRule): Declaration {
+  const raw = overrides as unknown as Readonly<Record<string, unknown>>; // callers may bypass the types
   const phase = "register";
   const name = absent(raw["name"]) ? decl.name : checkName(raw["name"], phase);
   const hooks = absent(raw["hooks"]) ? decl.hooks : narrow(decl, raw["hooks"]);
-  const band = absent(raw["band"]) ? decl.band : checkBand(raw["band"], phase);
+  let band = startBand;
+  if (!absent(raw["band"])) {
+    band = checkBand(raw["band"], phase);
+    allowBand?.(name, band);
+  }
   const failMode = absent(raw["failMode"]) ? decl.failMode : checkFailMode(raw["failMode"], name, phase);
   const timeout = absent(raw["timeout"]) ? decl.timeoutNs : parseDurationNs(raw["timeout"], phase);
   return checkR2(new Declaration(SEALED, name, hooks, band, failMode, timeout), phase);

@@ -20,7 +20,10 @@ export type ErrorKind =
   | "duplicate_name"
   | "unknown_middleware"
   | "event_type_mismatch"
-  | "invalid_trace";
+  | "invalid_trace"
+  | "unknown_layer"
+  | "band_outward"
+  | "baseline_outside_profile";
 
 /** For each kind: the rule id compared by the corpus, and the rule as messages write it. */
 const RULES = {
@@ -37,6 +40,9 @@ const RULES = {
   unknown_middleware: ["I2", "I2"],
   event_type_mismatch: ["I7", "I7"],
   invalid_trace: ["I8", "I8"],
+  unknown_layer: ["I13", "I13"],
+  band_outward: ["ruling-16", "ruling 16"],
+  baseline_outside_profile: ["S8", "S8"],
 } as const satisfies Record<ErrorKind, readonly [string, string]>;
 
 export type Rule = (typeof RULES)[ErrorKind][0];
@@ -57,7 +63,7 @@ export class HarnessweaverError extends Error {
 /** A middleware declaration breaks a rule (name, hooks, band, fail mode, timeout, R2). */
 export class DeclarationError extends HarnessweaverError {}
 
-/** Registering or unregistering breaks a rule (overrides, R2, duplicate or unknown names). */
+/** Registering or unregistering breaks a rule (overrides, layers, R2, duplicate or unknown names). */
 export class RegistrationError extends HarnessweaverError {}
 
 /** `emit` or `chain` was called with an unknown hook point or an event of the wrong type. */
@@ -93,9 +99,17 @@ const EXPLAIN: Record<Exclude<ErrorKind, "invalid_trace">, string> = {
   duplicate_name: "a bus holds one middleware of each name",
   unknown_middleware: "only a registered middleware can be unregistered",
   event_type_mismatch: "the event is not of the hook point's event type",
+  unknown_layer:
+    "a layer is one of org_profile, plugin_profile, profile_file, builtin_profile, framework, app, env or task",
+  band_outward: "a spec item may restate its layer's band or move it inward, never outward",
+  baseline_outside_profile:
+    "only profiles (org profiles, plugin profiles, profile files) put middleware in baseline",
 };
 
-type ValueKind = Exclude<ErrorKind, "invalid_trace" | "hooks_widened" | "event_type_mismatch">;
+type ValueKind = Exclude<
+  ErrorKind,
+  "invalid_trace" | "hooks_widened" | "event_type_mismatch" | "band_outward" | "baseline_outside_profile"
+>;
 
 /**
  * The error for a bad value of `field`; `what` is the value as messages show it (see
@@ -133,6 +147,24 @@ export function hooksWidened(hook: string, middleware: string, declared: readonl
     "hooks_widened",
     `registration of middleware '${middleware}' widens its hooks with '${hook}': it declares ` +
       `${declared.join(", ")}; ${EXPLAIN.hooks_widened} (ruling 18)`,
+  );
+}
+
+/** Ruling 16: a spec item of `layer` asked for a band outside its layer's. */
+export function bandOutward(middleware: string, layer: string, layerBand: string, band: string): RegistrationError {
+  return new RegistrationError(
+    "band_outward",
+    `middleware '${middleware}' declared in the ${layer} layer (band ${layerBand}) cannot move out to ` +
+      `band '${band}': ${EXPLAIN.band_outward} (ruling 16)`,
+  );
+}
+
+/** S8 (ruling 17): a spec item outside a profile asked for the baseline band. */
+export function baselineOutsideProfile(middleware: string, layer: string): RegistrationError {
+  return new RegistrationError(
+    "baseline_outside_profile",
+    `middleware '${middleware}' declared in the ${layer} layer cannot be placed in band 'baseline': ` +
+      `${EXPLAIN.baseline_outside_profile} (S8)`,
   );
 }
 

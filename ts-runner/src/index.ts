@@ -6,7 +6,7 @@
  * (most severe wins), enforces each middleware's timeout and fail mode, and records a trace.
  */
 
-export { HookBus, type EmitOptions } from "./bus.js";
+export { HookBus, type EmitOptions, type RegisterOptions } from "./bus.js";
 export { DIRECTIONS, HOOK_POINTS, isHookPoint, type Direction, type HookPoint } from "./catalogue.js";
 export { RunContext, type RunContextOptions } from "./context.js";
 export {
@@ -55,6 +55,7 @@ export {
   type EventTypes,
 } from "./events.js";
 export { NON_ERROR_THROWN, type FailureKind } from "./failure.js";
+export { declareIn, isLayer, LAYERS, type Layer } from "./layer.js";
 export { jsonEqual, type JsonObject, type JsonValue, type MutableJson } from "./json.js";
 export {
   isMiddleware,

@@ -10,6 +10,7 @@
 import { DIRECTIONS, HOOK_POINTS, isHookPoint, type HookPoint } from "./catalogue.js";
 import { applyOverrides, BANDS, type Declaration, type Overrides } from "./declaration.js";
 import { valueError, type Phase } from "./errors.js";
+import { declareIn, type Layer } from "./layer.js";
 import { shown } from "./shown.js";
 
 /** How the bus calls a middleware: the event of one of its hook points. */
@@ -27,9 +28,13 @@ export class Registry {
   readonly #plans = new Map<HookPoint, readonly Entry[]>(HOOK_POINTS.map((hook) => [hook, Object.freeze([])]));
   #next = 0;
 
-  /** Registers `call` under `declaration` with the overrides of I10; returns what took effect. */
-  register(declaration: Declaration, call: Call, overrides?: Overrides): Declaration {
-    const final = applyOverrides(declaration, overrides);
+  /**
+   * Registers `call` under `declaration` with the overrides of I10, or as a spec item of
+   * `overrides.layer` (I13); returns what took effect.
+   */
+  register(declaration: Declaration, call: Call, overrides: Overrides & { readonly layer?: Layer | undefined } = {}): Declaration {
+    const { layer, ...item } = overrides;
+    const final = layer === undefined || layer === null ? applyOverrides(declaration, item) : declareIn(declaration, layer, item);
     if (this.#entries.has(final.name)) throw valueError("register", "duplicate_name", "name", shown(final.name));
     this.#entries.set(final.name, Object.freeze({ declaration: final, call, order: this.#next }));
     this.#next += 1;

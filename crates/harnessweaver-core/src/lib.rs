@@ -12,6 +12,7 @@
 
 pub mod band;
 pub mod catalogue;
+pub mod clock;
 pub mod declaration;
 pub mod duration;
 pub mod error;

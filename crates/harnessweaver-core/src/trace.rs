@@ -8,8 +8,6 @@
 mod read;
 
 use std::io::{self, BufWriter, Write};
-use std::sync::OnceLock;
-use std::time::Instant;
 
 use serde::Serialize;
 
@@ -128,13 +126,10 @@ pub struct RecordView {
     pub duration_ns: u64,
 }
 
-/// Monotonic nanoseconds since a process-wide epoch (the first call), so record times from
-/// different traces compare.
+/// Precise monotonic nanoseconds (see [`crate::clock`]), so record times from different traces
+/// compare.
 pub fn now_ns() -> u64 {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    let elapsed = EPOCH.get_or_init(Instant::now).elapsed().as_nanos();
-    // 2^64 ns is 584 years of uptime; saturate rather than wrap.
-    u64::try_from(elapsed).unwrap_or(u64::MAX)
+    crate::clock::precise_ns()
 }
 
 /// The records of one run context, in the order they were recorded.

@@ -332,6 +332,10 @@ pub fn declare_in(
     fail_mode: Option<&Bound<'_, PyAny>>,
     timeout: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Declaration> {
+    if layer.is_none() {
+        // No layer is not a way around the layer rules: unknown_layer, like any other value.
+        return Err(wrong_type(py, Phase::Register, ErrorKind::UnknownLayer, "layer", layer));
+    }
     let layer = layer_of(Some(layer))?;
     let inner = overridden(
         py,

@@ -9,8 +9,8 @@ use pyo3::types::{PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 
 use harnessweaver_core::catalogue::{hook_id, HookId, CATALOGUE};
+use harnessweaver_core::clock;
 use harnessweaver_core::error::Error;
-use harnessweaver_core::trace::now_ns;
 use harnessweaver_core::walk::Walk;
 use harnessweaver_core::{ErrorKind, Registry as CoreRegistry};
 
@@ -192,6 +192,8 @@ impl Registry {
         };
         let chain = self.lock().chain(hook);
         let emit = trace.get().lock().begin_emit();
+        let precise = trace.get().precise;
+        let records = Vec::with_capacity(chain.len() + 1);
         let mut state = EmitState {
             chain,
             next: 0,
@@ -204,8 +206,11 @@ impl Registry {
             emit,
             walk: Walk::new(),
             best: None,
-            t_emit: now_ns(),
+            t_emit: clock::now(precise),
             t0: 0,
+            t0_precise: precise,
+            precise,
+            records,
         };
         let stop = state.run(py)?;
         Pending::settle(py, stop, state)

@@ -18,6 +18,9 @@ use crate::errors::{to_py, Phase};
 #[pyclass(frozen, module = "harnessweaver", name = "Trace")]
 pub struct Trace {
     buf: Mutex<TraceBuf>,
+    /// Time every record on the precise clock (see `clock.rs` in the core).
+    #[pyo3(get)]
+    pub precise: bool,
 }
 
 impl Trace {
@@ -28,6 +31,7 @@ impl Trace {
     fn from_buf(buf: TraceBuf) -> Self {
         Self {
             buf: Mutex::new(buf),
+            precise: false,
         }
     }
 }
@@ -75,8 +79,12 @@ fn path_of(file: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
 #[pymethods]
 impl Trace {
     #[new]
-    fn new() -> Self {
-        Self::from_buf(TraceBuf::new())
+    #[pyo3(signature = (*, precise = false))]
+    fn new(precise: bool) -> Self {
+        Self {
+            buf: Mutex::new(TraceBuf::new()),
+            precise,
+        }
     }
 
     fn __len__(&self) -> usize {

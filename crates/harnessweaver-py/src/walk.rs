@@ -14,11 +14,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyString, PyType};
 use pyo3::{intern, IntoPyObjectExt, PyTraverseError, PyVisit};
 
+use harnessweaver_core::clock::{self, needs_precise, precise_ns};
 use harnessweaver_core::failure::{closed_reason, FailureKind};
 use harnessweaver_core::outcome::OutcomeKind;
 use harnessweaver_core::registry::{Chain, Entry};
 use harnessweaver_core::symbol::{intern as intern_sym, NO_SYM};
-use harnessweaver_core::trace::now_ns;
+use harnessweaver_core::trace::Record;
 use harnessweaver_core::walk::{failure_error_sym, Answer, Walk};
 use harnessweaver_core::{catalogue::HookId, duration::nanos_to_seconds, Sym};
 
@@ -47,6 +48,20 @@ pub struct EmitState {
     pub best: Option<Py<PyAny>>,
     pub t_emit: u64,
     pub t0: u64,
+    /// Whether the current middleware is timed on the precise clock (see `clock.rs`).
+    pub t0_precise: bool,
+    /// Whether the trace asked for precise timings of every record.
+    pub precise: bool,
+    /// This emit's records, written to the trace in one go (or when the emit is dropped).
+    pub records: Vec<Record>,
+}
+
+impl Drop for EmitState {
+    /// An emit abandoned half-way (cancelled from outside, I12) still leaves the records of the
+    /// middleware that finished: nothing recorded is dropped (ruling 21).
+    fn drop(&mut self) {
+        self.flush();
+    }
 }
 
 /// Where a walk stopped: done, or waiting on a suspended middleware.
@@ -161,12 +176,23 @@ impl EmitState {
         &self.chain[self.current]
     }
 
-    /// Seconds left before the current middleware's deadline (negative once it passed).
+    /// Seconds left before the current middleware's deadline (negative once it passed). A
+    /// coarse start is never later than the true one, so this errs on the early side.
     #[allow(clippy::cast_precision_loss)] // nanosecond counts far below 2^52 in practice
     pub fn remaining(&self) -> f64 {
         match self.entry().decl.timeout_ns {
-            Some(limit) => (limit as f64 - now_ns().saturating_sub(self.t0) as f64) / 1e9,
+            Some(limit) => (limit as f64 - precise_ns().saturating_sub(self.t0) as f64) / 1e9,
             None => f64::INFINITY,
+        }
+    }
+
+    /// Writes the buffered records to the trace, once.
+    fn flush(&mut self) {
+        if !self.records.is_empty() {
+            let mut trace = self.trace.get().lock();
+            for record in self.records.drain(..) {
+                trace.push(record);
+            }
         }
     }
 
@@ -181,7 +207,8 @@ impl EmitState {
             self.current = self.next;
             self.next += 1;
             let entry = &chain[self.current];
-            self.t0 = now_ns();
+            self.t0_precise = self.precise || entry.decl.timeout_ns.is_some_and(needs_precise);
+            self.t0 = clock::now(self.t0_precise);
             let called = entry
                 .payload
                 .call
@@ -235,7 +262,7 @@ impl EmitState {
 
     /// The current middleware answered `value` (maybe after suspending).
     pub fn answered(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let now = now_ns();
+        let now = clock::now(self.t0_precise);
         if self.late(now) {
             return self.failed(py, FailureKind::Timeout, None); // a late answer (ruling 10)
         }
@@ -269,7 +296,7 @@ impl EmitState {
         if !err.is_instance_of::<PyException>(py) {
             return Err(err);
         }
-        if self.late(now_ns()) {
+        if self.late(clock::now(self.t0_precise)) {
             return self.failed(py, FailureKind::Timeout, None); // raised after its deadline (I9)
         }
         let name = err.get_type(py).name()?;
@@ -292,12 +319,13 @@ impl EmitState {
         exception: Option<&str>,
     ) -> PyResult<()> {
         let error = failure_error_sym(kind, exception);
+        let now = clock::now(self.t0_precise);
         let decision = self.decide(
             Answer::Failure {
                 failure: kind,
                 error,
             },
-            now_ns(),
+            now,
         );
         if decision.new_best {
             self.best = if decision.outcome == OutcomeKind::Block {
@@ -338,18 +366,19 @@ impl EmitState {
         decision.record.emit = self.emit;
         decision.record.t_ns = self.t0;
         decision.record.duration_ns = now.saturating_sub(self.t0);
-        self.trace.get().lock().push(decision.record);
+        self.records.push(decision.record);
         decision
     }
 
     fn finish(&mut self, py: Python<'_>) -> PyResult<Py<HookResult>> {
         let combined = self.walk.combined();
         let mut record = self.walk.hook_record(self.hook);
-        let now = now_ns();
+        let now = clock::now(self.precise);
         record.emit = self.emit;
         record.t_ns = self.t_emit;
         record.duration_ns = now.saturating_sub(self.t_emit);
-        self.trace.get().lock().push(record);
+        self.records.push(record);
+        self.flush();
         let plain = combined.outcome == OutcomeKind::Continue && !combined.modified;
         let outcome = match (&self.best, plain) {
             (Some(best), false) => best.clone_ref(py),

@@ -45,11 +45,17 @@ class _CaseRun:
         self.emits: list[dict[str, Any]] = []
 
     def register(self, decl: dict[str, Any]) -> None:
+        from .behaviours import CaseFault
+
         hw = self.hw
         overrides = dict(decl.get("register", {}))
         enabled = overrides.pop("enabled", True)
         if "in" in decl:
             overrides["layer"] = decl["in"]
+        elif "enabled" in decl.get("register", {}):
+            raise CaseFault("`enabled` belongs to items declared `in` a layer (INTERPRETING.md §2)")
+        if not isinstance(enabled, bool):
+            raise CaseFault(f"`enabled` must be true or false, got {enabled!r}")
         registered = overrides.get("name", decl.get("name"))
         body = self.behaviours.function(str(registered), decl.get("does", {"return": "none"}))
         kwargs: dict[str, Any] = {"hooks": decl.get("hooks"), "name": decl.get("name")}

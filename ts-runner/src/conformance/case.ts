@@ -11,6 +11,7 @@ import { Envelope, FixedClock } from "../envelope.js";
 import { HarnessweaverError } from "../errors.js";
 import { eventFromJSON, type Event } from "../events.js";
 import { isPlainObject } from "../json.js";
+import { declareIn, type Layer } from "../layer.js";
 import { middleware, type MiddlewareOptions } from "../middleware.js";
 import { outcomeJSON } from "../outcomes.js";
 import { Behaviours, BehaviourError } from "./behaviours.js";
@@ -37,17 +38,30 @@ function object(value: unknown, what: string): Json {
   return value;
 }
 
-/** Maps a declaration's `register` overrides (corpus spelling) to `Overrides`, values as written. */
-function overrides(raw: unknown): Overrides {
+const OVERRIDE_KEYS: Readonly<Record<string, string>> = {
+  name: "name",
+  hooks: "hooks",
+  band: "band",
+  fail_mode: "failMode",
+  timeout: "timeout",
+};
+
+/**
+ * Maps a declaration's `register` object (corpus spelling) to `Overrides`, values as written.
+ * A spec item (`layered`, §2) may also say `enabled` (a boolean); a registration may not.
+ */
+function overrides(raw: unknown, layered: boolean): { readonly given: Overrides; readonly enabled: boolean } {
   const given = raw === undefined ? {} : object(raw, "register");
-  const keys: Record<string, string> = { name: "name", hooks: "hooks", band: "band", fail_mode: "failMode", timeout: "timeout" };
   const out: Record<string, unknown> = {};
+  let enabled = true;
   for (const [key, value] of Object.entries(given)) {
-    const mapped = keys[key];
-    if (mapped === undefined) throw new BehaviourError(`unknown registration override ${key}`);
-    out[mapped] = value;
+    const mapped = OVERRIDE_KEYS[key];
+    if (key === "enabled" && layered && typeof value === "boolean") enabled = value;
+    else if (key === "enabled") throw new BehaviourError(`enabled must be a boolean of a spec item (with "in"), got ${JSON.stringify(value)}`);
+    else if (mapped === undefined) throw new BehaviourError(`unknown registration override ${key}`);
+    else out[mapped] = value;
   }
-  return out as Overrides;
+  return { given: out as Overrides, enabled };
 }
 
 class CaseRun {
@@ -102,17 +116,25 @@ class CaseRun {
     return eventFromJSON(hook, this.samples[hook]);
   }
 
-  /** Declares (all declaration checks) then registers with the overrides (§2). */
+  /**
+   * Declares (all declaration checks) then registers with the overrides (§2). With `in` the
+   * declaration is a spec item of that layer (I13); one with `enabled: false` is checked the
+   * same way but not registered.
+   */
   #register(raw: unknown): void {
     const decl = object(raw, "declaration");
-    const given = overrides(decl["register"]);
+    const layered = "in" in decl;
+    const { given, enabled } = overrides(decl["register"], layered);
     const registered = "name" in given ? given.name : decl["name"];
     const body = this.#behaviours.function(String(registered), decl["does"] ?? { return: "none" });
     const options: Record<string, unknown> = { hooks: decl["hooks"], name: decl["name"] };
     if ("band" in decl) options["band"] = decl["band"];
     if ("timeout" in decl) options["timeout"] = decl["timeout"];
     if ("fail_mode" in decl) options["failMode"] = decl["fail_mode"];
-    this.#bus.register(middleware(options as unknown as MiddlewareOptions, body), given);
+    const declared = middleware(options as unknown as MiddlewareOptions, body);
+    const layer = decl["in"] as Layer; // passed as written: an unknown layer is the bus's error
+    if (!enabled) declareIn(declared.declaration, layer, given);
+    else this.#bus.register(declared, layered ? { ...given, layer } : given);
   }
 
   async #step(step: Json): Promise<void> {

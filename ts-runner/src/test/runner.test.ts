@@ -110,6 +110,35 @@ describe("running cases (§2, §4, §6)", () => {
     assert.ok("errored" in failedRegister && failedRegister.message.includes("declares no fail_mode"));
   });
 
+  it("declares items in a layer (§2, I13): the layer sets the band; enabled false checks without registering", async () => {
+    const item = (name: string, layer: unknown, register?: object) => guard({ return: "none" }, { name, band: "baseline", in: layer, ...(register && { register }) });
+    const reply = await runCase(
+      { given: { middleware: [item("t", "task"), item("off", "app", { enabled: false }), item("p", "plugin_profile", { enabled: true })] }, when: [] },
+      samples,
+      FEATURES,
+    );
+    assert.ok("actual" in reply);
+    assert.equal(reply.actual["error"], null);
+    assert.deepEqual((reply.actual["chains"] as Record<string, unknown>)["tool.before"], ["p", "t"]);
+    const checked = await runCase({ given: { middleware: [item("off", "app", { enabled: false, band: "baseline" })] } }, samples, FEATURES);
+    assert.ok("actual" in checked);
+    assert.equal((checked.actual["error"] as { kind: string }).kind, "baseline_outside_profile");
+    const unknown = await runCase({ given: { middleware: [item("g", "apps", { band: "core" })] } }, samples, FEATURES);
+    assert.ok("actual" in unknown);
+    assert.deepEqual(unknown.actual["error"], {
+      kind: "unknown_layer",
+      rule: "I13",
+      message: "invalid layer 'apps': a layer is one of org_profile, plugin_profile, profile_file, builtin_profile, framework, app, env or task (I13)",
+    });
+  });
+
+  it("reports enabled outside a spec item, or not a boolean, as errored", async () => {
+    for (const extra of [{ register: { enabled: false } }, { in: "app", register: { enabled: "no" } }]) {
+      const reply = await runCase({ given: { middleware: [guard({ return: "none" }, extra)] } }, samples, FEATURES);
+      assert.ok("errored" in reply && reply.message.includes("enabled"), JSON.stringify(reply));
+    }
+  });
+
   it("runs the proposed throw-values cases: non-Errors thrown, sync or rejected", async () => {
     const features = new Set([...FEATURES, "throw-values"]);
     for (const does of [{ throw: "boom" }, { throw: null }, { throw: { code: 1 } }, { throw: 42, sync: true }]) {
