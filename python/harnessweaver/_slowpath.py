@@ -167,3 +167,24 @@ def _deadline(step: Step[Any]) -> float:
     if step.timeout is None:
         return math.inf
     return anyio.current_time() + max(step.remaining(), 0.0)
+
+
+async def continue_emit(
+    started: Any, registry: Any, hook: str, event: Any, ctx: Any, done: type[R]
+) -> R:
+    """The rest of an emit that could not finish synchronously (the Rust core's ``Emit``
+    awaits this): a pending step, or ``None`` for a chain with timeouts under trio."""
+    if started is None:
+        return await run_structured(
+            lambda: registry.emit(hook, event, ctx.envelope, ctx.trace), done
+        )
+    return await finish(started, done)
+
+
+def exception_of(kind: Any, value: Any = None) -> BaseException:
+    """The exception ``throw(kind, value)`` means (for an emit thrown into before it ran)."""
+    if isinstance(kind, BaseException):
+        return kind
+    if isinstance(value, BaseException):
+        return value
+    return kind() if value is None else kind(value)  # type: ignore[no-any-return]

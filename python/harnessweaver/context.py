@@ -2,35 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ._select import core
-from .envelope import Envelope
 
 if TYPE_CHECKING:
+    from ._pycore.context import RunContext
     from ._pycore.trace import Trace
 else:
+    RunContext = core.RunContext
     Trace = core.Trace
 
 __all__ = ["RunContext", "Trace"]
-
-
-@dataclass(frozen=True, slots=True)
-class RunContext:
-    """One run's context. ``trace=None`` starts a new, empty trace.
-
-    Give concurrent runs separate contexts: each trace then holds only its own records
-    (ruling 21).
-    """
-
-    envelope: Envelope = field(default_factory=Envelope)
-    trace: Trace = None  # type: ignore[assignment]  # None means a new Trace
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.envelope, Envelope):
-            raise TypeError(f"RunContext envelope must be an hw.Envelope, got {self.envelope!r}")
-        if self.trace is None:
-            object.__setattr__(self, "trace", Trace())
-        elif not isinstance(self.trace, Trace):
-            raise TypeError(f"RunContext trace must be an hw.Trace, got {self.trace!r}")

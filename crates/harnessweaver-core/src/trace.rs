@@ -158,7 +158,16 @@ impl TraceBuf {
     }
 
     pub fn push(&mut self, record: Record) {
+        self.emits = self.emits.max(record.emit);
         self.records.push(record);
+    }
+
+    /// Appends one emit's records in one go.
+    pub fn extend(&mut self, records: &[Record]) {
+        for record in records {
+            self.emits = self.emits.max(record.emit);
+        }
+        self.records.extend_from_slice(records);
     }
 
     pub fn len(&self) -> usize {

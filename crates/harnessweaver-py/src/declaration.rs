@@ -334,7 +334,13 @@ pub fn declare_in(
 ) -> PyResult<Declaration> {
     if layer.is_none() {
         // No layer is not a way around the layer rules: unknown_layer, like any other value.
-        return Err(wrong_type(py, Phase::Register, ErrorKind::UnknownLayer, "layer", layer));
+        return Err(wrong_type(
+            py,
+            Phase::Register,
+            ErrorKind::UnknownLayer,
+            "layer",
+            layer,
+        ));
     }
     let layer = layer_of(Some(layer))?;
     let inner = overridden(

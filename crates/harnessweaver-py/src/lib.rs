@@ -6,8 +6,11 @@
 //! (`walk.rs`), the trace (`trace.rs`) and errors (`errors.rs`). Nothing here panics across
 //! the boundary: bad input becomes a Python exception.
 
+mod context;
 mod declaration;
+mod emit;
 mod errors;
+mod held;
 mod outcome;
 mod registry;
 mod trace;
@@ -18,7 +21,11 @@ use pyo3::prelude::*;
 #[pymodule(gil_used = false)]
 mod _core {
     #[pymodule_export]
+    use super::context::RunContext;
+    #[pymodule_export]
     use super::declaration::{declare, declare_in, parse_duration, snake_case, Declaration};
+    #[pymodule_export]
+    use super::emit::Emit;
     #[pymodule_export]
     use super::outcome::{Block, Continue, Escalate, HookResult, Retry, Suspend};
     #[pymodule_export]
@@ -35,6 +42,7 @@ mod _core {
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("MISSING", Py::new(m.py(), Missing)?)?;
         m.add("CORE", "rust")?;
+        super::emit::install_am_send(m.py())?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         Ok(())
     }

@@ -1,39 +1,175 @@
 //! `Registry` (paired with `_pycore/registry.py`): the core registry holding Python
 //! middleware, and the entry point of every emit.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use arc_swap::ArcSwap;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyTuple, PyType};
-use pyo3::{PyTraverseError, PyVisit};
+use pyo3::{intern, PyTraverseError, PyVisit};
 
 use harnessweaver_core::catalogue::{hook_id, HookId, CATALOGUE};
 use harnessweaver_core::clock;
 use harnessweaver_core::error::Error;
 use harnessweaver_core::walk::Walk;
-use harnessweaver_core::{ErrorKind, Registry as CoreRegistry};
+use harnessweaver_core::{Chain, ErrorKind, Registry as CoreRegistry};
 
+use crate::context::RunContext;
 use crate::declaration::{layer_of, overridden, Declaration};
+use crate::emit::Emit;
 use crate::errors::{to_py, wrong_type, Phase};
+use crate::held::Held;
 use crate::trace::Trace;
-use crate::walk::{EmitState, Payload, Pending};
+use crate::walk::{EmitState, Payload, Pending, Records, Stop};
 
 /// What a bus has registered, compiled into one chain per hook point.
 #[pyclass(frozen, module = "harnessweaver._core", name = "Registry")]
 pub struct Registry {
     inner: Mutex<CoreRegistry<Payload>>,
+    /// The planned chains, republished after every registration: emits read them without
+    /// taking the lock, and an emit in flight keeps the chain it loaded (ruling 3, I11).
+    plans: Vec<ArcSwap<Plan>>,
     event_types: Vec<Py<PyType>>,
+}
+
+/// One hook point's chain, and whether any of it has a timeout.
+struct Plan {
+    chain: Chain<Payload>,
+    timed: bool,
 }
 
 impl Registry {
     fn lock(&self) -> MutexGuard<'_, CoreRegistry<Payload>> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Publishes every hook point's chain from the core registry (called under its lock).
+    fn publish(&self, core: &CoreRegistry<Payload>) {
+        for (id, plan) in (0..).zip(&self.plans) {
+            plan.store(Arc::new(Plan {
+                chain: core.chain(id),
+                timed: core.has_timeouts(id),
+            }));
+        }
+    }
+
+    /// The chain of `hook` and whether any of it has a timeout.
+    fn planned(&self, hook: HookId) -> (Chain<Payload>, bool) {
+        let plan = self.plans[usize::from(hook)].load();
+        (plan.chain.clone(), plan.timed)
+    }
+
+    /// An emit with a run context: a `HookResult`, a `Pending` when a middleware suspended,
+    /// or `None` when trio runs a chain with timeouts (see `emit.rs`).
+    pub(crate) fn start_ctx(
+        &self,
+        py: Python<'_>,
+        hook: &Bound<'_, PyAny>,
+        event: &Bound<'_, PyAny>,
+        ctx: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let hook = hook_of(hook)?;
+        let (chain, timed) = self.planned(hook);
+        if timed && structured(py)? {
+            return Ok(py.None());
+        }
+        if let Ok(native) = ctx.cast::<RunContext>() {
+            let native = native.get();
+            let (env, trace) = (native.envelope.bind(py), native.trace.bind(py).as_any());
+            return self.start(py, hook, chain, event, env, trace);
+        }
+        let env = ctx.getattr(intern!(py, "envelope"))?;
+        let trace = ctx.getattr(intern!(py, "trace"))?;
+        self.start(py, hook, chain, event, &env, &trace)
+    }
+
+    /// Checks the event, then walks the chain until it ends or a middleware suspends.
+    fn start(
+        &self,
+        py: Python<'_>,
+        hook: HookId,
+        chain: Chain<Payload>,
+        event: &Bound<'_, PyAny>,
+        env: &Bound<'_, PyAny>,
+        trace: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let event_type = self.event_types[usize::from(hook)].bind(py);
+        // The exact type first: pydantic's metaclass makes a full isinstance() slower.
+        if !event.get_type().is(event_type) && !event.is_instance(event_type)? {
+            return Err(to_py(py, Phase::Emit, &mismatch(hook, event_type, event)?));
+        }
+        let Ok(trace) = trace.cast::<Trace>() else {
+            return Err(PyTypeError::new_err(format!(
+                "emit() needs an hw.Trace, got {}",
+                trace.repr()?
+            )));
+        };
+        let trace_ref = trace.get();
+        let precise = trace_ref.precise;
+        let t_emit = clock::now(precise);
+        let mut state = EmitState {
+            chain,
+            next: 0,
+            current: 0,
+            hook,
+            event: Held::new(event.clone().unbind()),
+            env: Held::new(env.clone().unbind()),
+            event_type: Held::new(event_type.clone().unbind()),
+            trace: Held::new(trace.clone().unbind()),
+            emit: trace_ref.begin_emit(),
+            walk: Walk::new(),
+            best: None,
+            t_emit,
+            t0: t_emit,
+            t0_precise: precise,
+            precise,
+            last: t_emit,
+            last_precise: precise,
+            records: Records::new(),
+        };
+        match state.run(py)? {
+            Stop::Done(result) => Ok(result.into_any()),
+            // Only a suspended walk is moved into a `Pending`: the fast path copies nothing.
+            Stop::Wait { awaitable, yielded } => Pending::wait(py, state, awaitable, yielded),
+        }
+    }
 }
+
+static SNIFFIO: PyOnceLock<Option<Py<PyAny>>> = PyOnceLock::new();
+
+/// Whether a structured-concurrency library (trio) runs this task: trio names itself in
+/// sniffio's thread-local while it runs one; asyncio leaves it unset. Cheaper than asking
+/// asyncio, whose `_get_running_loop()` makes a `getpid()` system call on 3.11.
+fn structured(py: Python<'_>) -> PyResult<bool> {
+    let local = SNIFFIO.get_or_init(py, || {
+        py.import("sniffio")
+            .and_then(|m| m.getattr("thread_local"))
+            .map(Bound::unbind)
+            .ok()
+    });
+    match local {
+        Some(local) => Ok(!local.bind(py).getattr(intern!(py, "name"))?.is_none()),
+        None => Ok(false), // no sniffio, so no trio
+    }
+}
+
+static HOOK_NAMES: PyOnceLock<Vec<Py<PyString>>> = PyOnceLock::new();
 
 fn hook_of(hook: &Bound<'_, PyAny>) -> PyResult<HookId> {
     let py = hook.py();
+    // Hook names are usually string literals, interned: try identity before text.
+    let names = HOOK_NAMES.get_or_init(py, || {
+        CATALOGUE
+            .iter()
+            .map(|point| PyString::intern(py, point.name).unbind())
+            .collect()
+    });
+    if let Some(id) = names.iter().position(|name| name.bind(py).is(hook)) {
+        return Ok(HookId::try_from(id).unwrap_or(0));
+    }
     match hook.cast::<PyString>() {
         Ok(name) => hook_id(name.to_str()?).map_err(|e| to_py(py, Phase::Emit, &e)),
         Err(_) => Err(wrong_type(
@@ -77,8 +213,17 @@ impl Registry {
                 "event_types lacks the hook points {missing:?}"
             )));
         }
+        let plans = (0..CATALOGUE.len())
+            .map(|_| {
+                ArcSwap::from_pointee(Plan {
+                    chain: Arc::from(Vec::new()),
+                    timed: false,
+                })
+            })
+            .collect();
         Ok(Self {
             inner: Mutex::new(CoreRegistry::new()),
+            plans,
             event_types: types,
         })
     }
@@ -131,9 +276,10 @@ impl Registry {
             call: call.clone().unbind(),
             decl: declared.clone_ref(py),
         };
-        self.lock()
-            .register(result, payload)
+        let mut core = self.lock();
+        core.register(result, payload)
             .map_err(|e| to_py(py, Phase::Register, &e))?;
+        self.publish(&core);
         Ok(declared)
     }
 
@@ -149,10 +295,11 @@ impl Registry {
             ));
         };
         let text = text.to_str()?;
-        let removed = self
-            .lock()
+        let mut core = self.lock();
+        let removed = core
             .unregister(text)
             .map_err(|e| to_py(py, Phase::Register, &e))?;
+        self.publish(&core);
         Ok(removed.payload.decl.clone_ref(py))
     }
 
@@ -162,12 +309,12 @@ impl Registry {
         py: Python<'py>,
         hook: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let chain = self.lock().chain(hook_of(hook)?);
+        let (chain, _) = self.planned(hook_of(hook)?);
         PyTuple::new(py, chain.iter().map(|e| e.payload.decl.clone_ref(py)))
     }
 
     fn has_timeouts(&self, hook: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.lock().has_timeouts(hook_of(hook)?))
+        Ok(self.planned(hook_of(hook)?).1)
     }
 
     /// Run `hook`'s chain as far as it goes without waiting: a `HookResult`, or a `Pending`.
@@ -180,40 +327,37 @@ impl Registry {
         trace: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let hook = hook_of(hook)?;
-        let event_type = self.event_types[usize::from(hook)].bind(py);
-        if !event.is_instance(event_type)? {
-            return Err(to_py(py, Phase::Emit, &mismatch(hook, event_type, event)?));
-        }
-        let Ok(trace) = trace.cast::<Trace>() else {
-            return Err(PyTypeError::new_err(format!(
-                "emit() needs an hw.Trace, got {}",
-                trace.repr()?
-            )));
-        };
-        let chain = self.lock().chain(hook);
-        let emit = trace.get().lock().begin_emit();
-        let precise = trace.get().precise;
-        let records = Vec::with_capacity(chain.len() + 1);
-        let mut state = EmitState {
-            chain,
-            next: 0,
-            current: 0,
-            hook,
-            event: event.clone().unbind(),
-            env: env.clone().unbind(),
-            event_type: event_type.clone().unbind(),
-            trace: trace.clone().unbind(),
-            emit,
-            walk: Walk::new(),
-            best: None,
-            t_emit: clock::now(precise),
-            t0: 0,
-            t0_precise: precise,
-            precise,
-            records,
-        };
-        let stop = state.run(py)?;
-        Pending::settle(py, stop, state)
+        let (chain, _) = self.planned(hook);
+        self.start(py, hook, chain, event, env, trace)
+    }
+
+    /// `emit` with the run context's envelope and trace, as `HookBus.emit` calls it; or `None`
+    /// when the chain has timeouts and trio runs it: then Python runs it under one cancel scope
+    /// (`_slowpath.run_structured`).
+    fn emit_ctx(
+        &self,
+        py: Python<'_>,
+        hook: &Bound<'_, PyAny>,
+        event: &Bound<'_, PyAny>,
+        ctx: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        self.start_ctx(py, hook, event, ctx)
+    }
+
+    /// `await bus.emit(hook, event, ctx)`: run `hook`'s chain on `event`; the combined outcome
+    /// and the event as the last middleware left it (a native coroutine, see `emit.rs`).
+    fn emit_call(
+        slf: &Bound<'_, Self>,
+        hook: &Bound<'_, PyAny>,
+        event: &Bound<'_, PyAny>,
+        ctx: &Bound<'_, PyAny>,
+    ) -> Emit {
+        Emit::new(
+            slf.clone().unbind(),
+            hook.clone().unbind(),
+            event.clone().unbind(),
+            ctx.clone().unbind(),
+        )
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
@@ -230,6 +374,8 @@ impl Registry {
     }
 
     fn __clear__(&self) {
-        *self.lock() = CoreRegistry::new();
+        let mut core = self.lock();
+        *core = CoreRegistry::new();
+        self.publish(&core);
     }
 }

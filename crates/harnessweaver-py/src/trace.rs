@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use pyo3::exceptions::PyIndexError;
@@ -18,6 +19,8 @@ use crate::errors::{to_py, Phase};
 #[pyclass(frozen, module = "harnessweaver", name = "Trace")]
 pub struct Trace {
     buf: Mutex<TraceBuf>,
+    /// Emit ordinals are handed out here, without the lock (I8: in the order emits start).
+    emits: AtomicU32,
     /// Time every record on the precise clock (see `clock.rs` in the core).
     #[pyo3(get)]
     pub precise: bool,
@@ -30,9 +33,24 @@ impl Trace {
 
     fn from_buf(buf: TraceBuf) -> Self {
         Self {
+            emits: AtomicU32::new(buf.emits()),
             buf: Mutex::new(buf),
             precise: false,
         }
+    }
+
+    /// A new, empty trace.
+    pub fn empty(precise: bool) -> Self {
+        Self {
+            buf: Mutex::new(TraceBuf::new()),
+            emits: AtomicU32::new(0),
+            precise,
+        }
+    }
+
+    /// The ordinal of an emit starting now: 1, 2, 3, … (I8).
+    pub fn begin_emit(&self) -> u32 {
+        self.emits.fetch_add(1, Ordering::Relaxed).saturating_add(1)
     }
 }
 
@@ -81,10 +99,7 @@ impl Trace {
     #[new]
     #[pyo3(signature = (*, precise = false))]
     fn new(precise: bool) -> Self {
-        Self {
-            buf: Mutex::new(TraceBuf::new()),
-            precise,
-        }
+        Self::empty(precise)
     }
 
     fn __len__(&self) -> usize {
@@ -162,7 +177,8 @@ impl Trace {
 
     fn __repr__(&self) -> String {
         let buf = self.lock();
-        format!("<Trace of {} records, {} emits>", buf.len(), buf.emits())
+        let emits = self.emits.load(Ordering::Relaxed);
+        format!("<Trace of {} records, {emits} emits>", buf.len())
     }
 }
 

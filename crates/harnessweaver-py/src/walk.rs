@@ -22,8 +22,10 @@ use harnessweaver_core::symbol::{intern as intern_sym, NO_SYM};
 use harnessweaver_core::trace::Record;
 use harnessweaver_core::walk::{failure_error_sym, Answer, Walk};
 use harnessweaver_core::{catalogue::HookId, duration::nanos_to_seconds, Sym};
+use smallvec::SmallVec;
 
 use crate::declaration::Declaration;
+use crate::held::Held;
 use crate::outcome::{plain_continue, Block, Continue, Escalate, HookResult, Retry, Suspend};
 use crate::trace::Trace;
 
@@ -39,22 +41,29 @@ pub struct EmitState {
     pub next: usize,
     pub current: usize,
     pub hook: HookId,
-    pub event: Py<PyAny>,
-    pub env: Py<PyAny>,
-    pub event_type: Py<PyType>,
-    pub trace: Py<Trace>,
+    pub event: Held<PyAny>,
+    pub env: Held<PyAny>,
+    pub event_type: Held<PyType>,
+    pub trace: Held<Trace>,
     pub emit: u32,
     pub walk: Walk,
-    pub best: Option<Py<PyAny>>,
+    pub best: Option<Held<PyAny>>,
     pub t_emit: u64,
     pub t0: u64,
     /// Whether the current middleware is timed on the precise clock (see `clock.rs`).
     pub t0_precise: bool,
     /// Whether the trace asked for precise timings of every record.
     pub precise: bool,
+    /// The last clock reading (and whether it was precise): the end of one middleware is the
+    /// start of the next, so the chain reads the clock once per middleware.
+    pub last: u64,
+    pub last_precise: bool,
     /// This emit's records, written to the trace in one go (or when the emit is dropped).
-    pub records: Vec<Record>,
+    pub records: Records,
 }
+
+/// Records of one emit: inline up to a dozen (no allocation for most chains).
+pub type Records = SmallVec<[Record; 12]>;
 
 impl Drop for EmitState {
     /// An emit abandoned half-way (cancelled from outside, I12) still leaves the records of the
@@ -128,15 +137,20 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> PyResult<J
                 keep: None,
                 modified: None,
             },
-            Some(event) if event.bind(py).is_instance(event_type)? => Judged::Answer {
-                answer: Answer::Outcome {
-                    kind: OutcomeKind::Continue,
-                    modified: true,
-                    code: NO_SYM,
-                },
-                keep: Some(value.clone().unbind()),
-                modified: Some(event.clone_ref(py)),
-            },
+            Some(event)
+                if event.bind(py).get_type().is(event_type)
+                    || event.bind(py).is_instance(event_type)? =>
+            {
+                Judged::Answer {
+                    answer: Answer::Outcome {
+                        kind: OutcomeKind::Continue,
+                        modified: true,
+                        code: NO_SYM,
+                    },
+                    keep: Some(value.clone().unbind()),
+                    modified: Some(event.clone_ref(py)),
+                }
+            }
             Some(_) => Judged::Failure(FailureKind::WrongEventType),
         });
     }
@@ -189,11 +203,25 @@ impl EmitState {
     /// Writes the buffered records to the trace, once.
     fn flush(&mut self) {
         if !self.records.is_empty() {
-            let mut trace = self.trace.get().lock();
-            for record in self.records.drain(..) {
-                trace.push(record);
-            }
+            self.trace.get().get().lock().extend(&self.records);
+            self.records.clear();
         }
+    }
+
+    /// A clock reading of the wanted precision, reusing the last one when it has it.
+    fn read_clock(&mut self, precise: bool) -> u64 {
+        if precise != self.last_precise {
+            self.last = clock::now(precise);
+            self.last_precise = precise;
+        }
+        self.last
+    }
+
+    /// A fresh reading of the wanted precision, remembered for the next middleware's start.
+    fn tick(&mut self, precise: bool) -> u64 {
+        self.last = clock::now(precise);
+        self.last_precise = precise;
+        self.last
     }
 
     pub fn timeout(&self) -> Option<f64> {
@@ -207,13 +235,10 @@ impl EmitState {
             self.current = self.next;
             self.next += 1;
             let entry = &chain[self.current];
-            self.t0_precise = self.precise || entry.decl.timeout_ns.is_some_and(needs_precise);
-            self.t0 = clock::now(self.t0_precise);
-            let called = entry
-                .payload
-                .call
-                .bind(py)
-                .call1((self.event.bind(py), self.env.bind(py)));
+            let precise = self.precise || entry.decl.timeout_ns.is_some_and(needs_precise);
+            self.t0_precise = precise;
+            self.t0 = self.read_clock(precise);
+            let called = call(py, &entry.payload.call, &self.event, &self.env);
             let awaitable = match called {
                 Ok(awaitable) => awaitable,
                 Err(err) => {
@@ -244,6 +269,9 @@ impl EmitState {
                     self.answered(py, &value)?;
                 }
                 ffi::PySendResult::PYGEN_NEXT => {
+                    // What finished so far goes to the trace now: a suspended emit may be
+                    // cancelled and never resumed (I12), and nothing recorded is lost.
+                    self.flush();
                     // SAFETY: on PYGEN_NEXT `out` is a new, non-null reference (the yielded value).
                     let yielded = unsafe { Bound::from_owned_ptr(py, out) };
                     return Ok(Stop::Wait {
@@ -262,7 +290,7 @@ impl EmitState {
 
     /// The current middleware answered `value` (maybe after suspending).
     pub fn answered(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let now = clock::now(self.t0_precise);
+        let now = self.tick(self.t0_precise);
         if self.late(now) {
             return self.failed(py, FailureKind::Timeout, None); // a late answer (ruling 10)
         }
@@ -276,11 +304,11 @@ impl EmitState {
                 let decision = self.decide(answer, now);
                 if decision.accept_modification {
                     if let Some(event) = modified {
-                        self.event = event;
+                        self.event.replace(event);
                     }
                 }
                 if decision.new_best {
-                    self.best = keep;
+                    self.best = keep.map(Held::new);
                 }
                 if decision.stop {
                     self.next = self.chain.len();
@@ -296,7 +324,8 @@ impl EmitState {
         if !err.is_instance_of::<PyException>(py) {
             return Err(err);
         }
-        if self.late(clock::now(self.t0_precise)) {
+        let now = self.tick(self.t0_precise);
+        if self.late(now) {
             return self.failed(py, FailureKind::Timeout, None); // raised after its deadline (I9)
         }
         let name = err.get_type(py).name()?;
@@ -319,7 +348,7 @@ impl EmitState {
         exception: Option<&str>,
     ) -> PyResult<()> {
         let error = failure_error_sym(kind, exception);
-        let now = clock::now(self.t0_precise);
+        let now = self.tick(self.t0_precise);
         let decision = self.decide(
             Answer::Failure {
                 failure: kind,
@@ -332,7 +361,7 @@ impl EmitState {
                 let reason = closed_reason(&self.entry().decl.name, kind);
                 let code = harnessweaver_core::symbol::resolve_opt(decision.code)
                     .map(|c| PyString::new(py, c).unbind());
-                Some(
+                Some(Held::new(
                     Py::new(
                         py,
                         Block {
@@ -341,7 +370,7 @@ impl EmitState {
                         },
                     )?
                     .into_any(),
-                )
+                ))
             } else {
                 None
             };
@@ -373,7 +402,7 @@ impl EmitState {
     fn finish(&mut self, py: Python<'_>) -> PyResult<Py<HookResult>> {
         let combined = self.walk.combined();
         let mut record = self.walk.hook_record(self.hook);
-        let now = clock::now(self.precise);
+        let now = self.read_clock(self.precise);
         record.emit = self.emit;
         record.t_ns = self.t_emit;
         record.duration_ns = now.saturating_sub(self.t_emit);
@@ -381,27 +410,50 @@ impl EmitState {
         self.flush();
         let plain = combined.outcome == OutcomeKind::Continue && !combined.modified;
         let outcome = match (&self.best, plain) {
-            (Some(best), false) => best.clone_ref(py),
+            (Some(best), false) => best.get().clone_ref(py),
             _ => plain_continue(py)?.clone_ref(py).into_any(),
         };
         Py::new(
             py,
             HookResult {
                 outcome,
-                event: self.event.clone_ref(py),
+                event: self.event.get().clone_ref(py),
             },
         )
     }
 
     pub fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.event)?;
-        visit.call(&self.env)?;
-        visit.call(&self.event_type)?;
-        visit.call(&self.trace)?;
+        visit.call(self.event.get())?;
+        visit.call(self.env.get())?;
+        visit.call(self.event_type.get())?;
+        visit.call(self.trace.get())?;
         if let Some(best) = &self.best {
-            visit.call(best)?;
+            visit.call(best.get())?;
         }
         Ok(())
+    }
+}
+
+/// `middleware(event, env)` through vectorcall, with borrowed arguments (no reference
+/// counting on the way in: the hot path calls this once per middleware).
+fn call<'py>(
+    py: Python<'py>,
+    middleware: &Py<PyAny>,
+    event: &Held<PyAny>,
+    env: &Held<PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    // Slot 0 is scratch space that PY_VECTORCALL_ARGUMENTS_OFFSET lets the callee use.
+    let args = [ptr::null_mut(), event.get().as_ptr(), env.get().as_ptr()];
+    // SAFETY: `middleware` and both arguments are live for the call; the result is a new
+    // reference or null with an exception set.
+    unsafe {
+        let result = ffi::PyObject_Vectorcall(
+            middleware.as_ptr(),
+            args.as_ptr().add(1),
+            2 | ffi::PY_VECTORCALL_ARGUMENTS_OFFSET,
+            ptr::null_mut(),
+        );
+        Bound::from_owned_ptr_or_err(py, result)
     }
 }
 
@@ -431,19 +483,19 @@ pub struct Pending {
 }
 
 impl Pending {
-    /// Continues a walk: a `HookResult`, or a pending step (a new one, or `slf` reused).
-    pub fn settle(py: Python<'_>, stop: Stop, state: EmitState) -> PyResult<Py<PyAny>> {
-        match stop {
-            Stop::Done(result) => Ok(result.into_any()),
-            Stop::Wait { awaitable, yielded } => {
-                let pending = Pending {
-                    state,
-                    awaitable: Some(awaitable),
-                    yielded: Some(yielded),
-                };
-                Py::new(py, pending)?.into_py_any(py)
-            }
-        }
+    /// A walk that suspended, as the pending step Python awaits.
+    pub fn wait(
+        py: Python<'_>,
+        state: EmitState,
+        awaitable: Py<PyAny>,
+        yielded: Py<PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let pending = Pending {
+            state,
+            awaitable: Some(awaitable),
+            yielded: Some(yielded),
+        };
+        Py::new(py, pending)?.into_py_any(py)
     }
 
     fn advance(mut slf: PyRefMut<'_, Self>) -> PyResult<Py<PyAny>> {

@@ -1,6 +1,7 @@
 """The pure-Python reference core. It behaves exactly like the Rust core (``harnessweaver._core``)
 and passes the same corpus; ``HARNESSWEAVER_CORE=python`` selects it."""
 
+from .context import RunContext
 from .declaration import MISSING, Declaration, declare, snake_case
 from .duration import parse_duration
 from .layer import declare_in
@@ -19,6 +20,7 @@ __all__ = [
     "Pending",
     "Registry",
     "Retry",
+    "RunContext",
     "Suspend",
     "Trace",
     "declare",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._slowpath import continue_emit
 from ..errors import error_for
 from .catalogue import HOOKS, OUTBOUND, hook_error
 from .declaration import BAND_INDEX, Declaration, apply_overrides
@@ -19,6 +20,12 @@ from .outcomes import HookResult
 from .walk import Walk
 
 __all__ = ["Registry"]
+
+_sniffio: Any
+try:  # trio names itself here while it runs a task (see the Rust core's `structured`)
+    from sniffio import thread_local as _sniffio
+except ImportError:  # pragma: no cover - no sniffio, so no trio
+    _sniffio = None
 
 
 class _Entry:
@@ -128,9 +135,28 @@ class Registry:
         self._plan(hook, "emit")
         return self._timed[hook]
 
+    def emit_ctx(self, hook: str, event: Any, ctx: Any) -> HookResult | Walk | None:
+        """``emit`` with a run context's envelope and trace; ``None`` when trio runs a chain
+        with timeouts (the bus then runs it under one cancel scope, ``_slowpath``)."""
+        plan = self._plan(hook, "emit")
+        if self._timed[hook] and _sniffio is not None and _sniffio.name is not None:
+            return None
+        return self._start(hook, plan, event, ctx.envelope, ctx.trace)
+
+    async def emit_call(self, hook: str, event: Any, ctx: Any) -> HookResult:
+        """``await bus.emit(hook, event, ctx)``: the whole emit (the Rust core's ``Emit``)."""
+        started = self.emit_ctx(hook, event, ctx)
+        if type(started) is HookResult:
+            return started
+        return await continue_emit(started, self, hook, event, ctx, HookResult)
+
     def emit(self, hook: str, event: Any, env: Any, trace: Any) -> HookResult | Walk:
         """Run ``hook``'s chain as far as it goes without waiting (see ``walk.py``)."""
-        plan = self._plan(hook, "emit")
+        return self._start(hook, self._plan(hook, "emit"), event, env, trace)
+
+    def _start(
+        self, hook: str, plan: tuple[_Entry, ...], event: Any, env: Any, trace: Any
+    ) -> HookResult | Walk:
         etype = self._event_types[hook]
         if not isinstance(event, etype):
             raise error_for(

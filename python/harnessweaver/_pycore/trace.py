@@ -57,11 +57,12 @@ def _as_dict(record: Record) -> dict[str, Any]:
 class Trace:
     """Every record of the emits made with one run context. Nothing recorded is dropped."""
 
-    __slots__ = ("_emits", "_records")
+    __slots__ = ("_emits", "_records", "precise")
 
-    def __init__(self) -> None:
+    def __init__(self, *, precise: bool = False) -> None:
         self._records: list[Record] = []
         self._emits = 0
+        self.precise = precise  # time every record on the precise clock
 
     def _begin_emit(self) -> int:
         self._emits += 1

@@ -1,0 +1,114 @@
+"""bus.emit(...) is a coroutine: awaitable once, schedulable as a task, cancellable."""
+
+from __future__ import annotations
+
+import asyncio
+import collections.abc
+from typing import Any
+
+import anyio
+import pytest
+from conftest import tool_call, untimed
+
+import harnessweaver as hw
+
+pytestmark = pytest.mark.anyio
+
+
+def counting_bus(calls: list[str], *, suspend: bool = False) -> hw.HookBus:
+    bus = hw.HookBus()
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed")
+    async def count(event: Any, env: hw.Envelope) -> None:
+        calls.append("ran")
+        if suspend:
+            await anyio.sleep(0)
+
+    bus.register(count)
+    return bus
+
+
+async def test_nothing_runs_until_the_emit_is_awaited(ctx: hw.RunContext) -> None:
+    calls: list[str] = []
+    bus = counting_bus(calls)
+    pending = bus.emit("tool.before", tool_call(), ctx)
+    assert isinstance(pending, collections.abc.Coroutine)
+    await anyio.sleep(0)
+    assert calls == [] and len(ctx.trace) == 0
+    result = await pending
+    assert calls == ["ran"] and result.outcome == hw.Continue()
+
+
+@pytest.mark.parametrize("suspend", [False, True])
+async def test_an_emit_is_awaited_once(ctx: hw.RunContext, suspend: bool) -> None:
+    pending = counting_bus([], suspend=suspend).emit("tool.before", tool_call(), ctx)
+    await pending
+    with pytest.raises(RuntimeError, match=r"already awaited|cannot reuse"):
+        await pending
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_asyncio_schedules_emits_as_tasks(ctx: hw.RunContext) -> None:
+    calls: list[str] = []
+    bus = counting_bus(calls, suspend=True)
+    task = asyncio.create_task(bus.emit("tool.before", tool_call(), ctx))
+    gathered = await asyncio.gather(bus.emit("tool.before", tool_call(), hw.RunContext()), task)
+    assert [r.outcome for r in gathered] == [hw.Continue(), hw.Continue()] and calls == ["ran"] * 2
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_trio_starts_emits_in_a_nursery() -> None:
+    import trio
+
+    calls: list[str] = []
+    bus = counting_bus(calls, suspend=True)
+    async with trio.open_nursery() as nursery:
+        for _ in range(3):
+            nursery.start_soon(bus.emit, "tool.before", tool_call(), hw.RunContext())
+    assert calls == ["ran"] * 3
+
+
+async def test_a_suspended_emit_cancelled_from_outside_keeps_what_it_recorded() -> None:
+    bus = hw.HookBus()
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed")
+    async def first(event: Any, env: hw.Envelope) -> None:
+        return None
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed")
+    async def stuck(event: Any, env: hw.Envelope) -> None:
+        await anyio.sleep(30)
+
+    bus.register(first)
+    bus.register(stuck)
+    ctx = hw.RunContext()
+    with anyio.move_on_after(0.02):
+        await bus.emit("tool.before", tool_call(), ctx)
+    assert [(r["kind"], r.get("middleware")) for r in untimed(ctx.trace)] == [("outcome", "first")]
+
+
+def test_a_fresh_emit_takes_no_value_and_closes_quietly(ctx: hw.RunContext) -> None:
+    bus = counting_bus([])
+    fresh = bus.emit("tool.before", tool_call(), ctx)
+    with pytest.raises(TypeError, match="non-None"):
+        fresh.send(1)
+    fresh.close()
+    unused = bus.emit("tool.before", tool_call(), ctx)
+    unused.close()
+    thrown = bus.emit("tool.before", tool_call(), ctx)
+    with pytest.raises(KeyError):
+        thrown.throw(KeyError("stop"))
+    assert len(ctx.trace) == 0
+
+
+def test_driving_an_emit_by_hand_returns_through_stop_iteration(ctx: hw.RunContext) -> None:
+    emit = counting_bus([]).emit("tool.before", tool_call(), ctx)
+    with pytest.raises(StopIteration) as stopped:
+        emit.send(None)
+    assert stopped.value.value.outcome == hw.Continue()
+
+
+async def test_errors_surface_when_awaited(ctx: hw.RunContext) -> None:
+    pending = hw.HookBus().emit("tool.befor", tool_call(), ctx)
+    with pytest.raises(hw.EmitError, match=r"tool\.befor"):
+        await pending
