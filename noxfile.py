@@ -92,8 +92,8 @@ def fuzz(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff, mypy --strict, stubtest against the compiled module, cargo fmt and clippy."""
     install(session, "lint")
-    session.run("ruff", "check", "python", "noxfile.py")
-    session.run("ruff", "format", "--check", "python", "noxfile.py")
+    session.run("ruff", "check", "python", "examples", "noxfile.py")
+    session.run("ruff", "format", "--check", "python", "examples", "noxfile.py")
     session.run("mypy")
     session.run("python", "-m", "mypy.stubtest", "harnessweaver._core")
     session.run("cargo", "fmt", "--all", "--check", external=True)

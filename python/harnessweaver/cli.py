@@ -1,8 +1,8 @@
 """The ``harnessweaver`` command line.
 
-Each subcommand is a ``(configure, run)`` pair registered in :data:`SUBCOMMANDS`; a new one
-(``hooks``, say) adds its own pair. This module imports only the conformance driver, never
-the bus: the driver judges implementations without loading one.
+Each subcommand is a ``(configure, run)`` pair registered in :data:`SUBCOMMANDS`. This module
+imports only the conformance driver, never the bus: the driver judges implementations without
+loading one. ``hooks`` imports the harness-spec machinery when it runs.
 """
 
 from __future__ import annotations
@@ -141,6 +141,39 @@ def _run_conformance(args: argparse.Namespace) -> int:
     return EXIT_OK if outcome.passed else EXIT_FAILED
 
 
+def _configure_hooks(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("spec", type=Path, metavar="SPEC", help="the harness spec (harness.yaml)")
+    parser.add_argument("--task", metavar="NAME", help="the task whose guardrails to include")
+    parser.add_argument("--env", metavar="NAME", help="the environment overlay to include")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "mermaid"),
+        default="text",
+        help="text (default), json for tools, or a mermaid flowchart",
+    )
+    parser.add_argument(
+        "--org-profiles",
+        action="append",
+        type=Path,
+        metavar="DIR",
+        help="a directory org:// profiles are looked up in; repeatable (default: the "
+        "HARNESSWEAVER_ORG_PROFILES environment variable)",
+    )
+
+
+def _run_hooks(args: argparse.Namespace) -> int:
+    from harnessweaver.spec import SpecError, load
+    from harnessweaver.spec.render import render
+
+    try:
+        harness = load(args.spec, task=args.task, env=args.env, org_profiles=args.org_profiles)
+    except SpecError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_ERROR
+    sys.stdout.write(render(harness, args.format))
+    return EXIT_OK
+
+
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Runner]] = {
     "conformance": (
         "run implementations over the conformance corpus and judge them",
@@ -151,6 +184,11 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Run
         "compare implementations on generated cases (differential testing)",
         fuzz.configure,
         fuzz.run_command,
+    ),
+    "hooks": (
+        "print every hook point's middleware, in run order, as a harness spec loads them",
+        _configure_hooks,
+        _run_hooks,
     ),
 }
 

@@ -1,0 +1,129 @@
+"""Checking items before anything is built: what ``use`` names, the layer rules (decided by
+the core through ``declare_in``), the settings, and ids unique across the harness."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from .._select import core
+from ..errors import HarnessweaverError
+from ..middleware import MiddlewareSpec, spec_of
+from .errors import Problems
+from .model import Item
+from .resolve import Plugins
+from .settings import SettingsProblem, validate_settings
+
+if TYPE_CHECKING:
+    from .._pycore.declaration import Declaration
+
+__all__ = ["Checked", "build", "check_ids", "check_item"]
+
+_KEY_OF_KIND = {
+    "invalid_name": "id",
+    "invalid_hooks": "hooks",
+    "unknown_hook": "hooks",
+    "hooks_widened": "hooks",
+    "invalid_band": "band",
+    "band_outward": "band",
+    "baseline_outside_profile": "band",
+    "invalid_fail_mode": "fail_mode",
+    "invalid_duration": "timeout",
+    "baseline_fail_open": "fail_mode",
+}
+"""The item key a core error is about, for the line it is reported at."""
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """An item that passed every check: its middleware, declaration as registered, config."""
+
+    item: Item
+    spec: MiddlewareSpec
+    target: Any
+    declaration: Declaration
+    config: BaseModel | None
+
+
+def _declare(item: Item, spec: MiddlewareSpec, problems: Problems) -> Declaration | None:
+    layer = item.source.layer
+    try:
+        return core.declare_in(spec.declaration, layer, name=item.id, **item.keys)
+    except HarnessweaverError as exc:
+        line = item.line(_KEY_OF_KIND.get(exc.kind))
+        problems.core(item.source.file, item.where, line, exc)
+        return None
+
+
+def _settings(
+    item: Item, spec: MiddlewareSpec, target: Any, problems: Problems
+) -> tuple[bool, Any]:
+    try:
+        if spec.is_class and not isinstance(target, type) and item.settings:
+            keys = ", ".join(item.settings)
+            raise SettingsProblem(
+                f"{item.use} is built already and takes no settings: {keys}", None
+            )
+        return True, validate_settings(spec, item.settings)
+    except SettingsProblem as exc:
+        line = item.line(exc.key)
+        problems.add(item.source.file, item.where, line, "invalid_settings", exc.message)
+        return False, None
+
+
+def check_item(item: Item, plugins: Plugins, problems: Problems) -> Checked | None:
+    """Every check of one item; ``None`` when one failed (its problems are added)."""
+    target, why = plugins.find(item.use)
+    spec = spec_of(target)
+    if spec is None:
+        problems.add(item.source.file, item.where, item.line("use"), "unknown_use", why)
+        return None
+    declaration = _declare(item, spec, problems)
+    ok, config = _settings(item, spec, target, problems)
+    if declaration is None or not ok:
+        return None
+    return Checked(item, spec, target, declaration, config)
+
+
+def check_ids(
+    base: Sequence[Item],
+    envs: Mapping[str, Sequence[Item]],
+    tasks: Mapping[str, Sequence[Item]],
+    problems: Problems,
+) -> None:
+    """Ids are unique in every harness the spec can load: the profiles and the app's items
+    with any one env overlay and any one task (disabled items included)."""
+    for env in [(), *envs.values()]:
+        for task in [(), *tasks.values()]:
+            seen: dict[str, Item] = {}
+            for item in (*base, *env, *task):
+                if not isinstance(item.id, str):
+                    continue
+                first = seen.setdefault(item.id, item)
+                if first is not item:
+                    problems.add(
+                        item.source.file,
+                        item.where,
+                        item.line("id"),
+                        "duplicate_id",
+                        f"the id {item.id!r} is already used by {first.where} at "
+                        f"{first.source}; give one of them its own `id:`",
+                    )
+
+
+def build(checked: Checked, problems: Problems) -> Any:
+    """What is registered: the function or instance, or the class built from its config."""
+    if not isinstance(checked.target, type):
+        return checked.target
+    try:
+        if checked.config is None:
+            return checked.target()
+        return checked.target(checked.config)
+    except Exception as exc:
+        item = checked.item
+        message = f"building {item.use} failed: {type(exc).__name__}: {exc}"
+        problems.add(item.source.file, item.where, item.line(), "invalid_settings", message)
+        return None

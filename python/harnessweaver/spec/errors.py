@@ -1,0 +1,100 @@
+"""What is wrong with a harness spec: :class:`Problem` and :class:`SpecError`.
+
+Loading collects every problem of every file and item before it builds anything; if there is
+one, :class:`SpecError` lists them all, one per line::
+
+    harness.yaml:12: middleware[1] (acme.refund_cap): invalid settings: max_usd: Field
+    required (settings)
+
+A problem found by the core (a band moved outward, S8, R2, widened hooks, a bad duration…)
+keeps the core's ``kind`` and ``rule``; the others have the spec-level kinds of :data:`RULES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..errors import HarnessweaverError
+
+__all__ = ["RULES", "Problem", "Problems", "SpecError"]
+
+RULES: dict[str, str] = {
+    "unreadable_yaml": "yaml",
+    "not_a_mapping": "spec",
+    "bad_item": "spec",
+    "unknown_key": "spec",
+    "unknown_task": "spec",
+    "unknown_env": "spec",
+    "unknown_use": "plugins",
+    "unknown_plugin": "plugins",
+    "duplicate_plugin": "plugins",
+    "plugin_import_error": "plugins",
+    "unknown_profile": "profiles",
+    "duplicate_id": "I2",
+    "invalid_settings": "settings",
+}
+"""The spec-level problem kinds and the rule each enforces (docs/harness-spec.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong: where (``file``, ``line``, ``item``), what (``kind``, ``rule``), why.
+
+    ``file`` is shown relative to the spec's directory; ``item`` is the item's place in its
+    file, such as ``middleware[1] (acme.refund_cap)``, or empty for the file as a whole.
+    """
+
+    file: str
+    item: str
+    line: int | None
+    kind: str
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.item}: {self.message}" if self.item else f"{where}: {self.message}"
+
+
+class SpecError(HarnessweaverError):
+    """A harness spec that cannot be loaded; nothing was built. ``problems`` lists why."""
+
+    problems: tuple[Problem, ...]
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("invalid_spec", "spec", "\n".join(map(str, self.problems)))
+
+    def __reduce__(self) -> tuple[type[SpecError], tuple[tuple[Problem, ...]]]:  # type: ignore[override]
+        return (type(self), (self.problems,))
+
+
+class Problems:
+    """The problems found so far, in the order found, each once."""
+
+    __slots__ = ("_found",)
+
+    def __init__(self) -> None:
+        self._found: dict[Problem, None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._found)
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+    def add(self, file: str, item: str, line: int | None, kind: str, message: str) -> None:
+        """A spec-level problem; its rule comes from :data:`RULES` and closes the message."""
+        rule = RULES[kind]
+        self._add(Problem(file, item, line, kind, rule, f"{message} ({rule})"))
+
+    def core(self, file: str, item: str, line: int | None, error: HarnessweaverError) -> None:
+        """A problem the core found: its kind, rule and message (which names the rule)."""
+        self._add(Problem(file, item, line, error.kind, error.rule, str(error)))
+
+    def _add(self, problem: Problem) -> None:
+        self._found.setdefault(problem, None)
+
+    def error(self) -> SpecError:
+        return SpecError(self._found)

@@ -1,0 +1,182 @@
+"""``hw.load``: a harness spec in, a :class:`Harness` out, its bus's chains all resolved.
+
+Loading reads the spec and its profiles, loads the plugins they list, and checks every item
+of every layer, every env overlay and every task (selected or not) before building anything:
+the layer rules through the core (``declare_in``), settings through the middleware's config,
+ids for uniqueness. One problem anywhere and nothing is built (:class:`SpecError` lists them
+all). Then the selected items are registered, in this order: profiles as listed, the app's
+middleware, the env overlay, the task's guardrails (stages as written), its validation rules.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import chain
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._pycore.catalogue import HOOKS
+from ..bus import HookBus
+from ..errors import HarnessweaverError
+from .check import Checked, build, check_ids, check_item
+from .model import Document, Item, Provenance, parse_profile, parse_spec
+from .render import render
+from .resolve import Context, Plugins, find_profile
+from .yaml import plain
+
+if TYPE_CHECKING:
+    from .._pycore.declaration import Declaration
+
+__all__ = ["Harness", "HarnessEntry", "load"]
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessEntry:
+    """One middleware of a loaded harness: its registered name, how it is shown (``label``),
+    the ``use`` it came from, its declaration as registered and where it was declared.
+
+    ``use`` and ``source`` are ``None`` for middleware registered on the bus by code."""
+
+    name: str
+    label: str
+    use: str | None
+    declaration: Declaration
+    source: Provenance | None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def layer(self) -> str | None:
+        return None if self.source is None else self.source.layer
+
+    @property
+    def file(self) -> str | None:
+        return None if self.source is None else self.source.file
+
+    @property
+    def line(self) -> int | None:
+        return None if self.source is None else self.source.line
+
+
+@dataclass(frozen=True, slots=True)
+class Harness:
+    """A loaded harness spec: ``bus`` has every selected item registered; ``entries`` says
+    where each came from."""
+
+    bus: HookBus
+    entries: tuple[HarnessEntry, ...]
+    spec: Path
+    task: str | None = None
+    env: str | None = None
+
+    def entry(self, name: str) -> HarnessEntry:
+        """The entry registered as ``name``."""
+        for entry in self.entries:
+            if entry.name == name:
+                return entry
+        raise KeyError(f"no middleware {name!r} in this harness")
+
+    def chains(self) -> dict[str, tuple[HarnessEntry, ...]]:
+        """Every hook point of the catalogue, in catalogue order, with its middleware in run
+        order (an empty tuple when none is attached)."""
+        known = {entry.name: entry for entry in self.entries}
+        return {
+            hook: tuple(
+                known.get(decl.name) or HarnessEntry(decl.name, decl.name, None, decl, None)
+                for decl in self.bus.chain(hook)
+            )
+            for hook, _ in HOOKS
+        }
+
+    def render(self, format: str = "text") -> str:
+        """The chains as ``harnessweaver hooks`` prints them: ``"text"``, ``"json"`` or
+        ``"mermaid"``."""
+        return render(self, format)
+
+
+def _read_spec(path: Path, ctx: Context) -> Document | None:
+    file = ctx.display(path)
+    ok, content = ctx.read(path, file)
+    return parse_spec(content, file, ctx.problems) if ok else None
+
+
+def _profiles(spec: Document, ctx: Context, plugins: Plugins) -> list[Document]:
+    docs = []
+    for ref in spec.profiles:
+        found = find_profile(ref, ctx, plugins)
+        if found is None:
+            continue
+        doc = parse_profile(found.content, found.file, found.layer, ctx.problems)
+        plugins.load(doc, found.base)
+        docs.append(doc)
+    return docs
+
+
+def _choose(spec: Document, key: str, name: str | None, ctx: Context) -> tuple[Item, ...]:
+    options: Mapping[str, tuple[Item, ...]] = spec.envs if key == "envs" else spec.tasks
+    if name is None:
+        return ()
+    if name not in options:
+        what = key.removesuffix("s")
+        have = f"the spec's {key} are {', '.join(options)}" if options else f"the spec has no {key}"
+        message = f"unknown {what} {name!r}: {have}"
+        ctx.problems.add(spec.file, key, spec.lines.get(key), f"unknown_{what}", message)
+        return ()
+    return options[name]
+
+
+def _register(chosen: Iterable[tuple[Checked, Any]]) -> tuple[HookBus, tuple[HarnessEntry, ...]]:
+    bus = HookBus()
+    entries = []
+    for checked, middleware in chosen:
+        item = checked.item
+        layer = item.source.layer
+        decl = bus.register(middleware, layer=layer, name=str(item.id), **item.keys)
+        entries.append(
+            HarnessEntry(decl.name, item.label, item.use, decl, item.source, plain(item.settings))
+        )
+    return bus, tuple(entries)
+
+
+def load(
+    path: str | os.PathLike[str],
+    *,
+    task: str | None = None,
+    env: str | None = None,
+    org_profiles: Iterable[str | os.PathLike[str]] | None = None,
+) -> Harness:
+    """Load a harness spec (``harness.yaml``) with one task and one env overlay, or none.
+
+    ``org_profiles`` are the directories ``org://`` profiles are looked up in (default: the
+    ``HARNESSWEAVER_ORG_PROFILES`` environment variable, ``os.pathsep``-separated). Raises
+    :class:`SpecError`, listing every problem, when anything is wrong; nothing is built then.
+    """
+    spec_path = Path(path)
+    ctx = Context.of(spec_path, org_profiles)
+    problems = ctx.problems
+    spec = _read_spec(spec_path, ctx)
+    if spec is None:
+        raise problems.error()
+    plugins = Plugins(problems)
+    plugins.load(spec, ctx.root)
+    profiles = _profiles(spec, ctx, plugins)
+    selected_env = _choose(spec, "envs", env, ctx)
+    selected_task = _choose(spec, "tasks", task, ctx)
+    base = [*chain.from_iterable(doc.middleware for doc in profiles), *spec.middleware]
+    everything = [*base, *chain.from_iterable(spec.envs.values())]
+    everything.extend(chain.from_iterable(spec.tasks.values()))
+    checked = {id(item): check_item(item, plugins, problems) for item in everything}
+    check_ids(base, spec.envs, spec.tasks, problems)
+    if problems:
+        raise problems.error()
+    selected = [checked[id(item)] for item in (*base, *selected_env, *selected_task)]
+    chosen = [(c, build(c, problems)) for c in selected if c is not None and c.item.enabled]
+    if problems:
+        raise problems.error()
+    try:
+        bus, entries = _register(chosen)
+    except HarnessweaverError as exc:  # every check ran already; this would be a core bug
+        problems.core(spec.file, "", None, exc)
+        raise problems.error() from exc
+    return Harness(bus, entries, spec_path, task, env)

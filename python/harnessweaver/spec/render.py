@@ -1,0 +1,159 @@
+"""Showing a loaded harness's chains: a text listing, JSON for tools, a mermaid flowchart.
+
+Every hook point of the catalogue is shown, in catalogue order, with its middleware in the
+order they run (``harness.chains()``); a hook point with no middleware is shown as empty.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from .._pycore.catalogue import HOOKS, INBOUND
+
+if TYPE_CHECKING:
+    from .loader import Harness, HarnessEntry
+
+__all__ = ["FORMATS", "render", "render_json", "render_mermaid", "render_text"]
+
+FORMATS = ("text", "json", "mermaid")
+_COLUMNS = ("#", "middleware", "use", "band", "fail mode", "timeout", "layer", "declared in")
+_OPERATIONS = {"task": "task", "step": "step", "model": "model call", "tool": "tool call"}
+
+
+def timeout_text(seconds: float | None) -> str:
+    """A timeout as it would be written: ``2s``, ``250ms``, ``1.5s``; ``-`` for none."""
+    if seconds is None:
+        return "-"
+    if seconds < 1:
+        return f"{round(seconds * 1000, 6):g}ms"
+    return f"{round(seconds, 9):g}s"
+
+
+def _direction(hook: str) -> str:
+    return "inbound" if dict(HOOKS)[hook] == INBOUND else "outbound"
+
+
+def _order(hook: str) -> str:
+    return "outermost first" if _direction(hook) == "inbound" else "innermost first"
+
+
+def _row(position: int, entry: HarnessEntry) -> tuple[str, ...]:
+    decl = entry.declaration
+    return (
+        str(position),
+        entry.label,
+        entry.use or "-",
+        decl.band,
+        decl.fail_mode,
+        timeout_text(decl.timeout),
+        entry.layer or "(code)",
+        "-" if entry.source is None else str(entry.source),
+    )
+
+
+def _title(harness: Harness) -> str:
+    return (
+        f"chains of {harness.spec.name} (task: {harness.task or 'none'}, "
+        f"env: {harness.env or 'none'}), each in run order"
+    )
+
+
+def render_text(harness: Harness) -> str:
+    """Every hook point with its chain: position, label, use, band, fail mode, timeout,
+    layer and the file and line that declared it."""
+    chains = harness.chains()
+    rows = [_row(i, e) for entries in chains.values() for i, e in enumerate(entries, 1)]
+    widths = [max(len(r[k]) for r in [_COLUMNS, *rows]) for k in range(len(_COLUMNS))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    out = [_title(harness)]
+    for hook, entries in chains.items():
+        out.append("")
+        out.append(f"{hook}  ({_direction(hook)}, {_order(hook)})")
+        if not entries:
+            out.append("  (none)")
+            continue
+        out.append(line(_COLUMNS))
+        out.extend(line(_row(i, entry)) for i, entry in enumerate(entries, 1))
+    return "\n".join(out) + "\n"
+
+
+def _entry_json(entry: HarnessEntry) -> dict[str, Any]:
+    decl = entry.declaration
+    return {
+        "name": entry.name,
+        "label": entry.label,
+        "use": entry.use,
+        "band": decl.band,
+        "fail_mode": decl.fail_mode,
+        "timeout": decl.timeout,
+        "layer": entry.layer,
+        "file": entry.file,
+        "line": entry.line,
+    }
+
+
+def render_json(harness: Harness) -> str:
+    """``{"spec", "task", "env", "hooks": [{"hook", "direction", "chain": [...]}]}``."""
+    document = {
+        "spec": str(harness.spec),
+        "task": harness.task,
+        "env": harness.env,
+        "hooks": [
+            {
+                "hook": hook,
+                "direction": _direction(hook),
+                "chain": [_entry_json(entry) for entry in entries],
+            }
+            for hook, entries in harness.chains().items()
+        ],
+    }
+    return json.dumps(document, indent=2) + "\n"
+
+
+def _node_text(entry: HarnessEntry) -> str:
+    decl = entry.declaration
+    details = f"{decl.band}, {decl.fail_mode}"
+    if decl.timeout is not None:
+        details += f", {timeout_text(decl.timeout)}"
+    return f"{entry.label}<br/>{details}".replace('"', "#quot;")
+
+
+def _subgraph(hook: str, entries: tuple[HarnessEntry, ...]) -> tuple[list[str], str, str]:
+    """A hook point's subgraph, and the ids of its first and last nodes."""
+    key = hook.replace(".", "_")
+    texts = [_node_text(entry) for entry in entries] or ["(none)"]
+    ids = [f"{key}_{i}" for i in range(1, len(texts) + 1)]
+    lines = [f'    subgraph {key}["{hook}: {_direction(hook)}, {_order(hook)}"]']
+    lines.append("        direction LR")
+    lines.extend(f'        {node}["{text}"]' for node, text in zip(ids, texts, strict=True))
+    if len(ids) > 1:
+        lines.append("        " + " --> ".join(ids))
+    lines.append("    end")
+    return lines, ids[0], ids[-1]
+
+
+def render_mermaid(harness: Harness) -> str:
+    """A ``flowchart LR`` in the style of hook-bus.md's onion diagram: for each operation,
+    its inbound hook point's chain leads into it and its outbound one leads out of it."""
+    chains = harness.chains()
+    out = ["flowchart LR"]
+    for prefix, operation in _OPERATIONS.items():
+        inbound, outbound = (hook for hook, _ in HOOKS if hook.startswith(f"{prefix}."))
+        op = f"{prefix}_op"
+        into, _, last = _subgraph(inbound, chains[inbound])
+        out_of, first, _ = _subgraph(outbound, chains[outbound])
+        out.extend(into + out_of)
+        out.append(f"    {last} --> {op}(({operation})) --> {first}")
+    return "\n".join(out) + "\n"
+
+
+def render(harness: Harness, format: str = "text") -> str:
+    """The chains of ``harness`` in one of :data:`FORMATS`."""
+    renderers = {"text": render_text, "json": render_json, "mermaid": render_mermaid}
+    if format not in renderers:
+        raise ValueError(f"unknown format {format!r}: one of {', '.join(FORMATS)}")
+    return renderers[format](harness)

@@ -1,0 +1,80 @@
+"""Settings: every key of an item that is not reserved, validated by the middleware's config.
+
+A class with a pydantic ``config`` gets its settings validated by it; a key the config does not
+have is an error even when the model would ignore it (unless it says ``extra="allow"``). A
+function, or a class without a config, takes no settings.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..middleware import MiddlewareSpec
+
+__all__ = ["SettingsProblem", "validate_settings"]
+
+
+class SettingsProblem(Exception):
+    """Settings that do not fit: ``message`` says why, ``key`` is the first key at fault."""
+
+    def __init__(self, message: str, key: str | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.key = key
+
+
+def _unknown_keys(config: type[BaseModel], settings: Mapping[str, Any]) -> list[tuple[str, str]]:
+    if config.model_config.get("extra") == "allow":
+        return []
+    names = [
+        alias
+        for name, info in config.model_fields.items()
+        for alias in (name, info.alias)
+        if isinstance(alias, str)
+    ]
+    found = []
+    for key in settings:
+        if key not in names:
+            close = difflib.get_close_matches(key, names, n=1)
+            hint = f"did you mean {close[0]}?" if close else f"the settings are {', '.join(names)}"
+            found.append((key, f"{key}: unknown setting ({hint})"))
+    return found
+
+
+def _pydantic(config: type[BaseModel], settings: Mapping[str, Any]) -> tuple[Any, list[Any]]:
+    try:
+        return config.model_validate(dict(settings)), []
+    except ValidationError as exc:
+        faults = [
+            (str(error["loc"][0]) if error["loc"] else None, _shown(error))
+            for error in exc.errors()
+            if error["type"] != "extra_forbidden"
+        ]
+        return None, faults
+
+
+def _shown(error: Any) -> str:
+    where = ".".join(map(str, error["loc"])) or "(settings)"
+    return f"{where}: {error['msg']}"
+
+
+def validate_settings(spec: MiddlewareSpec, settings: Mapping[str, Any]) -> BaseModel | None:
+    """The validated config of a class with a ``config`` (else ``None``);
+    :class:`SettingsProblem` when the settings do not fit."""
+    if spec.config is None:
+        if settings:
+            what = "a function" if not spec.is_class else "a class without a config"
+            keys = ", ".join(settings)
+            raise SettingsProblem(f"{spec.name} is {what} and takes no settings: {keys}", None)
+        return None
+    faults = _unknown_keys(spec.config, settings)
+    validated, more = _pydantic(spec.config, settings)
+    faults.extend(more)
+    if faults:
+        message = "invalid settings: " + "; ".join(text for _, text in faults)
+        raise SettingsProblem(message, next((key for key, _ in faults if key), None))
+    return validated  # type: ignore[no-any-return]
