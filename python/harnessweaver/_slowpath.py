@@ -62,8 +62,11 @@ class Step(Protocol[R_co]):
     def timed_out(self) -> R_co | Step[R_co]: ...
 
 
-class _DeadlinePassed(Exception):
+class DeadlinePassed(Exception):
     """Our own timer cancelled the middleware."""
+
+
+_DeadlinePassed = DeadlinePassed
 
 
 @types.coroutine
@@ -111,6 +114,12 @@ async def _drive_asyncio(step: Step[Any], loop: asyncio.AbstractEventLoop) -> An
         task.uncancel()
         raise _DeadlinePassed
     return value
+
+
+async def drive_with_deadline(step: Step[Any]) -> Any:
+    """Finish a suspended step under asyncio, its deadline armed now; raises
+    ``DeadlinePassed`` when it fires (the pure-Python core's drive loop uses this)."""
+    return await _drive_asyncio(step, asyncio.get_running_loop())
 
 
 async def _await_step(step: Step[Any], loop: asyncio.AbstractEventLoop | None) -> Any:

@@ -17,7 +17,7 @@ from .declaration import BAND_INDEX, Declaration, apply_overrides
 from .error import shown, value_error
 from .layer import declare_in
 from .outcomes import HookResult
-from .walk import Walk
+from .walk import Walk, drive
 
 __all__ = ["Registry"]
 
@@ -145,10 +145,13 @@ class Registry:
 
     async def emit_call(self, hook: str, event: Any, ctx: Any) -> HookResult:
         """``await bus.emit(hook, event, ctx)``: the whole emit (the Rust core's ``Emit``)."""
-        started = self.emit_ctx(hook, event, ctx)
-        if type(started) is HookResult:
-            return started
-        return await continue_emit(started, self, hook, event, ctx, HookResult)
+        plan = self._plan(hook, "emit")
+        if self._timed[hook] and _sniffio is not None and _sniffio.name is not None:
+            return await continue_emit(None, self, hook, event, ctx, HookResult)
+        etype = self._event_types[hook]
+        if type(event) is not etype and not isinstance(event, etype):
+            raise self._mismatch(hook, etype, event)
+        return await drive(hook, plan, event, ctx.envelope, ctx.trace, etype)
 
     def emit(self, hook: str, event: Any, env: Any, trace: Any) -> HookResult | Walk:
         """Run ``hook``'s chain as far as it goes without waiting (see ``walk.py``)."""
@@ -157,12 +160,19 @@ class Registry:
     def _start(
         self, hook: str, plan: tuple[_Entry, ...], event: Any, env: Any, trace: Any
     ) -> HookResult | Walk:
+        return self._walk(hook, plan, event, env, trace).run()
+
+    def _walk(self, hook: str, plan: tuple[_Entry, ...], event: Any, env: Any, trace: Any) -> Walk:
         etype = self._event_types[hook]
         if not isinstance(event, etype):
-            raise error_for(
-                "emit",
-                "event_type_mismatch",
-                "I7",
-                f"hook point '{hook}' takes a {etype.__name__}, got {type(event).__name__} (I7)",
-            )
-        return Walk(hook, plan, event, env, trace, etype).run()
+            raise self._mismatch(hook, etype, event)
+        return Walk(hook, plan, event, env, trace, etype)
+
+    @staticmethod
+    def _mismatch(hook: str, etype: type, event: Any) -> Exception:
+        return error_for(
+            "emit",
+            "event_type_mismatch",
+            "I7",
+            f"hook point '{hook}' takes a {etype.__name__}, got {type(event).__name__} (I7)",
+        )

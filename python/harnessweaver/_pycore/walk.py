@@ -13,7 +13,7 @@ from time import monotonic_ns
 from types import CoroutineType
 from typing import Any
 
-from .._slowpath import NOT_STARTED
+from .._slowpath import NOT_STARTED, DeadlinePassed, drive_with_deadline
 from .failure import (
     EXCEPTION,
     INVALID_RETURN,
@@ -23,11 +23,17 @@ from .failure import (
     closed_reason,
     error_name,
 )
-from .outcomes import Block, Continue, Escalate, HookResult, Retry, Suspend
+from .outcomes import Block, Continue, Escalate, HookResult, Retry, Suspend, hook_result
 
-__all__ = ["Walk"]
+__all__ = ["Walk", "drive"]
 
 _CONTINUE = Continue()
+
+
+class _NotAwaitable(Exception):
+    """A middleware returned something that cannot be awaited (an invalid return)."""
+
+
 _SEVERITY: dict[type, int] = {Retry: 2, Escalate: 3, Suspend: 4, Block: 5}
 _KINDS = {0: "continue", 1: "continue", 2: "retry", 3: "escalate", 4: "suspend", 5: "block"}
 
@@ -55,7 +61,15 @@ class Walk:
     )
 
     def __init__(
-        self, hook: str, plan: tuple[Any, ...], event: Any, env: Any, trace: Any, etype: type
+        self,
+        hook: str,
+        plan: tuple[Any, ...],
+        event: Any,
+        env: Any,
+        trace: Any,
+        etype: type,
+        emit: int | None = None,
+        t_emit: int | None = None,
     ):
         self._hook = hook
         self._plan = plan
@@ -63,11 +77,11 @@ class Walk:
         self._env = env
         self._etype = etype
         self._record = trace._records.append
-        self._emit = trace._begin_emit()
+        self._emit = trace._begin_emit() if emit is None else emit
         self._index = 0
         self._best: Any = _CONTINUE
         self._best_sev = -1
-        self._t_emit = monotonic_ns()
+        self._t_emit = monotonic_ns() if t_emit is None else t_emit
         self.awaitable: Any = None
         self.yielded: Any = None
         self.timeout: float | None = None
@@ -122,6 +136,15 @@ class Walk:
             else:
                 return self._wait(awaitable, yielded)
         return self._finish()
+
+    async def timed(self, awaitable: Any) -> Any:
+        iterator = awaitable if type(awaitable) is CoroutineType else awaitable.__await__()
+        try:
+            yielded = iterator.send(None)
+        except StopIteration as stop:
+            return stop.value
+        self._wait(iterator, yielded)
+        return await drive_with_deadline(self)
 
     def _wait(self, awaitable: Any, yielded: Any) -> Walk:
         self.awaitable = awaitable
@@ -245,4 +268,73 @@ class Walk:
             )
         )
         self.awaitable = self.yielded = None
-        return HookResult(best if sev > 0 else _CONTINUE, self._event)
+        return hook_result(best if sev > 0 else _CONTINUE, self._event)
+
+
+async def drive(
+    hook: str, plan: tuple[Any, ...], event: Any, env: Any, trace: Any, etype: type
+) -> HookResult:
+    """A whole emit as one coroutine, for asyncio (and any chain without timeouts).
+
+    An untimed middleware is simply awaited: the cheapest way to run a coroutine from Python.
+    A timed one is stepped once by hand, and only if it suspends does it get a deadline timer
+    (``_slowpath``), so a middleware that never suspends costs no timer. The common answers
+    (nothing, or a plain ``Continue``) are judged and traced inline; anything else, and the
+    first timed middleware, bring in a ``Walk`` whose methods judge exactly as the step
+    protocol does.
+    """
+    record, emit = trace._records.append, trace._begin_emit()
+    now = t_emit = monotonic_ns()
+    walk: Walk | None = None
+    best_sev, index, count = -1, 0, len(plan)
+    while index < count:
+        entry = plan[index]
+        index += 1
+        t0, limit = now, entry.timeout_ns
+        try:
+            awaitable = entry.call(event, env)
+            if type(awaitable) is not CoroutineType and not hasattr(awaitable, "__await__"):
+                raise _NotAwaitable
+            if limit is None:
+                value = await awaitable
+            else:
+                if walk is None:
+                    walk = Walk(hook, plan, event, env, trace, etype, emit, t_emit)
+                walk._entry, walk._t0 = entry, t0
+                value = await walk.timed(awaitable)
+        except Exception as exc:
+            failure: Exception | None = exc
+        else:
+            now = monotonic_ns()
+            if (value is None or (type(value) is Continue and value.modified is None)) and (
+                limit is None or now - t0 <= limit
+            ):
+                record(
+                    (emit, hook, "outcome", entry.name, entry.band, "continue", False, None,
+                     None, None, None, t0, now - t0)
+                )  # fmt: skip
+                if best_sev < 0:
+                    best_sev = 0
+                continue
+            failure = None
+        if walk is None:
+            walk = Walk(hook, plan, event, env, trace, etype, emit, t_emit)
+        walk._index, walk._entry, walk._t0, walk._best_sev = index, entry, t0, best_sev
+        walk._event = event
+        if failure is None:
+            walk._answer(value)
+        elif type(failure) is _NotAwaitable:
+            walk._fail(INVALID_RETURN, None)
+        elif type(failure) is DeadlinePassed:
+            walk._fail(TIMEOUT, None)
+        else:
+            walk._raised(failure)
+        index, best_sev, event = walk._index, walk._best_sev, walk._event
+        now = monotonic_ns()
+    if walk is not None:
+        walk._index, walk._best_sev, walk._event = index, best_sev, event
+        return walk._finish()
+    # Only plain answers: the combined outcome is a plain Continue and the event is unchanged.
+    record((emit, hook, "hook", None, None, "continue", False, None, None, None, None, t_emit,
+            monotonic_ns() - t_emit))  # fmt: skip
+    return hook_result(_CONTINUE, event)
