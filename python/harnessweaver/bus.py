@@ -40,7 +40,7 @@ class HookBus:
 
     def __init__(self) -> None:
         self._registry = core.Registry(EVENT_TYPES)
-        self.emit = self._registry.emit_call  # bound once: emits are the hot path
+        self.emit = self._registry.emitter()  # bound once: emits are the hot path
 
     def register(
         self,

@@ -110,6 +110,35 @@ def test_chain_of_an_unknown_hook_point_is_an_emit_error(bus: hw.HookBus) -> Non
     assert caught.value.kind == "unknown_hook" and "'tool.befor'" in str(caught.value)
 
 
+class HookName(str):
+    pass
+
+
+async def test_a_hook_point_is_found_by_its_name_whatever_string_spells_it(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed")
+    async def stop(event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Outcome:
+        return hw.Block("stopped")
+
+    bus.register(stop)
+    built = ".".join(["tool", "before"])  # equal to the literal, but another object
+    for name in ("tool.before", built, HookName("tool.before")):
+        result = await bus.emit(name, tool_call(), ctx)
+        assert result.outcome == hw.Block("stopped"), name
+    with pytest.raises(hw.EmitError, match=r"'tool\.after' takes a ToolResultEvent"):
+        await bus.emit(".".join(["tool", "after"]), tool_call(), ctx)  # another hook point
+
+
+@pytest.mark.parametrize("name", ["tool.befor", "", "TOOL.BEFORE", 4])
+async def test_emitting_to_an_unknown_hook_point_names_it(
+    bus: hw.HookBus, ctx: hw.RunContext, name: object
+) -> None:
+    with pytest.raises(hw.EmitError) as caught:
+        await bus.emit(name, tool_call(), ctx)  # type: ignore[arg-type]
+    assert caught.value.kind == "unknown_hook" and repr(name) in str(caught.value)
+
+
 async def test_modified_events_reach_later_middleware_and_the_result(
     bus: hw.HookBus, ctx: hw.RunContext
 ) -> None:

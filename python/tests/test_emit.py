@@ -112,3 +112,65 @@ async def test_errors_surface_when_awaited(ctx: hw.RunContext) -> None:
     pending = hw.HookBus().emit("tool.befor", tool_call(), ctx)
     with pytest.raises(hw.EmitError, match=r"tool\.befor"):
         await pending
+
+
+async def test_emit_takes_its_arguments_by_keyword_too(ctx: hw.RunContext) -> None:
+    bus = counting_bus([])
+    by_keyword = await bus.emit(hook="tool.before", event=tool_call(), ctx=ctx)
+    mixed = await bus.emit("tool.before", tool_call(), ctx=ctx)
+    assert by_keyword.outcome == mixed.outcome == hw.Continue()
+    with pytest.raises(TypeError, match="ctx"):
+        bus.emit("tool.before", tool_call())  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        bus.emit("tool.before", tool_call(), ctx, "extra")  # type: ignore[call-arg]
+
+
+async def test_an_emit_someone_still_holds_is_never_handed_out_again(
+    ctx: hw.RunContext,
+) -> None:
+    # The Rust core reuses a finished emit object nobody references any more; one that is
+    # still referenced must stay what it was: finished, and refusing a second await.
+    bus = counting_bus([])
+    kept = [bus.emit("tool.before", tool_call(), ctx) for _ in range(3)]
+    for pending in kept:
+        await pending
+    later = [bus.emit("tool.before", tool_call(), ctx) for _ in range(3)]
+    assert not any(new is old for new in later for old in kept)
+    for pending in later:
+        assert (await pending).outcome == hw.Continue()
+    for pending in kept:
+        with pytest.raises(RuntimeError, match=r"already awaited|cannot reuse"):
+            await pending
+
+
+class _YieldOnce:
+    """An awaitable that suspends exactly once: lets a test drive an emit by hand."""
+
+    def __await__(self) -> Any:
+        yield None
+
+
+def test_an_abandoned_suspended_emit_still_leaves_its_records() -> None:
+    bus = hw.HookBus()
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed")
+    async def first(event: Any, env: hw.Envelope) -> None:
+        return None
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed")
+    async def waits(event: Any, env: hw.Envelope) -> None:
+        await _YieldOnce()
+
+    bus.register(first)
+    bus.register(waits)
+    ctx = hw.RunContext()
+    pending = bus.emit("tool.before", tool_call(), ctx)
+    pending.send(None)  # `waits` suspends; the emit is dropped without being finished
+    del pending
+    assert [(r["kind"], r.get("middleware")) for r in untimed(ctx.trace)] == [("outcome", "first")]
+    # The next emit starts afresh: nothing of the abandoned one is reused.
+    finished = bus.emit("tool.before", tool_call(), ctx)
+    with pytest.raises(StopIteration):
+        while True:
+            finished.send(None)
+    assert [r["kind"] for r in untimed(ctx.trace)][-3:] == ["outcome", "outcome", "hook"]

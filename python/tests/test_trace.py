@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +77,11 @@ def test_iteration_and_indexing_give_the_same_dicts() -> None:
     trace = traced(2)
     assert list(trace) == trace.records() == [trace[i] for i in range(len(trace))]
     assert trace[-1] == trace.records()[-1]
-    with pytest.raises(IndexError):
+    assert trace[-len(trace)] == trace[0]
+    with pytest.raises(IndexError, match="trace index 6 out of range"):
         trace[len(trace)]
+    with pytest.raises(IndexError, match="trace index -7 out of range"):
+        trace[-len(trace) - 1]
     assert repr(trace) == "<Trace of 6 records, 2 emits>"
 
 
@@ -180,3 +184,25 @@ def test_reading_is_strict_and_names_the_line(change: dict[str, Any], problem: s
 def test_a_line_that_is_not_json_is_reported() -> None:
     with pytest.raises(hw.TraceFormatError, match="invalid trace line 1"):
         hw.Trace.from_jsonl("{not json}\n")
+
+
+@pytest.mark.parametrize("core", _cores(), ids=lambda c: str(c.CORE))
+def test_a_trace_reports_the_memory_its_records_hold(core: Any) -> None:
+    line = traced(1).to_jsonl().splitlines()[0]
+    small = core.Trace.from_jsonl(line)
+    big = core.Trace.from_jsonl("\n".join([line] * 20_000))
+    assert len(big) == 20_000
+    assert sys.getsizeof(core.Trace()) < sys.getsizeof(small) < sys.getsizeof(big)
+
+
+def test_the_rust_core_keeps_a_record_in_32_bytes() -> None:
+    core = _cores()[-1]
+    if core.CORE != "rust":
+        pytest.skip("no Rust extension on this platform")
+    line = traced(1).to_jsonl().splitlines()[0]
+    count = 200_000
+    big = core.Trace.from_jsonl("\n".join([line] * count))
+    held = sys.getsizeof(big) - sys.getsizeof(core.Trace())
+    # 32 bytes a record, plus at most one chunk of 4096 records' room and the chunk list.
+    assert held <= 32 * count + 32 * 4096 + 8 * 1024
+    assert held >= 32 * count

@@ -46,6 +46,9 @@ export function invoke(entry: Entry, event: unknown, envelope: unknown, outer?: 
     return Promise.resolve(ended(error, "thrown")); // a `then` getter that throws
   }
   if (!thenable) return Promise.resolve(ended(answer, "answer"));
+  // No deadline to arm and no caller's signal to listen to: nothing can end the wait but the
+  // answer itself, so it is simply awaited (no racing promise, timer or listeners to set up).
+  if (timeoutNs === null && outer === undefined) return awaited(answer as PromiseLike<unknown>, t0);
   return new Promise<Settled>((resolve, reject) => {
     let done = false;
     const stop = (): boolean => {
@@ -72,6 +75,16 @@ export function invoke(entry: Entry, event: unknown, envelope: unknown, outer?: 
     if (outer?.aborted) cancelled();
     else outer?.addEventListener("abort", cancelled, { once: true });
   });
+}
+
+/** The answer of a middleware without a timeout, called without a caller's signal. */
+async function awaited(answer: PromiseLike<unknown>, t0: bigint): Promise<Settled> {
+  try {
+    const value: unknown = await answer;
+    return { kind: "answer", value, t0, t1: monotonicNs() };
+  } catch (error) {
+    return { kind: "thrown", error, t0, t1: monotonicNs() };
+  }
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

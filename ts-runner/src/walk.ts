@@ -19,7 +19,7 @@ import { closedCode, closedReason, errorName, type FailureKind } from "./failure
 import { invoke, type Settled } from "./invoke.js";
 import { monotonicNs, traceNs } from "./monotonic.js";
 import { Block, Continue, isOutcome, severity, type HookResult, type Outcome } from "./outcomes.js";
-import { orderedRecord } from "./record.js";
+import { orderedRecord, type TraceRecord } from "./record.js";
 import type { Entry } from "./registry.js";
 import type { Trace } from "./trace.js";
 
@@ -62,18 +62,7 @@ export async function walk(input: WalkInput): Promise<HookResult> {
   }
   const combined = bestSeverity > 0 ? best : CONTINUE;
   const tEnd = monotonicNs();
-  trace.push(
-    orderedRecord({
-      emit,
-      hook,
-      kind: "hook",
-      outcome: combined.kind,
-      modified: bestSeverity === 1,
-      code: codeOf(combined),
-      t_ns: traceNs(tEmit),
-      duration_ns: Number(tEnd - tEmit),
-    }),
-  );
+  trace.push(hookRecord(emit, hook, combined, bestSeverity === 1, tEmit, tEnd));
   return Object.freeze({ outcome: combined, event });
 }
 
@@ -99,9 +88,21 @@ function codeOf(outcome: Outcome): string | undefined {
   return outcome.kind === "continue" ? undefined : (outcome.code ?? undefined);
 }
 
-function middlewareRecord(emit: number, hook: HookPoint, entry: Entry, verdict: Verdict, settled: Settled) {
+// Records are built on every emit, so the common ones (no code, no failure) are object literals
+// with their keys already in the order of FIELDS: the same frozen record `orderedRecord` makes,
+// without its generic loop over every key.
+
+function middlewareRecord(emit: number, hook: HookPoint, entry: Entry, verdict: Verdict, settled: Settled): TraceRecord {
   const { name, band, failMode } = entry.declaration;
   const { outcome, failure } = verdict;
+  const modified = outcome.kind === "continue" && outcome.modified !== undefined;
+  const code = codeOf(outcome);
+  const t_ns = traceNs(settled.t0);
+  const duration_ns = Number(settled.t1 - settled.t0);
+  if (failure === undefined && code === undefined) {
+    const record: TraceRecord = { emit, hook, kind: "outcome", middleware: name, band, outcome: outcome.kind, modified, t_ns, duration_ns };
+    return Object.freeze(record);
+  }
   return orderedRecord({
     emit,
     hook,
@@ -109,12 +110,23 @@ function middlewareRecord(emit: number, hook: HookPoint, entry: Entry, verdict: 
     middleware: name,
     band,
     outcome: outcome.kind,
-    modified: outcome.kind === "continue" && outcome.modified !== undefined,
-    code: codeOf(outcome),
+    modified,
+    code,
     failure: failure?.kind,
     error: failure?.error,
     fail_mode: failure === undefined ? undefined : failMode,
-    t_ns: traceNs(settled.t0),
-    duration_ns: Number(settled.t1 - settled.t0),
+    t_ns,
+    duration_ns,
   });
+}
+
+function hookRecord(emit: number, hook: HookPoint, combined: Outcome, modified: boolean, tEmit: bigint, tEnd: bigint): TraceRecord {
+  const code = codeOf(combined);
+  const t_ns = traceNs(tEmit);
+  const duration_ns = Number(tEnd - tEmit);
+  if (code === undefined) {
+    const record: TraceRecord = { emit, hook, kind: "hook", outcome: combined.kind, modified, t_ns, duration_ns };
+    return Object.freeze(record);
+  }
+  return orderedRecord({ emit, hook, kind: "hook", outcome: combined.kind, modified, code, t_ns, duration_ns });
 }

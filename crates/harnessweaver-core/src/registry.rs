@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use crate::catalogue::{hook_count, hook_point, Direction, HookId};
+use crate::clock::needs_precise;
 use crate::declaration::Declaration;
 use crate::error::{quote, value_error, Error, ErrorKind};
 use crate::symbol::{intern, Sym};
@@ -19,6 +20,9 @@ pub struct Entry<P> {
     pub order: u64,
     /// `decl.name`, interned for trace records.
     pub name: Sym,
+    /// Whether its timeout is too short for the coarse clock (decided once, here, rather than
+    /// on every call; see `clock.rs`).
+    pub precise: bool,
     pub payload: P,
 }
 
@@ -84,6 +88,7 @@ impl<P> Registry<P> {
         let entry = Arc::new(Entry {
             order: self.next_order,
             name: intern(&decl.name),
+            precise: decl.timeout_ns.is_some_and(needs_precise),
             decl,
             payload,
         });

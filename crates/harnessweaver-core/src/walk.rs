@@ -77,6 +77,26 @@ impl Combined {
 }
 
 /// One emit's walk along its chain.
+/// The record of a plain `Continue` from `entry_name`; timings and the emit are filled in by
+/// whoever timed it.
+fn continue_record(hook: HookId, entry_name: Sym, band: Band) -> Record {
+    Record {
+        t_ns: 0,
+        duration_ns: 0,
+        emit: 0,
+        middleware: entry_name,
+        code: NO_SYM,
+        error: NO_SYM,
+        hook,
+        kind: RecordKind::Outcome,
+        outcome: OutcomeKind::Continue,
+        modified: false,
+        band: band as u8,
+        fail_mode: ABSENT,
+        failure: ABSENT,
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Walk {
     reducer: Reducer,
@@ -102,21 +122,7 @@ impl Walk {
         fail_mode: FailMode,
         answer: Answer,
     ) -> Decision {
-        let mut record = Record {
-            t_ns: 0,
-            duration_ns: 0,
-            emit: 0,
-            middleware: entry_name,
-            code: NO_SYM,
-            error: NO_SYM,
-            hook,
-            kind: RecordKind::Outcome,
-            outcome: OutcomeKind::Continue,
-            modified: false,
-            band: band as u8,
-            fail_mode: ABSENT,
-            failure: ABSENT,
-        };
+        let mut record = continue_record(hook, entry_name, band);
         let accept_modification = match answer {
             Answer::Outcome {
                 kind,
@@ -156,6 +162,15 @@ impl Walk {
     }
 
     /// Folds the answer into the combined outcome (rulings 4, 5, 8).
+    /// The answer of nearly every middleware, a plain `Continue`, without building a
+    /// [`Decision`]: the same record and reduction as `answer`, and nothing to decide (it never
+    /// stops the chain, modifies the event or brings an outcome object of its own).
+    pub fn continued(&mut self, index: usize, hook: HookId, entry_name: Sym, band: Band) -> Record {
+        let record = continue_record(hook, entry_name, band);
+        self.offer(index, &record);
+        record
+    }
+
     fn offer(&mut self, index: usize, record: &Record) -> bool {
         let wins = self
             .reducer
@@ -451,5 +466,50 @@ mod tests {
         let back = TraceBuf::from_jsonl_str(&trace.to_jsonl()).unwrap();
         assert_eq!(back.records(), trace.records());
         assert_eq!(trace.len(), 5);
+    }
+
+    /// `continued` is `answer(plain Continue)` minus the decision: over every sequence of up
+    /// to four answers of six kinds, both give the same records and the same combined outcome.
+    #[test]
+    fn continued_is_answer_of_a_plain_continue_exhaustively() {
+        let kinds = [
+            closed(outcome(OutcomeKind::Continue)),
+            closed(MODIFIED),
+            closed(with_code(OutcomeKind::Retry, "again")),
+            closed(outcome(OutcomeKind::Block)),
+            (FailMode::Open, failure(FailureKind::Exception)),
+            closed(failure(FailureKind::Timeout)),
+        ];
+        let mut sequences: Vec<Vec<usize>> = vec![vec![]];
+        for _ in 0..4 {
+            let longer: Vec<Vec<usize>> = sequences
+                .iter()
+                .filter(|s| s.len() == sequences.last().map_or(0, Vec::len))
+                .flat_map(|s| (0..kinds.len()).map(move |k| [s.clone(), vec![k]].concat()))
+                .collect();
+            sequences.extend(longer);
+        }
+        assert_eq!(sequences.len(), 1 + 6 + 36 + 216 + 1296);
+        for sequence in &sequences {
+            let answers: Vec<_> = sequence.iter().map(|&k| kinds[k]).collect();
+            let (general, decisions) = walk(&answers);
+            let mut fast = Walk::new();
+            let mut records = Vec::new();
+            for (index, &(fail_mode, answer)) in answers.iter().enumerate() {
+                let name = intern(&format!("mw{index}"));
+                if answer == outcome(OutcomeKind::Continue) {
+                    records.push(fast.continued(index, TOOL_BEFORE, name, Band::App));
+                    continue;
+                }
+                let decision = fast.answer(index, TOOL_BEFORE, name, Band::App, fail_mode, answer);
+                records.push(decision.record);
+                if decision.stop {
+                    break;
+                }
+            }
+            let expected: Vec<Record> = decisions.iter().map(|d| d.record).collect();
+            assert_eq!(records, expected, "{sequence:?}");
+            assert_eq!(fast.combined(), general.combined(), "{sequence:?}");
+        }
     }
 }

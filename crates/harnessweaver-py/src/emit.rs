@@ -7,7 +7,12 @@
 //! `StopIteration`. Nothing runs until it is awaited, like an `async def`. When a middleware
 //! suspends (or trio runs a chain with timeouts), the rest is a Python coroutine from
 //! `_slowpath.py`, which this object then forwards every send and throw to.
+//!
+//! Under the limited API (the opt-in `abi3-*` features, see `build.rs`) type slots cannot be
+//! patched: there is no `am_send`, and `await` goes through `__await__`/`__next__`, the
+//! result arriving as `StopIteration(result)`. Same behaviour, one Python exception dearer.
 
+#[cfg(not(Py_LIMITED_API))]
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
@@ -41,7 +46,9 @@ pub struct Emit {
 
 /// What one step of the coroutine produced.
 enum Step {
-    Return(Py<PyAny>),
+    /// The result; with the registry when the emit finished on the fast path, for the
+    /// registry to keep this `Emit` for reuse (see `emitter.rs`).
+    Return(Py<PyAny>, Option<Py<Registry>>),
     Yield(Py<PyAny>),
 }
 
@@ -72,6 +79,11 @@ impl Emit {
         }
     }
 
+    /// Makes a finished `Emit` ready again with `fresh`'s arguments (reuse, `emitter.rs`).
+    pub fn restart(&mut self, fresh: Emit) {
+        self.stage = fresh.stage;
+    }
+
     fn step(&mut self, py: Python<'_>, sent: &Bound<'_, PyAny>) -> PyResult<Step> {
         match std::mem::replace(&mut self.stage, Stage::Done) {
             Stage::Ready {
@@ -94,7 +106,7 @@ impl Emit {
                 );
                 let started = registry.get().start_ctx(py, &hook, &event, &ctx)?;
                 if started.bind(py).is_exact_instance_of::<HookResult>() {
-                    return Ok(Step::Return(started));
+                    return Ok(Step::Return(started, Some(registry.unbind())));
                 }
                 let done = py.get_type::<HookResult>();
                 let coro = continue_emit(py)?.call1((started, registry, hook, event, ctx, done))?;
@@ -123,6 +135,7 @@ impl Emit {
                 // SAFETY: a new, non-null reference.
                 Ok(Step::Return(
                     unsafe { Bound::from_owned_ptr(py, out) }.unbind(),
+                    None,
                 ))
             }
             ffi::PySendResult::PYGEN_NEXT => {
@@ -141,7 +154,7 @@ impl Emit {
 fn as_method_result(step: Step) -> PyResult<Py<PyAny>> {
     match step {
         Step::Yield(value) => Ok(value),
-        Step::Return(value) => Err(PyStopIteration::new_err((value,))),
+        Step::Return(value, _) => Err(PyStopIteration::new_err((value,))),
     }
 }
 
@@ -218,6 +231,7 @@ impl Emit {
 }
 
 /// The `am_send` slot: what `await` calls. Returns the result directly on the fast path.
+#[cfg(not(Py_LIMITED_API))]
 unsafe extern "C" fn am_send(
     slf: *mut ffi::PyObject,
     arg: *mut ffi::PyObject,
@@ -231,15 +245,19 @@ unsafe extern "C" fn am_send(
             // SAFETY: CPython passes live, borrowed `slf` and `arg`.
             let this = unsafe { Bound::from_borrowed_ptr(py, slf) };
             let sent = unsafe { Bound::from_borrowed_ptr(py, arg) };
-            let stepped = match this.cast::<Emit>() {
-                Ok(emit) => match emit.try_borrow_mut() {
-                    Ok(mut emit) => emit.step(py, &sent),
-                    Err(err) => Err(err.into()),
-                },
-                Err(err) => Err(PyErr::from(err)),
+            let Ok(emit) = this.cast::<Emit>() else {
+                return send_failed(py, PyTypeError::new_err("not an Emit"), result);
+            };
+            let stepped = match emit.try_borrow_mut() {
+                Ok(mut borrowed) => borrowed.step(py, &sent),
+                Err(err) => Err(err.into()),
             };
             match stepped {
-                Ok(Step::Return(value)) => {
+                Ok(Step::Return(value, registry)) => {
+                    if let Some(registry) = registry {
+                        // Bound: dropped by a plain decref (see `held.rs`).
+                        registry.into_bound(py).get().spare.keep(emit);
+                    }
                     // SAFETY: `result` is a valid out-pointer; we pass on our reference.
                     unsafe { *result = value.into_ptr() };
                     ffi::PySendResult::PYGEN_RETURN
@@ -249,12 +267,7 @@ unsafe extern "C" fn am_send(
                     unsafe { *result = value.into_ptr() };
                     ffi::PySendResult::PYGEN_NEXT
                 }
-                Err(err) => {
-                    err.restore(py);
-                    // SAFETY: `result` is a valid out-pointer.
-                    unsafe { *result = ptr::null_mut() };
-                    ffi::PySendResult::PYGEN_ERROR
-                }
+                Err(err) => send_failed(py, err, result),
             }
         }
     }));
@@ -269,8 +282,28 @@ unsafe extern "C" fn am_send(
     })
 }
 
-/// Installs `am_send` on the `Emit` type (PyO3 has no attribute for that slot).
-pub fn install_am_send(py: Python<'_>) -> PyResult<()> {
+/// `am_send`'s error exit: `err` raised, no value.
+#[cfg(not(Py_LIMITED_API))]
+fn send_failed(py: Python<'_>, err: PyErr, result: *mut *mut ffi::PyObject) -> ffi::PySendResult {
+    err.restore(py);
+    // SAFETY: `result` is a valid out-pointer.
+    unsafe { *result = ptr::null_mut() };
+    ffi::PySendResult::PYGEN_ERROR
+}
+
+/// The `am_await` slot: an `Emit` is its own iterator. PyO3's wrapper for `__await__` would
+/// check and borrow the object first, a quarter of the cost of a short emit's `await`.
+#[cfg(not(Py_LIMITED_API))]
+unsafe extern "C" fn am_await(slf: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: CPython passes a live `Emit`; we return a new reference to it.
+    unsafe { ffi::Py_INCREF(slf) };
+    slf
+}
+
+/// Installs `am_await` and `am_send` on the `Emit` type (PyO3 has no attribute for the
+/// latter and only a checked wrapper for the former).
+#[cfg(not(Py_LIMITED_API))]
+pub fn install_slots(py: Python<'_>) -> PyResult<()> {
     let emit_type = py.get_type::<Emit>();
     let raw = emit_type.as_type_ptr();
     // SAFETY: `raw` is our live heap type; defining `__await__` gave it a `tp_as_async`
@@ -281,6 +314,7 @@ pub fn install_am_send(py: Python<'_>) -> PyResult<()> {
         if table.is_null() {
             return Err(PyRuntimeError::new_err("Emit has no async slots"));
         }
+        (*table).am_await = Some(am_await);
         (*table).am_send = Some(am_send);
     }
     Ok(())

@@ -2,15 +2,19 @@
 //!
 //! The rules live in the pure-Rust `harnessweaver-core` crate; this crate only carries Python
 //! values across: outcomes and results (`outcome.rs`), declarations (`declaration.rs`), the
-//! registry and the emit entry point (`registry.rs`), the chain walk over coroutines
-//! (`walk.rs`), the trace (`trace.rs`) and errors (`errors.rs`). Nothing here panics across
-//! the boundary: bad input becomes a Python exception.
+//! registry and the emit entry point (`registry.rs`, hook names in `hook_names.rs`), the chain walk over coroutines
+//! (`walk.rs`), the trace (`trace.rs`), errors (`errors.rs`) and which async library runs an
+//! emit (`backend.rs`). Nothing here panics across the boundary: bad input becomes a Python
+//! exception.
 
+mod backend;
 mod context;
 mod declaration;
 mod emit;
+mod emitter;
 mod errors;
 mod held;
+mod hook_names;
 mod outcome;
 mod registry;
 mod trace;
@@ -42,7 +46,8 @@ mod _core {
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("MISSING", Py::new(m.py(), Missing)?)?;
         m.add("CORE", "rust")?;
-        super::emit::install_am_send(m.py())?;
+        #[cfg(not(Py_LIMITED_API))] // no type slots to patch under the limited API
+        super::emit::install_slots(m.py())?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         Ok(())
     }

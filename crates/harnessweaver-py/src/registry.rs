@@ -7,21 +7,22 @@ use arc_swap::ArcSwap;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyTuple, PyType};
 use pyo3::{intern, PyTraverseError, PyVisit};
 
-use harnessweaver_core::catalogue::{hook_id, HookId, CATALOGUE};
+use harnessweaver_core::catalogue::{HookId, CATALOGUE};
 use harnessweaver_core::clock;
 use harnessweaver_core::error::Error;
 use harnessweaver_core::walk::Walk;
 use harnessweaver_core::{Chain, ErrorKind, Registry as CoreRegistry};
 
+use crate::backend::structured;
 use crate::context::RunContext;
 use crate::declaration::{layer_of, overridden, Declaration};
-use crate::emit::Emit;
+use crate::emitter::{emitter, new_emit, Spare};
 use crate::errors::{to_py, wrong_type, Phase};
 use crate::held::Held;
+use crate::hook_names::hook_of;
 use crate::trace::Trace;
 use crate::walk::{EmitState, Payload, Pending, Records, Stop};
 
@@ -33,6 +34,8 @@ pub struct Registry {
     /// taking the lock, and an emit in flight keeps the chain it loaded (ruling 3, I11).
     plans: Vec<ArcSwap<Plan>>,
     event_types: Vec<Py<PyType>>,
+    /// A finished `Emit` kept for reuse (see `emitter.rs`).
+    pub spare: Spare,
 }
 
 /// One hook point's chain, and whether any of it has a timeout.
@@ -138,50 +141,6 @@ impl Registry {
     }
 }
 
-static SNIFFIO: PyOnceLock<Option<Py<PyAny>>> = PyOnceLock::new();
-
-/// Whether a structured-concurrency library (trio) runs this task: trio names itself in
-/// sniffio's thread-local while it runs one; asyncio leaves it unset. Cheaper than asking
-/// asyncio, whose `_get_running_loop()` makes a `getpid()` system call on 3.11.
-fn structured(py: Python<'_>) -> PyResult<bool> {
-    let local = SNIFFIO.get_or_init(py, || {
-        py.import("sniffio")
-            .and_then(|m| m.getattr("thread_local"))
-            .map(Bound::unbind)
-            .ok()
-    });
-    match local {
-        Some(local) => Ok(!local.bind(py).getattr(intern!(py, "name"))?.is_none()),
-        None => Ok(false), // no sniffio, so no trio
-    }
-}
-
-static HOOK_NAMES: PyOnceLock<Vec<Py<PyString>>> = PyOnceLock::new();
-
-fn hook_of(hook: &Bound<'_, PyAny>) -> PyResult<HookId> {
-    let py = hook.py();
-    // Hook names are usually string literals, interned: try identity before text.
-    let names = HOOK_NAMES.get_or_init(py, || {
-        CATALOGUE
-            .iter()
-            .map(|point| PyString::intern(py, point.name).unbind())
-            .collect()
-    });
-    if let Some(id) = names.iter().position(|name| name.bind(py).is(hook)) {
-        return Ok(HookId::try_from(id).unwrap_or(0));
-    }
-    match hook.cast::<PyString>() {
-        Ok(name) => hook_id(name.to_str()?).map_err(|e| to_py(py, Phase::Emit, &e)),
-        Err(_) => Err(wrong_type(
-            py,
-            Phase::Emit,
-            ErrorKind::UnknownHook,
-            "hook",
-            hook,
-        )),
-    }
-}
-
 fn mismatch(
     hook: HookId,
     expected: &Bound<'_, PyType>,
@@ -225,6 +184,7 @@ impl Registry {
             inner: Mutex::new(CoreRegistry::new()),
             plans,
             event_types: types,
+            spare: Spare::default(),
         })
     }
 
@@ -346,24 +306,25 @@ impl Registry {
 
     /// `await bus.emit(hook, event, ctx)`: run `hook`'s chain on `event`; the combined outcome
     /// and the event as the last middleware left it (a native coroutine, see `emit.rs`).
-    fn emit_call(
-        slf: &Bound<'_, Self>,
-        hook: &Bound<'_, PyAny>,
-        event: &Bound<'_, PyAny>,
-        ctx: &Bound<'_, PyAny>,
-    ) -> Emit {
-        Emit::new(
-            slf.clone().unbind(),
-            hook.clone().unbind(),
-            event.clone().unbind(),
-            ctx.clone().unbind(),
-        )
+    fn emit_call<'py>(
+        slf: &Bound<'py, Self>,
+        hook: &Bound<'py, PyAny>,
+        event: &Bound<'py, PyAny>,
+        ctx: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        new_emit(slf, hook.clone(), event.clone(), ctx.clone())
+    }
+
+    /// `emit_call` as a bare builtin bound to this registry: what `HookBus.emit` is.
+    fn emitter<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        emitter(slf)
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         for t in &self.event_types {
             visit.call(t)?;
         }
+        self.spare.traverse(&visit)?;
         if let Ok(inner) = self.inner.try_lock() {
             for entry in inner.entries() {
                 visit.call(&entry.payload.call)?;

@@ -106,6 +106,12 @@ impl Trace {
         self.lock().len()
     }
 
+    /// Bytes held, for `sys.getsizeof`: this object and its record storage (32 bytes a record,
+    /// plus at most one chunk of room to grow).
+    fn __sizeof__(&self) -> usize {
+        std::mem::size_of::<Self>() + self.lock().memory_bytes()
+    }
+
     fn __iter__(slf: Bound<'_, Self>) -> TraceIter {
         TraceIter {
             trace: slf.unbind(),

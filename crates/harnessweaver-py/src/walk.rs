@@ -11,10 +11,12 @@ use std::ptr;
 use pyo3::exceptions::PyException;
 use pyo3::ffi;
 use pyo3::prelude::*;
+#[cfg(Py_LIMITED_API)]
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyType};
 use pyo3::{intern, IntoPyObjectExt, PyTraverseError, PyVisit};
 
-use harnessweaver_core::clock::{self, needs_precise, precise_ns};
+use harnessweaver_core::clock::{self, precise_ns};
 use harnessweaver_core::failure::{closed_reason, FailureKind};
 use harnessweaver_core::outcome::OutcomeKind;
 use harnessweaver_core::registry::{Chain, Entry};
@@ -235,7 +237,7 @@ impl EmitState {
             self.current = self.next;
             self.next += 1;
             let entry = &chain[self.current];
-            let precise = self.precise || entry.decl.timeout_ns.is_some_and(needs_precise);
+            let precise = self.precise || entry.precise;
             self.t0_precise = precise;
             self.t0 = self.read_clock(precise);
             let called = call(py, &entry.payload.call, &self.event, &self.env);
@@ -263,8 +265,12 @@ impl EmitState {
             let status =
                 unsafe { ffi::PyIter_Send(iterator.as_ptr(), ffi::Py_None(), &raw mut out) };
             match status {
+                // SAFETY (both arms): on PYGEN_RETURN `out` is a new, non-null reference.
+                ffi::PySendResult::PYGEN_RETURN if out == unsafe { ffi::Py_None() } => {
+                    unsafe { ffi::Py_DECREF(out) };
+                    self.continued(py)?;
+                }
                 ffi::PySendResult::PYGEN_RETURN => {
-                    // SAFETY: on PYGEN_RETURN `out` is a new, non-null reference.
                     let value = unsafe { Bound::from_owned_ptr(py, out) };
                     self.answered(py, &value)?;
                 }
@@ -286,6 +292,24 @@ impl EmitState {
             }
         }
         Ok(Stop::Done(self.finish(py)?))
+    }
+
+    /// The current middleware answered `None`, a plain `Continue`: the common case, with
+    /// nothing to judge or decide.
+    fn continued(&mut self, py: Python<'_>) -> PyResult<()> {
+        let now = self.tick(self.t0_precise);
+        if self.late(now) {
+            return self.failed(py, FailureKind::Timeout, None); // a late answer (ruling 10)
+        }
+        let entry = &self.chain[self.current];
+        let mut record = self
+            .walk
+            .continued(self.current, self.hook, entry.name, entry.decl.band);
+        record.emit = self.emit;
+        record.t_ns = self.t0;
+        record.duration_ns = now.saturating_sub(self.t0);
+        self.records.push(record);
+        Ok(())
     }
 
     /// The current middleware answered `value` (maybe after suspending).
@@ -435,7 +459,9 @@ impl EmitState {
 }
 
 /// `middleware(event, env)` through vectorcall, with borrowed arguments (no reference
-/// counting on the way in: the hot path calls this once per middleware).
+/// counting on the way in: the hot path calls this once per middleware). Vectorcall is in
+/// the limited API from 3.12 on; see the `abi3-py311` variant below.
+#[cfg(any(not(Py_LIMITED_API), Py_3_12))]
 fn call<'py>(
     py: Python<'py>,
     middleware: &Py<PyAny>,
@@ -457,11 +483,37 @@ fn call<'py>(
     }
 }
 
+/// `middleware(event, env)` under the 3.11 limited API, which has no vectorcall: an argument
+/// tuple per call (the `abi3-py311` feature only; see docs/packaging.md for what it costs).
+#[cfg(all(Py_LIMITED_API, not(Py_3_12)))]
+fn call<'py>(
+    py: Python<'py>,
+    middleware: &Py<PyAny>,
+    event: &Held<PyAny>,
+    env: &Held<PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    middleware.bind(py).call1((event.bind(py), env.bind(py)))
+}
+
+/// Whether `awaitable` is exactly a native coroutine, under the limited API: it does not
+/// export `PyCoro_Type`, so compare with `types.CoroutineType`.
+#[cfg(Py_LIMITED_API)]
+fn is_coroutine(awaitable: &Bound<'_, PyAny>) -> PyResult<bool> {
+    static COROUTINE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    let coroutine = COROUTINE.import(awaitable.py(), "types", "CoroutineType")?;
+    Ok(awaitable.get_type().is(coroutine))
+}
+
 /// What to step: a coroutine itself, another awaitable's `__await__()` iterator, or `None`
 /// for a value that is not awaitable at all (an invalid return).
 fn step_target<'py>(awaitable: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     // SAFETY: a type check on a live object.
+    #[cfg(not(Py_LIMITED_API))]
     if unsafe { ffi::PyCoro_CheckExact(awaitable.as_ptr()) } != 0 {
+        return Ok(Some(awaitable.clone()));
+    }
+    #[cfg(Py_LIMITED_API)]
+    if is_coroutine(awaitable)? {
         return Ok(Some(awaitable.clone()));
     }
     let py = awaitable.py();

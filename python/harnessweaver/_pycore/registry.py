@@ -7,12 +7,13 @@ tuple replaces the old one, so an emit in flight keeps the chain it started with
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from .._slowpath import continue_emit
 from ..errors import error_for
 from .catalogue import HOOKS, OUTBOUND, hook_error
+from .context import RunContext
 from .declaration import BAND_INDEX, Declaration, apply_overrides
 from .error import shown, value_error
 from .layer import declare_in
@@ -143,8 +144,21 @@ class Registry:
             return None
         return self._start(hook, plan, event, ctx.envelope, ctx.trace)
 
-    async def emit_call(self, hook: str, event: Any, ctx: Any) -> HookResult:
-        """``await bus.emit(hook, event, ctx)``: the whole emit (the Rust core's ``Emit``)."""
+    def emit_call(self, hook: str, event: Any, ctx: Any) -> Coroutine[Any, Any, HookResult]:
+        """``bus.emit(hook, event, ctx)``: the whole emit as a coroutine (the Rust core's
+        ``Emit``). The usual call hands back ``drive``'s coroutine itself, one frame fewer
+        than an ``async def`` around it; anything unusual (an unknown hook point, a chain with
+        timeouts under trio, a mismatched event) goes through ``_emit``, so that nothing runs
+        and nothing is raised until the coroutine is awaited."""
+        plan = self._plans.get(hook) if type(hook) is str else None
+        if plan is None or (self._timed[hook] and _sniffio is not None and _sniffio.name):
+            return self._emit(hook, event, ctx)
+        etype = self._event_types[hook]
+        if type(event) is not etype or type(ctx) is not RunContext:
+            return self._emit(hook, event, ctx)
+        return drive(hook, plan, event, ctx.envelope, ctx.trace, etype)
+
+    async def _emit(self, hook: str, event: Any, ctx: Any) -> HookResult:
         plan = self._plan(hook, "emit")
         if self._timed[hook] and _sniffio is not None and _sniffio.name is not None:
             return await continue_emit(None, self, hook, event, ctx, HookResult)
@@ -152,6 +166,10 @@ class Registry:
         if type(event) is not etype and not isinstance(event, etype):
             raise self._mismatch(hook, etype, event)
         return await drive(hook, plan, event, ctx.envelope, ctx.trace, etype)
+
+    def emitter(self) -> Callable[[str, Any, Any], Coroutine[Any, Any, HookResult]]:
+        """What ``HookBus.emit`` is: ``emit_call``, bound."""
+        return self.emit_call
 
     def emit(self, hook: str, event: Any, env: Any, trace: Any) -> HookResult | Walk:
         """Run ``hook``'s chain as far as it goes without waiting (see ``walk.py``)."""

@@ -1,13 +1,17 @@
 """The trace: one record per middleware that ran, then one hook record (rulings 19-20, I8).
 
-Records are kept as tuples and become dicts or JSON Lines only when read.
+Records become dicts or JSON Lines only when read. Until then their fields sit in one flat
+list, thirteen values per record (the order of ``FIELDS``): a tuple per record would be one
+more object for the garbage collector to track and traverse, which in a long-lived trace cost
+more than recording itself.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterable, Iterator
 from typing import IO, Any, Final
 
 from ..errors import error_for
@@ -44,6 +48,12 @@ _VALUES: Final = {
 }
 
 Record = tuple[Any, ...]
+_WIDTH: Final = len(FIELDS)
+
+
+def _rows(fields: list[Any]) -> Iterable[Record]:
+    """The flat field list as one tuple per record."""
+    return zip(*[iter(fields)] * _WIDTH, strict=True)
 
 
 def _as_dict(record: Record) -> dict[str, Any]:
@@ -57,10 +67,10 @@ def _as_dict(record: Record) -> dict[str, Any]:
 class Trace:
     """Every record of the emits made with one run context. Nothing recorded is dropped."""
 
-    __slots__ = ("_emits", "_records", "precise")
+    __slots__ = ("_emits", "_fields", "precise")
 
     def __init__(self, *, precise: bool = False) -> None:
-        self._records: list[Record] = []
+        self._fields: list[Any] = []  # the cores record with ``_fields.extend(record)``
         self._emits = 0
         self.precise = precise  # time every record on the precise clock
 
@@ -69,38 +79,52 @@ class Trace:
         return self._emits
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self._fields) // _WIDTH
+
+    def __sizeof__(self) -> int:
+        # This object, its field list, and the two timing integers each record owns (the
+        # other fields are shared strings and small integers).
+        timings = self._fields[_WIDTH - 2 :: _WIDTH] + self._fields[_WIDTH - 1 :: _WIDTH]
+        held = object.__sizeof__(self) + sys.getsizeof(self._fields)
+        return held + sum(map(sys.getsizeof, timings))
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return map(_as_dict, self._records)
+        return map(_as_dict, _rows(self._fields))
 
     def __getitem__(self, index: int) -> dict[str, Any]:
-        return _as_dict(self._records[index])
+        count = len(self)
+        if not -count <= index < count:
+            raise IndexError(f"trace index {index} out of range")
+        start = (index % count) * _WIDTH
+        return _as_dict(tuple(self._fields[start : start + _WIDTH]))
 
     def records(self) -> list[dict[str, Any]]:
         """Every record as a plain dict with the fields of ruling 20 / I8."""
-        return [_as_dict(r) for r in self._records]
+        return [_as_dict(r) for r in _rows(self._fields)]
 
     def to_jsonl(self) -> str:
         """The records as JSON Lines, one compact object per line."""
-        return "".join(_line(r) for r in self._records)
+        return "".join(map(_line, _rows(self._fields)))
 
     def write_jsonl(self, file: str | os.PathLike[str] | IO[str]) -> None:
         """Write the records as JSON Lines to a path or an open text file."""
         if isinstance(file, str | os.PathLike):
             with open(file, "w", encoding="utf-8") as handle:
-                handle.writelines(map(_line, self._records))
+                handle.writelines(map(_line, _rows(self._fields)))
         else:
-            file.writelines(map(_line, self._records))
+            file.writelines(map(_line, _rows(self._fields)))
 
     @classmethod
     def from_jsonl(cls, text: str) -> Trace:
         """Read records written by ``to_jsonl``/``write_jsonl`` (any implementation's)."""
         trace = cls()
+        emits = 0
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
-                trace._records.append(_parse(line, number))
-        trace._emits = max((r[0] for r in trace._records), default=0)
+                record = _parse(line, number)
+                trace._fields.extend(record)
+                emits = max(emits, record[0])
+        trace._emits = emits
         return trace
 
     @classmethod
@@ -112,7 +136,7 @@ class Trace:
         return cls.from_jsonl(file.read())
 
     def __repr__(self) -> str:
-        return f"<Trace of {len(self._records)} records, {self._emits} emits>"
+        return f"<Trace of {len(self)} records, {self._emits} emits>"
 
 
 def _line(record: Record) -> str:

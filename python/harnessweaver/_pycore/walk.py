@@ -76,7 +76,7 @@ class Walk:
         self._event = event
         self._env = env
         self._etype = etype
-        self._record = trace._records.append
+        self._record = trace._fields.extend
         self._emit = trace._begin_emit() if emit is None else emit
         self._index = 0
         self._best: Any = _CONTINUE
@@ -136,15 +136,6 @@ class Walk:
             else:
                 return self._wait(awaitable, yielded)
         return self._finish()
-
-    async def timed(self, awaitable: Any) -> Any:
-        iterator = awaitable if type(awaitable) is CoroutineType else awaitable.__await__()
-        try:
-            yielded = iterator.send(None)
-        except StopIteration as stop:
-            return stop.value
-        self._wait(iterator, yielded)
-        return await drive_with_deadline(self)
 
     def _wait(self, awaitable: Any, yielded: Any) -> Walk:
         self.awaitable = awaitable
@@ -283,7 +274,7 @@ async def drive(
     first timed middleware, bring in a ``Walk`` whose methods judge exactly as the step
     protocol does.
     """
-    record, emit = trace._records.append, trace._begin_emit()
+    record, emit = trace._fields.extend, trace._begin_emit()
     now = t_emit = monotonic_ns()
     walk: Walk | None = None
     best_sev, index, count = -1, 0, len(plan)
@@ -298,10 +289,19 @@ async def drive(
             if limit is None:
                 value = await awaitable
             else:
-                if walk is None:
-                    walk = Walk(hook, plan, event, env, trace, etype, emit, t_emit)
-                walk._entry, walk._t0 = entry, t0
-                value = await walk.timed(awaitable)
+                # Stepped by hand: a deadline timer only for a middleware that suspends.
+                if type(awaitable) is not CoroutineType:
+                    awaitable = awaitable.__await__()
+                try:
+                    yielded = awaitable.send(None)
+                except StopIteration as stop:
+                    value = stop.value
+                else:
+                    if walk is None:
+                        walk = Walk(hook, plan, event, env, trace, etype, emit, t_emit)
+                    walk._entry, walk._t0 = entry, t0
+                    walk._wait(awaitable, yielded)
+                    value = await drive_with_deadline(walk)
         except Exception as exc:
             failure: Exception | None = exc
         else:

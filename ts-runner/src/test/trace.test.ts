@@ -35,6 +35,26 @@ describe("trace records (rulings 19-21, I8)", () => {
     assert.deepEqual([...TRACE_FIELDS], ["emit", "hook", "kind", "middleware", "band", "outcome", "modified", "code", "failure", "error", "fail_mode", "t_ns", "duration_ns"]);
   });
 
+  it("of plain answers, timed or not, are frozen with the keys of every other record", async () => {
+    const { bus, context, add } = harness();
+    add("quiet");
+    add("timed", () => null, { timeout: "2s" });
+    await bus.emit("tool.before", toolCall(), context);
+    const records = context.trace.records();
+    assert.ok(records.every((record) => Object.isFrozen(record)));
+    assert.deepEqual(records.map(Object.keys), [
+      ["emit", "hook", "kind", "middleware", "band", "outcome", "modified", "t_ns", "duration_ns"],
+      ["emit", "hook", "kind", "middleware", "band", "outcome", "modified", "t_ns", "duration_ns"],
+      ["emit", "hook", "kind", "outcome", "modified", "t_ns", "duration_ns"],
+    ]);
+    assert.deepEqual(untimed(records), [
+      { emit: 1, hook: "tool.before", kind: "outcome", middleware: "quiet", band: "app", outcome: "continue", modified: false },
+      { emit: 1, hook: "tool.before", kind: "outcome", middleware: "timed", band: "app", outcome: "continue", modified: false },
+      { emit: 1, hook: "tool.before", kind: "hook", outcome: "continue", modified: false },
+    ]);
+    for (const record of records) assert.ok(Number.isInteger(record.t_ns) && Number.isInteger(record.duration_ns) && record.duration_ns >= 0);
+  });
+
   it("never hold a reason or a message (R9)", async () => {
     const text = (await mixed()).toJSONL();
     for (const secret of ["4242", "alice", "finance", "reason", "message"]) assert.ok(!text.includes(secret), secret);

@@ -24,7 +24,7 @@ use crate::symbol::intern_opt;
 
 /// Reads a JSON Lines trace. The emit counter of the result goes on from the highest `emit`.
 pub fn read_jsonl<R: BufRead>(mut reader: R) -> Result<TraceBuf, Error> {
-    let mut records = Vec::new();
+    let mut trace = TraceBuf::new();
     let mut line = String::new();
     let mut number = 0usize;
     loop {
@@ -38,9 +38,9 @@ pub fn read_jsonl<R: BufRead>(mut reader: R) -> Result<TraceBuf, Error> {
         if line.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
             continue;
         }
-        records.push(parse_line(&line).map_err(|problem| invalid_trace(number, &problem))?);
+        trace.push(parse_line(&line).map_err(|problem| invalid_trace(number, &problem))?);
     }
-    Ok(TraceBuf::from_records(records))
+    Ok(trace)
 }
 
 pub fn from_jsonl_str(text: &str) -> Result<TraceBuf, Error> {

@@ -1,0 +1,57 @@
+//! Hook point names to ids, once per emit.
+//!
+//! Names arrive as Python strings. The compiler interns only identifier-like literals, so a
+//! dotted name such as `"tool.before"` is rarely the very object we hold, and decoding it to
+//! compare text costs more than the rest of a short emit. A `str` caches its hash, though:
+//! compare that with the catalogue's hashes (taken once per process, since string hashing is
+//! randomised per process), then confirm the one candidate by identity or by its text.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyString;
+
+use harnessweaver_core::catalogue::{hook_id, HookId, CATALOGUE};
+use harnessweaver_core::ErrorKind;
+
+use crate::errors::{to_py, wrong_type, Phase};
+
+/// The catalogue's names as Python strings with their hashes, in hook id order.
+static NAMES: PyOnceLock<Vec<(isize, Py<PyString>)>> = PyOnceLock::new();
+
+fn names(py: Python<'_>) -> PyResult<&'static [(isize, Py<PyString>)]> {
+    if let Some(names) = NAMES.get(py) {
+        return Ok(names);
+    }
+    let names = CATALOGUE
+        .iter()
+        .map(|point| {
+            let name = PyString::intern(py, point.name);
+            Ok((name.hash()?, name.unbind()))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(NAMES.get_or_init(py, || names))
+}
+
+/// The id of the hook point named `hook`, or the error `emit` raises for it.
+pub fn hook_of(hook: &Bound<'_, PyAny>) -> PyResult<HookId> {
+    let py = hook.py();
+    if let Ok(name) = hook.cast_exact::<PyString>() {
+        let hash = name.hash()?;
+        for (id, ((known_hash, known), point)) in (0..).zip(names(py)?.iter().zip(CATALOGUE)) {
+            if *known_hash == hash && (known.bind(py).is(name) || name.to_str()? == point.name) {
+                return Ok(id);
+            }
+        }
+    }
+    // Unknown names and `str` subclasses: by text, which also words the error.
+    match hook.cast::<PyString>() {
+        Ok(name) => hook_id(name.to_str()?).map_err(|e| to_py(py, Phase::Emit, &e)),
+        Err(_) => Err(wrong_type(
+            py,
+            Phase::Emit,
+            ErrorKind::UnknownHook,
+            "hook",
+            hook,
+        )),
+    }
+}

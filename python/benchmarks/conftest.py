@@ -1,0 +1,63 @@
+"""Shared machinery: one event loop per session, and batches measured by pytest-benchmark.
+
+Run with ``nox -s bench`` (both cores, the criterion and Node benchmarks, one table), or one
+core alone: ``HARNESSWEAVER_CORE=rust pytest python/benchmarks``. Every benchmark checks what
+it ran, so a broken bus fails here instead of being timed; none asserts a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
+
+import pytest
+
+import harnessweaver as hw
+
+ROUNDS = 21
+"""Rounds per benchmark; the report takes the median round (the machine is noisy)."""
+
+# Emits or floor passes per round, by chain length: a round takes about 1-5 ms, long enough
+# for the clock and short enough for many rounds.
+PER = {0: 4000, 1: 4000, 8: 1000, 32: 300}
+SUSPENDING = 10
+"""Middleware that suspend cost an event-loop trip each: a tenth as many per round."""
+
+
+@pytest.fixture(scope="session")
+def runner() -> Iterator[asyncio.Runner]:
+    with asyncio.Runner() as runner:
+        yield runner
+
+
+def pytest_report_header() -> str:
+    return f"harnessweaver core: {hw.CORE}"
+
+
+Batch = Callable[..., Coroutine[Any, Any, Any]]
+
+
+def measure(
+    benchmark: Any,
+    runner: asyncio.Runner,
+    batch: Batch,
+    *,
+    group: str,
+    fresh_context: bool = False,
+    rounds: int = ROUNDS,
+    **info: Any,
+) -> Any:
+    """Time ``batch`` (a coroutine function making ``info['per']`` operations) over ROUNDS
+    rounds; ``fresh_context`` gives each round a new run context (its trace starts empty)."""
+    benchmark.group = group
+    benchmark.extra_info.update(info, core=hw.CORE)
+
+    def setup() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return ((hw.RunContext(),) if fresh_context else ()), {}
+
+    def run(*args: Any) -> Any:
+        return runner.run(batch(*args))
+
+    warmup = min(2, rounds - 1)
+    return benchmark.pedantic(run, setup=setup, rounds=rounds, warmup_rounds=warmup, iterations=1)

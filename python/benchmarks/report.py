@@ -1,0 +1,278 @@
+"""One table from every benchmark of a ``nox -s bench`` run, and the issue's targets judged.
+
+Reads the pytest-benchmark JSON of each Python core, criterion's estimates for the Rust core
+crate, and the Node script's JSON for TypeScript. Every timed row is a median per operation;
+rows with a floor also show the ratio to that floor *measured in the same run*, the only
+figure that carries across machines and across the noise of a shared one.
+
+    python python/benchmarks/report.py --python rust=R.json --python python=P.json \\
+        [--criterion target/criterion] [--ts ts.json] [--json out.json] [--markdown out.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    implementation: str
+    workload: str
+    kind: str
+    n: int | None
+    timeouts: str | None
+    median_ns: float
+    floor_ns: float | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        return None if not self.floor_ns else self.median_ns / self.floor_ns
+
+    @property
+    def above_floor_ns(self) -> float | None:
+        return None if self.floor_ns is None else self.median_ns - self.floor_ns
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    what: str
+    measured: str
+    limit: str
+    met: bool
+
+
+def python_rows(core: str, path: Path) -> tuple[list[Row], dict[str, Any]]:
+    """Rows of one pytest-benchmark run; emit and pluggy rows get the floor of their run."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    benches = data["benchmarks"]
+
+    def per_op(bench: dict[str, Any]) -> float:
+        info = bench["extra_info"]
+        return float(bench["stats"]["median"]) * 1e9 / int(info["per"])
+
+    floors = {
+        (b["extra_info"]["kind"], b["extra_info"]["n"]): per_op(b)
+        for b in benches
+        if b["extra_info"]["workload"] == "floor"
+    }
+    rows = []
+    for bench in benches:
+        info = bench["extra_info"]
+        workload, kind, n = info["workload"], info.get("kind", ""), info.get("n")
+        floor = None if workload == "floor" else floors.get((kind, n))
+        rows.append(
+            Row(f"python-{core}", workload, kind, n, info.get("timeouts"), per_op(bench), floor)
+        )
+        if "bytes_per_record" in info:
+            rows.append(
+                Row(f"python-{core}", "trace-bytes/record", "", n, None, info["bytes_per_record"])
+            )
+    return rows, data["machine_info"]
+
+
+def criterion_rows(directory: Path) -> list[Row]:
+    """The Rust core crate alone: criterion's median for every benchmark id."""
+    rows = []
+    for bench in sorted(directory.glob("**/new/benchmark.json")):
+        identity = json.loads(bench.read_text(encoding="utf-8"))
+        estimates = json.loads((bench.parent / "estimates.json").read_text(encoding="utf-8"))
+        full_id = str(identity["full_id"])
+        group, _, rest = full_id.partition("/")
+        name, _, parameter = rest.rpartition("/")
+        n = int(parameter) if parameter.isdigit() else None
+        workload = f"{group}/{name}" if n is not None else full_id
+        median = float(estimates["median"]["point_estimate"])
+        rows.append(Row("rust-core", workload, "", n, None, median))
+    return rows
+
+
+def ts_rows(path: Path) -> list[Row]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        Row(
+            "ts",
+            str(row["name"]),
+            str(row.get("kind", "complete")),
+            row.get("n"),
+            row.get("timeouts"),
+            float(row["median_ns"]),
+            row.get("floor_median_ns"),
+        )
+        for row in data["rows"]
+    ]
+
+
+def find(rows: Iterable[Row], **match: Any) -> Row | None:
+    for row in rows:
+        if all(getattr(row, key) == value for key, value in match.items()):
+            return row
+    return None
+
+
+def _ratio_target(what: str, row: Row | None, limit: float) -> Target:
+    if row is None or row.ratio is None:
+        return Target(what, "not measured", f"<= {limit}x", False)
+    return Target(what, f"{row.ratio:.2f}x", f"<= {limit}x", row.ratio <= limit)
+
+
+def targets(rows: list[Row]) -> list[Target]:
+    """The targets of issue 5, each judged on this run's figures."""
+    found: list[Target] = []
+    rust = [r for r in rows if r.implementation == "python-rust"]
+    emit = {"workload": "emit", "kind": "complete"}
+    for n in (8, 32):
+        row = find(rust, **emit, n=n, timeouts="2s")
+        found.append(_ratio_target(f"Rust core, N={n}, 2 s timeouts", row, 1.2))
+    for n in (0, 1):
+        row = find(rust, **emit, n=n, timeouts="2s")
+        above = None if row is None else row.above_floor_ns
+        found.append(
+            Target(
+                f"Rust core, N={n}, 2 s timeouts: above the floor",
+                "not measured" if above is None else f"{above:.0f} ns",
+                "<= 1000 ns",
+                above is not None and above <= 1000,
+            )
+        )
+    for n in (1, 8, 32):
+        timed, untimed = (find(rust, **emit, n=n, timeouts=t) for t in ("2s", "none"))
+        if timed is None or untimed is None:
+            found.append(Target(f"timeouts cost, N={n}", "not measured", "<= 10%", False))
+            continue
+        cost = timed.median_ns / untimed.median_ns - 1
+        found.append(Target(f"timeouts cost, N={n}", f"{cost:+.1%}", "<= 10%", cost <= 0.10))
+    pure = [r for r in rows if r.implementation == "python-python"]
+    found.append(
+        _ratio_target("pure-Python core, N=8", find(pure, **emit, n=8, timeouts="none"), 5.0)
+    )
+    memory = find(rust, workload="trace-bytes/record")
+    found.append(
+        Target(
+            "trace bytes per record (Rust core)",
+            "not measured" if memory is None else f"{memory.median_ns:.1f} B",
+            "<= 40 B",
+            memory is not None and memory.median_ns <= 40,
+        )
+    )
+    trip = find(rust, workload="trace-round-trip")
+    found.append(
+        Target(
+            "1,000,000-record trace round trip",
+            "not measured" if trip is None else f"{trip.n:,} records, checked",
+            "round-trips",
+            trip is not None and trip.n == 1_000_000,
+        )
+    )
+    ts = [r for r in rows if r.implementation == "ts"]
+    if ts:
+        row = find(ts, workload="emit", n=8, timeouts="2s")
+        found.append(_ratio_target("TypeScript, N=8, 2 s timeouts", row, 2.0))
+    return found
+
+
+def _time(ns: float | None) -> str:
+    if ns is None:
+        return ""
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.2f} µs"
+    return f"{ns:.0f} ns"
+
+
+COLUMNS = ("implementation", "workload", "kind", "N", "timeouts", "median", "floor", "ratio")
+
+
+def cells(row: Row) -> list[str]:
+    if row.workload == "trace-bytes/record":
+        median = f"{row.median_ns:.1f} B"
+    else:
+        median = _time(row.median_ns)
+    return [
+        row.implementation,
+        row.workload,
+        row.kind,
+        "" if row.n is None else str(row.n),
+        row.timeouts or "",
+        median,
+        _time(row.floor_ns),
+        "" if row.ratio is None else f"{row.ratio:.2f}x",
+    ]
+
+
+def _verdict(target: Target) -> str:
+    return "yes" if target.met else "NO"
+
+
+def markdown(rows: list[Row], judged: list[Target], machine: str) -> str:
+    lines = [f"Machine: {machine}", "", "| " + " | ".join(COLUMNS) + " |"]
+    lines.append("|" + "---|" * len(COLUMNS))
+    lines += ["| " + " | ".join(cells(row)) + " |" for row in rows]
+    lines += ["", "| target | measured | limit | met |", "|---|---|---|---|"]
+    lines += [f"| {t.what} | {t.measured} | {t.limit} | {_verdict(t)} |" for t in judged]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--python", action="append", default=[], metavar="CORE=JSON")
+    parser.add_argument("--criterion", type=Path)
+    parser.add_argument("--ts", type=Path)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--markdown", type=Path)
+    args = parser.parse_args(argv)
+    rows: list[Row] = []
+    machine_info: dict[str, Any] = {}
+    for item in args.python:
+        core, _, path = item.partition("=")
+        more, machine_info = python_rows(core, Path(path))
+        rows += more
+    if args.criterion and args.criterion.is_dir():
+        rows += criterion_rows(args.criterion)
+    if args.ts and args.ts.is_file():
+        rows += ts_rows(args.ts)
+    judged = targets(rows)
+    cpu = machine_info.get("cpu", {}).get("brand_raw", platform.processor() or "unknown CPU")
+    machine = (
+        f"{cpu}, {machine_info.get('cpu', {}).get('count', '?')} cores, "
+        f"{machine_info.get('system', platform.system())}, "
+        f"CPython {machine_info.get('python_version', platform.python_version())}"
+    )
+    table = Table(title=f"harnessweaver benchmarks ({machine})")
+    for column in COLUMNS:
+        numeric = column in ("N", "median", "floor", "ratio")
+        table.add_column(column, justify="right" if numeric else "left")
+    for row in rows:
+        table.add_row(*cells(row))
+    verdicts = Table(title="targets (issue 5)")
+    for column in ("target", "measured", "limit", "met"):
+        verdicts.add_column(column)
+    for target in judged:
+        verdicts.add_row(target.what, target.measured, target.limit, _verdict(target))
+    console = Console(width=140)
+    console.print(table)
+    console.print(verdicts)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "machine": machine,
+            "rows": [{**asdict(r), "ratio": r.ratio} for r in rows],
+            "targets": [asdict(t) for t in judged],
+        }
+        args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    if args.markdown:
+        args.markdown.write_text(markdown(rows, judged, machine), encoding="utf-8")
+    return 0 if all(t.met for t in judged) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,289 @@
+/**
+ * The emit benchmark of the TypeScript implementation (issue 5: emit ≤ 2× a bare `await` loop
+ * at N = 8).
+ *
+ * In one process, in rotated order over rounds, it times per N ∈ {0, 1, 8, 32}:
+ * - `floor`: `for (const f of fns) await f(event, env)` over N no-op async middleware;
+ * - `emit` (timeouts 2s): `await bus.emit("tool.before", event, context)` on a bus with the same
+ *   N functions registered, fail mode closed, every one with a 2 s timeout, trace on (the
+ *   configuration of the Python benchmark);
+ * - `emit` (no timeouts): the same without timeouts.
+ *
+ * Each case times its own loop of k operations (k calibrated so one batch takes about
+ * `--batch-ms`); every round runs every case once, starting one case later than the round
+ * before. A row reports the median over rounds of ns per operation, and the ratio: the median
+ * over rounds of emit / floor, both timed in the same round. Every batch is checked (outcome,
+ * event, trace length, records), so a broken bus fails the benchmark instead of timing garbage.
+ *
+ * Between batches (untimed) it collects garbage and lets the event loop turn once, so one
+ * batch's garbage and cleared timers are not paid for by the next. The collection is a minor
+ * one by default (`--gc minor`, needs node's --expose-gc, which `npm run bench` passes): with
+ * none, the emits' garbage lands on the floor batches after them (the N = 8 floor measured up to
+ * 5× slower); a full one (`--gc full`) makes the next batch's AbortSignal creation 2-4× slower
+ * on Node 20, which no application that is not forcing collections sees.
+ *
+ *     npm run bench                        # builds, then runs this
+ *     npm run bench -- --json results.json # also writes the rows as JSON
+ *     options: --rounds 15  --batch-ms 50  --gc minor|full|none
+ */
+
+import { parseArgs } from "node:util";
+import { writeFileSync } from "node:fs";
+import {
+  Envelope,
+  FixedClock,
+  HookBus,
+  middleware,
+  RunContext,
+  ToolCallEvent,
+  type HookResult,
+} from "harnessweaver";
+
+const SIZES = [0, 1, 8, 32] as const;
+const HOOK = "tool.before";
+
+/** A no-op middleware: what the floor awaits and the bus calls. */
+type Fn = (event: ToolCallEvent, envelope: Envelope) => Promise<undefined>;
+type Timeouts = "2s" | "none";
+type GcMode = "none" | "minor" | "full";
+
+interface Case {
+  readonly name: "floor" | "emit";
+  readonly n: number;
+  readonly timeouts: Timeouts | null;
+  /** Runs `k` operations and checks what they did (untimed); returns ns per operation. */
+  batch(k: number): Promise<number>;
+  k: number;
+  readonly samples: number[];
+}
+
+const { values: options } = parseArgs({
+  options: {
+    json: { type: "string" },
+    rounds: { type: "string", default: "15" },
+    "batch-ms": { type: "string", default: "50" },
+    gc: { type: "string", default: "minor" },
+  },
+});
+const ROUNDS = Math.ceil(positive(options.rounds, "--rounds"));
+const BATCH_NS = positive(options["batch-ms"], "--batch-ms") * 1e6;
+const GC = gcMode(options.gc);
+
+function gcMode(text: string | undefined): GcMode {
+  if (text === "none" || text === "minor" || text === "full") return text;
+  throw new Error(`--gc needs none, minor or full, not ${String(text)}`);
+}
+
+function positive(text: string | undefined, flag: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${flag} needs a positive number, not ${String(text)}`);
+  return value;
+}
+
+const event = new ToolCallEvent({
+  step: 1,
+  tool: { name: "lookup" },
+  call: { id: "call-1", name: "lookup", arguments: { id: 1 } },
+});
+const envelope = new Envelope({ clock: new FixedClock("2026-11-30T12:00:00+00:00") });
+
+/** N no-op async middleware, each its own function (as N separate plugins would be). */
+function noops(n: number): Fn[] {
+  return Array.from({ length: n }, () => async () => undefined);
+}
+
+function now(): bigint {
+  return process.hrtime.bigint();
+}
+
+function fail(message: string): never {
+  throw new Error(`benchmark check failed: ${message}`);
+}
+
+function floorCase(n: number, fns: readonly Fn[]): Case {
+  return {
+    name: "floor",
+    n,
+    timeouts: null,
+    k: 1,
+    samples: [],
+    async batch(k) {
+      let calls = 0;
+      const t0 = now();
+      for (let i = 0; i < k; i++) {
+        for (const f of fns) await f(event, envelope);
+      }
+      const elapsed = Number(now() - t0);
+      for (const f of fns) if ((await f(event, envelope)) === undefined) calls += 1;
+      if (calls !== n) fail(`floor N=${n}: ${calls} no-op answers`);
+      return elapsed / k;
+    },
+  };
+}
+
+function emitCase(n: number, fns: readonly Fn[], timeouts: Timeouts): Case {
+  const bus = new HookBus();
+  fns.forEach((fn, i) => {
+    const timeout = timeouts === "2s" ? "2s" : null;
+    bus.register(middleware({ name: `noop_${i}`, hooks: [HOOK], failMode: "closed", timeout }, fn));
+  });
+  const names = fns.map((_, i) => `noop_${i}`);
+  const chain = bus.chain(HOOK);
+  if (chain.map((d) => d.name).join() !== names.join()) fail(`emit N=${n}: chain ${chain.map((d) => d.name).join()}`);
+  if (!chain.every((d) => d.timeoutNs === (timeouts === "2s" ? 2_000_000_000n : null))) fail(`emit N=${n}: timeouts`);
+  return {
+    name: "emit",
+    n,
+    timeouts,
+    k: 1,
+    samples: [],
+    async batch(k) {
+      const context = new RunContext({ envelope }); // a fresh trace per batch
+      let result: HookResult<ToolCallEvent> | undefined;
+      const t0 = now();
+      for (let i = 0; i < k; i++) {
+        result = await bus.emit(HOOK, event, context);
+      }
+      const elapsed = Number(now() - t0);
+      check(n, k, names, result, context);
+      return elapsed / k;
+    },
+  };
+}
+
+/** The last emit's result and the whole trace of a batch of `k` emits over `names`. */
+function check(n: number, k: number, names: readonly string[], result: HookResult | undefined, context: RunContext): void {
+  const where = `emit N=${n}`;
+  if (result === undefined || result.outcome.kind !== "continue") fail(`${where}: outcome ${result?.outcome.kind}`);
+  if (result.event !== event) fail(`${where}: the event changed`);
+  const trace = context.trace;
+  if (trace.length !== k * (n + 1) || trace.emits !== k) fail(`${where}: ${trace.length} records of ${trace.emits} emits`);
+  const last = trace.records().slice(-(n + 1));
+  last.forEach((record, i) => {
+    const middleware = i < n ? names[i] : undefined;
+    const kind = i < n ? "outcome" : "hook";
+    if (record.emit !== k || record.hook !== HOOK || record.kind !== kind || record.middleware !== middleware) {
+      fail(`${where}: record ${i} of emit ${k}: ${JSON.stringify(record)}`);
+    }
+    if (record.outcome !== "continue" || record.modified || record.code !== undefined) {
+      fail(`${where}: record ${i}: ${JSON.stringify(record)}`);
+    }
+  });
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const upper = sorted[mid] ?? Number.NaN;
+  return sorted.length % 2 === 1 ? upper : ((sorted[mid - 1] ?? Number.NaN) + upper) / 2;
+}
+
+/**
+ * Between two batches (untimed): a garbage collection when node runs with --expose-gc, then a
+ * turn of the event loop, so that neither one batch's garbage nor its cleared timers are paid
+ * for by the next batch (the Python harness does the same between its batches).
+ */
+async function settle(): Promise<void> {
+  const gc: unknown = (globalThis as { gc?: unknown }).gc;
+  if (typeof gc === "function") {
+    const collect = gc as (options?: { type: "minor" }) => void;
+    if (GC === "minor") collect({ type: "minor" });
+    else if (GC === "full") collect();
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1));
+}
+
+/** k such that one batch takes about BATCH_NS; also the warm-up. */
+async function calibrate(c: Case): Promise<void> {
+  let k = 1;
+  for (;;) {
+    const perOp = await c.batch(k);
+    if (perOp * k >= BATCH_NS / 4 || k >= 1 << 24) {
+      c.k = Math.max(1, Math.ceil(BATCH_NS / Math.max(perOp, 1)));
+      break;
+    }
+    k *= 2;
+  }
+  await settle();
+  await c.batch(c.k); // one warm-up batch at full size
+}
+
+async function main(): Promise<void> {
+  const floors = new Map<number, Case>();
+  const cases: Case[] = [];
+  for (const n of SIZES) {
+    const fns = noops(n);
+    const floor = floorCase(n, fns);
+    floors.set(n, floor);
+    cases.push(floor, emitCase(n, fns, "2s"), emitCase(n, fns, "none"));
+  }
+  for (const c of cases) await calibrate(c);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < cases.length; i++) {
+      const c = cases[(round + i) % cases.length];
+      if (c === undefined) continue;
+      await settle();
+      c.samples.push(await c.batch(c.k));
+    }
+  }
+
+  const rows = cases.map((c) => {
+    const floor = floors.get(c.n);
+    if (floor === undefined) fail(`no floor for N=${c.n}`);
+    const ratios = c.samples.map((sample, round) => sample / (floor.samples[round] ?? Number.NaN));
+    const above = c.samples.map((sample, round) => sample - (floor.samples[round] ?? Number.NaN));
+    return {
+      name: c.name,
+      n: c.n,
+      timeouts: c.timeouts,
+      median_ns: round1(median(c.samples)),
+      floor_median_ns: round1(median(floor.samples)),
+      ratio: round3(median(ratios)),
+      above_floor_ns: round1(median(above)),
+      ops_per_batch: c.k,
+    };
+  });
+
+  console.log(
+    `harnessweaver ts emit benchmark: node ${process.version}, ${ROUNDS} rounds of ~${BATCH_NS / 1e6} ms batches, ` +
+      `rotated order, ${typeof (globalThis as { gc?: unknown }).gc === "function" ? GC : "no"} gc between batches`,
+  );
+  console.log("ratio = median over rounds of (row / floor of the same N in the same round)");
+  console.log("");
+  const header = ["row", "N", "median ns/op", "floor ns/op", "ratio", "above floor ns"];
+  const lines = rows.map((r) => [
+    r.name === "floor" ? "floor (bare await loop)" : `emit (timeouts ${r.timeouts})`,
+    String(r.n),
+    r.median_ns.toFixed(0),
+    r.floor_median_ns.toFixed(0),
+    r.name === "floor" ? "1.00x" : `${r.ratio.toFixed(2)}x`,
+    r.name === "floor" ? "-" : r.above_floor_ns.toFixed(0),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? "").length)));
+  const format = (cells: readonly string[]): string =>
+    cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  ");
+  console.log(format(header));
+  for (const line of lines) console.log(format(line));
+  const target = rows.find((r) => r.name === "emit" && r.n === 8 && r.timeouts === "2s");
+  if (target !== undefined) {
+    const met = target.ratio <= 2 ? "met" : "NOT met";
+    console.log("");
+    console.log(`target (issue 5): emit ≤ 2× the bare await loop at N = 8 (2 s timeouts): ${met}, ${target.ratio.toFixed(2)}×`);
+  }
+
+  if (options.json !== undefined) {
+    const report = { implementation: "ts", node: process.version, rounds: ROUNDS, rows };
+    writeFileSync(options.json, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`wrote ${options.json}`);
+  }
+}
+
+function round1(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+await main();
