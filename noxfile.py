@@ -5,6 +5,10 @@
 ``nox -s lint``         ruff, mypy --strict, stubtest, cargo fmt and clippy
 ``nox -s conformance``  every implementation over the corpus, results identical across them
 ``nox -s fuzz``         differential testing on generated cases (``-- --seed N`` to reproduce)
+``nox -s wheels``       release wheels, the pure-Python wheel and the sdist, checked; then
+                       ``installed`` tests each one installed in a fresh environment
+``nox -s version``      the version (Cargo.toml) and its copies; ``-- X.Y.Z`` sets it
+``nox -s abi3``         the measurement behind per-version wheels (docs/packaging.md)
 
 Each Python session builds the Rust extension into its own virtual environment with maturin
 (release profile, so what is tested is what ships) and installs the tools it needs from the
@@ -14,7 +18,10 @@ dependency groups in ``pyproject.toml``.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nox
@@ -24,7 +31,7 @@ TS = ROOT / "ts-runner"
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 CORES = ("rust", "python")
 
-nox.options.sessions = ["tests", "ts", "lint", "conformance", "fuzz"]
+nox.options.sessions = ["tests", "ts", "lint", "conformance", "fuzz", "wheels"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -92,9 +99,10 @@ def fuzz(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff, mypy --strict, stubtest against the compiled module, cargo fmt and clippy."""
     install(session, "lint")
-    session.run("ruff", "check", "python", "examples", "noxfile.py")
-    session.run("ruff", "format", "--check", "python", "examples", "noxfile.py")
+    session.run("ruff", "check", "python", "examples", "tools", "noxfile.py")
+    session.run("ruff", "format", "--check", "python", "examples", "tools", "noxfile.py")
     session.run("mypy")
+    session.run("mypy", "tools")
     session.run("python", "-m", "mypy.stubtest", "harnessweaver._core")
     session.run("cargo", "fmt", "--all", "--check", external=True)
     session.run(
@@ -109,3 +117,161 @@ def lint(session: nox.Session) -> None:
         external=True,
         env={"PYO3_PYTHON": os.path.join(session.bin, "python")},
     )
+
+
+# --- Packaging: wheels, the sdist, and testing them as installed (docs/packaging.md) ---------
+
+DIST = ROOT / "dist"
+SUPPORTED_PYTHONS = ("3.11", "3.12", "3.13", "3.14")
+"""Every supported CPython (pyproject.toml's classifiers; release.yml builds them all)."""
+_PROBE = (
+    "import platform, sys; print(platform.python_implementation(), sys.abiflags, sys.executable)"
+)
+
+
+def find_pythons(versions: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """The CPython interpreters of ``versions`` that this machine has: ``python3.X`` on
+    ``PATH``, else one installed by pyenv (whose shims answer only for the selected version)."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    found: dict[str, str] = {}
+    for version in versions:
+        candidates = [f"python{version}"] + [
+            str(path / "bin" / f"python{version}")
+            for path in sorted(pyenv.glob(f"{version}.*"), reverse=True)
+        ]
+        for candidate in candidates:
+            try:
+                done = subprocess.run(
+                    [candidate, "-c", _PROBE], capture_output=True, text=True, timeout=30
+                )
+            except OSError:
+                continue
+            words = done.stdout.split()
+            if done.returncode == 0 and words[:1] == ["CPython"] and len(words) == 2:
+                found[version] = words[1]  # no abiflags: not a free-threaded or debug build
+                break
+    return found
+
+
+def _wheel_python(wheel: Path) -> str:
+    """``3.12`` for a ``cp312`` wheel."""
+    tag = wheel.name.split("-")[2]
+    return f"{tag[2]}.{tag[3:]}"
+
+
+@nox.session
+def wheels(session: nox.Session) -> None:
+    """Release wheels for every supported CPython found here, the pure-Python wheel and the sdist,
+    checked; then ``installed`` tests each one in a fresh environment.
+
+    On Linux the wheels are manylinux2014 (glibc 2.17), linked with zig, no container needed.
+    ``-- 3.12 3.13`` builds for those versions only.
+    """
+    session.install(*nox.project.dependency_groups(PYPROJECT, "wheels"))
+    pythons = find_pythons(session.posargs or SUPPORTED_PYTHONS)
+    if not pythons:
+        session.error(f"no CPython of {', '.join(SUPPORTED_PYTHONS)} found")
+    session.log(f"building for {', '.join(f'{v} ({exe})' for v, exe in pythons.items())}")
+    shutil.rmtree(DIST, ignore_errors=True)
+    build = ["maturin", "build", "--release", "--locked", "--out", str(DIST)]
+    linux = sys.platform.startswith("linux")
+    if linux:
+        build += ["--zig", "--compatibility", "manylinux2014"]
+    session.run(*build, *(arg for exe in pythons.values() for arg in ("--interpreter", exe)))
+    session.run("maturin", "sdist", "--out", str(DIST))
+    platform_wheels = sorted(DIST.glob("*-cp3*.whl"))
+    session.run("python", "tools/purewheel.py", str(platform_wheels[0]), "--out", str(DIST))
+    checks = []
+    if linux:
+        machine = os.uname().machine
+        checks = [
+            "--platform",
+            f"manylinux_2_17_{machine}",
+            "--platform",
+            f"manylinux2014_{machine}",
+        ]
+        for wheel in platform_wheels:  # auditwheel's judgement too, besides maturin's own check
+            shown = session.run("auditwheel", "show", str(wheel), silent=True) or ""
+            if f'"manylinux_2_17_{machine}"' not in " ".join(shown.split()):
+                session.error(f"auditwheel: {wheel.name} is not manylinux_2_17:\n{shown}")
+            session.log(f"auditwheel: {wheel.name} is manylinux_2_17_{machine}")
+    session.run("python", "tools/wheelcheck.py", str(DIST), *checks)
+    session.run("twine", "check", "--strict", *map(str, sorted(DIST.iterdir())))
+    session.notify("installed")
+
+
+@nox.session(python=False)
+def installed(session: nox.Session) -> None:
+    """Every artifact in ``dist/``, each installed into a fresh virtual environment and tested
+    there: the test suite and the whole corpus against the installed package (tools/installed.py).
+
+    A wheel is installed with no Rust toolchain on ``PATH``; the sdist compiles from scratch.
+    The suite runs on both cores for the first interpreter's wheel, the pure-Python wheel and
+    the sdist, and on the Rust core (plus both cores in the corpus) for the other wheels.
+    """
+    platform_wheels = sorted(DIST.glob("*-cp3*.whl"))
+    if not platform_wheels:
+        session.error("no wheels in dist/: run `nox -s wheels`")
+    wanted = sorted({_wheel_python(wheel) for wheel in platform_wheels})
+    pythons = find_pythons(wanted)
+    if len(pythons) < len(wanted):
+        session.error(f"wheels for {', '.join(wanted)}, but only CPython {', '.join(pythons)} here")
+    first = min(pythons, key=lambda v: tuple(map(int, v.split("."))))
+    script = str(ROOT / "tools" / "installed.py")
+    for wheel in platform_wheels:
+        version = _wheel_python(wheel)
+        cores = [] if version == first else ["--core", "rust"]
+        exe = pythons[version]
+        session.run(exe, script, "--python", exe, *cores, str(wheel), external=True)
+    others = [*DIST.glob("*-py3-none-any.whl"), *DIST.glob("*.tar.gz")]
+    for artifact in others:
+        session.run(
+            pythons[first], script, "--python", pythons[first], str(artifact), external=True
+        )
+
+
+@nox.session(python=False)
+def version(session: nox.Session) -> None:
+    """The version (``[workspace.package] version`` in Cargo.toml, the one place it is set) and
+    a check of every copy; ``-- X.Y.Z`` sets it and copies it to the npm package."""
+    args = ["--set", session.posargs[0]] if session.posargs else []
+    session.run(sys.executable, str(ROOT / "tools" / "version.py"), *args)
+
+
+@nox.session
+def abi3(session: nox.Session) -> None:
+    """The emit benchmark on a per-version build and on ``abi3-py311`` / ``abi3-py312`` builds
+    of the extension, under CPython 3.11 and 3.12 (tools/abi3_bench.py, docs/packaging.md)."""
+    session.install("maturin>=1.9.4,<2")
+    pythons = find_pythons(["3.11", "3.12"])
+    out = ROOT / ".bench" / "abi3"
+    shutil.rmtree(out, ignore_errors=True)
+    built: dict[str, Path] = {}
+    for label, features, build_with in (
+        ("per-version-3.11", [], "3.11"),
+        ("per-version-3.12", [], "3.12"),
+        ("abi3-py311", ["--features", "abi3-py311"], "3.11"),
+        ("abi3-py312", ["--features", "abi3-py312"], "3.12"),
+    ):
+        if build_with not in pythons:
+            continue
+        target = out / "wheels" / label
+        build = ["maturin", "build", "--release", "--locked", "--out", str(target), *features]
+        session.run(*build, "--interpreter", pythons[build_with])
+        built[label] = next(target.glob("*.whl"))
+    results = out / "results.json"
+    for version, exe in pythons.items():
+        for label, wheel in built.items():
+            if label.startswith("per-version") and not label.endswith(version):
+                continue
+            if label == "abi3-py312" and version == "3.11":
+                continue
+            venv = out / "venvs" / f"{label}-{version}"
+            session.run(exe, "-m", "venv", str(venv), external=True)
+            python = str(venv / "bin" / "python")
+            session.run(python, "-m", "pip", "install", "--quiet", str(wheel), external=True)
+            name = re.sub(r"-3\.1\d$", "", label)
+            bench = [python, "tools/abi3_bench.py", "--label", name, "--json", str(results)]
+            counted = ["--instructions"] if shutil.which("valgrind") else []
+            session.run(*bench, *counted, *session.posargs, external=True)
+    session.log(f"results: {results}")

@@ -7,16 +7,15 @@ is the fast developer loop, and the way the test suite covers both cores.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from checkout import CORPUS
 
 from harnessweaver.conformance.cases import load_cases
 from harnessweaver.conformance.matchers import compare_observation
 from harnessweaver.conformance.testee import observe
 
-CORPUS = Path(__file__).resolve().parents[2] / "conformance"
 CASES = load_cases(CORPUS / "cases")
 SAMPLES: dict[str, Any] = json.loads((CORPUS / "catalogue.json").read_text())["samples"]
 

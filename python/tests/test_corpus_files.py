@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from checkout import CORPUS
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-ROOT = Path(__file__).resolve().parents[2]
-CONFORMANCE = ROOT / "conformance"
+CONFORMANCE = CORPUS
 CASE_FILES = sorted((CONFORMANCE / "cases").glob("*/*.json"))
 CATALOGUE: dict[str, Any] = json.loads((CONFORMANCE / "catalogue.json").read_text())
 HOOK_TYPES: dict[str, str] = {h["name"]: h["event"] for h in CATALOGUE["hooks"]}

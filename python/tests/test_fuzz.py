@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+from checkout import CORPUS, needs_compiled_core
 from hypothesis import given, settings
 
 from harnessweaver.conformance.driver import Implementation, builtin_implementations
 from harnessweaver.conformance.fuzz import case_file, fuzz, report
 from harnessweaver.conformance.generate import cases
 
-ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = jsonschema.Draft202012Validator(
-    json.loads((ROOT / "conformance" / "schema" / "case.schema.json").read_text())
+    json.loads((CORPUS / "schema" / "case.schema.json").read_text())
 )
 # The Python testee on one backend: quick enough to shrink with.
 REFERENCE = Implementation(
@@ -55,7 +55,7 @@ def test_generated_cases_are_valid_corpus_cases(case: dict[str, Any]) -> None:
 
 
 def test_a_divergence_is_found_shrunk_and_printed_as_a_case_file(tmp_path: Path) -> None:
-    run = fuzz([REFERENCE, MUTANT], count=300, seed=7, corpus=ROOT / "conformance")
+    run = fuzz([REFERENCE, MUTANT], count=300, seed=7, corpus=CORPUS)
     assert run.divergence is not None
     minimal = run.divergence.case
     # The mutant differs only when an emit runs two middleware: shrinking gets down to that.
@@ -74,10 +74,11 @@ def test_a_divergence_is_found_shrunk_and_printed_as_a_case_file(tmp_path: Path)
     assert document["cases"][0]["then"]["emits"] == reference_obs["emits"]
 
 
+@needs_compiled_core
 def test_agreeing_implementations_pass(tmp_path: Path) -> None:
     pure = builtin_implementations()["python-pure"]
     rust = builtin_implementations()["python-rust"]
-    run = fuzz([pure, rust], count=40, seed=3, corpus=ROOT / "conformance")
+    run = fuzz([pure, rust], count=40, seed=3, corpus=CORPUS)
     assert run.divergence is None and run.count == 40
     out = io.StringIO()
     assert report(run, out) == 0

@@ -84,5 +84,5 @@ export {
 export { FIELDS as TRACE_FIELDS, type RecordKind, type TraceRecord } from "./record.js";
 export { Trace } from "./trace.js";
 
-/** The package version; equal to the Python package's. */
+/** The package version: the Cargo workspace's, copied here by `nox -s version` (docs/packaging.md). */
 export const VERSION = "0.1.0";

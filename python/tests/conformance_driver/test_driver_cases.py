@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from checkout import CORPUS, from_checkout
 from driver_support import make_case, write_cases
 
 from harnessweaver.conformance import cases as cases_module
@@ -126,6 +127,7 @@ def test_a_conformance_dir_without_markers_is_not_a_corpus(tmp_path: Path) -> No
     assert find_corpus(tmp_path / "repo", {}, checkout=fallback) == fallback
 
 
+@from_checkout
 def test_source_checkout_is_the_last_resort(tmp_path: Path) -> None:
     checkout = Path(__file__).resolve().parents[3] / "conformance"
     assert checkout == cases_module.CHECKOUT_CORPUS
@@ -161,6 +163,6 @@ def test_select_with_cases_applies_no_default_expectations(tmp_path: Path) -> No
 
 
 def test_the_repository_catalogue_parses() -> None:
-    catalogue = Path(__file__).resolve().parents[3] / "conformance" / "catalogue.json"
+    catalogue = CORPUS / "catalogue.json"
     hooks = json.loads(catalogue.read_text(encoding="utf-8"))["hooks"]
     assert len(hooks) == 8

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from checkout import PACKAGE
 from driver_support import (
     OBSERVATION,
     fake_command,
@@ -25,7 +26,7 @@ from harnessweaver.conformance import driver
 from harnessweaver.conformance.canonical import canonical_json
 from harnessweaver.conformance.cases import CORPUS_ENV
 
-PYTHON_ROOT = Path(__file__).resolve().parents[2]
+PYTHON_ROOT = PACKAGE.parent  # python/ in a checkout, site-packages when installed
 
 PASSING_THEN: dict[str, Any] = {
     "chains": {"tool.before": ["guard"]},
