@@ -48,6 +48,30 @@ from .outcomes import Block, Continue, Escalate, HookResult, Outcome, Retry, Sus
 from .plugin import Plugin
 
 if TYPE_CHECKING:
+    from .agent import (
+        AgentChanges,
+        AgentError,
+        AgentOptions,
+        Budgets,
+        Decision,
+        Exit,
+        JournalError,
+        ModelProvider,
+        OpenAIChatProvider,
+        PendingApproval,
+        Pricing,
+        ProviderError,
+        RunResult,
+        RunState,
+        ScriptedProvider,
+        ScriptExhaustedError,
+        StepRecord,
+        Tool,
+        TraceExporter,
+        read_journal,
+        recover,
+        tool,
+    )
     from .spec import Harness, HarnessEntry, Problem, Provenance, SpecError, load
 
 Declaration = _core_module.Declaration
@@ -56,18 +80,65 @@ declare_in = _core_module.declare_in
 LAYERS = MappingProxyType(dict(_layers.LAYERS))
 """Every harness-spec layer and the band it gives its middleware (I13)."""
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    __version__: str
+    """The installed distribution's version, read from its metadata on first use. It is set
+    in one place, the Cargo workspace's ``version`` (docs/packaging.md, "One version")."""
 
 _SPEC_NAMES = frozenset({"Harness", "HarnessEntry", "Problem", "Provenance", "SpecError", "load"})
+_AGENT_NAMES = frozenset(
+    {
+        "AgentChanges",
+        "AgentError",
+        "AgentOptions",
+        "Budgets",
+        "Decision",
+        "Exit",
+        "JournalError",
+        "ModelProvider",
+        "OpenAIChatProvider",
+        "PendingApproval",
+        "Pricing",
+        "ProviderError",
+        "RunResult",
+        "RunState",
+        "ScriptExhaustedError",
+        "ScriptedProvider",
+        "StepRecord",
+        "Tool",
+        "TraceExporter",
+        "read_journal",
+        "recover",
+        "tool",
+    }
+)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("harnessweaver")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
 
 
 def __getattr__(name: str) -> object:
     """``hw.load`` and the harness-spec types are imported on first use, so importing
-    harnessweaver for the bus alone does not load the YAML machinery."""
+    harnessweaver for the bus alone does not load the YAML machinery; ``__version__`` too."""
+    if name == "__version__":
+        globals()[name] = value = _version()
+        return value
     if name in _SPEC_NAMES:
         from . import spec
 
         value = getattr(spec, name)
+        globals()[name] = value
+        return value
+    if name in _AGENT_NAMES:  # the run loop, like the spec machinery, loads on first use
+        from . import agent
+
+        value = getattr(agent, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -77,48 +148,67 @@ __all__ = [
     "CORE",
     "EVENT_TYPES",
     "LAYERS",
+    "AgentChanges",
+    "AgentError",
+    "AgentOptions",
     "Block",
+    "Budgets",
     "Clock",
     "Continue",
+    "Decision",
     "Declaration",
     "DeclarationError",
     "EmitError",
     "Envelope",
     "Escalate",
     "Event",
+    "Exit",
     "FixedClock",
     "Harness",
     "HarnessEntry",
     "HarnessweaverError",
     "HookBus",
     "HookResult",
+    "JournalError",
     "Message",
     "Middleware",
     "MiddlewareSpec",
+    "ModelProvider",
     "ModelRequest",
     "ModelRequestEvent",
     "ModelResponse",
     "ModelResponseEvent",
+    "OpenAIChatProvider",
     "Outcome",
+    "PendingApproval",
     "Plugin",
+    "Pricing",
     "Problem",
     "Provenance",
+    "ProviderError",
     "RegistrationError",
     "Retry",
     "RunContext",
+    "RunResult",
+    "RunState",
+    "ScriptExhaustedError",
+    "ScriptedProvider",
     "SpecError",
     "StepEndEvent",
+    "StepRecord",
     "StepStartEvent",
     "Suspend",
     "SystemClock",
     "TaskEndEvent",
     "TaskStartEvent",
+    "Tool",
     "ToolCall",
     "ToolCallEvent",
     "ToolResult",
     "ToolResultEvent",
     "ToolSpec",
     "Trace",
+    "TraceExporter",
     "TraceFormatError",
     "Usage",
     "__version__",
@@ -126,4 +216,7 @@ __all__ = [
     "load",
     "middleware",
     "parse_duration",
+    "read_journal",
+    "recover",
+    "tool",
 ]

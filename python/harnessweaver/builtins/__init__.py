@@ -9,21 +9,51 @@ profiles (``profile://rag``, ``profile://safe-tools``) are made of them.
 | ``max_messages`` | model.before | closed | blocks a request with more than ``limit`` messages |
 | ``redact_secrets`` | tool.before, model.before | open | replaces ``patterns`` by ``[redacted]`` |
 | ``require_citations`` | model.after | open | retries an answer without a ``[n]`` citation |
+| ``loop_guard`` | tool.before, model.before, task.end | closed | warns, then blocks, repeats |
+| ``budget_guard`` | model.before, model.after, task.end | closed | warns at 70%, blocks at 100% |
+| ``tool_failure_guard`` | tool.before, tool.after, task.end | closed | blocks a failing tool |
+| ``redact_pii`` | model.before, tool.before, tool.after | closed | replaces emails, phones, cards |
+
+``docs/builtins.md`` has their settings and behaviour in full.
 """
 
 from __future__ import annotations
 
+from .. import __version__
 from ..plugin import Plugin
+from .budget import BudgetGuard
 from .citations import RequireCitations
+from .failures import ToolFailureGuard
+from .loops import LoopGuard
 from .messages import MaxMessages
+from .pii import RedactPii
 from .redact import RedactSecrets
 from .tools import ToolAllowlist
 
-__all__ = ["MaxMessages", "RedactSecrets", "RequireCitations", "ToolAllowlist", "plugin"]
+__all__ = [
+    "BudgetGuard",
+    "LoopGuard",
+    "MaxMessages",
+    "RedactPii",
+    "RedactSecrets",
+    "RequireCitations",
+    "ToolAllowlist",
+    "ToolFailureGuard",
+    "plugin",
+]
 
 plugin = Plugin(
     namespace="harnessweaver",
-    version="0.1.0",  # harnessweaver.__version__ (a test keeps them equal)
-    middleware=[ToolAllowlist, MaxMessages, RedactSecrets, RequireCitations],
+    version=__version__,
+    middleware=[
+        ToolAllowlist,
+        MaxMessages,
+        RedactSecrets,
+        RequireCitations,
+        LoopGuard,
+        BudgetGuard,
+        ToolFailureGuard,
+        RedactPii,
+    ],
 )
 """The built-in plugin: its middleware are ``harnessweaver.tool_allowlist`` and so on."""

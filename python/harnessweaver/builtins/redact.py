@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, JsonValue, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..envelope import Envelope
-from ..events import Message, ModelRequestEvent, ToolCallEvent
+from ..events import ModelRequestEvent, ToolCallEvent
 from ..middleware import middleware
 from ..outcomes import Continue
+from ._rewrite import check_pattern, rewrite_request, rewrite_tool_call
 
 __all__ = ["DEFAULT_PATTERNS", "REDACTED", "RedactSecrets", "RedactSettings"]
 
@@ -28,17 +28,13 @@ class RedactSettings(BaseModel):
     """``patterns``: regular expressions whose matches are replaced by ``[redacted]``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    patterns: tuple[str, ...] = DEFAULT_PATTERNS
+    patterns: tuple[str, ...] = Field(default=DEFAULT_PATTERNS, min_length=1)
 
     @field_validator("patterns")
     @classmethod
     def _compiles(cls, patterns: tuple[str, ...]) -> tuple[str, ...]:
-        for pattern in patterns:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
-        return patterns
+        # An empty list, or a pattern matching "", would redact between every two characters.
+        return tuple(check_pattern(pattern) for pattern in patterns)
 
 
 @middleware(
@@ -49,43 +45,22 @@ class RedactSettings(BaseModel):
 )
 class RedactSecrets:
     """Replaces secrets in a tool call's arguments (string values, at any depth) and in the
-    contents of the messages of a model request; answers ``Continue(modified=...)`` when it
-    replaced something."""
+    messages of a model request (their contents and the arguments of the tool calls they
+    carry); answers ``Continue(modified=...)`` when it replaced something."""
 
     def __init__(self, config: RedactSettings) -> None:
         self.pattern = re.compile("|".join(f"(?:{p})" for p in config.patterns))
+
+    def _redact(self, text: str) -> str:
+        return self.pattern.sub(REDACTED, text)
 
     async def __call__(
         self, event: ToolCallEvent | ModelRequestEvent, env: Envelope
     ) -> Continue | None:
         if isinstance(event, ToolCallEvent):
-            arguments = self._value(event.call.arguments)
-            if arguments == event.call.arguments:
-                return None
-            call = event.call.model_copy(update={"arguments": arguments})
-            return Continue(modified=event.model_copy(update={"call": call}))
-        messages = self._messages(event.request.messages)
-        if messages is None:
-            return None
-        request = event.request.model_copy(update={"messages": messages})
-        return Continue(modified=event.model_copy(update={"request": request}))
-
-    def _value(self, value: JsonValue) -> JsonValue:
-        if isinstance(value, str):
-            return self.pattern.sub(REDACTED, value)
-        if isinstance(value, dict):
-            return {key: self._value(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [self._value(item) for item in value]
-        return value
-
-    def _messages(self, messages: Sequence[Message]) -> tuple[Message, ...] | None:
-        changed = False
-        out = []
-        for message in messages:
-            content = self.pattern.sub(REDACTED, message.content)
-            if content != message.content:
-                changed = True
-                message = message.model_copy(update={"content": content})
-            out.append(message)
-        return tuple(out) if changed else None
+            modified: ToolCallEvent | ModelRequestEvent | None = rewrite_tool_call(
+                event, self._redact
+            )
+        else:
+            modified = rewrite_request(event, self._redact)
+        return None if modified is None else Continue(modified=modified)

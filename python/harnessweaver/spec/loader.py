@@ -10,14 +10,16 @@ middleware, the env overlay, the task's guardrails (stages as written), its vali
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
 
 from .._pycore.catalogue import HOOKS
+from ..agent.options import AgentChanges, AgentOptions
 from ..bus import HookBus
 from ..errors import HarnessweaverError
 from .check import Checked, build, check_ids, check_item
@@ -27,9 +29,18 @@ from .resolve import Context, Plugins, find_profile
 from .yaml import plain
 
 if TYPE_CHECKING:
-    from .._pycore.declaration import Declaration
+    from pydantic import JsonValue
 
-__all__ = ["Harness", "HarnessEntry", "load"]
+    from .._pycore.declaration import Declaration
+    from ..agent.result import RunResult
+    from ..agent.state import Decision, RunState
+    from ..context import RunContext
+
+__all__ = ["CONTRACT_MODES", "ContractMode", "Harness", "HarnessEntry", "load"]
+
+ContractMode = Literal["warn", "strict"]
+CONTRACT_MODES: tuple[ContractMode, ...] = ("warn", "strict")
+"""The hook-contract modes a harness may ask its bus for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,14 +72,75 @@ class HarnessEntry:
 
 @dataclass(frozen=True, slots=True)
 class Harness:
-    """A loaded harness spec: ``bus`` has every selected item registered; ``entries`` says
-    where each came from."""
+    """A harness: ``bus`` has every selected item registered; ``entries`` says where each
+    came from (``spec`` is ``None`` for a harness built in code with :meth:`from_bus`).
+
+    ``contracts`` is the hook-contract mode asked for (``"warn"`` or ``"strict"``), handed to
+    the bus when it is built; a bus that does not take a contract mode yet leaves it recorded
+    here only. ``agent`` holds what :meth:`run` needs (provider, tools, budgets, journal...),
+    set with :meth:`with_agent`; the harness itself stays immutable.
+    """
 
     bus: HookBus
-    entries: tuple[HarnessEntry, ...]
-    spec: Path
+    entries: tuple[HarnessEntry, ...] = ()
+    spec: Path | None = None
     task: str | None = None
     env: str | None = None
+    contracts: ContractMode | None = None
+    agent: AgentOptions = field(default_factory=AgentOptions)
+
+    @classmethod
+    def from_bus(
+        cls, bus: HookBus, *, task: str | None = None, **agent: Unpack[AgentChanges]
+    ) -> Harness:
+        """A harness built in code around an existing bus (no spec); ``agent`` are the
+        :class:`~harnessweaver.AgentOptions` fields, as for :meth:`with_agent`."""
+        if not isinstance(bus, HookBus):
+            raise TypeError(f"Harness.from_bus takes an hw.HookBus, got {bus!r}")
+        return cls(bus, task=task, agent=AgentOptions(**agent))
+
+    def with_agent(self, **changes: Unpack[AgentChanges]) -> Harness:
+        """A copy of this harness whose agent options have ``changes`` (any field of
+        :class:`~harnessweaver.AgentOptions`: ``provider``, ``tools``, ``budgets``...)."""
+        return replace(self, agent=replace(self.agent, **changes))
+
+    async def run(self, task_input: JsonValue, *, ctx: RunContext | None = None) -> RunResult:
+        """Run this harness's task on ``task_input`` through the bus until it stops: it
+        completes, a middleware stops it, a budget ends it... (docs/agent.md)."""
+        from ..agent.loop import start_run
+
+        return await start_run(self.bus, self.agent, task=self.task, task_input=task_input, ctx=ctx)
+
+    async def resume(
+        self, state: RunState, decision: Decision | None = None, *, ctx: RunContext | None = None
+    ) -> RunResult:
+        """Go on with a stopped run exactly where it stopped. A suspended run needs the
+        approver's ``decision``; a run stopped by a crash, a budget or a provider error
+        resumes with none."""
+        from ..agent.loop import resume_run
+
+        return await resume_run(self.bus, self.agent, state, decision, ctx=ctx)
+
+    def run_sync(
+        self, task_input: JsonValue, *, ctx: RunContext | None = None, backend: str = "asyncio"
+    ) -> RunResult:
+        """:meth:`run` from synchronous code, in a new event loop of ``backend``."""
+        import anyio
+
+        return anyio.run(lambda: self.run(task_input, ctx=ctx), backend=backend)
+
+    def resume_sync(
+        self,
+        state: RunState,
+        decision: Decision | None = None,
+        *,
+        ctx: RunContext | None = None,
+        backend: str = "asyncio",
+    ) -> RunResult:
+        """:meth:`resume` from synchronous code, in a new event loop of ``backend``."""
+        import anyio
+
+        return anyio.run(lambda: self.resume(state, decision, ctx=ctx), backend=backend)
 
     def entry(self, name: str) -> HarnessEntry:
         """The entry registered as ``name``."""
@@ -126,8 +198,29 @@ def _choose(spec: Document, key: str, name: str | None, ctx: Context) -> tuple[I
     return options[name]
 
 
-def _register(chosen: Iterable[tuple[Checked, Any]]) -> tuple[HookBus, tuple[HarnessEntry, ...]]:
-    bus = HookBus()
+def _check_contracts(contracts: object) -> ContractMode | None:
+    if contracts is None or contracts in CONTRACT_MODES:
+        return contracts
+    raise HarnessweaverError(
+        "invalid_contracts",
+        "contracts",
+        f"invalid contracts mode {contracts!r}: a contract mode is 'warn' or 'strict' (contracts)",
+    )
+
+
+def _new_bus(contracts: ContractMode | None) -> HookBus:
+    """A bus for the harness, given the contract mode when it was asked for and the bus
+    takes one (a bus without hook contracts is built as before, the mode kept on the harness)."""
+    if contracts is not None and "contracts" in inspect.signature(HookBus).parameters:
+        bus: HookBus = cast(Any, HookBus)(contracts=contracts)  # typed once HookBus declares it
+        return bus
+    return HookBus()
+
+
+def _register(
+    chosen: Iterable[tuple[Checked, Any]], contracts: ContractMode | None
+) -> tuple[HookBus, tuple[HarnessEntry, ...]]:
+    bus = _new_bus(contracts)
     entries = []
     for checked, middleware in chosen:
         item = checked.item
@@ -145,13 +238,16 @@ def load(
     task: str | None = None,
     env: str | None = None,
     org_profiles: Iterable[str | os.PathLike[str]] | None = None,
+    contracts: ContractMode | None = None,
 ) -> Harness:
     """Load a harness spec (``harness.yaml``) with one task and one env overlay, or none.
 
     ``org_profiles`` are the directories ``org://`` profiles are looked up in (default: the
     ``HARNESSWEAVER_ORG_PROFILES`` environment variable, ``os.pathsep``-separated). Raises
     :class:`SpecError`, listing every problem, when anything is wrong; nothing is built then.
+    ``contracts`` (``"warn"`` or ``"strict"``) is the harness's hook-contract mode.
     """
+    contracts = _check_contracts(contracts)
     spec_path = Path(path)
     ctx = Context.of(spec_path, org_profiles)
     problems = ctx.problems
@@ -175,8 +271,8 @@ def load(
     if problems:
         raise problems.error()
     try:
-        bus, entries = _register(chosen)
+        bus, entries = _register(chosen, contracts)
     except HarnessweaverError as exc:  # every check ran already; this would be a core bug
         problems.core(spec.file, "", None, exc)
         raise problems.error() from exc
-    return Harness(bus, entries, spec_path, task, env)
+    return Harness(bus, entries, spec_path, task, env, contracts)

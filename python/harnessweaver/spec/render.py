@@ -54,7 +54,8 @@ def _row(position: int, entry: HarnessEntry) -> tuple[str, ...]:
 
 def _title(harness: Harness) -> str:
     return (
-        f"chains of {harness.spec.name} (task: {harness.task or 'none'}, "
+        f"chains of {harness.spec.name if harness.spec else 'a harness built in code'} "
+        f"(task: {harness.task or 'none'}, "
         f"env: {harness.env or 'none'}), each in run order"
     )
 
@@ -99,7 +100,7 @@ def _entry_json(entry: HarnessEntry) -> dict[str, Any]:
 def render_json(harness: Harness) -> str:
     """``{"spec", "task", "env", "hooks": [{"hook", "direction", "chain": [...]}]}``."""
     document = {
-        "spec": str(harness.spec),
+        "spec": None if harness.spec is None else str(harness.spec),
         "task": harness.task,
         "env": harness.env,
         "hooks": [

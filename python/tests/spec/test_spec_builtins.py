@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spec_support import tool_call, untimed, write
+from spec_support import problems, tool_call, untimed, write
 
 import harnessweaver as hw
 from harnessweaver import builtins
@@ -84,6 +84,29 @@ def test_redact_secrets_refuses_a_bad_pattern() -> None:
         bus_with(builtins.RedactSecrets, patterns=["("])
 
 
+@pytest.mark.parametrize(
+    ("patterns", "message"),
+    [([], "patterns: Tuple should have at least 1 item"), (["a*"], "matches the empty string")],
+)
+def test_redact_secrets_refuses_patterns_that_match_everywhere(
+    patterns: list[str], message: str
+) -> None:
+    # an empty alternation, or "a*", matches "" and would redact between every two characters
+    with pytest.raises(hw.RegistrationError, match=message):
+        bus_with(builtins.RedactSecrets, patterns=patterns)
+
+
+async def test_redact_secrets_in_the_tool_calls_of_messages(ctx: hw.RunContext) -> None:
+    # the model provider receives earlier tool calls' arguments too
+    bus = bus_with(builtins.RedactSecrets)
+    asked = hw.Message(
+        role="assistant", tool_calls=(hw.ToolCall(name="s", arguments={"key": "sk-abcdef123456"}),)
+    )
+    event = hw.ModelRequestEvent(request=hw.ModelRequest(messages=(asked,)))
+    result = await bus.emit("model.before", event, ctx)
+    assert result.event.request.messages[0].tool_calls[0].arguments == {"key": "[redacted]"}
+
+
 async def test_require_citations(ctx: hw.RunContext) -> None:
     bus = bus_with(builtins.RequireCitations)
     cited = await bus.emit("model.after", response("Paris is the capital [1]."), ctx)
@@ -107,6 +130,10 @@ def test_every_builtin_builds_from_its_sample() -> None:
         "harnessweaver.max_messages",
         "harnessweaver.redact_secrets",
         "harnessweaver.require_citations",
+        "harnessweaver.loop_guard",
+        "harnessweaver.budget_guard",
+        "harnessweaver.tool_failure_guard",
+        "harnessweaver.redact_pii",
     ]
     for item in builtins.plugin.middleware:
         spec = spec_of(item)
@@ -122,7 +149,8 @@ def test_the_builtin_plugin_has_the_package_version() -> None:
 def test_the_builtin_profiles_are_package_data() -> None:
     folder = files("harnessweaver").joinpath("profiles")
     assert folder.joinpath("rag.yaml").is_file() and folder.joinpath("safe-tools.yaml").is_file()
-    assert list(builtin_profiles()) == ["rag", "safe-tools"]
+    assert folder.joinpath("agent-guards.yaml").is_file()
+    assert list(builtin_profiles()) == ["agent-guards", "rag", "safe-tools"]
 
 
 @pytest.mark.parametrize("name", list(builtin_profiles()))
@@ -142,3 +170,74 @@ def test_the_builtin_profiles_combine(tmp_path: Path) -> None:
         "rag.max_messages",
         "safe_tools.redact_secrets",
     ]
+
+
+def test_the_agent_guards_profile(tmp_path: Path) -> None:
+    harness = hw.load(write(tmp_path, "profiles: [profile://agent-guards]\n"))
+    chains = {hook: [e.name for e in entries] for hook, entries in harness.chains().items()}
+    assert chains["tool.before"] == ["agent_guards.loop_guard", "agent_guards.tool_failure_guard"]
+    # personal data is kept from the model and from the records, not from the tools
+    assert chains["model.before"] == ["agent_guards.loop_guard", "agent_guards.redact_pii"]
+    assert chains["tool.after"] == ["agent_guards.redact_pii", "agent_guards.tool_failure_guard"]
+    assert harness.entry("agent_guards.loop_guard").settings == {"warn_after": 3, "block_after": 5}
+
+
+async def test_the_guards_from_a_spec(tmp_path: Path) -> None:
+    spec = """
+    middleware:
+      - {use: harnessweaver.loop_guard, id: loops, warn_after: 2, block_after: 3}
+      - {use: harnessweaver.budget_guard, id: budget, max_tokens: 100}
+      - {use: harnessweaver.tool_failure_guard, id: failures, max_consecutive: 1}
+      - {use: harnessweaver.redact_pii, id: pii, hooks: [tool.before], detect: [email]}
+    """
+    bus = hw.load(write(tmp_path, spec)).bus
+    ctx = hw.RunContext()
+    mail = tool_call("send", to="bo@example.com")
+    outcomes = [(await bus.emit("tool.before", mail, ctx)).outcome.kind for _ in range(3)]
+    assert outcomes == ["continue", "continue", "block"]  # loops: the third is refused
+    redacted = await bus.emit("tool.before", tool_call("send", to="al@example.com"), ctx)
+    assert redacted.event.call.arguments == {"to": "[redacted:email]"}
+    usage = hw.Usage(input_tokens=100)
+    answer = hw.ModelResponse(message=hw.Message(role="assistant"), usage=usage)
+    await bus.emit("model.after", hw.ModelResponseEvent(response=answer), ctx)
+    asked = await bus.emit("model.before", request("go on"), ctx)
+    assert asked.outcome == hw.Block(
+        reason="the run has spent 100 tokens of its 100 tokens budget", code="budget_exceeded"
+    )
+    failed = hw.ToolResultEvent(
+        tool=hw.ToolSpec(name="send"),
+        call=hw.ToolCall(name="send"),
+        result=hw.ToolResult(is_error=True),
+    )
+    await bus.emit("tool.after", failed, ctx)
+    refused = await bus.emit("tool.before", tool_call("send", to="someone else"), ctx)
+    assert refused.outcome.kind == "block" and refused.outcome.code == "tool_failing"
+
+
+def test_the_guards_settings_errors_name_file_line_key_and_rule(tmp_path: Path) -> None:
+    spec = """
+    middleware:
+      - {use: harnessweaver.loop_guard, warn_after: 5, block_after: 3}
+      - {use: harnessweaver.budget_guard, max_tokens: 100, warn_at: 2}
+      - use: harnessweaver.tool_failure_guard
+        max_consecutiv: 2
+      - {use: harnessweaver.redact_pii, detect: [ssn]}
+    """
+    found = [str(problem) for problem in problems(write(tmp_path, spec))]
+    assert found == [
+        "harness.yaml:2: middleware[0] (harnessweaver.loop_guard): invalid settings: "
+        "block_after: Value error, block_after (3) must be greater than warn_after (5) (settings)",
+        "harness.yaml:3: middleware[1] (harnessweaver.budget_guard): invalid settings: "
+        "warn_at: Input should be less than 1 (settings)",
+        "harness.yaml:5: middleware[2] (harnessweaver.tool_failure_guard): invalid settings: "
+        "max_consecutiv: unknown setting (did you mean max_consecutive?) (settings)",
+        "harness.yaml:6: middleware[3] (harnessweaver.redact_pii): invalid settings: "
+        "detect.0: Input should be 'email', 'phone' or 'credit_card' (settings)",
+    ]
+
+
+def test_hooks_lists_the_guards(tmp_path: Path) -> None:
+    harness = hw.load(write(tmp_path, "profiles: [profile://agent-guards]\n"))
+    assert "agent_guards.tool_failure_guard  harnessweaver.tool_failure_guard" in harness.render()
+    assert '"name": "agent_guards.redact_pii"' in harness.render("json")
+    assert "agent_guards.loop_guard<br/>platform, closed" in harness.render("mermaid")

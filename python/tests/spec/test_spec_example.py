@@ -9,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from checkout import require_checkout
+
+ROOT = require_checkout()
 EXAMPLE = ROOT / "examples" / "refunds"
 README = (EXAMPLE / "README.md").read_text(encoding="utf-8")
 HOOKS = ["hooks", "examples/refunds/harness.yaml", "--task", "refund"]

@@ -1,0 +1,80 @@
+"""Per-run state for built-in middleware that remember what happened earlier in a run.
+
+One middleware instance serves every run of its harness, often several at once, so what it
+remembers is kept per run, keyed by ``env.run_id``. The memory is bounded twice: a run's state
+is dropped when its ``task.end`` says the run is over for good, and at most ``limit`` runs are
+kept in any case, the one used longest ago dropped first, so runs that never end for good (a
+crash, a caller that stops emitting, a suspended run nobody resumes) cannot make the state
+grow without bound.
+
+``task.end`` also fires when a run only stops: suspended, or stopped by a provider error, an
+error or one of the run loop's budgets, all of which ``harness.resume`` can go on with, under
+the same run id. Such a run keeps its state, so a resumed run goes on with the counts it had
+(a budget guard that forgot what a run spent would let a resumed run spend it again). Only
+the exit reasons after which a run cannot go on drop it; an exit reason this module does not
+know keeps the state, the safe side, until the bound drops it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Final, Generic, TypeVar
+
+from ..events import TaskEndEvent
+
+__all__ = ["FINAL_EXIT_REASONS", "MAX_RUNS", "RunStates"]
+
+S = TypeVar("S")
+
+MAX_RUNS: Final = 4096
+"""How many runs' state one middleware keeps at most (each is a few small counters)."""
+
+FINAL_EXIT_REASONS: Final = frozenset(
+    {"completed", "blocked", "escalated", "denied", "retry_exhausted"}
+)
+"""The exit reasons after which a run cannot be resumed: its state is dropped at ``task.end``."""
+
+
+class RunStates(Generic[S]):
+    """The state of each run, made by ``factory`` on first use; a bounded, LRU mapping."""
+
+    __slots__ = ("_factory", "_limit", "_states")
+
+    def __init__(self, factory: Callable[[], S], limit: int = MAX_RUNS) -> None:
+        if limit < 1:
+            raise ValueError(f"RunStates limit must be at least 1, got {limit}")
+        self._factory = factory
+        self._limit = limit
+        self._states: OrderedDict[str, S] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+    def __contains__(self, run_id: object) -> bool:
+        return run_id in self._states
+
+    def __getitem__(self, run_id: str) -> S:
+        """The run's state, created if the run is new; the run becomes the most recent."""
+        state = self._states.get(run_id)
+        if state is None:
+            state = self._states[run_id] = self._factory()
+            if len(self._states) > self._limit:
+                self._states.popitem(last=False)
+        else:
+            self._states.move_to_end(run_id)
+        return state
+
+    def peek(self, run_id: str) -> S | None:
+        """The run's state if it has one (the run becomes the most recent), without creating
+        it: a run that only reads its state, such as a guard refusing a call again and again,
+        is in use all the same."""
+        state = self._states.get(run_id)
+        if state is not None:
+            self._states.move_to_end(run_id)
+        return state
+
+    def end(self, run_id: str, event: TaskEndEvent) -> None:
+        """Forget the run at its ``task.end`` if it is over for good."""
+        if event.exit_reason in FINAL_EXIT_REASONS:
+            self._states.pop(run_id, None)
