@@ -8,6 +8,7 @@ it ran, so a broken bus fails here instead of being timed; none asserts a time.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
@@ -15,8 +16,9 @@ import pytest
 
 import harnessweaver as hw
 
-ROUNDS = 21
-"""Rounds per benchmark; the report takes the median round (the machine is noisy)."""
+ROUNDS = 5 if os.environ.get("HARNESSWEAVER_BENCH_QUICK") else 21
+"""Rounds per benchmark; the report takes the median round (the machine is noisy).
+``nox -s bench -- --quick`` sets ``HARNESSWEAVER_BENCH_QUICK`` for a smoke run."""
 
 # Emits or floor passes per round, by chain length: a round takes about 1-5 ms, long enough
 # for the clock and short enough for many rounds.

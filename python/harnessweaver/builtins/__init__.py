@@ -1,7 +1,8 @@
 """The built-in middleware: the plugin of namespace ``harnessweaver``.
 
 A harness spec uses them as ``harnessweaver.<name>`` without listing a plugin; the built-in
-profiles (``profile://rag``, ``profile://safe-tools``) are made of them.
+profiles (``profile://agent-guards``, ``profile://rag``, ``profile://safe-tools``) are made
+of them.
 
 | middleware | hook points | fail mode | does |
 |---|---|---|---|

@@ -1,0 +1,94 @@
+"""The benchmark report (python/benchmarks/report.py): ratios to the floor of the same run, and
+the issue's targets judged on them. Synthetic figures: no test here times anything."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from checkout import from_checkout
+
+pytestmark = from_checkout
+
+
+def _load_report() -> ModuleType:
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "report.py"
+    spec = importlib.util.spec_from_file_location("bench_report", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+def bench(workload: str, median_s: float, per: int = 1, **info: Any) -> dict[str, Any]:
+    return {"stats": {"median": median_s}, "extra_info": {"workload": workload, "per": per, **info}}
+
+
+def python_run(core: str, emit_ns: float, pure_ns: float = 0.0) -> dict[str, Any]:
+    """One core's pytest-benchmark JSON: floors of 1 µs, emits of ``emit_ns`` (``pure_ns`` for
+    the untimed pure-core row), trace memory and the round trip."""
+    benches = []
+    for n in (0, 1, 8, 32):
+        benches.append(bench("floor", 1000e-9, kind="complete", n=n))
+        for timeouts in ("none", "2s"):
+            untimed_pure = core == "python" and timeouts == "none"
+            median = (pure_ns if untimed_pure else emit_ns) * 1e-9
+            benches.append(bench("emit", median, kind="complete", n=n, timeouts=timeouts))
+    benches.append(
+        bench("trace-round-trip", 0.5, n=1_000_000, bytes_per_record=32.0, kind="", timeouts=None)
+    )
+    return {"benchmarks": benches, "machine_info": {"cpu": {"brand_raw": "test", "count": 2}}}
+
+
+def write(tmp_path: Path, name: str, data: dict[str, Any]) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def run_report(tmp_path: Path, rust_ns: float, pure_ns: float) -> tuple[int, dict[str, Any]]:
+    report = _load_report()
+    rust = write(tmp_path, "rust.json", python_run("rust", rust_ns))
+    pure = write(tmp_path, "pure.json", python_run("python", 4000.0, pure_ns))
+    out = tmp_path / "results.json"
+    status = report.main(
+        ["--python", f"rust={rust}", "--python", f"python={pure}", "--json", str(out)]
+    )
+    return status, json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_ratios_are_to_the_floor_of_the_same_run(tmp_path: Path) -> None:
+    _, results = run_report(tmp_path, rust_ns=1100.0, pure_ns=4000.0)
+    row = next(
+        r
+        for r in results["rows"]
+        if r["implementation"] == "python-rust" and r["workload"] == "emit" and r["n"] == 8
+    )
+    assert row["floor_ns"] == pytest.approx(1000.0)
+    assert row["ratio"] == pytest.approx(1.1)
+
+
+def test_every_target_met_exits_zero(tmp_path: Path) -> None:
+    status, results = run_report(tmp_path, rust_ns=1100.0, pure_ns=4000.0)
+    assert [t["what"] for t in results["targets"] if not t["met"]] == []
+    assert status == 0
+
+
+def test_an_unmet_target_is_named_and_fails_the_run(tmp_path: Path) -> None:
+    status, results = run_report(tmp_path, rust_ns=1100.0, pure_ns=6000.0)
+    unmet = [t for t in results["targets"] if not t["met"]]
+    assert [(t["what"], t["measured"]) for t in unmet] == [("pure-Python core, N=8", "6.00x")]
+    assert status == 1
+
+
+def test_a_missing_measurement_is_not_a_met_target(tmp_path: Path) -> None:
+    report = _load_report()
+    judged = report.targets([])
+    assert judged and not any(t.met for t in judged)
+    assert {t.measured for t in judged} == {"not measured"}
