@@ -7,6 +7,8 @@
 ``nox -s fuzz``         differential testing on generated cases (``-- --seed N`` to reproduce)
 ``nox -s wheels``       release wheels, the pure-Python wheel and the sdist, checked; then
                        ``installed`` tests each one installed in a fresh environment
+``nox -s bench``        benchmarks of both cores, the core crate and TypeScript: one table
+                       with ratios to the floor, written to ``.bench/`` (docs/performance.md)
 ``nox -s version``      the version (Cargo.toml) and its copies; ``-- X.Y.Z`` sets it
 ``nox -s abi3``         the measurement behind per-version wheels (docs/packaging.md)
 
@@ -117,6 +119,49 @@ def lint(session: nox.Session) -> None:
         external=True,
         env={"PYO3_PYTHON": os.path.join(session.bin, "python")},
     )
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """pytest-benchmark on both cores, criterion on the core crate and the Node script, then
+    one table of medians and ratios to the floor of the same run (``.bench/results.json``,
+    ``.bench/results.md``); fails when a target of docs/performance.md is not met.
+
+    ``-- --quick`` runs fewer rounds and a shorter criterion measurement (a smoke run).
+    """
+    quick = "--quick" in session.posargs
+    install(session, "bench")
+    out = ROOT / ".bench"
+    out.mkdir(exist_ok=True)
+    report = ["python", "python/benchmarks/report.py"]
+    for core in CORES:
+        result = out / f"python-{core}.json"
+        rounds = ["--benchmark-disable-gc"] + (["-x", "-q"] if quick else ["-q"])
+        session.run(
+            "pytest",
+            "python/benchmarks",
+            "-p",
+            "no:cacheprovider",
+            *rounds,
+            f"--benchmark-json={result}",
+            env={"HARNESSWEAVER_CORE": core, "HARNESSWEAVER_BENCH_QUICK": "1" if quick else ""},
+        )
+        report += ["--python", f"{core}={result}"]
+    timing = ["--warm-up-time", "1", "--measurement-time", "1" if quick else "3"]
+    session.run(
+        "cargo", "bench", "--locked", "-p", "harnessweaver-core", "--bench", "core", "--",
+        *timing, external=True,
+    )  # fmt: skip
+    report += ["--criterion", str(ROOT / "target" / "criterion")]
+    if shutil.which("npm") is not None:
+        build_ts(session)
+        with session.chdir(TS):
+            session.run("npm", "run", "bench", "--", "--json", str(out / "ts.json"), external=True)
+        report += ["--ts", str(out / "ts.json")]
+    else:
+        session.warn("npm not found: the TypeScript benchmark is left out")
+    md = out / "results.md"
+    session.run(*report, "--json", str(out / "results.json"), "--markdown", str(md))
 
 
 # --- Packaging: wheels, the sdist, and testing them as installed (docs/packaging.md) ---------

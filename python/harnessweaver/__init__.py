@@ -16,6 +16,7 @@ from ._select import CORE
 from ._select import core as _core_module
 from .bus import HookBus
 from .context import RunContext, Trace
+from .contracts import CONTRACT_RULES, ContractViolation, check_contract, check_contracts
 from .envelope import Clock, Envelope, FixedClock, SystemClock
 from .errors import (
     DeclarationError,
@@ -145,6 +146,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "CONTRACT_RULES",
     "CORE",
     "EVENT_TYPES",
     "LAYERS",
@@ -155,6 +157,7 @@ __all__ = [
     "Budgets",
     "Clock",
     "Continue",
+    "ContractViolation",
     "Decision",
     "Declaration",
     "DeclarationError",
@@ -212,6 +215,8 @@ __all__ = [
     "TraceFormatError",
     "Usage",
     "__version__",
+    "check_contract",
+    "check_contracts",
     "declare_in",
     "load",
     "middleware",

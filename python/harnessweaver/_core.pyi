@@ -9,6 +9,7 @@ from os import PathLike
 from typing import IO, Any, ClassVar, Final, final
 
 __all__ = [
+    "CONTRACT_RULES",
     "CORE",
     "MISSING",
     "Block",
@@ -24,12 +25,14 @@ __all__ = [
     "Suspend",
     "Trace",
     "__version__",
+    "check_contract",
     "declare",
     "declare_in",
     "parse_duration",
     "snake_case",
 ]
 
+CONTRACT_RULES: Final[tuple[str, ...]]
 CORE: Final[str]
 MISSING: Final[_Missing]
 __version__: Final[str]
@@ -168,6 +171,7 @@ def declare_in(
     timeout: object = None,
 ) -> Declaration: ...
 def parse_duration(value: object) -> float: ...
+def check_contract(hook: str, before: Any, after: Any) -> str | None: ...
 def snake_case(class_name: str) -> str: ...
 
 @final
@@ -202,7 +206,9 @@ class Pending:
 
 @final
 class Registry:
-    def __new__(cls, event_types: Mapping[str, type]) -> Registry: ...
+    def __new__(cls, event_types: Mapping[str, type], *, contracts: object = None) -> Registry: ...
+    @property
+    def contracts(self) -> str | None: ...
     def register(
         self,
         decl: Declaration,

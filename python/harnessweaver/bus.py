@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._select import core
 from .events import EVENT_TYPES
@@ -26,6 +26,11 @@ class HookBus:
     Run order is band (baseline, platform, app, task), then registration order; outbound
     hook points run it in reverse (rules 1-2). The most severe answer wins (rule 3); each
     middleware's timeout and fail mode are enforced (rule 4); every answer is traced.
+
+    ``contracts`` is the bus's hook-contract mode (I14, ``docs/contracts.md``): ``None`` (the
+    default) checks nothing; ``"warn"`` traces a modification that breaks a contract rule and
+    lets it flow on; ``"strict"`` makes it a failure of the middleware (``contract_violation``),
+    handled by its fail mode. Any other value is a ``RegistrationError`` naming it.
     """
 
     __slots__ = ("_registry", "emit")
@@ -38,9 +43,15 @@ class HookBus:
     without suspending costs no Python frame); nothing runs until it is awaited.
     """
 
-    def __init__(self) -> None:
-        self._registry = core.Registry(EVENT_TYPES)
+    def __init__(self, *, contracts: Literal["warn", "strict"] | None = None) -> None:
+        self._registry = core.Registry(EVENT_TYPES, contracts=contracts)
         self.emit = self._registry.emitter()  # bound once: emits are the hot path
+
+    @property
+    def contracts(self) -> Literal["warn", "strict"] | None:
+        """The hook-contract mode: ``"warn"``, ``"strict"`` or ``None`` (nothing checked)."""
+        mode = self._registry.contracts
+        return "warn" if mode == "warn" else "strict" if mode == "strict" else None
 
     def register(
         self,

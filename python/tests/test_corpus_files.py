@@ -23,7 +23,7 @@ KNOWN_RULES = (
     + ["detail-none", "detail-modified", "detail-invalid", "detail-closed-codes", "detail-trace"]
     + [f"ruling-{i}" for i in range(1, 22)]
     + ["R2", "R9", "R13", "S8"]
-    + [f"I{i}" for i in range(1, 14)]
+    + [f"I{i}" for i in range(1, 15)]
 )
 # No step can express I12 (cancellation from outside); the test suite pins it.
 REQUIRED_RULES = [r for r in KNOWN_RULES if r != "I12"]
@@ -32,7 +32,9 @@ ERROR_NAMES = {
     "timeout": "MiddlewareTimeout",
     "invalid_return": "InvalidReturn",
     "wrong_event_type": "WrongEventType",
+    "contract_violation": "ContractViolation",
 }
+CLOSED_CODES = {"timeout": "middleware_timeout", "contract_violation": "contract_violation"}
 MAX_UNTIMED = 0.1  # seconds a middleware without a timeout may sleep or busy per call
 MAX_CASE = 0.5  # seconds of sleeping and busying per case
 Case = dict[str, Any]
@@ -294,7 +296,7 @@ def test_expected_records_and_emits_are_consistent(case: Case) -> None:
                 closed = r["fail_mode"] == "closed"
                 assert r["error"] == ERROR_NAMES.get(r["failure"], r["error"])
                 assert r["outcome"] == ("block" if closed else "continue")
-                code = "middleware_timeout" if r["failure"] == "timeout" else "middleware_error"
+                code = CLOSED_CODES.get(r["failure"], "middleware_error")
                 assert r.get("code") == (code if closed else None)
             assert r["modified"] is False or r["outcome"] == "continue"
         hook_records = [r for r in records if r["kind"] == "hook"]

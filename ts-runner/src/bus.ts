@@ -2,19 +2,32 @@
 
 import type { HookPoint } from "./catalogue.js";
 import { RunContext } from "./context.js";
+import { contractMode, type ContractMode } from "./contracts.js";
 import type { Declaration, Overrides } from "./declaration.js";
 import { eventTypeMismatch } from "./errors.js";
 import { EVENT_TYPES, typeNameOf, type EventOf } from "./events.js";
 import type { Layer } from "./layer.js";
-import { isMiddleware, type Middleware } from "./middleware.js";
+import { isMiddleware, wantsSignal, type Middleware } from "./middleware.js";
 import type { HookResult } from "./outcomes.js";
 import { Registry, type Call } from "./registry.js";
-import { walk } from "./walk.js";
+import { walk, type WalkInput } from "./walk.js";
+
+/** What a bus is built with. */
+export interface HookBusOptions {
+  /**
+   * The hook-contract mode (I14, docs/contracts.md): undefined (the default) checks nothing;
+   * "warn" traces a modification that breaks a contract rule and lets it flow on; "strict"
+   * makes it a failure of the middleware (`contract_violation`), handled by its fail mode.
+   * Any other value is a `RegistrationError` (`invalid_contracts`) naming it.
+   */
+  readonly contracts?: ContractMode | undefined;
+}
 
 export interface EmitOptions {
   /**
-   * Cancels the emit from outside: the middleware running is abandoned (its signal aborts)
-   * and `emit` rejects with the signal's reason. This is not a failure of that middleware:
+   * Cancels the emit from outside: the middleware running is abandoned (its signal, if it
+   * declared one, aborts) and `emit` rejects with the signal's reason. This is not a failure
+   * of that middleware:
    * records of middleware that finished stay in the trace, no hook record is written (I12).
    */
   readonly signal?: AbortSignal;
@@ -39,6 +52,16 @@ export interface RegisterOptions<H extends HookPoint = HookPoint> extends Overri
  */
 export class HookBus {
   readonly #registry = new Registry();
+  readonly #contracts: ContractMode | undefined;
+
+  constructor(options: HookBusOptions = {}) {
+    this.#contracts = contractMode(options.contracts);
+  }
+
+  /** The hook-contract mode: "warn", "strict" or undefined (nothing checked). */
+  get contracts(): ContractMode | undefined {
+    return this.#contracts;
+  }
 
   /**
    * Registers a declared middleware. `options` may set the name, band, fail mode and
@@ -51,8 +74,8 @@ export class HookBus {
     if (!isMiddleware(middleware)) {
       throw new TypeError("register() needs a middleware declared with middleware(options, fn)");
     }
-    const call: Call = (event, envelope, signal) => middleware.call(event as EventOf<H>, envelope as never, signal);
-    return this.#registry.register(middleware.declaration, call, options);
+    const call: Call = (event, envelope, signal) => middleware.call(event as EventOf<H>, envelope as never, signal as AbortSignal);
+    return this.#registry.register(middleware.declaration, call, options, wantsSignal(middleware));
   }
 
   /** Removes a middleware by name; an emit in flight keeps the chain it started with (I11). */
@@ -70,26 +93,26 @@ export class HookBus {
    * event as the chain left it. An unknown hook point or an event of another type is an
    * `EmitError` (I7): then nothing runs and nothing is traced.
    */
-  async emit<H extends HookPoint>(
+  emit<H extends HookPoint>(
     hook: H,
     event: EventOf<H>,
     context: RunContext,
     options: EmitOptions = {},
   ): Promise<HookResult<EventOf<H>>> {
-    const plan = this.#registry.plan(hook);
-    if (!(context instanceof RunContext)) throw new TypeError("emit() needs a RunContext");
-    const eventType = EVENT_TYPES[hook];
-    if (!(event instanceof eventType)) throw eventTypeMismatch(hook, eventType.typeName, typeNameOf(event));
-    options.signal?.throwIfAborted(); // checked first: an I7 caller error runs and traces nothing
-    const result = await walk({
-      hook,
-      plan,
-      event,
-      eventType,
-      envelope: context.envelope,
-      trace: context.trace,
-      signal: options.signal,
-    });
-    return result as HookResult<EventOf<H>>;
+    // Not an `async` method: the walk's promise is returned as it is, without one more promise
+    // and await around it; a caller error is a rejection all the same.
+    let input: WalkInput;
+    try {
+      const plan = this.#registry.plan(hook);
+      if (!(context instanceof RunContext)) throw new TypeError("emit() needs a RunContext");
+      const eventType = EVENT_TYPES[hook];
+      if (!(event instanceof eventType)) throw eventTypeMismatch(hook, eventType.typeName, typeNameOf(event));
+      options.signal?.throwIfAborted(); // checked first: an I7 caller error runs and traces nothing
+      const { signal } = options;
+      input = { hook, plan, event, eventType, envelope: context.envelope, trace: context.trace, signal, contracts: this.#contracts };
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return walk(input) as Promise<HookResult<EventOf<H>>>;
   }
 }

@@ -23,7 +23,8 @@ export type ErrorKind =
   | "invalid_trace"
   | "unknown_layer"
   | "band_outward"
-  | "baseline_outside_profile";
+  | "baseline_outside_profile"
+  | "invalid_contracts";
 
 /** For each kind: the rule id compared by the corpus, and the rule as messages write it. */
 const RULES = {
@@ -43,6 +44,7 @@ const RULES = {
   unknown_layer: ["I13", "I13"],
   band_outward: ["ruling-16", "ruling 16"],
   baseline_outside_profile: ["S8", "S8"],
+  invalid_contracts: ["I14", "I14"],
 } as const satisfies Record<ErrorKind, readonly [string, string]>;
 
 export type Rule = (typeof RULES)[ErrorKind][0];
@@ -104,6 +106,7 @@ const EXPLAIN: Record<Exclude<ErrorKind, "invalid_trace">, string> = {
   band_outward: "a spec item may restate its layer's band or move it inward, never outward",
   baseline_outside_profile:
     "only profiles (org profiles, plugin profiles, profile files) put middleware in baseline",
+  invalid_contracts: "a contract mode is 'warn' or 'strict', or undefined to check no contracts",
 };
 
 type ValueKind = Exclude<

@@ -3,12 +3,13 @@
  * (rulings 11-12, I6).
  */
 
-export type FailureKind = "exception" | "timeout" | "invalid_return" | "wrong_event_type";
+export type FailureKind = "exception" | "timeout" | "invalid_return" | "wrong_event_type" | "contract_violation";
 
 const FIXED_NAMES: Readonly<Record<Exclude<FailureKind, "exception">, string>> = {
   timeout: "MiddlewareTimeout",
   invalid_return: "InvalidReturn",
   wrong_event_type: "WrongEventType",
+  contract_violation: "ContractViolation",
 };
 
 /** What an `exception` failure records when the thrown value is not an `Error` (I5). */
@@ -30,8 +31,9 @@ export function errorName(kind: FailureKind, thrown?: unknown): string {
   return typeof name === "string" && name !== "" ? name : "Error";
 }
 
-/** A closed failure blocks with this code (ruling 11). */
-export function closedCode(kind: FailureKind): "middleware_timeout" | "middleware_error" {
+/** A closed failure blocks with this code (ruling 11; I14 for a broken contract). */
+export function closedCode(kind: FailureKind): "middleware_timeout" | "middleware_error" | "contract_violation" {
+  if (kind === "contract_violation") return "contract_violation";
   return kind === "timeout" ? "middleware_timeout" : "middleware_error";
 }
 

@@ -1,112 +1,106 @@
 /**
- * Calling one middleware under its timeout (ruling 10, I9).
+ * Calling middleware under their timeouts (ruling 10, I9): the clock, the signals and the
+ * deadline queue the chain walk (`walk.ts`) uses.
  *
- * Time runs on the monotonic clock from just before the call until the answer arrives. A
- * middleware that is still pending at its deadline is abandoned: its `AbortSignal` aborts
- * (reason: a `TimeoutError` DOMException) and the bus stops waiting. An answer that arrives
- * after the deadline is a timeout too, even from a middleware that never yielded to the event
- * loop and so could not be interrupted: its late answer is discarded.
+ * Time runs on the monotonic clock (`performance.now()`, fractional milliseconds) from just
+ * before a call until its answer arrives. An answer that arrives after the deadline is a
+ * timeout, even from a middleware that never yielded to the event loop and so could not be
+ * interrupted: its late answer is discarded. A middleware still pending at its deadline is
+ * abandoned: its `AbortSignal`, if it asked for one, aborts (reason: a `TimeoutError`
+ * DOMException), and the emit goes on without it.
+ *
+ * The walk awaits each answer inline, so a middleware that answers at once costs no timer, no
+ * promise and no closure of the bus. What can take over a walk stuck on a pending answer (its
+ * deadline, or the caller's signal) is a `Watched` emit, kept in one list and served by one
+ * shared timer: the timer is armed for the earliest deadline that may be pending, re-armed
+ * only when a middleware starts with an earlier deadline than it is armed for, and on firing
+ * times out what is due and re-arms for what is left. It keeps the process alive only while
+ * some emit with a deadline is in flight.
  */
 
-import { monotonicNs } from "./monotonic.js";
+import { performance } from "node:perf_hooks";
 import type { Entry } from "./registry.js";
 
-/** How a call ended: an answer, a thrown value, or the timeout. */
-export type Settled =
-  | { readonly kind: "answer"; readonly value: unknown; readonly t0: bigint; readonly t1: bigint }
-  | { readonly kind: "thrown"; readonly error: unknown; readonly t0: bigint; readonly t1: bigint }
-  | { readonly kind: "timeout"; readonly t0: bigint; readonly t1: bigint };
+/** Monotonic milliseconds (fractional: sub-microsecond precision). */
+export const now: () => number = performance.now.bind(performance);
 
-/** setTimeout's longest delay; longer deadlines are re-armed until they are due. */
+/** A monotonic instant (from `now()`) as whole nanoseconds, for trace timings. */
+export function nanoseconds(ms: number): number {
+  return Math.round(ms * 1e6);
+}
+
+/** The reason a middleware's signal aborts with when its timeout runs out. */
+export function timeoutReason(entry: Entry): DOMException {
+  return new DOMException(`middleware ${entry.declaration.name} timed out`, "TimeoutError");
+}
+
+/** setTimeout's longest delay; a longer wait re-arms until it is due. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
 /**
- * Calls `entry` and settles it. Rejects only when `outer` (the caller's signal) aborts: that
- * cancellation belongs to the caller and is never a failure of the middleware (I12).
+ * An emit that something besides its middleware's answers may end: a deadline or the
+ * caller's signal. While it waits for an answer, `waiting` is true and `deadline` is when that
+ * middleware's time runs out (`Infinity`: never).
  */
-export function invoke(entry: Entry, event: unknown, envelope: unknown, outer?: AbortSignal): Promise<Settled> {
-  const controller = new AbortController();
-  const timeoutNs = entry.declaration.timeoutNs;
-  const t0 = monotonicNs();
-  const ended = (value: unknown, kind: "answer" | "thrown"): Settled => {
-    const t1 = monotonicNs();
-    if (timeoutNs !== null && t1 - t0 > timeoutNs) return { kind: "timeout", t0, t1 }; // late: discarded
-    return kind === "answer" ? { kind, value, t0, t1 } : { kind, error: value, t0, t1 };
-  };
-  let answer: unknown;
-  try {
-    answer = entry.call(event, envelope, controller.signal);
-  } catch (error) {
-    return Promise.resolve(ended(error, "thrown")); // a plain function's throw = a rejection
-  }
-  let thenable: boolean;
-  try {
-    thenable = isThenable(answer);
-  } catch (error) {
-    return Promise.resolve(ended(error, "thrown")); // a `then` getter that throws
-  }
-  if (!thenable) return Promise.resolve(ended(answer, "answer"));
-  // No deadline to arm and no caller's signal to listen to: nothing can end the wait but the
-  // answer itself, so it is simply awaited (no racing promise, timer or listeners to set up).
-  if (timeoutNs === null && outer === undefined) return awaited(answer as PromiseLike<unknown>, t0);
-  return new Promise<Settled>((resolve, reject) => {
-    let done = false;
-    const stop = (): boolean => {
-      if (done) return false;
-      done = true;
-      disarm();
-      outer?.removeEventListener("abort", cancelled);
-      return true;
-    };
-    const cancelled = (): void => {
-      if (!stop()) return;
-      controller.abort(outer?.reason);
-      reject(outer?.reason);
-    };
-    const disarm = timeoutNs === null ? () => {} : deadline(t0 + timeoutNs, () => {
-      if (!stop()) return;
-      controller.abort(new DOMException(`middleware ${entry.declaration.name} timed out`, "TimeoutError"));
-      resolve({ kind: "timeout", t0, t1: monotonicNs() });
-    });
-    Promise.resolve(answer).then(
-      (value) => stop() && resolve(ended(value, "answer")),
-      (error: unknown) => stop() && resolve(ended(error, "thrown")),
-    );
-    if (outer?.aborted) cancelled();
-    else outer?.addEventListener("abort", cancelled, { once: true });
-  });
+export abstract class Watched {
+  waiting = false;
+  deadline = Infinity;
+  /** Links of the list of watched emits. */
+  prev: Watched | null = null;
+  next: Watched | null = null;
+
+  /** The deadline passed at `t` while it was waiting: the walk goes on without that answer. */
+  abstract expire(t: number): void;
 }
 
-/** The answer of a middleware without a timeout, called without a caller's signal. */
-async function awaited(answer: PromiseLike<unknown>, t0: bigint): Promise<Settled> {
-  try {
-    const value: unknown = await answer;
-    return { kind: "answer", value, t0, t1: monotonicNs() };
-  } catch (error) {
-    return { kind: "thrown", error, t0, t1: monotonicNs() };
-  }
+let head: Watched | null = null;
+let inFlight = 0;
+let timer: NodeJS.Timeout | undefined;
+let timerDue = Infinity;
+
+/** Starts watching an emit. */
+export function watch(run: Watched): void {
+  run.next = head;
+  if (head !== null) head.prev = run;
+  head = run;
+  if (inFlight++ === 0) timer?.ref();
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === "object" || typeof value === "function") &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === "function"
-  );
+/** Stops watching an emit (it finished, or the caller cancelled it). */
+export function unwatch(run: Watched): void {
+  if (run.prev !== null) run.prev.next = run.next;
+  else if (head === run) head = run.next;
+  if (run.next !== null) run.next.prev = run.prev;
+  run.prev = run.next = null;
+  run.waiting = false;
+  if (--inFlight === 0) timer?.unref(); // nothing in flight: no reason to keep the process up
+}
+
+/** Makes sure the timer fires no later than `due` (a watched emit's deadline). */
+export function arm(due: number): void {
+  if (due >= timerDue) return; // the usual case: already armed for an earlier time
+  if (timer !== undefined) clearTimeout(timer);
+  timerDue = due;
+  timer = setTimeout(fire, Math.min(Math.max(0, Math.ceil(due - now())), MAX_DELAY_MS));
+  if (inFlight === 0) timer.unref();
 }
 
 /**
- * Calls `fire` once the monotonic clock passes `due`. Timers may fire a little early (libuv
- * keeps whole milliseconds of a cached loop time), so each firing checks the clock and
- * re-arms for what is left. Returns the function that disarms it.
+ * The shared timer fired: every watched emit waiting past its deadline expires, and the timer
+ * re-arms for the earliest deadline still pending. Timers may fire a little early (libuv keeps
+ * whole milliseconds of a cached loop time); then it simply re-arms.
  */
-function deadline(due: bigint, fire: () => void): () => void {
-  let handle: NodeJS.Timeout | undefined;
-  const arm = (): void => {
-    const left = due - monotonicNs();
-    handle = setTimeout(check, Math.min(Math.max(0, Math.ceil(Number(left) / 1e6)), MAX_DELAY_MS));
-  };
-  const check = (): void => (monotonicNs() > due ? fire() : arm());
-  arm(); // never fires synchronously: the caller finishes setting up first
-  return () => clearTimeout(handle);
+function fire(): void {
+  timer = undefined;
+  timerDue = Infinity;
+  const t = now();
+  let next = Infinity;
+  const due: Watched[] = [];
+  for (let run = head; run !== null; run = run.next) {
+    if (!run.waiting) continue;
+    if (t - run.deadline > 0) due.push(run);
+    else if (run.deadline < next) next = run.deadline;
+  }
+  for (const run of due) if (run.waiting && t - run.deadline > 0) run.expire(t);
+  if (next !== Infinity) arm(next);
 }

@@ -10,6 +10,13 @@
  * `AbortSignal` that aborts when the middleware's timeout runs out (the bus then stops
  * waiting for it): pass it on to `fetch`, timers and the like so abandoned work stops.
  * Returning `undefined` or `null` means `Continue()`.
+ *
+ * The signal is made only for a middleware that asks for it by declaring the parameter: a
+ * function (or `call` method) with three or more parameters (`fn.length >= 3`) gets a fresh
+ * `AbortSignal` on every call; one declared with fewer gets `undefined` as its third argument,
+ * and the bus makes no signal for it. A rest parameter (`(...args)`) or a default value
+ * (`signal = x`) does not count in `fn.length`: declare `signal` as a plain third parameter.
+ * Whether or not it has a signal, a middleware still times out (ruling 10).
  */
 
 import type { HookPoint } from "./catalogue.js";
@@ -22,13 +29,20 @@ import type { Outcome } from "./outcomes.js";
 /** What a middleware may answer: an outcome, or nothing (= `Continue()`). */
 export type Answer<E extends Event = Event> = Outcome<E> | null | undefined | void;
 
+/**
+ * A middleware function. Declare `signal` (a plain third parameter) to be handed an
+ * `AbortSignal` that aborts when the timeout runs out; without it, none is made.
+ */
 export type MiddlewareFn<E extends Event = Event> = (
   event: E,
   envelope: Envelope,
   signal: AbortSignal,
 ) => Answer<E> | PromiseLike<Answer<E>>;
 
-/** A middleware written as a class: its default name is the class name in snake case (I1). */
+/**
+ * A middleware written as a class: its default name is the class name in snake case (I1).
+ * As for a function, `call` is handed an `AbortSignal` only when it declares the parameter.
+ */
 export interface MiddlewareObject<E extends Event = Event> {
   call(event: E, envelope: Envelope, signal: AbortSignal): Answer<E> | PromiseLike<Answer<E>>;
 }
@@ -54,6 +68,16 @@ export interface Middleware<H extends HookPoint = HookPoint> {
 }
 
 const made = new WeakSet<object>();
+/** The declared middleware whose function declares a third parameter (`signal`). */
+const signalled = new WeakSet<object>();
+
+/**
+ * Whether the bus hands `declared` an `AbortSignal` on each call: true when its function (or
+ * `call` method) declares three or more parameters (`fn.length >= 3`).
+ */
+export function wantsSignal(declared: Middleware): boolean {
+  return signalled.has(declared);
+}
 
 /** Whether `value` was made by `middleware()`. */
 export function isMiddleware(value: unknown): value is Middleware {
@@ -75,6 +99,8 @@ export function middleware<const H extends HookPoint>(
   const declaration = declare({ ...options, name } as unknown as DeclarationOptions<H>);
   const declared: Middleware<H> = Object.freeze({ declaration, call });
   made.add(declared);
+  const fn: unknown = typeof target === "function" ? target : target.call;
+  if (typeof fn === "function" && fn.length >= 3) signalled.add(declared);
   return declared;
 }
 

@@ -31,6 +31,8 @@ export interface TraceRecord {
   readonly error?: string;
   /** Failure records only. */
   readonly fail_mode?: FailMode;
+  /** The hook-contract rule a modification broke (I14): on its middleware's record only. */
+  readonly contract?: string;
   /** Start, in monotonic nanoseconds; never compared by conformance. */
   readonly t_ns: number;
   /** Never compared by conformance. */
@@ -50,6 +52,7 @@ export const FIELDS = [
   "failure",
   "error",
   "fail_mode",
+  "contract",
   "t_ns",
   "duration_ns",
 ] as const satisfies readonly (keyof TraceRecord)[];

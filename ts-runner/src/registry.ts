@@ -12,15 +12,25 @@ import { applyOverrides, BANDS, type Declaration, type Overrides } from "./decla
 import { valueError, type Phase } from "./errors.js";
 import { declareIn, type Layer } from "./layer.js";
 import { shown } from "./shown.js";
+import type { Shape } from "./trace.js";
 
-/** How the bus calls a middleware: the event of one of its hook points. */
-export type Call = (event: unknown, envelope: unknown, signal: AbortSignal) => unknown;
+/**
+ * How the bus calls a middleware: the event of one of its hook points. `signal` is absent for
+ * a middleware that does not ask for one (see `middleware()`).
+ */
+export type Call = (event: unknown, envelope: unknown, signal: AbortSignal | undefined) => unknown;
 
 export interface Entry {
   readonly declaration: Declaration;
   readonly call: Call;
+  /** Whether each call is handed an AbortSignal of its own (the middleware asked for one). */
+  readonly signal: boolean;
+  /** The declaration's timeout in milliseconds (a double, for the walk's clock), or null. */
+  readonly timeoutMs: number | null;
   /** Its place in the registration order (I3: one place for all its hook points). */
   readonly order: number;
+  /** The shape of its trace records that answer a plain Continue (shared by all of them). */
+  readonly passed: Shape;
 }
 
 export class Registry {
@@ -32,11 +42,18 @@ export class Registry {
    * Registers `call` under `declaration` with the overrides of I10, or as a spec item of
    * `overrides.layer` (I13); returns what took effect.
    */
-  register(declaration: Declaration, call: Call, overrides: Overrides & { readonly layer?: Layer | undefined } = {}): Declaration {
+  register(
+    declaration: Declaration,
+    call: Call,
+    overrides: Overrides & { readonly layer?: Layer | undefined } = {},
+    signal = true,
+  ): Declaration {
     const { layer, ...item } = overrides;
     const final = layer === undefined || layer === null ? applyOverrides(declaration, item) : declareIn(declaration, layer, item);
     if (this.#entries.has(final.name)) throw valueError("register", "duplicate_name", "name", shown(final.name));
-    this.#entries.set(final.name, Object.freeze({ declaration: final, call, order: this.#next }));
+    const timeoutMs = final.timeoutNs === null ? null : Number(final.timeoutNs) / 1e6;
+    const passed: Shape = Object.freeze({ kind: "outcome", middleware: final.name, band: final.band, outcome: "continue", modified: false });
+    this.#entries.set(final.name, Object.freeze({ declaration: final, call, signal, timeoutMs, order: this.#next, passed }));
     this.#next += 1;
     this.#replan(final.hooks);
     return final;

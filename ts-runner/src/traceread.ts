@@ -9,9 +9,10 @@ import { invalidTrace } from "./errors.js";
 import { closedCode, type FailureKind } from "./failure.js";
 import { JsonFloat, parseStrict, type Parsed } from "./jsontext.js";
 import { shown } from "./shown.js";
+import { CONTRACT_RULES } from "./contracts.js";
 import { FIELDS, orderedRecord, type TraceRecord } from "./record.js";
 
-const TEXT_KEYS = ["hook", "kind", "outcome", "middleware", "band", "code", "failure", "error", "fail_mode"] as const;
+const TEXT_KEYS = ["hook", "kind", "outcome", "middleware", "band", "code", "failure", "error", "fail_mode", "contract"] as const;
 type TextKey = (typeof TEXT_KEYS)[number];
 
 const PER_KIND: Readonly<Record<string, readonly TextKey[]>> = {
@@ -23,7 +24,7 @@ const ALLOWED: Readonly<Partial<Record<TextKey, readonly string[]>>> = {
   kind: ["outcome", "failure", "hook"],
   outcome: ["continue", "retry", "escalate", "suspend", "block"],
   band: ["baseline", "platform", "app", "task"],
-  failure: ["exception", "timeout", "invalid_return", "wrong_event_type"],
+  failure: ["exception", "timeout", "invalid_return", "wrong_event_type", "contract_violation"],
   fail_mode: ["closed", "open"],
 };
 const CHECKED: readonly TextKey[] = ["middleware", "band", "failure", "error", "fail_mode"];
@@ -90,6 +91,7 @@ function checked(data: Map<string, Parsed>): TraceRecord {
     if (!wanted.includes(key) && texts[key] !== undefined) throw new Problem(`a ${kind} record has no ${key}`);
   }
   if (kind === "failure") checkResolution(texts);
+  checkContract(kind, modified, texts);
   return orderedRecord({
     ...(texts as Omit<TraceRecord, "emit" | "modified" | "t_ns" | "duration_ns">),
     emit,
@@ -97,6 +99,20 @@ function checked(data: Map<string, Parsed>): TraceRecord {
     t_ns: whole(data, "t_ns", 0, 2n ** 64n - 1n),
     duration_ns: whole(data, "duration_ns", 0, 2n ** 64n - 1n),
   });
+}
+
+/**
+ * I14: a contract rule is named by the record of a modification that broke it (a modified
+ * outcome record in warn mode, a contract_violation failure record in strict mode), only.
+ */
+function checkContract(kind: string, modified: boolean, texts: Partial<Record<TextKey, string>>): void {
+  const { contract } = texts;
+  if (contract !== undefined && !CONTRACT_RULES.includes(contract)) throw new Problem(`unknown contract '${contract}'`);
+  const violation = texts.failure === "contract_violation";
+  if (kind === "failure" && violation && contract === undefined) throw new Problem("a contract_violation failure record needs contract");
+  if (kind === "failure" && !violation && contract !== undefined) throw new Problem("only a contract_violation failure record has a contract");
+  if (kind === "outcome" && contract !== undefined && !modified) throw new Problem("only a modified outcome record has a contract");
+  if (kind === "hook" && contract !== undefined) throw new Problem("a hook record has no contract");
 }
 
 /** A failure record's outcome and code are the resolved ones (I8): closed blocks, open continues. */

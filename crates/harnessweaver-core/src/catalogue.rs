@@ -21,8 +21,8 @@ impl Direction {
     }
 }
 
-/// The index of a hook point in [`CATALOGUE`].
-pub type HookId = u16;
+/// The index of a hook point in [`CATALOGUE`]: one byte, so a trace record has room for the rest.
+pub type HookId = u8;
 
 /// One hook point of the catalogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

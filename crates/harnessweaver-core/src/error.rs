@@ -25,6 +25,7 @@ pub enum ErrorKind {
     UnknownLayer,
     BandOutward,
     BaselineOutsideProfile,
+    InvalidContracts,
 }
 
 impl ErrorKind {
@@ -47,6 +48,7 @@ impl ErrorKind {
             Self::UnknownLayer => "unknown_layer",
             Self::BandOutward => "band_outward",
             Self::BaselineOutsideProfile => "baseline_outside_profile",
+            Self::InvalidContracts => "invalid_contracts",
         }
     }
 
@@ -67,6 +69,7 @@ impl ErrorKind {
             Self::UnknownLayer => "I13",
             Self::BandOutward => "ruling-16",
             Self::BaselineOutsideProfile => "S8",
+            Self::InvalidContracts => "I14",
         }
     }
 
@@ -87,6 +90,7 @@ impl ErrorKind {
             Self::UnknownLayer => "I13",
             Self::BandOutward => "ruling 16",
             Self::BaselineOutsideProfile => "S8",
+            Self::InvalidContracts => "I14",
         }
     }
 }
@@ -196,6 +200,9 @@ fn explanation(kind: ErrorKind) -> String {
         ErrorKind::BaselineOutsideProfile => {
             "only profiles (org profiles, plugin profiles, profile files) put middleware in baseline"
         }
+        ErrorKind::InvalidContracts => {
+            "a contract mode is 'warn' or 'strict', or None to check no contracts"
+        }
     };
     text.to_owned()
 }
@@ -263,7 +270,7 @@ pub(crate) fn invalid_trace(line: usize, problem: &str) -> Error {
 mod tests {
     use super::*;
 
-    const ALL: [ErrorKind; 16] = [
+    const ALL: [ErrorKind; 17] = [
         ErrorKind::InvalidName,
         ErrorKind::InvalidHooks,
         ErrorKind::UnknownHook,
@@ -280,6 +287,7 @@ mod tests {
         ErrorKind::UnknownLayer,
         ErrorKind::BandOutward,
         ErrorKind::BaselineOutsideProfile,
+        ErrorKind::InvalidContracts,
     ];
 
     #[test]
@@ -304,6 +312,7 @@ mod tests {
                 ("unknown_layer", "I13"),
                 ("band_outward", "ruling-16"),
                 ("baseline_outside_profile", "S8"),
+                ("invalid_contracts", "I14"),
             ]
         );
     }

@@ -12,14 +12,17 @@ pub enum FailureKind {
     Timeout = 1,
     InvalidReturn = 2,
     WrongEventType = 3,
+    /// A modification that broke a hook contract on a strict bus (I14).
+    ContractViolation = 4,
 }
 
 impl FailureKind {
-    pub const ALL: [FailureKind; 4] = [
+    pub const ALL: [FailureKind; 5] = [
         FailureKind::Exception,
         FailureKind::Timeout,
         FailureKind::InvalidReturn,
         FailureKind::WrongEventType,
+        FailureKind::ContractViolation,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -28,6 +31,7 @@ impl FailureKind {
             Self::Timeout => "timeout",
             Self::InvalidReturn => "invalid_return",
             Self::WrongEventType => "wrong_event_type",
+            Self::ContractViolation => "contract_violation",
         }
     }
 
@@ -39,6 +43,7 @@ impl FailureKind {
             Self::Timeout => Some("MiddlewareTimeout"),
             Self::InvalidReturn => Some("InvalidReturn"),
             Self::WrongEventType => Some("WrongEventType"),
+            Self::ContractViolation => Some("ContractViolation"),
         }
     }
 
@@ -58,8 +63,9 @@ pub struct Resolution {
     pub code: Option<&'static str>,
 }
 
-/// Closed: Block with `middleware_timeout` for a timeout, `middleware_error` for every other
-/// failure (ruling 11). Open: a plain Continue with no code (ruling 12).
+/// Closed: Block with `middleware_timeout` for a timeout, `contract_violation` for a broken
+/// contract (I14), `middleware_error` for every other failure (ruling 11). Open: a plain
+/// Continue with no code (ruling 12).
 pub fn resolve(fail_mode: FailMode, kind: FailureKind) -> Resolution {
     match (fail_mode, kind) {
         (FailMode::Open, _) => Resolution {
@@ -69,6 +75,10 @@ pub fn resolve(fail_mode: FailMode, kind: FailureKind) -> Resolution {
         (FailMode::Closed, FailureKind::Timeout) => Resolution {
             outcome: OutcomeKind::Block,
             code: Some("middleware_timeout"),
+        },
+        (FailMode::Closed, FailureKind::ContractViolation) => Resolution {
+            outcome: OutcomeKind::Block,
+            code: Some("contract_violation"),
         },
         (FailMode::Closed, _) => Resolution {
             outcome: OutcomeKind::Block,
@@ -99,6 +109,7 @@ mod tests {
                 ("timeout", Some("MiddlewareTimeout")),
                 ("invalid_return", Some("InvalidReturn")),
                 ("wrong_event_type", Some("WrongEventType")),
+                ("contract_violation", Some("ContractViolation")),
             ]
         );
         for kind in FailureKind::ALL {
@@ -106,7 +117,7 @@ mod tests {
             assert_eq!(FailureKind::from_u8(kind as u8), Some(kind));
         }
         assert_eq!(FailureKind::parse("Timeout"), None);
-        assert_eq!(FailureKind::from_u8(4), None);
+        assert_eq!(FailureKind::from_u8(5), None);
     }
 
     #[test]
@@ -114,6 +125,8 @@ mod tests {
         let timeout = resolve(FailMode::Closed, FailureKind::Timeout);
         assert_eq!(timeout.outcome, OutcomeKind::Block);
         assert_eq!(timeout.code, Some("middleware_timeout"));
+        let contract = resolve(FailMode::Closed, FailureKind::ContractViolation);
+        assert_eq!(contract.code, Some("contract_violation"));
         for kind in [
             FailureKind::Exception,
             FailureKind::InvalidReturn,

@@ -13,6 +13,7 @@
 pub mod band;
 pub mod catalogue;
 pub mod clock;
+pub mod contract;
 pub mod declaration;
 pub mod duration;
 pub mod error;
@@ -27,6 +28,7 @@ pub mod walk;
 
 pub use band::Band;
 pub use catalogue::{Direction, HookId, CATALOGUE};
+pub use contract::{ContractMode, EventView, MessageView, Rule};
 pub use declaration::{Declaration, DeclarationInput, Overrides, TimeoutInput};
 pub use error::{Error, ErrorKind};
 pub use fail_mode::FailMode;

@@ -19,6 +19,7 @@ use self::packed::Packed;
 
 use crate::band::Band;
 use crate::catalogue::{hook_name, HookId};
+use crate::contract::Rule;
 use crate::fail_mode::FailMode;
 use crate::failure::FailureKind;
 use crate::outcome::OutcomeKind;
@@ -26,8 +27,8 @@ use crate::symbol::{resolve_opt, Sym};
 
 pub use read::{from_jsonl_str, read_jsonl};
 
-/// The byte stored in [`Record::band`], [`Record::fail_mode`] or [`Record::failure`] when the
-/// record has no such field.
+/// The byte stored in [`Record::band`], [`Record::fail_mode`], [`Record::failure`] or
+/// [`Record::contract`] when the record has no such field.
 pub const ABSENT: u8 = u8::MAX;
 
 /// What a record is about (ruling 20).
@@ -86,6 +87,8 @@ pub struct Record {
     pub fail_mode: u8,
     /// `FailureKind as u8`.
     pub failure: u8,
+    /// The hook-contract rule the middleware's modification broke (I14): `Rule::as_u8`.
+    pub contract: u8,
 }
 
 // What a walk passes around; a trace stores it in 32 bytes (`packed.rs`).
@@ -106,6 +109,7 @@ impl Record {
             failure: FailureKind::from_u8(self.failure).map(FailureKind::as_str),
             error: resolve_opt(self.error),
             fail_mode: FailMode::from_u8(self.fail_mode).map(FailMode::as_str),
+            contract: Rule::from_u8(self.contract).map(Rule::as_str),
             t_ns: self.t_ns,
             duration_ns: self.duration_ns,
         }
@@ -134,6 +138,8 @@ pub struct RecordView {
     pub error: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fail_mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contract: Option<&'static str>,
     pub t_ns: u64,
     pub duration_ns: u64,
 }
@@ -295,6 +301,7 @@ pub(crate) mod tests {
             band: Band::App as u8,
             fail_mode: ABSENT,
             failure: ABSENT,
+            contract: ABSENT,
         };
         let failure = Record {
             t_ns: 20,
@@ -323,6 +330,7 @@ pub(crate) mod tests {
             band: ABSENT,
             fail_mode: ABSENT,
             failure: ABSENT,
+            contract: ABSENT,
         };
         [outcome, failure, hook]
     }

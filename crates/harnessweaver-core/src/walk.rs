@@ -8,6 +8,7 @@
 
 use crate::band::Band;
 use crate::catalogue::HookId;
+use crate::contract::{ContractMode, Rule};
 use crate::fail_mode::FailMode;
 use crate::failure::{resolve, FailureKind};
 use crate::outcome::{severity, OutcomeKind, Reducer};
@@ -94,6 +95,7 @@ fn continue_record(hook: HookId, entry_name: Sym, band: Band) -> Record {
         band: band as u8,
         fail_mode: ABSENT,
         failure: ABSENT,
+        contract: ABSENT,
     }
 }
 
@@ -161,6 +163,37 @@ impl Walk {
         }
     }
 
+    /// A `Continue(modified)` that broke contract `rule` (I14). Warn: the modification stands
+    /// and its record names the rule. Strict: a `contract_violation` failure, resolved by the
+    /// fail mode like any other (closed blocks, open continues with the event unmodified), and
+    /// its record names the rule too.
+    #[allow(clippy::too_many_arguments)] // `answer`'s arguments, plus the verdict
+    pub fn violated(
+        &mut self,
+        index: usize,
+        hook: HookId,
+        entry_name: Sym,
+        band: Band,
+        fail_mode: FailMode,
+        rule: Rule,
+        mode: ContractMode,
+    ) -> Decision {
+        let answer = match mode {
+            ContractMode::Warn => Answer::Outcome {
+                kind: OutcomeKind::Continue,
+                modified: true,
+                code: NO_SYM,
+            },
+            ContractMode::Strict => Answer::Failure {
+                failure: FailureKind::ContractViolation,
+                error: failure_error_sym(FailureKind::ContractViolation, None),
+            },
+        };
+        let mut decision = self.answer(index, hook, entry_name, band, fail_mode, answer);
+        decision.record.contract = rule.as_u8();
+        decision
+    }
+
     /// Folds the answer into the combined outcome (rulings 4, 5, 8).
     /// The answer of nearly every middleware, a plain `Continue`, without building a
     /// [`Decision`]: the same record and reduction as `answer`, and nothing to decide (it never
@@ -208,6 +241,7 @@ impl Walk {
             band: ABSENT,
             fail_mode: ABSENT,
             failure: ABSENT,
+            contract: ABSENT,
         }
     }
 }
@@ -421,6 +455,49 @@ mod tests {
         let (_, decisions) = walk(&[closed(coded_continue), closed(odd_block)]);
         assert_eq!(decisions[0].code, NO_SYM);
         assert!(!decisions[1].modified && !decisions[1].accept_modification);
+    }
+
+    #[test]
+    fn contract_violations_warn_or_fail_by_fail_mode_i14() {
+        let rule = Rule::parse("model.before/history_unchanged").unwrap();
+        let name = intern("rewriter");
+        let mut walk = Walk::new();
+        let warned = walk.violated(
+            0,
+            2,
+            name,
+            Band::App,
+            FailMode::Closed,
+            rule,
+            ContractMode::Warn,
+        );
+        assert!(warned.accept_modification && warned.record.modified && !warned.stop);
+        assert_eq!(warned.record.view().contract, Some(rule.as_str()));
+        for (fail_mode, outcome, code) in [
+            (FailMode::Closed, "block", Some("contract_violation")),
+            (FailMode::Open, "continue", None),
+        ] {
+            let mut walk = Walk::new();
+            let decision =
+                walk.violated(0, 2, name, Band::App, fail_mode, rule, ContractMode::Strict);
+            let view = decision.record.view();
+            assert!(!decision.accept_modification);
+            assert_eq!(
+                (view.kind, view.outcome, view.code),
+                ("failure", outcome, code)
+            );
+            assert_eq!(view.failure, Some("contract_violation"));
+            assert_eq!(view.error, Some("ContractViolation"));
+            assert_eq!(view.contract, Some(rule.as_str()));
+            let mut trace = TraceBuf::new();
+            let emit = trace.begin_emit();
+            trace.push(Record {
+                emit,
+                ..decision.record
+            });
+            let back = TraceBuf::from_jsonl_str(&trace.to_jsonl()).unwrap();
+            assert_eq!(back.records(), trace.records());
+        }
     }
 
     #[test]

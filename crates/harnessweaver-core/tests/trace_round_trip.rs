@@ -38,7 +38,7 @@ fn recorded(size: usize) -> TraceBuf {
     let mut i = 0usize;
     while trace.len() < size {
         let emit = trace.begin_emit();
-        let hook = u16::try_from(emit % 8).unwrap();
+        let hook = u8::try_from(emit % 8).unwrap();
         let mut walk = Walk::new();
         for index in 0..i % 5 {
             let band = Band::ALL[i % 4];

@@ -183,12 +183,18 @@ impl Emit {
     ) -> PyResult<Py<PyAny>> {
         match std::mem::replace(&mut self.stage, Stage::Done) {
             Stage::Driving(coro) => {
-                let args = (
-                    typ,
-                    val.map_or_else(|| py.None(), |v| v.clone().unbind()),
-                    tb,
-                );
-                let yielded = coro.bind(py).call_method1(intern!(py, "throw"), args)?;
+                // The caller's own form is passed on: since Python 3.12 the three-argument
+                // form warns (DeprecationWarning), and asyncio and trio throw one exception.
+                let method = intern!(py, "throw");
+                let coroutine = coro.bind(py);
+                let yielded = match (val, tb) {
+                    (None, None) => coroutine.call_method1(method, (typ,)),
+                    (Some(val), None) => coroutine.call_method1(method, (typ, val)),
+                    (val, Some(tb)) => {
+                        let val = val.map_or_else(|| py.None(), |v| v.clone().unbind());
+                        coroutine.call_method1(method, (typ, val, tb))
+                    }
+                }?;
                 self.stage = Stage::Driving(coro);
                 Ok(yielded.unbind())
             }

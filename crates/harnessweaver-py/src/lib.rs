@@ -9,6 +9,7 @@
 
 mod backend;
 mod context;
+mod contract;
 mod declaration;
 mod emit;
 mod emitter;
@@ -26,6 +27,8 @@ use pyo3::prelude::*;
 mod _core {
     #[pymodule_export]
     use super::context::RunContext;
+    #[pymodule_export]
+    use super::contract::check_contract;
     #[pymodule_export]
     use super::declaration::{declare, declare_in, parse_duration, snake_case, Declaration};
     #[pymodule_export]
@@ -46,6 +49,7 @@ mod _core {
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("MISSING", Py::new(m.py(), Missing)?)?;
         m.add("CORE", "rust")?;
+        m.add("CONTRACT_RULES", super::contract::rule_ids(m.py())?)?;
         #[cfg(not(Py_LIMITED_API))] // no type slots to patch under the limited API
         super::emit::install_slots(m.py())?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;

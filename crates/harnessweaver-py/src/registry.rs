@@ -12,12 +12,14 @@ use pyo3::{intern, PyTraverseError, PyVisit};
 
 use harnessweaver_core::catalogue::{HookId, CATALOGUE};
 use harnessweaver_core::clock;
+use harnessweaver_core::contract::ContractMode;
 use harnessweaver_core::error::Error;
 use harnessweaver_core::walk::Walk;
 use harnessweaver_core::{Chain, ErrorKind, Registry as CoreRegistry};
 
 use crate::backend::structured;
 use crate::context::RunContext;
+use crate::contract::mode_of;
 use crate::declaration::{layer_of, overridden, Declaration};
 use crate::emitter::{emitter, new_emit, Spare};
 use crate::errors::{to_py, wrong_type, Phase};
@@ -34,6 +36,8 @@ pub struct Registry {
     /// taking the lock, and an emit in flight keeps the chain it loaded (ruling 3, I11).
     plans: Vec<ArcSwap<Plan>>,
     event_types: Vec<Py<PyType>>,
+    /// The hook-contract mode (I14); `None` checks nothing.
+    contracts: Option<ContractMode>,
     /// A finished `Emit` kept for reuse (see `emitter.rs`).
     pub spare: Spare,
 }
@@ -132,6 +136,7 @@ impl Registry {
             last: t_emit,
             last_precise: precise,
             records: Records::new(),
+            contracts: self.contracts,
         };
         match state.run(py)? {
             Stop::Done(result) => Ok(result.into_any()),
@@ -158,7 +163,9 @@ fn mismatch(
 #[pymethods]
 impl Registry {
     #[new]
-    fn new(event_types: &Bound<'_, PyAny>) -> PyResult<Self> {
+    #[pyo3(signature = (event_types, *, contracts = None))]
+    fn new(event_types: &Bound<'_, PyAny>, contracts: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let contracts = mode_of(contracts)?;
         let mut types = Vec::with_capacity(CATALOGUE.len());
         let mut missing = Vec::new();
         for point in &CATALOGUE {
@@ -184,6 +191,7 @@ impl Registry {
             inner: Mutex::new(CoreRegistry::new()),
             plans,
             event_types: types,
+            contracts,
             spare: Spare::default(),
         })
     }
@@ -271,6 +279,12 @@ impl Registry {
     ) -> PyResult<Bound<'py, PyTuple>> {
         let (chain, _) = self.planned(hook_of(hook)?);
         PyTuple::new(py, chain.iter().map(|e| e.payload.decl.clone_ref(py)))
+    }
+
+    /// The hook-contract mode: `"warn"`, `"strict"` or `None` (I14).
+    #[getter]
+    fn contracts(&self) -> Option<&'static str> {
+        self.contracts.map(ContractMode::as_str)
     }
 
     fn has_timeouts(&self, hook: &Bound<'_, PyAny>) -> PyResult<bool> {

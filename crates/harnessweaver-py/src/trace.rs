@@ -73,6 +73,7 @@ fn as_dict<'py>(py: Python<'py>, view: &RecordView) -> PyResult<Bound<'py, PyDic
         (intern!(py, "failure"), view.failure),
         (intern!(py, "error"), view.error),
         (intern!(py, "fail_mode"), view.fail_mode),
+        (intern!(py, "contract"), view.contract),
     ];
     for (key, value) in optional {
         if let Some(value) = value {

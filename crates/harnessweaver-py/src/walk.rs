@@ -17,6 +17,7 @@ use pyo3::types::{PyString, PyType};
 use pyo3::{intern, IntoPyObjectExt, PyTraverseError, PyVisit};
 
 use harnessweaver_core::clock::{self, precise_ns};
+use harnessweaver_core::contract::{ContractMode, Rule};
 use harnessweaver_core::failure::{closed_reason, FailureKind};
 use harnessweaver_core::outcome::OutcomeKind;
 use harnessweaver_core::registry::{Chain, Entry};
@@ -26,6 +27,7 @@ use harnessweaver_core::walk::{failure_error_sym, Answer, Walk};
 use harnessweaver_core::{catalogue::HookId, duration::nanos_to_seconds, Sym};
 use smallvec::SmallVec;
 
+use crate::contract::violation;
 use crate::declaration::Declaration;
 use crate::held::Held;
 use crate::outcome::{plain_continue, Block, Continue, Escalate, HookResult, Retry, Suspend};
@@ -62,6 +64,8 @@ pub struct EmitState {
     pub last_precise: bool,
     /// This emit's records, written to the trace in one go (or when the emit is dropped).
     pub records: Records,
+    /// The bus's hook-contract mode (I14): modified events are checked only with one.
+    pub contracts: Option<ContractMode>,
 }
 
 /// Records of one emit: inline up to a dozen (no allocation for most chains).
@@ -325,7 +329,13 @@ impl EmitState {
                 keep,
                 modified,
             } => {
-                let decision = self.decide(answer, now);
+                let decision = match (self.contracts, &modified) {
+                    (Some(mode), Some(event)) => match self.broken(py, event)? {
+                        Some(rule) => self.violated(py, rule, mode, now)?,
+                        None => self.decide(answer, now),
+                    },
+                    _ => self.decide(answer, now),
+                };
                 if decision.accept_modification {
                     if let Some(event) = modified {
                         self.event.replace(event);
@@ -381,28 +391,72 @@ impl EmitState {
             now,
         );
         if decision.new_best {
-            self.best = if decision.outcome == OutcomeKind::Block {
-                let reason = closed_reason(&self.entry().decl.name, kind);
-                let code = harnessweaver_core::symbol::resolve_opt(decision.code)
-                    .map(|c| PyString::new(py, c).unbind());
-                Some(Held::new(
-                    Py::new(
-                        py,
-                        Block {
-                            reason: PyString::new(py, &reason).unbind(),
-                            code,
-                        },
-                    )?
-                    .into_any(),
-                ))
-            } else {
-                None
-            };
+            self.best = self.failure_outcome(py, &decision, kind)?;
         }
         if decision.stop {
             self.next = self.chain.len();
         }
         Ok(())
+    }
+
+    /// What a failure of `kind` answers: the Block of I6 when it is closed, else nothing (a
+    /// plain Continue).
+    fn failure_outcome(
+        &self,
+        py: Python<'_>,
+        decision: &harnessweaver_core::walk::Decision,
+        kind: FailureKind,
+    ) -> PyResult<Option<Held<PyAny>>> {
+        if decision.outcome != OutcomeKind::Block {
+            return Ok(None);
+        }
+        let reason = closed_reason(&self.entry().decl.name, kind);
+        let code = harnessweaver_core::symbol::resolve_opt(decision.code)
+            .map(|c| PyString::new(py, c).unbind());
+        let block = Block {
+            reason: PyString::new(py, &reason).unbind(),
+            code,
+        };
+        Ok(Some(Held::new(Py::new(py, block)?.into_any())))
+    }
+
+    /// The contract rule that the current middleware's modified `event` breaks, if any.
+    fn broken(&self, py: Python<'_>, event: &Py<PyAny>) -> PyResult<Option<Rule>> {
+        violation(self.hook, self.event.bind(py), event.bind(py))
+    }
+
+    /// The current middleware's modification broke `rule` (I14): traced with the rule; in
+    /// strict mode a `contract_violation` failure, resolved by its fail mode.
+    fn violated(
+        &mut self,
+        py: Python<'_>,
+        rule: Rule,
+        mode: ContractMode,
+        now: u64,
+    ) -> PyResult<harnessweaver_core::walk::Decision> {
+        let entry = &self.chain[self.current];
+        let decl = &entry.decl;
+        let mut decision = self.walk.violated(
+            self.current,
+            self.hook,
+            entry.name,
+            decl.band,
+            decl.fail_mode,
+            rule,
+            mode,
+        );
+        decision.record.emit = self.emit;
+        decision.record.t_ns = self.t0;
+        decision.record.duration_ns = now.saturating_sub(self.t0);
+        self.records.push(decision.record);
+        if mode == ContractMode::Strict {
+            // A failure: the combined outcome is a fresh Block when closed, never the answer.
+            if decision.new_best {
+                self.best = self.failure_outcome(py, &decision, FailureKind::ContractViolation)?;
+            }
+            decision.new_best = false;
+        }
+        Ok(decision)
     }
 
     fn decide(&mut self, answer: Answer, now: u64) -> harnessweaver_core::walk::Decision {

@@ -2,6 +2,7 @@
 and passes the same corpus; ``HARNESSWEAVER_CORE=python`` selects it."""
 
 from .context import RunContext
+from .contracts import CONTRACT_RULES, check_contract
 from .declaration import MISSING, Declaration, declare, snake_case
 from .duration import parse_duration
 from .layer import declare_in
@@ -11,6 +12,7 @@ from .trace import Trace
 from .walk import Walk as Pending
 
 __all__ = [
+    "CONTRACT_RULES",
     "MISSING",
     "Block",
     "Continue",
@@ -23,6 +25,7 @@ __all__ = [
     "RunContext",
     "Suspend",
     "Trace",
+    "check_contract",
     "declare",
     "declare_in",
     "parse_duration",

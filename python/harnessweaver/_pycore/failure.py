@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "CONTRACT_VIOLATION",
     "EXCEPTION",
     "INVALID_RETURN",
     "TIMEOUT",
@@ -18,11 +19,13 @@ EXCEPTION: Final = "exception"
 TIMEOUT: Final = "timeout"
 INVALID_RETURN: Final = "invalid_return"
 WRONG_EVENT_TYPE: Final = "wrong_event_type"
+CONTRACT_VIOLATION: Final = "contract_violation"
 
 _FIXED_NAMES: Final = {
     TIMEOUT: "MiddlewareTimeout",
     INVALID_RETURN: "InvalidReturn",
     WRONG_EVENT_TYPE: "WrongEventType",
+    CONTRACT_VIOLATION: "ContractViolation",
 }
 
 
@@ -34,7 +37,9 @@ def error_name(kind: str, exc: BaseException | None = None) -> str:
 
 
 def closed_code(kind: str) -> str:
-    """A closed failure blocks with this code (ruling 11)."""
+    """A closed failure blocks with this code (ruling 11; I14 for a broken contract)."""
+    if kind == CONTRACT_VIOLATION:
+        return "contract_violation"
     return "middleware_timeout" if kind == TIMEOUT else "middleware_error"
 
 

@@ -14,6 +14,7 @@ from .._slowpath import continue_emit
 from ..errors import error_for
 from .catalogue import HOOKS, OUTBOUND, hook_error
 from .context import RunContext
+from .contracts import contract_mode
 from .declaration import BAND_INDEX, Declaration, apply_overrides
 from .error import shown, value_error
 from .layer import declare_in
@@ -57,9 +58,10 @@ class _Entry:
 class Registry:
     """What a bus has registered, compiled into chains."""
 
-    __slots__ = ("_entries", "_event_types", "_next_order", "_plans", "_timed")
+    __slots__ = ("_contracts", "_entries", "_event_types", "_next_order", "_plans", "_timed")
 
-    def __init__(self, event_types: Mapping[str, type]) -> None:
+    def __init__(self, event_types: Mapping[str, type], *, contracts: object = None) -> None:
+        self._contracts = contract_mode(contracts)  # checked first: a bad mode builds nothing
         missing = [name for name, _ in HOOKS if name not in event_types]
         if missing:
             raise ValueError(f"event_types lacks the hook points {missing}")
@@ -132,6 +134,11 @@ class Registry:
         """The declarations of ``hook``'s chain in run order (direction applied)."""
         return tuple(entry.decl for entry in self._plan(hook, "emit"))
 
+    @property
+    def contracts(self) -> str | None:
+        """The hook-contract mode: ``"warn"``, ``"strict"`` or ``None`` (I14)."""
+        return self._contracts
+
     def has_timeouts(self, hook: str) -> bool:
         self._plan(hook, "emit")
         return self._timed[hook]
@@ -156,7 +163,7 @@ class Registry:
         etype = self._event_types[hook]
         if type(event) is not etype or type(ctx) is not RunContext:
             return self._emit(hook, event, ctx)
-        return drive(hook, plan, event, ctx.envelope, ctx.trace, etype)
+        return drive(hook, plan, event, ctx.envelope, ctx.trace, etype, self._contracts)
 
     async def _emit(self, hook: str, event: Any, ctx: Any) -> HookResult:
         plan = self._plan(hook, "emit")
@@ -165,7 +172,7 @@ class Registry:
         etype = self._event_types[hook]
         if type(event) is not etype and not isinstance(event, etype):
             raise self._mismatch(hook, etype, event)
-        return await drive(hook, plan, event, ctx.envelope, ctx.trace, etype)
+        return await drive(hook, plan, event, ctx.envelope, ctx.trace, etype, self._contracts)
 
     def emitter(self) -> Callable[[str, Any, Any], Coroutine[Any, Any, HookResult]]:
         """What ``HookBus.emit`` is: ``emit_call``, bound."""
@@ -184,7 +191,7 @@ class Registry:
         etype = self._event_types[hook]
         if not isinstance(event, etype):
             raise self._mismatch(hook, etype, event)
-        return Walk(hook, plan, event, env, trace, etype)
+        return Walk(hook, plan, event, env, trace, etype, contracts=self._contracts)
 
     @staticmethod
     def _mismatch(hook: str, etype: type, event: Any) -> Exception:

@@ -30,10 +30,13 @@ FIELDS: Final = (
     "failure",
     "error",
     "fail_mode",
+    "contract",
     "t_ns",
     "duration_ns",
 )
-_OPTIONAL: Final = frozenset({"middleware", "band", "code", "failure", "error", "fail_mode"})
+_OPTIONAL: Final = frozenset(
+    {"middleware", "band", "code", "failure", "error", "fail_mode", "contract"}
+)
 _REQUIRED_BY_KIND: Final = {
     "outcome": frozenset({"middleware", "band"}),
     "failure": frozenset({"middleware", "band", "failure", "error", "fail_mode"}),
@@ -43,7 +46,9 @@ _VALUES: Final = {
     "kind": frozenset(_REQUIRED_BY_KIND),
     "outcome": frozenset({"continue", "retry", "escalate", "suspend", "block"}),
     "band": frozenset({"baseline", "platform", "app", "task"}),
-    "failure": frozenset({"exception", "timeout", "invalid_return", "wrong_event_type"}),
+    "failure": frozenset(
+        {"exception", "timeout", "invalid_return", "wrong_event_type", "contract_violation"}
+    ),
     "fail_mode": frozenset({"closed", "open"}),
 }
 
@@ -188,6 +193,24 @@ def _text(data: dict[str, Any], key: str) -> str | None:
     return value
 
 
+def _check_contract(kind: str, modified: bool, failure: str | None, contract: str | None) -> None:
+    """I14: a contract rule is named by the record of a modification that broke it (a modified
+    outcome record in warn mode, a contract_violation failure record in strict mode), only."""
+    from .contracts import CONTRACT_RULES
+
+    if contract is not None and contract not in CONTRACT_RULES:
+        raise ValueError(f"unknown contract '{contract}'")
+    violation = failure == "contract_violation"
+    if kind == "failure" and violation and contract is None:
+        raise ValueError("a contract_violation failure record needs contract")
+    if kind == "failure" and not violation and contract is not None:
+        raise ValueError("only a contract_violation failure record has a contract")
+    if kind == "outcome" and contract is not None and not modified:
+        raise ValueError("only a modified outcome record has a contract")
+    if kind == "hook" and contract is not None:
+        raise ValueError("a hook record has no contract")
+
+
 def _record(data: dict[str, Any]) -> Record:
     from .catalogue import ORDER
     from .failure import closed_code
@@ -216,7 +239,7 @@ def _record(data: dict[str, Any]) -> Record:
     if texts["code"] is not None and outcome == "continue":
         raise ValueError("a continue has no code")
     wanted = _REQUIRED_BY_KIND[str(kind)]
-    for key in _OPTIONAL - {"code"}:
+    for key in _OPTIONAL - {"code", "contract"}:
         if key in wanted and texts[key] is None:
             raise ValueError(f"a {kind} record needs {key}")
         if key not in wanted and texts[key] is not None:
@@ -229,6 +252,7 @@ def _record(data: dict[str, Any]) -> Record:
                 f"a {texts['failure']} failure of a fail_mode {texts['fail_mode']} middleware is "
                 f"recorded as {expected[0]} with code {_quoted(expected[1])}"
             )
+    _check_contract(str(kind), modified, texts["failure"], texts["contract"])
     t_ns = _whole(data, "t_ns", 0, 2**64 - 1)
     duration_ns = _whole(data, "duration_ns", 0, 2**64 - 1)
     values = {**texts, "emit": emit, "modified": modified, "t_ns": t_ns, "duration_ns": duration_ns}

@@ -14,7 +14,9 @@ from types import CoroutineType
 from typing import Any
 
 from .._slowpath import NOT_STARTED, DeadlinePassed, drive_with_deadline
+from .contracts import violation
 from .failure import (
+    CONTRACT_VIOLATION,
     EXCEPTION,
     INVALID_RETURN,
     TIMEOUT,
@@ -44,6 +46,7 @@ class Walk:
     __slots__ = (
         "_best",
         "_best_sev",
+        "_contracts",
         "_emit",
         "_entry",
         "_env",
@@ -70,12 +73,14 @@ class Walk:
         etype: type,
         emit: int | None = None,
         t_emit: int | None = None,
+        contracts: str | None = None,
     ):
         self._hook = hook
         self._plan = plan
         self._event = event
         self._env = env
         self._etype = etype
+        self._contracts = contracts  # the hook-contract mode (I14); None checks nothing
         self._record = trace._fields.extend
         self._emit = trace._begin_emit() if emit is None else emit
         self._index = 0
@@ -168,6 +173,11 @@ class Walk:
             if modified is None:
                 sev = 0
             elif isinstance(modified, self._etype):
+                if self._contracts is not None:
+                    rule = violation(self._hook, self._event, modified)
+                    if rule is not None:
+                        self._violated(rule, value, now)
+                        return
                 sev = 1
                 self._event = modified
             else:
@@ -186,7 +196,19 @@ class Walk:
             self._best_sev = sev
             self._best = value
 
-    def _fail(self, failure: str, exc: BaseException | None) -> None:
+    def _violated(self, rule: str, value: Continue, now: int) -> None:
+        """The current middleware's modification broke contract ``rule`` (I14). Warn: it
+        stands, traced with the rule. Strict: a failure, resolved by the fail mode."""
+        if self._contracts == "strict":
+            self._fail(CONTRACT_VIOLATION, None, rule)
+            return
+        self._event = value.modified
+        self._trace(self._entry, "continue", True, None, now, rule)
+        if self._best_sev < 1:
+            self._best_sev = 1
+            self._best = value
+
+    def _fail(self, failure: str, exc: BaseException | None, contract: str | None = None) -> None:
         entry = self._entry
         now = monotonic_ns()
         if entry.closed:
@@ -209,6 +231,7 @@ class Walk:
                 failure,
                 error_name(failure, exc),
                 entry.fail_mode,
+                contract,
                 self._t0,
                 now - self._t0,
             )
@@ -217,7 +240,15 @@ class Walk:
             self._best_sev = sev
             self._best = outcome
 
-    def _trace(self, entry: Any, kind: str, modified: bool, code: str | None, now: int) -> None:
+    def _trace(
+        self,
+        entry: Any,
+        kind: str,
+        modified: bool,
+        code: str | None,
+        now: int,
+        contract: str | None = None,
+    ) -> None:
         self._record(
             (
                 self._emit,
@@ -231,6 +262,7 @@ class Walk:
                 None,
                 None,
                 None,
+                contract,
                 self._t0,
                 now - self._t0,
             )
@@ -254,6 +286,7 @@ class Walk:
                 None,
                 None,
                 None,
+                None,
                 self._t_emit,
                 now - self._t_emit,
             )
@@ -263,7 +296,13 @@ class Walk:
 
 
 async def drive(
-    hook: str, plan: tuple[Any, ...], event: Any, env: Any, trace: Any, etype: type
+    hook: str,
+    plan: tuple[Any, ...],
+    event: Any,
+    env: Any,
+    trace: Any,
+    etype: type,
+    contracts: str | None = None,
 ) -> HookResult:
     """A whole emit as one coroutine, for asyncio (and any chain without timeouts).
 
@@ -298,7 +337,7 @@ async def drive(
                     value = stop.value
                 else:
                     if walk is None:
-                        walk = Walk(hook, plan, event, env, trace, etype, emit, t_emit)
+                        walk = Walk(hook, plan, event, env, trace, etype, emit, t_emit, contracts)
                     walk._entry, walk._t0 = entry, t0
                     walk._wait(awaitable, yielded)
                     value = await drive_with_deadline(walk)
@@ -311,14 +350,14 @@ async def drive(
             ):
                 record(
                     (emit, hook, "outcome", entry.name, entry.band, "continue", False, None,
-                     None, None, None, t0, now - t0)
+                     None, None, None, None, t0, now - t0)
                 )  # fmt: skip
                 if best_sev < 0:
                     best_sev = 0
                 continue
             failure = None
         if walk is None:
-            walk = Walk(hook, plan, event, env, trace, etype, emit, t_emit)
+            walk = Walk(hook, plan, event, env, trace, etype, emit, t_emit, contracts)
         walk._index, walk._entry, walk._t0, walk._best_sev = index, entry, t0, best_sev
         walk._event = event
         if failure is None:
@@ -335,6 +374,6 @@ async def drive(
         walk._index, walk._best_sev, walk._event = index, best_sev, event
         return walk._finish()
     # Only plain answers: the combined outcome is a plain Continue and the event is unchanged.
-    record((emit, hook, "hook", None, None, "continue", False, None, None, None, None, t_emit,
-            monotonic_ns() - t_emit))  # fmt: skip
+    record((emit, hook, "hook", None, None, "continue", False, None, None, None, None, None,
+            t_emit, monotonic_ns() - t_emit))  # fmt: skip
     return hook_result(_CONTINUE, event)

@@ -37,7 +37,7 @@ class _CaseRun:
 
         self.hw = hw
         self.case = case
-        self.bus = hw.HookBus()
+        self.bus = hw.HookBus(contracts=case.get("given", {}).get("contracts"))
         now = case.get("given", {}).get("envelope", {}).get("now", "2026-11-30T12:00:00+00:00")
         self.envelope = hw.Envelope(clock=hw.FixedClock(now), run_id="conformance")
         self.contexts: dict[str, Any] = {}

@@ -10,13 +10,12 @@ middleware, the env overlay, the task's guardrails (stages as written), its vali
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from .._pycore.catalogue import HOOKS
 from ..agent.options import AgentChanges, AgentOptions
@@ -75,10 +74,10 @@ class Harness:
     """A harness: ``bus`` has every selected item registered; ``entries`` says where each
     came from (``spec`` is ``None`` for a harness built in code with :meth:`from_bus`).
 
-    ``contracts`` is the hook-contract mode asked for (``"warn"`` or ``"strict"``), handed to
-    the bus when it is built; a bus that does not take a contract mode yet leaves it recorded
-    here only. ``agent`` holds what :meth:`run` needs (provider, tools, budgets, journal...),
-    set with :meth:`with_agent`; the harness itself stays immutable.
+    ``contracts`` is the hook-contract mode asked for (``"warn"`` or ``"strict"``), which the
+    bus was built with (I14, ``docs/contracts.md``). ``agent`` holds what :meth:`run` needs
+    (provider, tools, budgets, journal...), set with :meth:`with_agent`; the harness itself
+    stays immutable.
     """
 
     bus: HookBus
@@ -208,19 +207,10 @@ def _check_contracts(contracts: object) -> ContractMode | None:
     )
 
 
-def _new_bus(contracts: ContractMode | None) -> HookBus:
-    """A bus for the harness, given the contract mode when it was asked for and the bus
-    takes one (a bus without hook contracts is built as before, the mode kept on the harness)."""
-    if contracts is not None and "contracts" in inspect.signature(HookBus).parameters:
-        bus: HookBus = cast(Any, HookBus)(contracts=contracts)  # typed once HookBus declares it
-        return bus
-    return HookBus()
-
-
 def _register(
     chosen: Iterable[tuple[Checked, Any]], contracts: ContractMode | None
 ) -> tuple[HookBus, tuple[HarnessEntry, ...]]:
-    bus = _new_bus(contracts)
+    bus = HookBus(contracts=contracts)
     entries = []
     for checked, middleware in chosen:
         item = checked.item

@@ -59,24 +59,12 @@ def test_a_loaded_harness_keeps_its_contract_mode(tmp_path: Path) -> None:
     assert hw.load(spec).contracts is None
 
 
-def test_the_contract_mode_is_handed_to_a_bus_that_takes_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from harnessweaver.spec import loader
-
-    given: list[str | None] = []
-
-    class ContractBus(hw.HookBus):  # a bus with hook contracts, as the bus will have them
-        def __init__(self, contracts: str | None = None) -> None:
-            super().__init__()
-            given.append(contracts)
-
-    monkeypatch.setattr(loader, "HookBus", ContractBus)
+def test_the_contract_mode_reaches_the_bus(tmp_path: Path) -> None:
     spec = tmp_path / "harness.yaml"
     spec.write_text("", encoding="utf-8")
-    h = hw.load(spec, contracts="warn")
-    assert isinstance(h.bus, ContractBus)
-    assert given == ["warn"]
+    assert hw.load(spec, contracts="warn").bus.contracts == "warn"
+    assert hw.load(spec, contracts="strict").bus.contracts == "strict"
+    assert hw.load(spec).bus.contracts is None
 
 
 def test_an_unknown_contract_mode_is_refused_before_loading(tmp_path: Path) -> None:

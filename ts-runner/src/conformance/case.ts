@@ -4,6 +4,7 @@
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { HookBus } from "../bus.js";
+import type { ContractMode } from "../contracts.js";
 import { HOOK_POINTS, isHookPoint, type HookPoint } from "../catalogue.js";
 import { RunContext } from "../context.js";
 import type { Overrides } from "../declaration.js";
@@ -65,7 +66,7 @@ function overrides(raw: unknown, layered: boolean): { readonly given: Overrides;
 }
 
 class CaseRun {
-  readonly #bus = new HookBus();
+  readonly #bus: HookBus;
   readonly #envelope: Envelope;
   readonly #contexts = new Map<string, RunContext>();
   readonly #emits: Json[] = [];
@@ -78,6 +79,7 @@ class CaseRun {
     features: ReadonlySet<string>,
   ) {
     const given = object(testCase["given"] ?? {}, "given");
+    this.#bus = new HookBus({ contracts: given["contracts"] as ContractMode | undefined });
     const now = object(given["envelope"] ?? {}, "envelope")["now"] ?? DEFAULT_NOW;
     this.#envelope = new Envelope({ clock: new FixedClock(String(now)), runId: "conformance" });
     this.#behaviours = new Behaviours({

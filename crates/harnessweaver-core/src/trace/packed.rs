@@ -26,6 +26,8 @@ pub struct Packed {
     hook: HookId,
     /// kind (2 bits), outcome (3), modified (1), band (3), fail mode (2), failure (3).
     flags: u16,
+    /// The broken contract rule (I14), or ABSENT: the byte the alignment leaves free.
+    contract: u8,
 }
 
 // The trace's memory budget: 32 bytes a record (issue 5 asks for at most 40).
@@ -91,6 +93,7 @@ impl Packed {
             text: if failure { record.error } else { record.code },
             hook: record.hook,
             flags,
+            contract: record.contract,
         }
     }
 
@@ -117,6 +120,7 @@ impl Packed {
             band: get(self.flags, BAND),
             fail_mode,
             failure,
+            contract: self.contract,
         }
     }
 }
@@ -161,6 +165,7 @@ mod tests {
                         band,
                         fail_mode: ABSENT,
                         failure: ABSENT,
+                        contract: if modified { 5 } else { ABSENT },
                     };
                     assert_eq!(Packed::pack(&record).unpack(), record);
                     let hook = Record {
@@ -189,6 +194,11 @@ mod tests {
                             band: Band::Baseline as u8,
                             fail_mode: mode as u8,
                             failure: failure as u8,
+                            contract: if failure == FailureKind::ContractViolation {
+                                3
+                            } else {
+                                ABSENT
+                            },
                         };
                         assert_eq!(Packed::pack(&record).unpack(), record);
                         checked += 1;
@@ -196,6 +206,6 @@ mod tests {
                 }
             }
         }
-        assert_eq!(checked, 5 * 2 * (4 * 2 + 2 * 4));
+        assert_eq!(checked, 5 * 2 * (4 * 2 + 2 * 5));
     }
 }

@@ -16,6 +16,7 @@ use serde::{Deserialize, Deserializer};
 use super::{Record, RecordKind, RecordView, TraceBuf, ABSENT};
 use crate::band::Band;
 use crate::catalogue::hook_id;
+use crate::contract::Rule;
 use crate::error::{invalid_trace, quote, Error};
 use crate::fail_mode::FailMode;
 use crate::failure::{resolve, FailureKind};
@@ -113,6 +114,8 @@ struct Wire<'a> {
     error: Option<Text<'a>>,
     #[serde(borrow, default)]
     fail_mode: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    contract: Option<Text<'a>>,
     #[serde(default)]
     t_ns: u64,
     #[serde(default)]
@@ -155,6 +158,8 @@ impl Wire<'_> {
         if let (Some(fail_mode), Some(failure)) = (fail_mode, failure) {
             check_resolution(fail_mode, failure, outcome, self.code.as_ref())?;
         }
+        let contract = parse_opt(self.contract.as_ref(), "contract", Rule::parse)?;
+        check_contract(kind, self.modified, failure, contract.is_some())?;
         Ok(Record {
             t_ns: self.t_ns,
             duration_ns: self.duration_ns,
@@ -169,7 +174,33 @@ impl Wire<'_> {
             band: band.map_or(ABSENT, |b| b as u8),
             fail_mode: fail_mode.map_or(ABSENT, |m| m as u8),
             failure: failure.map_or(ABSENT, |f| f as u8),
+            contract: contract.map_or(ABSENT, Rule::as_u8),
         })
+    }
+}
+
+/// I14: a contract rule is named by the record of a modification that broke it, in warn mode
+/// (an outcome record of a modified continue) or in strict mode (a `contract_violation`
+/// failure record, which always names it); nowhere else.
+fn check_contract(
+    kind: RecordKind,
+    modified: bool,
+    failure: Option<FailureKind>,
+    contract: bool,
+) -> Result<(), String> {
+    let violation = failure == Some(FailureKind::ContractViolation);
+    match kind {
+        RecordKind::Failure if violation && !contract => {
+            Err("a contract_violation failure record needs contract".to_owned())
+        }
+        RecordKind::Failure if !violation && contract => {
+            Err("only a contract_violation failure record has a contract".to_owned())
+        }
+        RecordKind::Outcome if contract && !modified => {
+            Err("only a modified outcome record has a contract".to_owned())
+        }
+        RecordKind::Hook if contract => Err("a hook record has no contract".to_owned()),
+        _ => Ok(()),
     }
 }
 
@@ -469,6 +500,37 @@ mod tests {
                 serde_json::from_str::<RecordView>(&json).unwrap(),
                 record.view()
             );
+        }
+    }
+
+    #[test]
+    fn contracts_are_named_only_where_i14_puts_them() {
+        let head = r#""emit":1,"hook":"tool.before","middleware":"g","band":"app""#;
+        let warn = format!(
+            "{{{head},\"kind\":\"outcome\",\"outcome\":\"continue\",\"modified\":true,\
+             \"contract\":\"tool.before/tool_unchanged\"}}"
+        );
+        assert!(from_jsonl_str(&warn).is_ok(), "{warn}");
+        for (line, problem) in [
+            (
+                warn.replace("tool_unchanged", "nope"),
+                "unknown contract 'tool.before/nope'",
+            ),
+            (
+                warn.replace("true", "false"),
+                "only a modified outcome record has a contract",
+            ),
+            (
+                format!(
+                    "{{{head},\"kind\":\"failure\",\"outcome\":\"continue\",\"modified\":false,\
+                     \"failure\":\"contract_violation\",\"error\":\"ContractViolation\",\
+                     \"fail_mode\":\"open\"}}"
+                ),
+                "a contract_violation failure record needs contract",
+            ),
+        ] {
+            let err = from_jsonl_str(&line).unwrap_err();
+            assert!(err.message.contains(problem), "{}", err.message);
         }
     }
 }
