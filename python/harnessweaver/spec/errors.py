@@ -33,6 +33,7 @@ RULES: dict[str, str] = {
     "unknown_profile": "profiles",
     "duplicate_id": "I2",
     "invalid_settings": "settings",
+    "invalid_contracts": "contracts",
 }
 """The spec-level problem kinds and the rule each enforces (docs/harness-spec.md)."""
 

@@ -22,6 +22,7 @@ from ..agent.options import AgentChanges, AgentOptions
 from ..bus import HookBus
 from ..errors import HarnessweaverError
 from .check import Checked, build, check_ids, check_item
+from .errors import Problems
 from .model import Document, Item, Provenance, parse_profile, parse_spec
 from .render import render
 from .resolve import Context, Plugins, find_profile
@@ -207,6 +208,21 @@ def _check_contracts(contracts: object) -> ContractMode | None:
     )
 
 
+def _spec_contracts(spec: Document, problems: Problems) -> ContractMode | None:
+    """The spec's own ``contracts:`` mode (a ``contracts=`` argument of :func:`load` wins)."""
+    mode = spec.contracts
+    if mode is None or mode in CONTRACT_MODES:
+        return mode
+    problems.add(
+        spec.file,
+        "contracts",
+        spec.lines.get("contracts"),
+        "invalid_contracts",
+        f"invalid contracts mode {mode!r}: a contract mode is 'warn' or 'strict'",
+    )
+    return None
+
+
 def _register(
     chosen: Iterable[tuple[Checked, Any]], contracts: ContractMode | None
 ) -> tuple[HookBus, tuple[HarnessEntry, ...]]:
@@ -244,6 +260,8 @@ def load(
     spec = _read_spec(spec_path, ctx)
     if spec is None:
         raise problems.error()
+    spec_contracts = _spec_contracts(spec, problems)  # checked even when the argument wins
+    contracts = contracts or spec_contracts
     plugins = Plugins(problems)
     plugins.load(spec, ctx.root)
     profiles = _profiles(spec, ctx, plugins)

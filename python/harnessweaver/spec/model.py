@@ -17,7 +17,7 @@ from .yaml import line_of, plain
 
 __all__ = ["RESERVED", "Document", "Item", "Provenance", "Ref", "parse_profile", "parse_spec"]
 
-SPEC_KEYS = ("plugins", "profiles", "middleware", "envs", "tasks")
+SPEC_KEYS = ("plugins", "profiles", "middleware", "envs", "tasks", "contracts")
 PROFILE_KEYS = ("profile", "plugins", "middleware")
 RESERVED = ("id", "use", "band", "hooks", "fail_mode", "timeout", "enabled")
 """The keys of an item that are not settings."""
@@ -78,6 +78,8 @@ class Document:
     tasks: Mapping[str, tuple[Item, ...]] = field(default_factory=dict)
     lines: Mapping[str, int] = field(default_factory=dict)
     """The line of each top-level key."""
+    contracts: object = None
+    """The spec's ``contracts:`` (the hook-contract mode) as written; checked by the loader."""
 
 
 Label = Callable[[str], str]
@@ -261,6 +263,7 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
         envs=envs,
         tasks=tasks,
         lines=dict(getattr(root, "key_lines", {})),
+        contracts=plain(root.get("contracts")),
     )
 
 

@@ -76,6 +76,25 @@ def test_an_unknown_contract_mode_is_refused_before_loading(tmp_path: Path) -> N
     )
 
 
+def test_the_spec_sets_the_contract_mode_and_the_argument_wins(tmp_path: Path) -> None:
+    spec = tmp_path / "harness.yaml"
+    spec.write_text("contracts: strict\n", encoding="utf-8")
+    assert hw.load(spec).bus.contracts == "strict"
+    assert hw.load(spec).contracts == "strict"
+    assert hw.load(spec, contracts="warn").bus.contracts == "warn"
+
+
+def test_an_unknown_contract_mode_in_the_spec_names_file_line_and_rule(tmp_path: Path) -> None:
+    spec = tmp_path / "harness.yaml"
+    spec.write_text("middleware: []\ncontracts: loud\n", encoding="utf-8")
+    with pytest.raises(hw.SpecError) as caught:
+        hw.load(spec)
+    assert str(caught.value).splitlines()[-1].strip() == (
+        "harness.yaml:2: contracts: invalid contracts mode 'loud': a contract mode is 'warn' "
+        "or 'strict' (contracts)"
+    )
+
+
 def test_a_loaded_harness_runs_too(tmp_path: Path) -> None:
     spec = tmp_path / "harness.yaml"
     spec.write_text("middleware: []\n", encoding="utf-8")
