@@ -77,7 +77,6 @@ impl Combined {
     };
 }
 
-/// One emit's walk along its chain.
 /// The record of a plain `Continue` from `entry_name`; timings and the emit are filled in by
 /// whoever timed it.
 fn continue_record(hook: HookId, entry_name: Sym, band: Band) -> Record {
@@ -99,6 +98,8 @@ fn continue_record(hook: HookId, entry_name: Sym, band: Band) -> Record {
     }
 }
 
+/// One emit's walk along its chain: folds each answer into the combined outcome (rulings 4,
+/// 5, 8) and makes the records of the trace.
 #[derive(Debug, Default)]
 pub struct Walk {
     reducer: Reducer,
@@ -194,7 +195,6 @@ impl Walk {
         decision
     }
 
-    /// Folds the answer into the combined outcome (rulings 4, 5, 8).
     /// The answer of nearly every middleware, a plain `Continue`, without building a
     /// [`Decision`]: the same record and reduction as `answer`, and nothing to decide (it never
     /// stops the chain, modifies the event or brings an outcome object of its own).
@@ -204,6 +204,7 @@ impl Walk {
         record
     }
 
+    /// Folds the answer into the combined outcome (rulings 4, 5, 8); true when it leads now.
     fn offer(&mut self, index: usize, record: &Record) -> bool {
         let wins = self
             .reducer
