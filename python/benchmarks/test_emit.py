@@ -43,7 +43,8 @@ def test_floor(benchmark: Any, runner: asyncio.Runner, n: int, kind: str) -> Non
 @pytest.mark.parametrize("kind", list(BODIES))
 @pytest.mark.parametrize("n", NS)
 def test_emit(benchmark: Any, runner: asyncio.Runner, n: int, kind: str, timeouts: str) -> None:
-    bus = bus_of(chain_of((BODIES[kind], n)), TIMEOUTS[timeouts])
+    fns = chain_of((BODIES[kind], n))
+    bus = bus_of(fns, TIMEOUTS[timeouts])
     per = per_round(n, kind)
 
     async def batch(ctx: hw.RunContext) -> tuple[hw.HookResult, int]:
@@ -59,6 +60,7 @@ def test_emit(benchmark: Any, runner: asyncio.Runner, n: int, kind: str, timeout
         batch,
         group=f"{kind} n={n}",
         fresh_context=True,
+        floor=lambda: floor_loop(fns, per),
         workload="emit",
         kind=kind,
         n=n,

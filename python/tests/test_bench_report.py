@@ -92,3 +92,16 @@ def test_a_missing_measurement_is_not_a_met_target(tmp_path: Path) -> None:
     judged = report.targets([])
     assert judged and not any(t.met for t in judged)
     assert {t.measured for t in judged} == {"not measured"}
+
+
+def test_a_ratio_paired_round_by_round_wins_over_the_separate_floor(tmp_path: Path) -> None:
+    report = _load_report()
+    run = python_run("rust", 1500.0)
+    for entry in run["benchmarks"]:
+        if entry["extra_info"]["workload"] == "emit":
+            entry["extra_info"].update(paired_ratio=1.1, paired_floor_ns=1360.0)
+    rows, _ = report.python_rows("rust", write(tmp_path, "rust.json", run))
+    emit = next(r for r in rows if r.workload == "emit" and r.n == 8)
+    assert (emit.ratio, emit.floor_ns) == (1.1, 1360.0)  # not 1500 / 1000
+    judged = {t.what: t for t in report.targets(rows)}
+    assert judged["Rust core, N=8, 2 s timeouts"].met
