@@ -10,7 +10,7 @@ import type { Layer } from "./layer.js";
 import { isMiddleware, wantsSignal, type Middleware } from "./middleware.js";
 import type { HookResult } from "./outcomes.js";
 import { Registry, type Call } from "./registry.js";
-import { walk, type WalkInput } from "./walk.js";
+import { walk } from "./walk.js";
 
 /** What a bus is built with. */
 export interface HookBusOptions {
@@ -74,7 +74,9 @@ export class HookBus {
     if (!isMiddleware(middleware)) {
       throw new TypeError("register() needs a middleware declared with middleware(options, fn)");
     }
-    const call: Call = (event, envelope, signal) => middleware.call(event as EventOf<H>, envelope as never, signal as AbortSignal);
+    // The middleware's own function (for an object, `middleware()` made one that calls its
+    // method): the walk calls it as it is, without a wrapper of the bus in between.
+    const call = middleware.call as Call;
     return this.#registry.register(middleware.declaration, call, options, wantsSignal(middleware));
   }
 
@@ -85,7 +87,7 @@ export class HookBus {
 
   /** The run order of `hook`: band, registration order, direction applied. */
   chain(hook: HookPoint): readonly Declaration[] {
-    return this.#registry.plan(hook).map((entry) => entry.declaration);
+    return this.#registry.plan(hook).entries.map((entry) => entry.declaration);
   }
 
   /**
@@ -97,22 +99,22 @@ export class HookBus {
     hook: H,
     event: EventOf<H>,
     context: RunContext,
-    options: EmitOptions = {},
+    options?: EmitOptions,
   ): Promise<HookResult<EventOf<H>>> {
     // Not an `async` method: the walk's promise is returned as it is, without one more promise
-    // and await around it; a caller error is a rejection all the same.
-    let input: WalkInput;
+    // and await around it; a caller error is a rejection all the same. Nothing is allocated
+    // before the walk: what the chain needs to know is worked out when it is planned.
+    let signal: AbortSignal | undefined;
+    let plan;
     try {
-      const plan = this.#registry.plan(hook);
+      plan = this.#registry.plan(hook);
       if (!(context instanceof RunContext)) throw new TypeError("emit() needs a RunContext");
-      const eventType = EVENT_TYPES[hook];
-      if (!(event instanceof eventType)) throw eventTypeMismatch(hook, eventType.typeName, typeNameOf(event));
-      options.signal?.throwIfAborted(); // checked first: an I7 caller error runs and traces nothing
-      const { signal } = options;
-      input = { hook, plan, event, eventType, envelope: context.envelope, trace: context.trace, signal, contracts: this.#contracts };
+      if (!(event instanceof plan.eventType)) throw eventTypeMismatch(hook, EVENT_TYPES[hook].typeName, typeNameOf(event));
+      signal = options === undefined ? undefined : options.signal;
+      signal?.throwIfAborted(); // checked first: an I7 caller error runs and traces nothing
     } catch (error) {
       return Promise.reject(error);
     }
-    return walk(input) as Promise<HookResult<EventOf<H>>>;
+    return walk(plan, event, context.envelope, context.trace, signal, this.#contracts) as Promise<HookResult<EventOf<H>>>;
   }
 }

@@ -15,7 +15,7 @@
  * shared timer: the timer is armed for the earliest deadline that may be pending, re-armed
  * only when a middleware starts with an earlier deadline than it is armed for, and on firing
  * times out what is due and re-arms for what is left. It keeps the process alive only while
- * some emit with a deadline is in flight.
+ * some emit with a deadline is in flight past the turn of the event loop it started in.
  */
 
 import { performance } from "node:perf_hooks";
@@ -57,13 +57,30 @@ let head: Watched | null = null;
 let inFlight = 0;
 let timer: NodeJS.Timeout | undefined;
 let timerDue = Infinity;
+/** Whether `timer` is referenced (keeps the process alive). */
+let refed = false;
+/** Whether `keepAlive` is queued (a process.nextTick). */
+let checking = false;
+
+// Keeping the process alive. The timer must be referenced while some watched emit waits, so
+// the process does not exit before that deadline; and unreferenced as soon as none does. An
+// emit whose answers come within the same turn of the event loop (the usual case) never needs
+// the reference: the event loop only looks at it once the turn is over. So the timer is
+// referenced lazily, by a check queued with process.nextTick (it runs before the event loop
+// goes on, after all promise jobs, at most once per turn): still in flight then, it refs the
+// timer. It is unreferenced at once when the last watched emit ends (an emit that never
+// needed it changes nothing), so no emit flips the timer's state twice per call.
 
 /** Starts watching an emit. */
 export function watch(run: Watched): void {
   run.next = head;
   if (head !== null) head.prev = run;
   head = run;
-  if (inFlight++ === 0) timer?.ref();
+  inFlight += 1;
+  if (!refed && !checking) {
+    checking = true;
+    process.nextTick(keepAlive);
+  }
 }
 
 /** Stops watching an emit (it finished, or the caller cancelled it). */
@@ -73,7 +90,25 @@ export function unwatch(run: Watched): void {
   if (run.next !== null) run.next.prev = run.prev;
   run.prev = run.next = null;
   run.waiting = false;
-  if (--inFlight === 0) timer?.unref(); // nothing in flight: no reason to keep the process up
+  inFlight -= 1;
+  if (inFlight === 0 && refed) {
+    refed = false;
+    timer?.unref(); // nothing in flight: no reason to keep the process up
+  }
+}
+
+/** The turn is over: some emit still in flight keeps the process alive until its deadline. */
+function keepAlive(): void {
+  checking = false;
+  if (inFlight > 0 && !refed && timer !== undefined) {
+    refed = true;
+    timer.ref();
+  }
+}
+
+/** @internal Whether the shared timer is referenced now (for tests). */
+export function timerReferenced(): boolean {
+  return refed;
 }
 
 /** Makes sure the timer fires no later than `due` (a watched emit's deadline). */
@@ -82,7 +117,8 @@ export function arm(due: number): void {
   if (timer !== undefined) clearTimeout(timer);
   timerDue = due;
   timer = setTimeout(fire, Math.min(Math.max(0, Math.ceil(due - now())), MAX_DELAY_MS));
-  if (inFlight === 0) timer.unref();
+  refed = inFlight > 0; // armed for an emit in flight: referenced from the start
+  if (!refed) timer.unref();
 }
 
 /**
@@ -91,8 +127,9 @@ export function arm(due: number): void {
  * whole milliseconds of a cached loop time); then it simply re-arms.
  */
 function fire(): void {
-  timer = undefined;
+  timer = undefined; // a timer that fired no longer holds the process
   timerDue = Infinity;
+  refed = false;
   const t = now();
   let next = Infinity;
   const due: Watched[] = [];

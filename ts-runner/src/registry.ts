@@ -7,11 +7,13 @@
  * emit in flight keeps the chain it started with (ruling 3, I11).
  */
 
-import { DIRECTIONS, HOOK_POINTS, isHookPoint, type HookPoint } from "./catalogue.js";
+import { catalogueIndex, DIRECTIONS, HOOK_POINTS, type HookPoint } from "./catalogue.js";
 import { applyOverrides, BANDS, type Declaration, type Overrides } from "./declaration.js";
 import { valueError, type Phase } from "./errors.js";
 import { declareIn, type Layer } from "./layer.js";
 import { shown } from "./shown.js";
+import { EVENT_TYPES } from "./events.js";
+import type { Event } from "./events.js";
 import type { Shape } from "./trace.js";
 
 /**
@@ -33,9 +35,31 @@ export interface Entry {
   readonly passed: Shape;
 }
 
+/**
+ * The planned chain of one hook point, with what an emit would otherwise work out each time:
+ * made when the chain changes, frozen, kept by the emits in flight that use it.
+ */
+export interface Plan {
+  readonly hook: HookPoint;
+  /** The hook point's index in the catalogue, as the trace stores it. */
+  readonly hookIndex: number;
+  /** The event class of the hook point: a modified event must be an instance of it. */
+  readonly eventType: abstract new (...args: never) => Event;
+  /** The chain, in run order. */
+  readonly entries: readonly Entry[];
+  /** Whether some middleware of the chain has a timeout (its emits are then watched). */
+  readonly timed: boolean;
+}
+
+function planOf(hook: HookPoint, entries: readonly Entry[]): Plan {
+  const timed = entries.some((entry) => entry.timeoutMs !== null);
+  return Object.freeze({ hook, hookIndex: catalogueIndex(hook), eventType: EVENT_TYPES[hook], entries: Object.freeze(entries), timed });
+}
+
 export class Registry {
   readonly #entries = new Map<string, Entry>();
-  readonly #plans = new Map<HookPoint, readonly Entry[]>(HOOK_POINTS.map((hook) => [hook, Object.freeze([])]));
+  /** Keyed by any string (one lookup checks the hook point too); only hook points are in it. */
+  readonly #plans = new Map<string, Plan>(HOOK_POINTS.map((hook) => [hook, planOf(hook, [])]));
   #next = 0;
 
   /**
@@ -69,8 +93,8 @@ export class Registry {
   }
 
   /** The planned chain of `hook`, in run order; an unknown hook point is an `unknown_hook` error. */
-  plan(hook: unknown, phase: Phase = "emit"): readonly Entry[] {
-    const plan = isHookPoint(hook) ? this.#plans.get(hook) : undefined;
+  plan(hook: unknown, phase: Phase = "emit"): Plan {
+    const plan = typeof hook === "string" ? this.#plans.get(hook) : undefined;
     if (plan === undefined) throw valueError(phase, "unknown_hook", "hook", shown(hook));
     return plan;
   }
@@ -82,7 +106,7 @@ export class Registry {
         .filter((entry) => entry.declaration.hooks.includes(hook))
         .sort((a, b) => band(a) - band(b) || a.order - b.order);
       if (DIRECTIONS[hook] === "outbound") chain.reverse();
-      this.#plans.set(hook, Object.freeze(chain));
+      this.#plans.set(hook, planOf(hook, chain));
     }
   }
 }

@@ -10,6 +10,22 @@ import { HOOK_POINTS, type HookPoint } from "./catalogue.js";
 import { orderedRecord, type TraceRecord } from "./record.js";
 import { parseRecord } from "./traceread.js";
 
+const HOOKS = HOOK_POINTS.length;
+
+/** @internal What `Trace.add` is told for the records of emit number `emit` at a hook point. */
+export function emitKey(emit: number, hookIndex: number): number {
+  return emit * HOOKS + hookIndex;
+}
+
+const FIRST_SHIFT = 4;
+const FIRST_CHUNK = 1 << FIRST_SHIFT;
+const CHUNK = 4096;
+/** How many chunks grow (16 ... CHUNK records), and how many records they hold in all. */
+const GROWN_CHUNKS = Math.log2(CHUNK / FIRST_CHUNK) + 1;
+const GROWN_AT = FIRST_CHUNK * (2 ** GROWN_CHUNKS - 1);
+const EMPTY_SHAPES: never[] = [];
+const EMPTY_NUMBERS = new Float64Array(0);
+
 /** A record without its emit, hook and timings: what many records share (the bus stores these). */
 export type Shape = Omit<TraceRecord, "emit" | "hook" | "t_ns" | "duration_ns">;
 
@@ -19,71 +35,97 @@ export type Shape = Omit<TraceRecord, "emit" | "hook" | "t_ns" | "duration_ns">;
  */
 export class Trace implements Iterable<TraceRecord> {
   // Storage: a record is kept as a shape (its fields but emit, hook and timings: usually a
-  // shared frozen object, so nothing is allocated per record) and four numbers (emit, hook
-  // index, t_ns, duration_ns) in a growing Float64Array. A record pushed whole (read from JSON
-  // Lines, or with a code, a failure or a modification) is its own shape, with NaN numbers.
-  // Records are built, frozen and cached only when read.
-  #shapes: (Shape | TraceRecord)[] = [];
-  #numbers = new Float64Array(4 * 64);
+  // shared frozen object, so nothing is allocated per record) and three numbers (the emit and
+  // the hook's catalogue index as one number, `emit * HOOKS + hook`, then t_ns and
+  // duration_ns). A record pushed whole (read from JSON Lines, or with a code, a failure or a
+  // modification) is its own shape, with NaN numbers. Records are built, frozen and cached
+  // only when read.
+  //
+  // Both go into chunks that are never copied: 16 records, then twice as many per chunk up to
+  // CHUNK (one growing array of pointers cost ~25 ns per record in copies and collections).
+  #shapeChunks: (Shape | TraceRecord | undefined)[][] = [];
+  #numberChunks: Float64Array[] = [];
+  /** The chunk being filled, where its next record goes and how many it holds. */
+  #shapes: (Shape | TraceRecord | undefined)[] = EMPTY_SHAPES;
+  #numbers: Float64Array = EMPTY_NUMBERS;
+  #at = 0;
+  #length = 0;
   #built: (TraceRecord | undefined)[] = [];
   #emits = 0;
 
   /** @internal The bus numbers an emit when it starts. */
   beginEmit(): number {
-    this.#emits += 1;
-    return this.#emits;
+    return (this.#emits += 1);
   }
 
   /** @internal Appends a whole record. */
   push(record: TraceRecord): void {
-    this.#add(record, Number.NaN, Number.NaN, Number.NaN, Number.NaN);
+    this.#add(record, Number.NaN, Number.NaN, Number.NaN);
   }
 
   /**
    * @internal Appends the record `{emit, hook, ...shape, t_ns, duration_ns}` (keys in the order
-   * of FIELDS) without building it: `shape` is shared by every record it stands for.
+   * of FIELDS) without building it: `shape` is shared by every record it stands for; `key` is
+   * `emitKey(emit, hook index)`.
    */
-  add(shape: Shape, emit: number, hook: number, t_ns: number, duration_ns: number): void {
-    this.#add(shape, emit, hook, t_ns, duration_ns);
+  add(shape: Shape, key: number, t_ns: number, duration_ns: number): void {
+    this.#add(shape, key, t_ns, duration_ns);
   }
 
-  #add(shape: Shape | TraceRecord, emit: number, hook: number, t_ns: number, duration_ns: number): void {
-    const at = this.#shapes.length * 4;
+  #add(shape: Shape | TraceRecord, key: number, t_ns: number, duration_ns: number): void {
+    let at = this.#at;
+    let shapes = this.#shapes;
     let numbers = this.#numbers;
-    if (at + 4 > numbers.length) {
-      const grown = new Float64Array(numbers.length * 2);
-      grown.set(numbers);
-      this.#numbers = numbers = grown;
+    if (at === shapes.length) {
+      const size = Math.min(CHUNK, shapes.length * 2 || FIRST_CHUNK);
+      this.#shapes = shapes = new Array<Shape | TraceRecord | undefined>(size).fill(undefined);
+      this.#numbers = numbers = new Float64Array(size * 3);
+      this.#shapeChunks.push(shapes);
+      this.#numberChunks.push(numbers);
+      at = 0;
     }
-    numbers[at] = emit;
-    numbers[at + 1] = hook;
-    numbers[at + 2] = t_ns;
-    numbers[at + 3] = duration_ns;
-    this.#shapes.push(shape);
+    shapes[at] = shape;
+    const n = at * 3;
+    numbers[n] = key;
+    numbers[n + 1] = t_ns;
+    numbers[n + 2] = duration_ns;
+    this.#at = at + 1;
+    this.#length += 1;
   }
 
   /** The record at `index` (in range), built on first read. */
   #record(index: number): TraceRecord {
     const built = this.#built[index];
     if (built !== undefined) return built;
-    const shape = this.#shapes[index] as Shape | TraceRecord;
-    const at = index * 4;
-    const emit = this.#numbers[at] as number;
-    const record = Number.isNaN(emit)
+    // Chunks hold 16, 32, ... CHUNK records, then CHUNK each.
+    let chunk: number;
+    let start: number;
+    if (index < GROWN_AT) {
+      chunk = 31 - Math.clz32((index >> FIRST_SHIFT) + 1);
+      start = FIRST_CHUNK * (2 ** chunk - 1);
+    } else {
+      chunk = GROWN_CHUNKS + Math.floor((index - GROWN_AT) / CHUNK);
+      start = GROWN_AT + (chunk - GROWN_CHUNKS) * CHUNK;
+    }
+    const at = index - start;
+    const shape = (this.#shapeChunks[chunk] as (Shape | TraceRecord)[])[at] as Shape | TraceRecord;
+    const numbers = this.#numberChunks[chunk] as Float64Array;
+    const key = numbers[at * 3] as number;
+    const record = Number.isNaN(key)
       ? (shape as TraceRecord)
       : orderedRecord({
           ...(shape as Shape),
-          emit,
-          hook: HOOK_POINTS[this.#numbers[at + 1] as number] as HookPoint,
-          t_ns: this.#numbers[at + 2] as number,
-          duration_ns: this.#numbers[at + 3] as number,
+          emit: Math.floor(key / HOOKS),
+          hook: HOOK_POINTS[key % HOOKS] as HookPoint,
+          t_ns: numbers[at * 3 + 1] as number,
+          duration_ns: numbers[at * 3 + 2] as number,
         });
     this.#built[index] = record;
     return record;
   }
 
   get length(): number {
-    return this.#shapes.length;
+    return this.#length;
   }
 
   /** The number of emits traced so far. */

@@ -15,16 +15,27 @@
  * answers at once costs the bus no promise, closure or timer of its own, and the clock is read
  * once per boundary between two middleware (the end of one is the start of the next).
  *
+ * What an emit needs is worked out when its chain is planned (registry.ts `Plan`: the hook's
+ * catalogue index, its event type, whether any middleware has a timeout), so an emit allocates
+ * one `Run` and the async function's promise, and traces each plain answer as four numbers.
+ *
  * An emit whose chain has a timeout, or that the caller may cancel, is also `Watched`
- * (invoke.ts): its result is a promise of its own, which the walk settles when it ends. When a
- * middleware is still pending at its deadline, the shared timer expires it: the stuck walk is
- * abandoned (its generation moves on, so a late answer is dropped), the timeout is traced and
- * a new walk goes on from the next middleware, in the emit's async context. When the caller's
- * signal aborts while a middleware is pending, the emit rejects with its reason (I12).
+ * (invoke.ts): its result is a promise of its own, which the walk settles when it ends. Only a
+ * pending answer can be timed out or cancelled, so the rest is made at the emit's first
+ * thenable answer (`Run.prepare`, still in the emit's async context): the AsyncResource that
+ * keeps that context, the place in the list the shared timer serves, the listener on the
+ * caller's signal. A chain that answers synchronously needs none of it. It cannot wait longer:
+ * once the walk awaits, only a takeover can go on for it, and a takeover needs both the result
+ * promise (the stuck async function's own never settles) and the context, made beforehand.
+ * When a middleware is still pending at its deadline, the shared timer expires it: the stuck
+ * walk is abandoned (its generation moves on, so a late answer is dropped), the timeout is
+ * traced and a new walk goes on from the next middleware, in the emit's async context. When
+ * the caller's signal aborts while a middleware is pending, the emit rejects with its reason
+ * (I12).
  */
 
 import { AsyncResource } from "node:async_hooks";
-import { catalogueIndex, type HookPoint } from "./catalogue.js";
+import type { HookPoint } from "./catalogue.js";
 import { enforceContract, type ContractMode } from "./contracts.js";
 import type { Envelope } from "./envelope.js";
 import type { Event } from "./events.js";
@@ -32,67 +43,65 @@ import { closedCode, closedReason, errorName, type FailureKind } from "./failure
 import { arm, nanoseconds, now, timeoutReason, unwatch, watch, Watched } from "./invoke.js";
 import { Block, Continue, isOutcome, severity, type HookResult, type Outcome } from "./outcomes.js";
 import { orderedRecord, type TraceRecord } from "./record.js";
-import type { Entry } from "./registry.js";
-import type { Shape, Trace } from "./trace.js";
-
-export interface WalkInput {
-  readonly hook: HookPoint;
-  readonly plan: readonly Entry[];
-  readonly event: Event;
-  /** The event class of the hook point: a modified event must be an instance of it. */
-  readonly eventType: abstract new (...args: never) => Event;
-  readonly envelope: Envelope;
-  readonly trace: Trace;
-  readonly signal?: AbortSignal | undefined;
-  /** The bus's contract mode (I14); absent: no contract is checked. */
-  readonly contracts?: ContractMode | undefined;
-}
+import type { Entry, Plan } from "./registry.js";
+import { emitKey, type Shape, type Trace } from "./trace.js";
 
 const CONTINUE = Continue();
 
-/** One emit in flight: the walk's state, kept here so that a takeover can go on from it. */
+/**
+ * One emit in flight: the walk's state, kept here so that a takeover can go on from it. One
+ * class for every emit (watched or not), so the walk only ever sees one shape of it.
+ */
 class Run extends Watched {
-  readonly hook: HookPoint;
-  /** The hook point's index in the catalogue, as the trace stores it. */
-  readonly hookIndex: number;
-  readonly plan: readonly Entry[];
-  readonly eventType: WalkInput["eventType"];
-  readonly contracts: ContractMode | undefined;
+  readonly plan: Plan;
   readonly envelope: Envelope;
   readonly trace: Trace;
-  readonly emit: number;
+  readonly contracts: ContractMode | undefined;
   readonly outer: AbortSignal | undefined;
+  /** The emit's number in its trace, and what the trace stores for it and the hook point. */
+  readonly emit: number;
+  readonly key: number;
   event: Event;
   best: Outcome = CONTINUE;
   bestSeverity = -1;
-  /** When the emit started, and when the middleware now running started (ms, monotonic). */
+  /** When the emit started (whole ns, as traced). */
   readonly tEmit: number;
-  t: number;
-  /** The middleware being waited for, and its signal's controller (if it asked for one). */
+  /** Watched, while an answer is awaited: the middleware, when it started (ms, monotonic), its controller. */
   index = 0;
+  t = 0;
   controller: AbortController | undefined = undefined;
   /** Moves on when the walk is taken over: the abandoned walk then drops what it gets. */
   generation = 0;
-  /** Watched emits only: how the result is settled, and the emit's async context. */
+  /** Watched emits only: how the result is settled. */
   resolve: ((result: HookResult) => void) | undefined = undefined;
   reject: ((reason: unknown) => void) | undefined = undefined;
+  /**
+   * Watched emits, from their first pending answer on: the emit's async context (a takeover
+   * goes on in it), and the listener on the caller's signal. Until then the emit is not in the
+   * list of watched emits: nothing but a pending answer can be timed out or cancelled.
+   */
   scope: AsyncResource | undefined = undefined;
   onAbort: (() => void) | undefined = undefined;
 
-  constructor(input: WalkInput, t: number) {
+  constructor(
+    plan: Plan,
+    event: Event,
+    envelope: Envelope,
+    trace: Trace,
+    outer: AbortSignal | undefined,
+    contracts: ContractMode | undefined,
+    tEmit: number,
+  ) {
     super();
-    this.hook = input.hook;
-    this.hookIndex = catalogueIndex(input.hook);
-    this.contracts = input.contracts;
-    this.plan = input.plan;
-    this.eventType = input.eventType;
-    this.envelope = input.envelope;
-    this.trace = input.trace;
-    this.outer = input.signal;
-    this.event = input.event;
-    this.emit = input.trace.beginEmit();
-    this.tEmit = t;
-    this.t = t;
+    this.plan = plan;
+    this.envelope = envelope;
+    this.trace = trace;
+    this.contracts = contracts;
+    this.outer = outer;
+    this.emit = trace.beginEmit();
+    this.key = emitKey(this.emit, plan.hookIndex);
+    this.event = event;
+    this.tEmit = tEmit;
   }
 
   /** The timeout of the middleware being waited for ran out at `t`. */
@@ -102,14 +111,14 @@ class Run extends Watched {
     scope.runInAsyncScope(() => {
       this.generation += 1; // the stuck walk's answer, should it come, is dropped
       this.waiting = false;
-      const entry = this.plan[this.index];
+      const entry = this.plan.entries[this.index];
       if (entry === undefined) return;
       this.controller?.abort(timeoutReason(entry));
       this.controller = undefined;
-      const stop = fold(this, entry, failed(entry, "timeout"), t);
-      this.t = t; // where the next middleware starts
-      if (stop || this.index + 1 >= this.plan.length) finish(this, t);
-      else void drive(this, this.index + 1);
+      const tNs = nanoseconds(t);
+      const stop = fold(this, entry, failed(entry, "timeout"), nanoseconds(this.t), tNs);
+      if (stop || this.index + 1 >= this.plan.entries.length) finish(this, tNs);
+      else void drive(this, this.index + 1, t); // the next middleware starts at t
     });
   }
 
@@ -123,65 +132,91 @@ class Run extends Watched {
     this.reject?.(this.outer?.reason);
   }
 
+  /** A watched emit's first answer is pending: from now on the deadline and the signal may end it. */
+  prepare(): void {
+    this.scope = new AsyncResource("harnessweaver.emit");
+    watch(this);
+    const outer = this.outer;
+    if (outer !== undefined) {
+      this.onAbort = () => this.cancelled();
+      outer.addEventListener("abort", this.onAbort);
+    }
+  }
+
   /** No longer watched: the result is about to be settled. */
   end(): void {
+    if (this.scope === undefined) return; // never was
     unwatch(this);
     if (this.onAbort !== undefined) this.outer?.removeEventListener("abort", this.onAbort);
   }
 }
 
-/**
- * Runs `input.plan` on `input.event`. Rejects only when the caller's signal aborts: that
- * cancellation belongs to the caller and is never a failure of a middleware (I12).
- */
-export function walk(input: WalkInput): Promise<HookResult> {
-  const run = new Run(input, now());
-  const { plan } = input;
-  let timed = input.signal !== undefined;
-  for (let i = 0; !timed && i < plan.length; i++) timed = (plan[i] as Entry).declaration.timeoutNs !== null;
-  if (!timed) return drive(run, 0);
-  return new Promise<HookResult>((resolve, reject) => {
-    run.resolve = resolve;
-    run.reject = reject;
-    run.scope = new AsyncResource("harnessweaver.emit");
-    watch(run);
-    const outer = input.signal;
-    if (outer !== undefined) {
-      run.onAbort = () => run.cancelled();
-      outer.addEventListener("abort", run.onAbort);
-    }
-    void drive(run, 0);
-  });
+/** The run whose result promise is being made (the executor runs at once; no closure per emit). */
+let starting: Run | undefined;
+
+function settleWith(resolve: (result: HookResult) => void, reject: (reason: unknown) => void): void {
+  const run = starting as Run;
+  run.resolve = resolve;
+  run.reject = reject;
 }
 
 /**
- * Walks the chain from `from`. Watched runs settle their own promise (and the value returned
- * here is unused); a walk that was taken over returns undefined as soon as it notices.
+ * Runs `plan` on `event`. Rejects only when the caller's signal aborts: that cancellation
+ * belongs to the caller and is never a failure of a middleware (I12).
  */
-async function drive(run: Run, from: number): Promise<HookResult> {
-  const { plan, envelope, outer } = run;
+export function walk(
+  plan: Plan,
+  event: Event,
+  envelope: Envelope,
+  trace: Trace,
+  signal: AbortSignal | undefined,
+  contracts: ContractMode | undefined,
+): Promise<HookResult> {
+  const t = now();
+  const run = new Run(plan, event, envelope, trace, signal, contracts, nanoseconds(t));
+  // No middleware: nothing to wait for or cancel (the signal was checked before the walk).
+  if (plan.entries.length === 0) return Promise.resolve(finish(run, run.tEmit));
+  if (!plan.timed && signal === undefined) return drive(run, 0, t);
+  // Watched: the result is a promise of its own, which a takeover can settle.
+  starting = run;
+  const result = new Promise<HookResult>(settleWith);
+  starting = undefined;
+  void drive(run, 0, t);
+  return result;
+}
+
+/**
+ * Walks the chain from `from`, which starts at `t` (ms, monotonic). Watched runs settle their
+ * own promise (and the value returned here is unused); a walk that was taken over returns
+ * undefined as soon as it notices.
+ */
+async function drive(run: Run, from: number, t: number): Promise<HookResult> {
+  const { entries, eventType } = run.plan;
+  const { envelope, outer, trace, key, contracts } = run;
   const generation = run.generation;
   const watched = run.resolve !== undefined;
-  let t = run.t;
+  let tNs = nanoseconds(t);
   try {
-    for (let i = from; i < plan.length; i++) {
-      outer?.throwIfAborted(); // cancelled between two middleware: start no more (I12)
-      const entry = plan[i] as Entry;
+    for (let i = from; i < entries.length; i++) {
+      if (outer !== undefined) outer.throwIfAborted(); // cancelled between two middleware: start no more (I12)
+      const entry = entries[i] as Entry;
       const controller = entry.signal ? new AbortController() : undefined;
       const given = run.event;
+      const timeoutMs = entry.timeoutMs;
       let answer: unknown;
       let thrown = false;
       try {
-        answer = entry.call(given, envelope, controller?.signal);
+        const call = entry.call; // called as a plain function (`this` undefined)
+        answer = call(given, envelope, controller?.signal);
         if (isThenable(answer)) {
           if (watched) {
+            if (run.scope === undefined) run.prepare();
             run.index = i;
             run.t = t;
             run.controller = controller;
             run.waiting = true;
-            const timeoutMs = entry.timeoutMs;
-            if (timeoutMs !== null) arm((run.deadline = t + timeoutMs));
-            else run.deadline = Infinity;
+            if (timeoutMs === null) run.deadline = Infinity;
+            else arm((run.deadline = t + timeoutMs));
           }
           answer = await answer;
         }
@@ -189,22 +224,27 @@ async function drive(run: Run, from: number): Promise<HookResult> {
         answer = error; // a plain function's throw is a failure like a rejection
         thrown = true;
       }
-      if (run.generation !== generation) return undefined as never; // taken over: dropped
-      run.waiting = false;
-      const t1 = now();
-      const timeoutMs = entry.timeoutMs;
-      let verdict =
-        timeoutMs !== null && t1 - t > timeoutMs
-          ? failed(entry, "timeout") // late: discarded (ruling 10)
-          : thrown
-            ? failed(entry, "exception", answer)
-            : judge(answer, entry, run.eventType);
-      if (run.contracts !== undefined && verdict !== PASSED) verdict = enforceContract(run.contracts, run.hook, given, entry, verdict);
-      if (fold(run, entry, verdict, t1, t)) {
-        t = t1;
-        break;
+      if (watched) {
+        if (run.generation !== generation) return undefined as never; // taken over: dropped
+        run.waiting = false;
       }
+      const t1 = now(); // the end of this middleware is the start of the next
+      const t1Ns = nanoseconds(t1);
+      let verdict: Verdict;
+      if (timeoutMs !== null && t1 - t > timeoutMs) verdict = failed(entry, "timeout"); // late: discarded (ruling 10)
+      else if (thrown) verdict = failed(entry, "exception", answer);
+      else if (answer === undefined || answer === null) {
+        // The usual answer: a plain Continue, traced as the entry's shared shape; nothing built.
+        trace.add(entry.passed, key, tNs, t1Ns - tNs);
+        t = t1;
+        tNs = t1Ns;
+        continue;
+      } else verdict = judge(answer, entry, eventType);
+      if (contracts !== undefined && verdict !== PASSED) verdict = enforceContract(contracts, run.plan.hook, given, entry, verdict);
+      const stop = fold(run, entry, verdict, tNs, t1Ns);
       t = t1;
+      tNs = t1Ns;
+      if (stop) break;
     }
   } catch (error) {
     // Only the caller's signal gets here (every call is guarded): the emit rejects (I12).
@@ -216,18 +256,21 @@ async function drive(run: Run, from: number): Promise<HookResult> {
     }
     return undefined as never;
   }
-  return finish(run, t);
+  const result = finish(run, tNs);
+  // A watched run has settled its own promise: this one's result is never read, and settling
+  // it with undefined spares a lookup of `then` on the result.
+  return watched ? (undefined as never) : result;
 }
 
 /** The combined outcome: the hook record, and the result (watched runs settle theirs). */
-function finish(run: Run, tEnd: number): HookResult {
+function finish(run: Run, tEndNs: number): HookResult {
   const combined = run.bestSeverity > 0 ? run.best : CONTINUE;
   const modified = run.bestSeverity === 1;
   const code = codeOf(combined);
-  const t_ns = nanoseconds(run.tEmit);
-  const duration_ns = nanoseconds(tEnd) - t_ns;
-  if (code === undefined) run.trace.add(modified || combined !== CONTINUE ? hookShape(combined.kind, modified) : PLAIN_HOOK, run.emit, run.hookIndex, t_ns, duration_ns);
-  else run.trace.push(orderedRecord({ emit: run.emit, hook: run.hook, kind: "hook", outcome: combined.kind, modified, code, t_ns, duration_ns }));
+  const t_ns = run.tEmit;
+  const duration_ns = tEndNs - t_ns;
+  if (code === undefined) run.trace.add(modified || combined !== CONTINUE ? hookShape(combined.kind, modified) : PLAIN_HOOK, run.key, t_ns, duration_ns);
+  else run.trace.push(orderedRecord({ emit: run.emit, hook: run.plan.hook, kind: "hook", outcome: combined.kind, modified, code, t_ns, duration_ns }));
   const result: HookResult = Object.freeze({ outcome: combined, event: run.event });
   if (run.resolve !== undefined) {
     run.generation += 1;
@@ -248,17 +291,15 @@ interface Verdict {
 const PASSED: Verdict = Object.freeze({ outcome: CONTINUE });
 
 /**
- * Traces one middleware's verdict (it ran from `t0`, or `run.t`, to `t1`) and folds it into the
+ * Traces one middleware's verdict (it ran from `t0` to `t1`, whole ns) and folds it into the
  * run; true when it stops the chain (a Block: nothing outranks it, ruling 6).
  */
-function fold(run: Run, entry: Entry, verdict: Verdict, t1: number, t0: number = run.t): boolean {
-  const t_ns = nanoseconds(t0);
-  const duration_ns = nanoseconds(t1) - t_ns;
+function fold(run: Run, entry: Entry, verdict: Verdict, t0: number, t1: number): boolean {
   if (verdict === PASSED) {
-    run.trace.add(entry.passed, run.emit, run.hookIndex, t_ns, duration_ns); // nothing built
+    run.trace.add(entry.passed, run.key, t0, t1 - t0); // nothing built
     return false;
   }
-  run.trace.push(middlewareRecord(run.emit, run.hook, entry, verdict, t_ns, duration_ns));
+  run.trace.push(middlewareRecord(run.emit, run.plan.hook, entry, verdict, t0, t1 - t0));
   const { outcome } = verdict;
   if (outcome.kind === "continue" && outcome.modified !== undefined) run.event = outcome.modified;
   const rank = severity(outcome);
@@ -269,7 +310,7 @@ function fold(run: Run, entry: Entry, verdict: Verdict, t1: number, t0: number =
   return outcome.kind === "block";
 }
 
-function judge(answer: unknown, entry: Entry, eventType: WalkInput["eventType"]): Verdict {
+function judge(answer: unknown, entry: Entry, eventType: Plan["eventType"]): Verdict {
   if (answer === undefined || answer === null) return PASSED;
   if (!isOutcome(answer)) return failed(entry, "invalid_return");
   if (answer.kind === "continue" && answer.modified !== undefined && !(answer.modified instanceof eventType)) {
