@@ -192,6 +192,16 @@ impl TraceBuf {
         for record in records {
             self.emits = self.emits.max(record.emit);
         }
+        // The common case, one emit's records with room left in the open chunk: no splitting.
+        if let Some(chunk) = self.chunks.last_mut() {
+            if CHUNK - chunk.len() >= records.len() {
+                for record in records {
+                    chunk.push(Packed::pack(record));
+                }
+                self.len += records.len();
+                return;
+            }
+        }
         let mut rest = records;
         while !rest.is_empty() {
             let chunk = self.open_chunk();
