@@ -136,13 +136,13 @@ def bench(session: nox.Session) -> None:
     report = ["python", "python/benchmarks/report.py"]
     for core in CORES:
         result = out / f"python-{core}.json"
-        rounds = ["--benchmark-disable-gc"] + (["-x", "-q"] if quick else ["-q"])
+        flags = ["--benchmark-disable-gc", "-q"] + (["-x"] if quick else [])
         session.run(
             "pytest",
             "python/benchmarks",
             "-p",
             "no:cacheprovider",
-            *rounds,
+            *flags,
             f"--benchmark-json={result}",
             env={"HARNESSWEAVER_CORE": core, "HARNESSWEAVER_BENCH_QUICK": "1" if quick else ""},
         )

@@ -306,14 +306,19 @@ impl EmitState {
             return self.failed(py, FailureKind::Timeout, None); // a late answer (ruling 10)
         }
         let entry = &self.chain[self.current];
-        let mut record = self
+        let record = self
             .walk
             .continued(self.current, self.hook, entry.name, entry.decl.band);
+        self.keep(record, now);
+        Ok(())
+    }
+
+    /// Buffers the current middleware's record, timed from its start to `now`.
+    fn keep(&mut self, mut record: Record, now: u64) {
         record.emit = self.emit;
         record.t_ns = self.t0;
         record.duration_ns = now.saturating_sub(self.t0);
         self.records.push(record);
-        Ok(())
     }
 
     /// The current middleware answered `value` (maybe after suspending).
@@ -445,10 +450,7 @@ impl EmitState {
             rule,
             mode,
         );
-        decision.record.emit = self.emit;
-        decision.record.t_ns = self.t0;
-        decision.record.duration_ns = now.saturating_sub(self.t0);
-        self.records.push(decision.record);
+        self.keep(decision.record, now);
         if mode == ContractMode::Strict {
             // A failure: the combined outcome is a fresh Block when closed, never the answer.
             if decision.new_best {
@@ -462,7 +464,7 @@ impl EmitState {
     fn decide(&mut self, answer: Answer, now: u64) -> harnessweaver_core::walk::Decision {
         let entry = &self.chain[self.current];
         let decl = &entry.decl;
-        let mut decision = self.walk.answer(
+        let decision = self.walk.answer(
             self.current,
             self.hook,
             entry.name,
@@ -470,10 +472,7 @@ impl EmitState {
             decl.fail_mode,
             answer,
         );
-        decision.record.emit = self.emit;
-        decision.record.t_ns = self.t0;
-        decision.record.duration_ns = now.saturating_sub(self.t0);
-        self.records.push(decision.record);
+        self.keep(decision.record, now);
         decision
     }
 
