@@ -19,6 +19,7 @@ from .declaration import BAND_INDEX, Declaration, apply_overrides
 from .error import shown, value_error
 from .layer import declare_in
 from .outcomes import HookResult
+from .trace import outcome_shape
 from .walk import Walk, drive
 
 __all__ = ["Registry"]
@@ -39,6 +40,7 @@ class _Entry:
         "fail_mode",
         "name",
         "order",
+        "passed",
         "timeout",
         "timeout_ns",
     )
@@ -53,6 +55,8 @@ class _Entry:
         self.timeout_ns = decl.timeout_ns
         self.call = call
         self.order = order
+        # The trace shape of its usual answer (nothing, or a plain Continue), made once.
+        self.passed = outcome_shape(self.name, self.band, "continue", False, None)
 
 
 class Registry:

@@ -26,6 +26,7 @@ from .failure import (
     error_name,
 )
 from .outcomes import Block, Continue, Escalate, HookResult, Retry, Suspend, hook_result
+from .trace import outcome_shape
 
 __all__ = ["Walk", "drive"]
 
@@ -38,6 +39,7 @@ class _NotAwaitable(Exception):
 
 _SEVERITY: dict[type, int] = {Retry: 2, Escalate: 3, Suspend: 4, Block: 5}
 _KINDS = {0: "continue", 1: "continue", 2: "retry", 3: "escalate", 4: "suspend", 5: "block"}
+_PLAIN_HOOK = ("hook", None, None, "continue", False, None, None, None, None, None)
 
 
 class Walk:
@@ -47,13 +49,13 @@ class Walk:
         "_best",
         "_best_sev",
         "_contracts",
-        "_emit",
         "_entry",
         "_env",
         "_etype",
         "_event",
         "_hook",
         "_index",
+        "_key",
         "_plan",
         "_record",
         "_t0",
@@ -71,7 +73,7 @@ class Walk:
         env: Any,
         trace: Any,
         etype: type,
-        emit: int | None = None,
+        key: tuple[int, str] | None = None,
         t_emit: int | None = None,
         contracts: str | None = None,
     ):
@@ -82,7 +84,8 @@ class Walk:
         self._etype = etype
         self._contracts = contracts  # the hook-contract mode (I14); None checks nothing
         self._record = trace._fields.extend
-        self._emit = trace._begin_emit() if emit is None else emit
+        # What every record of this emit is traced with: (its number, the hook point).
+        self._key = (trace._begin_emit(), hook) if key is None else key
         self._index = 0
         self._best: Any = _CONTINUE
         self._best_sev = -1
@@ -218,24 +221,10 @@ class Walk:
             self._index = len(self._plan)  # a closed failure stops the chain (ruling 11)
         else:
             code, outcome, sev, kind = None, _CONTINUE, 0, "continue"
-        self._record(
-            (
-                self._emit,
-                self._hook,
-                "failure",
-                entry.name,
-                entry.band,
-                kind,
-                False,
-                code,
-                failure,
-                error_name(failure, exc),
-                entry.fail_mode,
-                contract,
-                self._t0,
-                now - self._t0,
-            )
-        )
+        error = error_name(failure, exc)
+        shape = ("failure", entry.name, entry.band, kind, False, code, failure, error,
+                 entry.fail_mode, contract)  # fmt: skip
+        self._record((shape, self._key, self._t0, now))
         if sev > self._best_sev:
             self._best_sev = sev
             self._best = outcome
@@ -249,48 +238,21 @@ class Walk:
         now: int,
         contract: str | None = None,
     ) -> None:
-        self._record(
-            (
-                self._emit,
-                self._hook,
-                "outcome",
-                entry.name,
-                entry.band,
-                kind,
-                modified,
-                code,
-                None,
-                None,
-                None,
-                contract,
-                self._t0,
-                now - self._t0,
-            )
-        )
+        if kind == "continue" and not modified and contract is None:
+            shape = entry.passed
+        else:
+            shape = outcome_shape(entry.name, entry.band, kind, modified, code, contract)
+        self._record((shape, self._key, self._t0, now))
 
     def _finish(self) -> HookResult:
         best = self._best
         sev = self._best_sev
         code = None if sev < 2 else best.code
-        now = monotonic_ns()
-        self._record(
-            (
-                self._emit,
-                self._hook,
-                "hook",
-                None,
-                None,
-                _KINDS.get(sev, "continue"),
-                sev == 1,
-                code,
-                None,
-                None,
-                None,
-                None,
-                self._t_emit,
-                now - self._t_emit,
-            )
-        )
+        if sev > 0:
+            shape = ("hook", None, None, _KINDS[sev], sev == 1, code, None, None, None, None)
+        else:
+            shape = _PLAIN_HOOK
+        self._record((shape, self._key, self._t_emit, monotonic_ns()))
         self.awaitable = self.yielded = None
         return hook_result(best if sev > 0 else _CONTINUE, self._event)
 
@@ -313,7 +275,7 @@ async def drive(
     first timed middleware, bring in a ``Walk`` whose methods judge exactly as the step
     protocol does.
     """
-    record, emit = trace._fields.extend, trace._begin_emit()
+    record, key = trace._fields.extend, (trace._begin_emit(), hook)
     now = t_emit = monotonic_ns()
     walk: Walk | None = None
     best_sev, index, count = -1, 0, len(plan)
@@ -337,7 +299,7 @@ async def drive(
                     value = stop.value
                 else:
                     if walk is None:
-                        walk = Walk(hook, plan, event, env, trace, etype, emit, t_emit, contracts)
+                        walk = Walk(hook, plan, event, env, trace, etype, key, t_emit, contracts)
                     walk._entry, walk._t0 = entry, t0
                     walk._wait(awaitable, yielded)
                     value = await drive_with_deadline(walk)
@@ -348,16 +310,13 @@ async def drive(
             if (value is None or (type(value) is Continue and value.modified is None)) and (
                 limit is None or now - t0 <= limit
             ):
-                record(
-                    (emit, hook, "outcome", entry.name, entry.band, "continue", False, None,
-                     None, None, None, None, t0, now - t0)
-                )  # fmt: skip
+                record((entry.passed, key, t0, now))
                 if best_sev < 0:
                     best_sev = 0
                 continue
             failure = None
         if walk is None:
-            walk = Walk(hook, plan, event, env, trace, etype, emit, t_emit, contracts)
+            walk = Walk(hook, plan, event, env, trace, etype, key, t_emit, contracts)
         walk._index, walk._entry, walk._t0, walk._best_sev = index, entry, t0, best_sev
         walk._event = event
         if failure is None:
@@ -374,6 +333,5 @@ async def drive(
         walk._index, walk._best_sev, walk._event = index, best_sev, event
         return walk._finish()
     # Only plain answers: the combined outcome is a plain Continue and the event is unchanged.
-    record((emit, hook, "hook", None, None, "continue", False, None, None, None, None, None,
-            t_emit, monotonic_ns() - t_emit))  # fmt: skip
+    record((_PLAIN_HOOK, key, t_emit, monotonic_ns()))
     return hook_result(_CONTINUE, event)
