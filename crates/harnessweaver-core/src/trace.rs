@@ -15,7 +15,7 @@ use std::io::{self, BufWriter, Write};
 
 use serde::Serialize;
 
-use self::packed::Packed;
+pub use self::packed::Packed;
 
 use crate::band::Band;
 use crate::catalogue::{hook_name, HookId};
@@ -156,6 +156,11 @@ pub const RECORD_BYTES: usize = std::mem::size_of::<Packed>();
 /// Records per chunk of a trace's storage: 128 KiB, so a trace's unused room is at most that.
 pub const CHUNK: usize = 4096;
 
+/// The highest emit ordinal among `records` (0 for none).
+fn last_emit(records: &[Packed]) -> u32 {
+    records.iter().map(Packed::emit).max().unwrap_or(0)
+}
+
 /// The records of one run context, in the order they were recorded.
 #[derive(Debug, Default)]
 pub struct TraceBuf {
@@ -189,15 +194,22 @@ impl TraceBuf {
 
     /// Appends one emit's records in one go.
     pub fn extend(&mut self, records: &[Record]) {
-        for record in records {
-            self.emits = self.emits.max(record.emit);
-        }
+        self.append(records, Packed::pack);
+    }
+
+    /// Appends records already packed: a binding packs each as it records it, so writing an
+    /// emit's records to the trace is a copy.
+    pub fn extend_packed(&mut self, records: &[Packed]) {
+        self.append(records, |record| *record);
+    }
+
+    fn append<T>(&mut self, records: &[T], pack: impl Fn(&T) -> Packed) {
         // The common case, one emit's records with room left in the open chunk: no splitting.
         if let Some(chunk) = self.chunks.last_mut() {
             if CHUNK - chunk.len() >= records.len() {
-                for record in records {
-                    chunk.push(Packed::pack(record));
-                }
+                let start = chunk.len();
+                chunk.extend(records.iter().map(&pack));
+                self.emits = self.emits.max(last_emit(&chunk[start..]));
                 self.len += records.len();
                 return;
             }
@@ -205,8 +217,11 @@ impl TraceBuf {
         let mut rest = records;
         while !rest.is_empty() {
             let chunk = self.open_chunk();
-            let (now, later) = rest.split_at(rest.len().min(CHUNK - chunk.len()));
-            chunk.extend(now.iter().map(Packed::pack));
+            let start = chunk.len();
+            let (now, later) = rest.split_at(rest.len().min(CHUNK - start));
+            chunk.extend(now.iter().map(&pack));
+            let most = last_emit(&chunk[start..]);
+            self.emits = self.emits.max(most);
             rest = later;
         }
         self.len += records.len();

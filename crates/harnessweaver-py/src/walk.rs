@@ -22,7 +22,7 @@ use harnessweaver_core::failure::{closed_reason, FailureKind};
 use harnessweaver_core::outcome::OutcomeKind;
 use harnessweaver_core::registry::{Chain, Entry};
 use harnessweaver_core::symbol::{intern as intern_sym, NO_SYM};
-use harnessweaver_core::trace::Record;
+use harnessweaver_core::trace::{Packed, Record};
 use harnessweaver_core::walk::{failure_error_sym, Answer, Walk};
 use harnessweaver_core::{catalogue::HookId, duration::nanos_to_seconds, Sym};
 use smallvec::SmallVec;
@@ -68,8 +68,9 @@ pub struct EmitState {
     pub contracts: Option<ContractMode>,
 }
 
-/// Records of one emit: inline up to a dozen (no allocation for most chains).
-pub type Records = SmallVec<[Record; 12]>;
+/// Records of one emit, packed as the trace stores them (so flushing them is a copy): inline
+/// up to a dozen (no allocation for most chains).
+pub type Records = SmallVec<[Packed; 12]>;
 
 impl Drop for EmitState {
     /// An emit abandoned half-way (cancelled from outside, I12) still leaves the records of the
@@ -209,7 +210,7 @@ impl EmitState {
     /// Writes the buffered records to the trace, once.
     fn flush(&mut self) {
         if !self.records.is_empty() {
-            self.trace.get().get().lock().extend(&self.records);
+            self.trace.get().get().lock().extend_packed(&self.records);
             self.records.clear();
         }
     }
@@ -318,7 +319,7 @@ impl EmitState {
         record.emit = self.emit;
         record.t_ns = self.t0;
         record.duration_ns = now.saturating_sub(self.t0);
-        self.records.push(record);
+        self.records.push(Packed::pack(&record));
     }
 
     /// The current middleware answered `value` (maybe after suspending).
@@ -483,7 +484,7 @@ impl EmitState {
         record.emit = self.emit;
         record.t_ns = self.t_emit;
         record.duration_ns = now.saturating_sub(self.t_emit);
-        self.records.push(record);
+        self.records.push(Packed::pack(&record));
         self.flush();
         let plain = combined.outcome == OutcomeKind::Continue && !combined.modified;
         let outcome = match (&self.best, plain) {

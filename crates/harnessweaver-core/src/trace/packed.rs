@@ -97,6 +97,11 @@ impl Packed {
         }
     }
 
+    /// The ordinal of the emit this record belongs to.
+    pub fn emit(&self) -> u32 {
+        self.emit
+    }
+
     pub fn unpack(&self) -> Record {
         let kind = RecordKind::from_u8(get(self.flags, KIND)).unwrap_or(RecordKind::Outcome);
         let (fail_mode, failure) = (get(self.flags, FAIL_MODE), get(self.flags, FAILURE));
