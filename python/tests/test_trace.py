@@ -206,3 +206,17 @@ def test_the_rust_core_keeps_a_record_in_32_bytes() -> None:
     # 32 bytes a record, plus at most one chunk of 4096 records' room and the chunk list.
     assert held <= 32 * count + 32 * 4096 + 8 * 1024
     assert held >= 32 * count
+
+
+@pytest.mark.parametrize("core", _cores(), ids=lambda c: str(c.CORE))
+def test_a_trace_made_after_dropped_ones_holds_only_its_own_records(core: Any) -> None:
+    # The Rust core keeps a dropped trace's storage for later traces (trace/spare.rs).
+    line = traced(1).to_jsonl().splitlines()[0]
+    for _ in range(3):
+        old = core.Trace.from_jsonl("\n".join([line] * 9_000))
+        assert len(old) == 9_000
+        del old
+    text = traced(2).to_jsonl()
+    new = core.Trace.from_jsonl(text)
+    assert [r["emit"] for r in new.records()] == [1, 1, 1, 2, 2, 2]
+    assert new.to_jsonl() == text

@@ -10,6 +10,7 @@
 
 mod packed;
 mod read;
+pub mod spare;
 
 use std::io::{self, BufWriter, Write};
 
@@ -171,6 +172,12 @@ pub struct TraceBuf {
     emits: u32,
 }
 
+impl Drop for TraceBuf {
+    fn drop(&mut self) {
+        spare::SPARE.keep(&mut self.chunks);
+    }
+}
+
 impl TraceBuf {
     pub fn new() -> Self {
         Self::default()
@@ -234,7 +241,7 @@ impl TraceBuf {
             .last()
             .map_or(true, |chunk| chunk.len() == CHUNK)
         {
-            self.chunks.push(Vec::with_capacity(CHUNK));
+            self.chunks.push(spare::SPARE.take());
         }
         let last = self.chunks.len() - 1;
         &mut self.chunks[last]
@@ -309,6 +316,23 @@ impl TraceBuf {
 pub(crate) mod tests {
     use super::*;
     use crate::symbol::{intern, NO_SYM};
+
+    #[test]
+    fn a_trace_made_after_dropped_ones_holds_only_its_own_records() {
+        let [first, second, _] = samples();
+        for _ in 0..3 {
+            let mut old = TraceBuf::new();
+            for _ in 0..(CHUNK + 5) {
+                old.push(first);
+            }
+            drop(old); // its chunks are kept for later traces (`spare.rs`)
+        }
+        assert!(spare::SPARE.len() <= spare::SPARE_CHUNKS);
+        let mut new = TraceBuf::new();
+        new.push(second);
+        assert_eq!(new.records(), vec![second]);
+        assert_eq!(new.len(), 1);
+    }
 
     /// A record of each kind, with every optional field exercised.
     pub(crate) fn samples() -> [Record; 3] {
