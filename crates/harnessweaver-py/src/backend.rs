@@ -11,19 +11,19 @@
 //! never taken for another thread's, and a `threading.local`'s dict for a thread lives as long
 //! as the thread and cannot be replaced (`__dict__` is read-only).
 
-use std::sync::{Mutex, PoisonError};
-
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
 
+use crate::gil_cell::GilCell;
+
 /// `sniffio.thread_local`, or `None` without sniffio (then trio cannot be running either).
 static SNIFFIO_LOCAL: PyOnceLock<Option<Py<PyAny>>> = PyOnceLock::new();
 
 /// The last thread's dict of `sniffio.thread_local`, with that thread state's id.
-static KEPT: Mutex<Option<(i64, Py<PyDict>)>> = Mutex::new(None);
+static KEPT: GilCell<Option<(i64, Py<PyDict>)>> = GilCell::new(None);
 
 /// Whether a structured-concurrency library (trio) runs the current task.
 pub fn structured(py: Python<'_>) -> PyResult<bool> {
@@ -32,9 +32,16 @@ pub fn structured(py: Python<'_>) -> PyResult<bool> {
     };
     let dict = thread_dict(py, local.bind(py))?;
     // As `getattr` would see it: the thread's own value, else the class default (`None`).
-    Ok(dict
-        .get_item(intern!(py, "name"))?
-        .is_some_and(|name| !name.is_none()))
+    // A borrowed lookup: only compared with `None`, with no Python code run in between
+    // (PyO3's `get_item` takes a new reference through a compatibility shim on 3.11).
+    // SAFETY: a live dict and key; the result is borrowed, or null when the key is absent
+    // (or, with an error set, when the lookup failed).
+    let name = unsafe { ffi::PyDict_GetItemWithError(dict.as_ptr(), intern!(py, "name").as_ptr()) };
+    if name.is_null() {
+        return PyErr::take(py).map_or(Ok(false), Err);
+    }
+    // SAFETY: reading the address of the `None` singleton.
+    Ok(name != unsafe { ffi::Py_None() })
 }
 
 fn sniffio_local(py: Python<'_>) -> Option<Py<PyAny>> {
@@ -48,20 +55,19 @@ fn sniffio_local(py: Python<'_>) -> Option<Py<PyAny>> {
 fn thread_dict<'py>(py: Python<'py>, local: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     // SAFETY: attached to the interpreter (`py`), so this thread has a current thread state.
     let thread = unsafe { ffi::PyThreadState_GetID(ffi::PyThreadState_Get()) };
-    if let Some((id, dict)) = &*KEPT.lock().unwrap_or_else(PoisonError::into_inner) {
-        if *id == thread {
-            return Ok(dict.bind(py).clone());
+    if let Some((id, dict)) = KEPT.take(py) {
+        let dict = dict.into_bound(py);
+        if id == thread {
+            let kept = KEPT.replace(py, Some((id, dict.clone().unbind())));
+            drop(kept); // None: taken just above
+            return Ok(dict);
         }
     }
-    // Looked up outside the lock: attribute access may run Python code.
+    // Looked up outside the cell: attribute access may run Python code.
     let dict = local
         .getattr(intern!(py, "__dict__"))?
         .cast_into::<PyDict>()?;
-    let kept = Some((thread, dict.clone().unbind()));
-    let replaced = std::mem::replace(
-        &mut *KEPT.lock().unwrap_or_else(PoisonError::into_inner),
-        kept,
-    );
-    drop(replaced); // after the lock: freeing the old dict may run Python code
+    let replaced = KEPT.replace(py, Some((thread, dict.clone().unbind())));
+    drop(replaced); // after the swap: freeing the old dict may run Python code
     Ok(dict)
 }

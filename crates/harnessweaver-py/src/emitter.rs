@@ -15,7 +15,6 @@
 //!   reference goes. Free-threaded builds skip the reuse: reference counts there are not exact.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Mutex, PoisonError};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
@@ -24,6 +23,7 @@ use pyo3::types::PyTuple;
 use pyo3::{intern, PyTraverseError, PyVisit};
 
 use crate::emit::Emit;
+use crate::gil_cell::GilCell;
 use crate::registry::Registry;
 
 /// The method definition behind every registry's `emit` builtin. CPython only reads it.
@@ -147,7 +147,7 @@ pub fn new_emit<'py>(
 
 /// The registry's free list of one finished `Emit`.
 #[derive(Default)]
-pub struct Spare(Mutex<Option<Py<Emit>>>);
+pub struct Spare(GilCell<Option<Py<Emit>>>);
 
 impl Spare {
     /// Keeps `emit`, which just finished, for reuse (replacing any kept before).
@@ -155,35 +155,25 @@ impl Spare {
         if cfg!(Py_GIL_DISABLED) {
             return;
         }
-        let kept = Some(emit.clone().unbind());
-        let replaced = std::mem::replace(&mut *self.lock(), kept);
-        // After the lock (freeing an object may run Python code), and as a `Bound`: dropping
+        let py = emit.py();
+        let replaced = self.0.replace(py, Some(emit.clone().unbind()));
+        // After the swap (freeing an object may run Python code), and as a `Bound`: dropping
         // a `Py` where PyO3 cannot see the attached thread defers it to PyO3's pool.
-        drop(replaced.map(|old| old.into_bound(emit.py())));
+        drop(replaced.map(|old| old.into_bound(py)));
     }
 
     /// The kept `Emit`, when nothing but this list references it.
     fn take_unshared<'py>(&self, py: Python<'py>) -> Option<Bound<'py, Emit>> {
-        let kept = self.lock().take()?.into_bound(py);
+        let kept = self.0.take(py)?.into_bound(py);
         // SAFETY: a live object; reading its reference count. With the GIL held nothing can
         // take a new reference between this check and the reuse.
         let unshared = unsafe { ffi::Py_REFCNT(kept.as_ptr()) } == 1;
-        unshared.then_some(kept) // a shared one is dropped here, outside the lock
+        unshared.then_some(kept) // a shared one is dropped here
     }
 
     /// Shows the kept `Emit` to the garbage collector.
     pub fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-        // `try_lock`: the collector may run while an emit holds the lock; skipping one visit
-        // of an object that holds no references is harmless.
-        if let Ok(kept) = self.0.try_lock() {
-            if let Some(emit) = &*kept {
-                visit.call(emit)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Py<Emit>>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.0
+            .traverse(|kept| kept.as_ref().map_or(Ok(()), |emit| visit.call(emit)))
     }
 }

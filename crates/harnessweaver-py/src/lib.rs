@@ -14,6 +14,7 @@ mod declaration;
 mod emit;
 mod emitter;
 mod errors;
+mod gil_cell;
 mod held;
 mod hook_names;
 mod outcome;

@@ -3,8 +3,6 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use arc_swap::ArcSwap;
-
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple, PyType};
@@ -23,6 +21,7 @@ use crate::contract::mode_of;
 use crate::declaration::{layer_of, overridden, Declaration};
 use crate::emitter::{emitter, new_emit, Spare};
 use crate::errors::{to_py, wrong_type, Phase};
+use crate::gil_cell::{GilCell, Plain};
 use crate::held::Held;
 use crate::hook_names::hook_of;
 use crate::trace::Trace;
@@ -34,7 +33,7 @@ pub struct Registry {
     inner: Mutex<CoreRegistry<Payload>>,
     /// The planned chains, republished after every registration: emits read them without
     /// taking the lock, and an emit in flight keeps the chain it loaded (ruling 3, I11).
-    plans: Vec<ArcSwap<Plan>>,
+    plans: Vec<GilCell<Plan>>,
     event_types: Vec<Py<PyType>>,
     /// The hook-contract mode (I14); `None` checks nothing.
     contracts: Option<ContractMode>,
@@ -43,10 +42,14 @@ pub struct Registry {
 }
 
 /// One hook point's chain, and whether any of it has a timeout.
+#[derive(Clone)]
 struct Plan {
     chain: Chain<Payload>,
     timed: bool,
 }
+
+// SAFETY: cloning a `Plan` clones an `Arc` and copies a bool: no Python code.
+unsafe impl Plain for Plan {}
 
 impl Registry {
     fn lock(&self) -> MutexGuard<'_, CoreRegistry<Payload>> {
@@ -54,19 +57,21 @@ impl Registry {
     }
 
     /// Publishes every hook point's chain from the core registry (called under its lock).
-    fn publish(&self, core: &CoreRegistry<Payload>) {
+    fn publish(&self, py: Python<'_>, core: &CoreRegistry<Payload>) {
         for (id, plan) in (0..).zip(&self.plans) {
-            plan.store(Arc::new(Plan {
+            let planned = Plan {
                 chain: core.chain(id),
                 timed: core.has_timeouts(id),
-            }));
+            };
+            let old = plan.replace(py, planned);
+            drop(old); // after the swap: dropping it may run Python code
         }
     }
 
     /// The chain of `hook` and whether any of it has a timeout.
-    fn planned(&self, hook: HookId) -> (Chain<Payload>, bool) {
-        let plan = self.plans[usize::from(hook)].load();
-        (plan.chain.clone(), plan.timed)
+    fn planned(&self, py: Python<'_>, hook: HookId) -> (Chain<Payload>, bool) {
+        let Plan { chain, timed } = self.plans[usize::from(hook)].get(py);
+        (chain, timed)
     }
 
     /// An emit with a run context: a `HookResult`, a `Pending` when a middleware suspended,
@@ -79,7 +84,7 @@ impl Registry {
         ctx: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let hook = hook_of(hook)?;
-        let (chain, timed) = self.planned(hook);
+        let (chain, timed) = self.planned(py, hook);
         if timed && structured(py)? {
             return Ok(py.None());
         }
@@ -181,7 +186,7 @@ impl Registry {
         }
         let plans = (0..CATALOGUE.len())
             .map(|_| {
-                ArcSwap::from_pointee(Plan {
+                GilCell::new(Plan {
                     chain: Arc::from(Vec::new()),
                     timed: false,
                 })
@@ -247,7 +252,7 @@ impl Registry {
         let mut core = self.lock();
         core.register(result, payload)
             .map_err(|e| to_py(py, Phase::Register, &e))?;
-        self.publish(&core);
+        self.publish(py, &core);
         Ok(declared)
     }
 
@@ -267,7 +272,7 @@ impl Registry {
         let removed = core
             .unregister(text)
             .map_err(|e| to_py(py, Phase::Register, &e))?;
-        self.publish(&core);
+        self.publish(py, &core);
         Ok(removed.payload.decl.clone_ref(py))
     }
 
@@ -277,7 +282,7 @@ impl Registry {
         py: Python<'py>,
         hook: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let (chain, _) = self.planned(hook_of(hook)?);
+        let (chain, _) = self.planned(py, hook_of(hook)?);
         PyTuple::new(py, chain.iter().map(|e| e.payload.decl.clone_ref(py)))
     }
 
@@ -288,7 +293,7 @@ impl Registry {
     }
 
     fn has_timeouts(&self, hook: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.planned(hook_of(hook)?).1)
+        Ok(self.planned(hook.py(), hook_of(hook)?).1)
     }
 
     /// Run `hook`'s chain as far as it goes without waiting: a `HookResult`, or a `Pending`.
@@ -301,7 +306,7 @@ impl Registry {
         trace: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let hook = hook_of(hook)?;
-        let (chain, _) = self.planned(hook);
+        let (chain, _) = self.planned(py, hook);
         self.start(py, hook, chain, event, env, trace)
     }
 
@@ -349,8 +354,11 @@ impl Registry {
     }
 
     fn __clear__(&self) {
-        let mut core = self.lock();
-        *core = CoreRegistry::new();
-        self.publish(&core);
+        // The collector calls this on a thread attached to the interpreter.
+        Python::attach(|py| {
+            let mut core = self.lock();
+            *core = CoreRegistry::new();
+            self.publish(py, &core);
+        });
     }
 }
