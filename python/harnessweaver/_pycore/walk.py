@@ -275,13 +275,13 @@ async def drive(
     first timed middleware, bring in a ``Walk`` whose methods judge exactly as the step
     protocol does.
     """
-    record, key = trace._fields.extend, (trace._begin_emit(), hook)
+    trace._emits += 1  # Trace._begin_emit, inlined: a method call is a tenth of a short emit
+    record, key = trace._fields.extend, (trace._emits, hook)
     now = t_emit = monotonic_ns()
     walk: Walk | None = None
-    best_sev, index, count = -1, 0, len(plan)
-    while index < count:
-        entry = plan[index]
-        index += 1
+    # Plain answers leave the combined outcome a plain Continue: only a Walk keeps a severity.
+    best_sev, count = -1, len(plan)
+    for index, entry in enumerate(plan, 1):
         t0, limit = now, entry.timeout_ns
         try:
             awaitable = entry.call(event, env)
@@ -311,8 +311,6 @@ async def drive(
                 limit is None or now - t0 <= limit
             ):
                 record((entry.passed, key, t0, now))
-                if best_sev < 0:
-                    best_sev = 0
                 continue
             failure = None
         if walk is None:
@@ -327,10 +325,12 @@ async def drive(
             walk._fail(TIMEOUT, None)
         else:
             walk._raised(failure)
-        index, best_sev, event = walk._index, walk._best_sev, walk._event
+        best_sev, event = walk._best_sev, walk._event
+        if walk._index >= count:
+            break  # a Block, or a closed failure: nothing outranks it (rulings 6, 11)
         now = monotonic_ns()
     if walk is not None:
-        walk._index, walk._best_sev, walk._event = index, best_sev, event
+        walk._best_sev, walk._event = best_sev, event
         return walk._finish()
     # Only plain answers: the combined outcome is a plain Continue and the event is unchanged.
     record((_PLAIN_HOOK, key, t_emit, monotonic_ns()))
