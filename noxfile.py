@@ -99,7 +99,8 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff, mypy --strict, stubtest against the compiled module, cargo fmt and clippy."""
+    """ruff, mypy --strict, stubtest against the compiled module, cargo fmt and clippy (also
+    as a free-threaded build)."""
     install(session, "lint")
     session.run("ruff", "check", "python", "examples", "tools", "noxfile.py")
     session.run("ruff", "format", "--check", "python", "examples", "tools", "noxfile.py")
@@ -118,6 +119,31 @@ def lint(session: nox.Session) -> None:
         "warnings",
         external=True,
         env={"PYO3_PYTHON": os.path.join(session.bin, "python")},
+    )
+    free_threaded_clippy(session)
+
+
+def free_threaded_clippy(session: nox.Session) -> None:
+    """clippy on the binding as a free-threaded CPython 3.14 build would compile it: the code
+    under ``cfg(Py_GIL_DISABLED)`` (``gil_cell.rs``, the emit reuse) compiles nowhere else
+    before the release workflow. No interpreter is needed: PyO3 reads the build from a file."""
+    tmp = Path(session.create_tmp()).resolve()
+    config = tmp / "free-threaded-3.14.cfg"
+    config.write_text(
+        "implementation=CPython\nversion=3.14\nshared=true\nabi3=false\n"
+        "build_flags=Py_GIL_DISABLED\nsuppress_build_script_link_lines=true\npointer_width=64\n"
+    )
+    session.run(
+        "cargo",
+        "clippy",
+        "--locked",
+        "-p",
+        "harnessweaver-py",
+        "--",
+        "-D",
+        "warnings",
+        external=True,
+        env={"PYO3_CONFIG_FILE": str(config), "CARGO_TARGET_DIR": str(tmp / "target")},
     )
 
 
