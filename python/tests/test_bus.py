@@ -223,6 +223,45 @@ async def test_a_non_awaitable_answer_is_an_invalid_return(
     assert untimed(ctx.trace)[1]["failure"] == "invalid_return"
 
 
+def _raises_type_error(event: Any, env: hw.Envelope) -> Any:
+    raise TypeError("not from the await")
+
+
+async def _awaits_then_raises_type_error(event: Any, env: hw.Envelope) -> None:
+    raise TypeError("from inside the coroutine")
+
+
+@pytest.mark.parametrize("timeout", [None, "2s"])
+@pytest.mark.parametrize(
+    ("call", "failure", "error"),
+    [
+        (lambda e, v: None, "invalid_return", "InvalidReturn"),
+        (lambda e, v: 42, "invalid_return", "InvalidReturn"),
+        (_raises_type_error, "exception", "TypeError"),
+        (_awaits_then_raises_type_error, "exception", "TypeError"),
+    ],
+    ids=["returns-None", "returns-42", "call-raises-TypeError", "coroutine-raises-TypeError"],
+)
+async def test_a_type_error_is_an_exception_and_a_non_awaitable_an_invalid_return(
+    bus: hw.HookBus,
+    ctx: hw.RunContext,
+    call: Any,
+    failure: str,
+    error: str,
+    timeout: str | None,
+) -> None:
+    # Awaiting what cannot be awaited raises TypeError too: only that one is an invalid return.
+    @hw.middleware(hooks=["tool.before"], fail_mode="open", timeout=timeout)
+    async def template(event: Any, env: hw.Envelope) -> None:
+        return None
+
+    bus._registry.register(template.spec.declaration, call, name="odd")
+    result = await bus.emit("tool.before", tool_call(), ctx)
+    assert result.outcome == hw.Continue()
+    record = untimed(ctx.trace)[0]
+    assert (record["kind"], record["failure"], record["error"]) == ("failure", failure, error)
+
+
 def test_the_envelope_clock_is_injectable() -> None:
     saturday = hw.Envelope(clock=hw.FixedClock("2026-11-28T10:00:00+00:00"))
     monday = hw.Envelope(clock=hw.FixedClock("2026-11-30T10:00:00+00:00"))

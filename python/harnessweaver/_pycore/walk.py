@@ -37,6 +37,13 @@ class _NotAwaitable(Exception):
     """A middleware returned something that cannot be awaited (an invalid return)."""
 
 
+_UNCALLED: Any = object()  # what ``awaitable`` holds in ``drive`` while the call has not returned
+
+
+def _cannot_await(value: Any) -> bool:
+    return type(value) is not CoroutineType and not hasattr(value, "__await__")
+
+
 _SEVERITY: dict[type, int] = {Retry: 2, Escalate: 3, Suspend: 4, Block: 5}
 _KINDS = {0: "continue", 1: "continue", 2: "retry", 3: "escalate", 4: "suspend", 5: "block"}
 _PLAIN_HOOK = ("hook", None, None, "continue", False, None, None, None, None, None)
@@ -283,15 +290,18 @@ async def drive(
     best_sev, count = -1, len(plan)
     for index, entry in enumerate(plan, 1):
         t0, limit = now, entry.timeout_ns
+        awaitable = _UNCALLED
         try:
             awaitable = entry.call(event, env)
-            if type(awaitable) is not CoroutineType and not hasattr(awaitable, "__await__"):
-                raise _NotAwaitable
             if limit is None:
+                # A return that cannot be awaited raises TypeError here, before anything runs;
+                # the handler below tells it from a middleware's own TypeError.
                 value = await awaitable
             else:
                 # Stepped by hand: a deadline timer only for a middleware that suspends.
                 if type(awaitable) is not CoroutineType:
+                    if not hasattr(awaitable, "__await__"):
+                        raise _NotAwaitable
                     awaitable = awaitable.__await__()
                 try:
                     yielded = awaitable.send(None)
@@ -305,6 +315,8 @@ async def drive(
                     value = await drive_with_deadline(walk)
         except Exception as exc:
             failure: Exception | None = exc
+            if type(exc) is TypeError and awaitable is not _UNCALLED and _cannot_await(awaitable):
+                failure = _NotAwaitable()  # an invalid return (ruling 9), not an exception
         else:
             now = monotonic_ns()
             if (value is None or (type(value) is Continue and value.modified is None)) and (
