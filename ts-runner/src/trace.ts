@@ -7,6 +7,7 @@
 
 import { readFile, writeFile } from "node:fs/promises";
 import { HOOK_POINTS, type HookPoint } from "./catalogue.js";
+import { nanoseconds } from "./invoke.js";
 import { orderedRecord, type TraceRecord } from "./record.js";
 import { parseRecord } from "./traceread.js";
 
@@ -36,10 +37,11 @@ export type Shape = Omit<TraceRecord, "emit" | "hook" | "t_ns" | "duration_ns">;
 export class Trace implements Iterable<TraceRecord> {
   // Storage: a record is kept as a shape (its fields but emit, hook and timings: usually a
   // shared frozen object, so nothing is allocated per record) and three numbers (the emit and
-  // the hook's catalogue index as one number, `emit * HOOKS + hook`, then t_ns and
-  // duration_ns). A record pushed whole (read from JSON Lines, or with a code, a failure or a
-  // modification) is its own shape, with NaN numbers. Records are built, frozen and cached
-  // only when read.
+  // the hook's catalogue index as one number, `emit * HOOKS + hook`, then the record's start
+  // and end as the walk read them, monotonic ms: rounding them to t_ns and duration_ns waits
+  // until the record is read). A record pushed whole (read from JSON Lines, or with a code, a
+  // failure or a modification) is its own shape, with NaN numbers. Records are built, frozen
+  // and cached only when read.
   //
   // Both go into chunks that are never copied: 16 records, then twice as many per chunk up to
   // CHUNK (one growing array of pointers cost ~25 ns per record in copies and collections).
@@ -66,13 +68,14 @@ export class Trace implements Iterable<TraceRecord> {
   /**
    * @internal Appends the record `{emit, hook, ...shape, t_ns, duration_ns}` (keys in the order
    * of FIELDS) without building it: `shape` is shared by every record it stands for; `key` is
-   * `emitKey(emit, hook index)`.
+   * `emitKey(emit, hook index)`; `start` and `end` are monotonic ms (`now()`), traced as
+   * `t_ns = nanoseconds(start)` and `duration_ns = nanoseconds(end) - t_ns`.
    */
-  add(shape: Shape, key: number, t_ns: number, duration_ns: number): void {
-    this.#add(shape, key, t_ns, duration_ns);
+  add(shape: Shape, key: number, start: number, end: number): void {
+    this.#add(shape, key, start, end);
   }
 
-  #add(shape: Shape | TraceRecord, key: number, t_ns: number, duration_ns: number): void {
+  #add(shape: Shape | TraceRecord, key: number, start: number, end: number): void {
     let at = this.#at;
     let shapes = this.#shapes;
     let numbers = this.#numbers;
@@ -87,8 +90,8 @@ export class Trace implements Iterable<TraceRecord> {
     shapes[at] = shape;
     const n = at * 3;
     numbers[n] = key;
-    numbers[n + 1] = t_ns;
-    numbers[n + 2] = duration_ns;
+    numbers[n + 1] = start;
+    numbers[n + 2] = end;
     this.#at = at + 1;
     this.#length += 1;
   }
@@ -111,14 +114,15 @@ export class Trace implements Iterable<TraceRecord> {
     const shape = (this.#shapeChunks[chunk] as (Shape | TraceRecord)[])[at] as Shape | TraceRecord;
     const numbers = this.#numberChunks[chunk] as Float64Array;
     const key = numbers[at * 3] as number;
+    const t_ns = nanoseconds(numbers[at * 3 + 1] as number);
     const record = Number.isNaN(key)
       ? (shape as TraceRecord)
       : orderedRecord({
           ...(shape as Shape),
           emit: Math.floor(key / HOOKS),
           hook: HOOK_POINTS[key % HOOKS] as HookPoint,
-          t_ns: numbers[at * 3 + 1] as number,
-          duration_ns: numbers[at * 3 + 2] as number,
+          t_ns,
+          duration_ns: nanoseconds(numbers[at * 3 + 2] as number) - t_ns,
         });
     this.#built[index] = record;
     return record;

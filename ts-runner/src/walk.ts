@@ -64,11 +64,15 @@ class Run extends Watched {
   event: Event;
   best: Outcome = CONTINUE;
   bestSeverity = -1;
-  /** When the emit started (whole ns, as traced). */
+  /** When the emit started (ms, monotonic). */
   readonly tEmit: number;
-  /** Watched, while an answer is awaited: the middleware, when it started (ms, monotonic), its controller. */
+  /**
+   * When the current middleware started (ms, monotonic): the last boundary. Kept here rather
+   * than in a local of the walk, where a number held across an `await` is a heap allocation.
+   */
+  t: number;
+  /** Watched, while an answer is awaited: the middleware and its controller. */
   index = 0;
-  t = 0;
   controller: AbortController | undefined = undefined;
   /** Moves on when the walk is taken over: the abandoned walk then drops what it gets. */
   generation = 0;
@@ -102,6 +106,7 @@ class Run extends Watched {
     this.key = emitKey(this.emit, plan.hookIndex);
     this.event = event;
     this.tEmit = tEmit;
+    this.t = tEmit;
   }
 
   /** The timeout of the middleware being waited for ran out at `t`. */
@@ -115,10 +120,10 @@ class Run extends Watched {
       if (entry === undefined) return;
       this.controller?.abort(timeoutReason(entry));
       this.controller = undefined;
-      const tNs = nanoseconds(t);
-      const stop = fold(this, entry, failed(entry, "timeout"), nanoseconds(this.t), tNs);
-      if (stop || this.index + 1 >= this.plan.entries.length) finish(this, tNs);
-      else void drive(this, this.index + 1, t); // the next middleware starts at t
+      const stop = fold(this, entry, failed(entry, "timeout"), this.t, t);
+      this.t = t; // the next middleware starts at t
+      if (stop || this.index + 1 >= this.plan.entries.length) finish(this, t);
+      else void drive(this, this.index + 1);
     });
   }
 
@@ -173,29 +178,28 @@ export function walk(
   contracts: ContractMode | undefined,
 ): Promise<HookResult> {
   const t = now();
-  const run = new Run(plan, event, envelope, trace, signal, contracts, nanoseconds(t));
+  const run = new Run(plan, event, envelope, trace, signal, contracts, t);
   // No middleware: nothing to wait for or cancel (the signal was checked before the walk).
   if (plan.entries.length === 0) return Promise.resolve(finish(run, run.tEmit));
-  if (!plan.timed && signal === undefined) return drive(run, 0, t);
+  if (!plan.timed && signal === undefined) return drive(run, 0);
   // Watched: the result is a promise of its own, which a takeover can settle.
   starting = run;
   const result = new Promise<HookResult>(settleWith);
   starting = undefined;
-  void drive(run, 0, t);
+  void drive(run, 0);
   return result;
 }
 
 /**
- * Walks the chain from `from`, which starts at `t` (ms, monotonic). Watched runs settle their
- * own promise (and the value returned here is unused); a walk that was taken over returns
- * undefined as soon as it notices.
+ * Walks the chain from `from`, which starts at `run.t`. Watched runs settle their own promise
+ * (and the value returned here is unused); a walk that was taken over returns undefined as
+ * soon as it notices.
  */
-async function drive(run: Run, from: number, t: number): Promise<HookResult> {
+async function drive(run: Run, from: number): Promise<HookResult> {
   const { entries, eventType } = run.plan;
   const { envelope, outer, trace, key, contracts } = run;
   const generation = run.generation;
   const watched = run.resolve !== undefined;
-  let tNs = nanoseconds(t);
   try {
     for (let i = from; i < entries.length; i++) {
       if (outer !== undefined) outer.throwIfAborted(); // cancelled between two middleware: start no more (I12)
@@ -212,11 +216,10 @@ async function drive(run: Run, from: number, t: number): Promise<HookResult> {
           if (watched) {
             if (run.scope === undefined) run.prepare();
             run.index = i;
-            run.t = t;
             run.controller = controller;
             run.waiting = true;
             if (timeoutMs === null) run.deadline = Infinity;
-            else arm((run.deadline = t + timeoutMs));
+            else arm((run.deadline = run.t + timeoutMs));
           }
           answer = await answer;
         }
@@ -228,23 +231,19 @@ async function drive(run: Run, from: number, t: number): Promise<HookResult> {
         if (run.generation !== generation) return undefined as never; // taken over: dropped
         run.waiting = false;
       }
+      const t0 = run.t;
       const t1 = now(); // the end of this middleware is the start of the next
-      const t1Ns = nanoseconds(t1);
+      run.t = t1;
       let verdict: Verdict;
-      if (timeoutMs !== null && t1 - t > timeoutMs) verdict = failed(entry, "timeout"); // late: discarded (ruling 10)
+      if (timeoutMs !== null && t1 - t0 > timeoutMs) verdict = failed(entry, "timeout"); // late: discarded (ruling 10)
       else if (thrown) verdict = failed(entry, "exception", answer);
       else if (answer === undefined || answer === null) {
         // The usual answer: a plain Continue, traced as the entry's shared shape; nothing built.
-        trace.add(entry.passed, key, tNs, t1Ns - tNs);
-        t = t1;
-        tNs = t1Ns;
+        trace.add(entry.passed, key, t0, t1);
         continue;
       } else verdict = judge(answer, entry, eventType);
       if (contracts !== undefined && verdict !== PASSED) verdict = enforceContract(contracts, run.plan.hook, given, entry, verdict);
-      const stop = fold(run, entry, verdict, tNs, t1Ns);
-      t = t1;
-      tNs = t1Ns;
-      if (stop) break;
+      if (fold(run, entry, verdict, t0, t1)) break;
     }
   } catch (error) {
     // Only the caller's signal gets here (every call is guarded): the emit rejects (I12).
@@ -256,21 +255,23 @@ async function drive(run: Run, from: number, t: number): Promise<HookResult> {
     }
     return undefined as never;
   }
-  const result = finish(run, tNs);
+  const result = finish(run, run.t);
   // A watched run has settled its own promise: this one's result is never read, and settling
   // it with undefined spares a lookup of `then` on the result.
   return watched ? (undefined as never) : result;
 }
 
 /** The combined outcome: the hook record, and the result (watched runs settle theirs). */
-function finish(run: Run, tEndNs: number): HookResult {
+function finish(run: Run, tEnd: number): HookResult {
   const combined = run.bestSeverity > 0 ? run.best : CONTINUE;
   const modified = run.bestSeverity === 1;
   const code = codeOf(combined);
-  const t_ns = run.tEmit;
-  const duration_ns = tEndNs - t_ns;
-  if (code === undefined) run.trace.add(modified || combined !== CONTINUE ? hookShape(combined.kind, modified) : PLAIN_HOOK, run.key, t_ns, duration_ns);
-  else run.trace.push(orderedRecord({ emit: run.emit, hook: run.plan.hook, kind: "hook", outcome: combined.kind, modified, code, t_ns, duration_ns }));
+  if (code === undefined) run.trace.add(modified || combined !== CONTINUE ? hookShape(combined.kind, modified) : PLAIN_HOOK, run.key, run.tEmit, tEnd);
+  else {
+    const t_ns = nanoseconds(run.tEmit);
+    const duration_ns = nanoseconds(tEnd) - t_ns;
+    run.trace.push(orderedRecord({ emit: run.emit, hook: run.plan.hook, kind: "hook", outcome: combined.kind, modified, code, t_ns, duration_ns }));
+  }
   const result: HookResult = Object.freeze({ outcome: combined, event: run.event });
   if (run.resolve !== undefined) {
     run.generation += 1;
@@ -291,15 +292,16 @@ interface Verdict {
 const PASSED: Verdict = Object.freeze({ outcome: CONTINUE });
 
 /**
- * Traces one middleware's verdict (it ran from `t0` to `t1`, whole ns) and folds it into the
- * run; true when it stops the chain (a Block: nothing outranks it, ruling 6).
+ * Traces one middleware's verdict (it ran from `t0` to `t1`, ms) and folds it into the run;
+ * true when it stops the chain (a Block: nothing outranks it, ruling 6).
  */
 function fold(run: Run, entry: Entry, verdict: Verdict, t0: number, t1: number): boolean {
   if (verdict === PASSED) {
-    run.trace.add(entry.passed, run.key, t0, t1 - t0); // nothing built
+    run.trace.add(entry.passed, run.key, t0, t1); // nothing built
     return false;
   }
-  run.trace.push(middlewareRecord(run.emit, run.plan.hook, entry, verdict, t0, t1 - t0));
+  const t_ns = nanoseconds(t0);
+  run.trace.push(middlewareRecord(run.emit, run.plan.hook, entry, verdict, t_ns, nanoseconds(t1) - t_ns));
   const { outcome } = verdict;
   if (outcome.kind === "continue" && outcome.modified !== undefined) run.event = outcome.modified;
   const rank = severity(outcome);
@@ -339,8 +341,9 @@ function codeOf(outcome: Outcome): string | undefined {
 }
 
 // The common records (a plain Continue, a hook record without a code) are stored as shared
-// shapes and numbers (`Trace.add`), built only when read. Timings are whole nanoseconds: each
-// boundary is rounded once, so a duration is the difference of two rounded instants (never < 0).
+// shapes and numbers (`Trace.add`: the boundaries in ms), built only when read. Timings are
+// whole nanoseconds: each boundary is rounded once (`nanoseconds`), so a duration is the
+// difference of two rounded instants (never < 0).
 
 const HOOK_SHAPES = new Map<string, Shape>();
 
