@@ -174,3 +174,28 @@ def test_an_abandoned_suspended_emit_still_leaves_its_records() -> None:
         while True:
             finished.send(None)
     assert [r["kind"] for r in untimed(ctx.trace)][-3:] == ["outcome", "outcome", "hook"]
+
+
+class _HookName(str):
+    """A str subclass: matched by its text, never by identity."""
+
+
+async def test_the_hook_point_is_found_by_name_whatever_string_object_carries_it(
+    ctx: hw.RunContext,
+) -> None:
+    # The Rust core answers a repeat of the last string object by identity (hook_names.rs).
+    calls: list[str] = []
+    bus = counting_bus(calls)
+    same = ".".join(["tool", "before"])  # built at run time: not the catalogue's own object
+    other = "".join(["tool", ".before"])
+    names = [same, same, "tool.before", other, _HookName("tool.before"), same]
+    for name in names:
+        await bus.emit(name, tool_call(), ctx)
+    assert len(calls) == len(names)
+    assert {record["hook"] for record in ctx.trace.records()} == {"tool.before"}
+    for wrong in ("tool.befor", _HookName("tool.unknown")):
+        with pytest.raises(hw.EmitError) as caught:
+            await bus.emit(wrong, tool_call(), ctx)
+        assert caught.value.kind == "unknown_hook" and str(wrong) in str(caught.value)
+    await bus.emit(same, tool_call(), ctx)
+    assert len(calls) == len(names) + 1

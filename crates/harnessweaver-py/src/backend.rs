@@ -38,7 +38,11 @@ pub fn structured(py: Python<'_>) -> PyResult<bool> {
     // (or, with an error set, when the lookup failed).
     let name = unsafe { ffi::PyDict_GetItemWithError(dict.as_ptr(), intern!(py, "name").as_ptr()) };
     if name.is_null() {
-        return PyErr::take(py).map_or(Ok(false), Err);
+        // SAFETY: reading the thread's error indicator (attached: `py`).
+        if unsafe { ffi::PyErr_Occurred() }.is_null() {
+            return Ok(false); // absent: asyncio, or no library that names itself
+        }
+        return Err(PyErr::fetch(py));
     }
     // SAFETY: reading the address of the `None` singleton.
     Ok(name != unsafe { ffi::Py_None() })
