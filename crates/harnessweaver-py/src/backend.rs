@@ -31,6 +31,11 @@ pub fn structured(py: Python<'_>) -> PyResult<bool> {
         return Ok(false);
     };
     let dict = thread_dict(py, local.bind(py))?;
+    // SAFETY: a live dict. Empty: nothing ever named itself on this thread (asyncio never
+    // does), so there is nothing to look up.
+    if unsafe { ffi::PyDict_Size(dict.as_ptr()) } == 0 {
+        return Ok(false);
+    }
     // As `getattr` would see it: the thread's own value, else the class default (`None`).
     // A borrowed lookup: only compared with `None`, with no Python code run in between
     // (PyO3's `get_item` takes a new reference through a compatibility shim on 3.11).
