@@ -315,10 +315,15 @@ impl EmitState {
     }
 
     /// Buffers the current middleware's record, timed from its start to `now`.
-    fn keep(&mut self, mut record: Record, now: u64) {
+    fn keep(&mut self, record: Record, now: u64) {
+        self.keep_timed(record, self.t0, now);
+    }
+
+    /// Buffers one of this emit's records, timed from `start` to `now`.
+    fn keep_timed(&mut self, mut record: Record, start: u64, now: u64) {
         record.emit = self.emit;
-        record.t_ns = self.t0;
-        record.duration_ns = now.saturating_sub(self.t0);
+        record.t_ns = start;
+        record.duration_ns = now.saturating_sub(start);
         self.records.push(Packed::pack(&record));
     }
 
@@ -479,12 +484,9 @@ impl EmitState {
 
     fn finish(&mut self, py: Python<'_>) -> PyResult<Py<HookResult>> {
         let combined = self.walk.combined();
-        let mut record = self.walk.hook_record(self.hook);
+        let record = self.walk.hook_record(self.hook);
         let now = self.read_clock(self.precise);
-        record.emit = self.emit;
-        record.t_ns = self.t_emit;
-        record.duration_ns = now.saturating_sub(self.t_emit);
-        self.records.push(Packed::pack(&record));
+        self.keep_timed(record, self.t_emit, now);
         self.flush();
         let plain = combined.outcome == OutcomeKind::Continue && !combined.modified;
         let outcome = match (&self.best, plain) {

@@ -132,15 +132,12 @@ class Walk:
             except Exception as exc:
                 self._raised(exc)
                 continue
-            if entry.timeout_ns is None:
-                if type(awaitable) is CoroutineType or hasattr(awaitable, "__await__"):
-                    return self._wait(awaitable, NOT_STARTED)
+            if _cannot_await(awaitable):
                 self._fail(INVALID_RETURN, None)
                 continue
+            if entry.timeout_ns is None:
+                return self._wait(awaitable, NOT_STARTED)
             if type(awaitable) is not CoroutineType:
-                if not hasattr(awaitable, "__await__"):
-                    self._fail(INVALID_RETURN, None)
-                    continue
                 awaitable = awaitable.__await__()
             try:
                 yielded = awaitable.send(None)
