@@ -6,6 +6,8 @@ express: Python objects (classes, settings, plugins), and the API's own errors.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -182,6 +184,46 @@ def test_unregister_returns_the_declaration(bus: hw.HookBus) -> None:
     with pytest.raises(hw.RegistrationError) as caught:
         bus.unregister("redact")
     assert caught.value.kind == "unknown_middleware"
+
+
+# A middleware whose finalizer registers on the bus that let go of it. Run in a child process:
+# should the registry still hold its lock while the last reference is dropped, the child
+# deadlocks, and the timeout turns that into a failure instead of a hung suite.
+FINALIZER_REGISTERS = """
+import harnessweaver as hw
+
+bus = hw.HookBus()
+
+@hw.middleware(hooks=["tool.before"], fail_mode="open")
+async def successor(event, env):
+    return None
+
+@hw.middleware(hooks=["tool.before"], fail_mode="open")
+class Finalized:
+    async def __call__(self, event, env):
+        return None
+
+    def __del__(self):
+        bus.register(successor)
+
+bus.register(Finalized(), name="finalized")
+bus.unregister("finalized")  # the last reference: its finalizer runs now
+print(",".join(d.name for d in bus.chain("tool.before")))
+"""
+
+
+def test_a_finalizer_may_register_on_the_bus_that_dropped_it() -> None:
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", FINALIZER_REGISTERS],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("unregister deadlocked: a finalizer it ran could not register")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["successor"]
 
 
 async def test_a_raise_in_a_closed_middleware_blocks_without_its_message(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -220,3 +221,63 @@ def test_a_trace_made_after_dropped_ones_holds_only_its_own_records(core: Any) -
     new = core.Trace.from_jsonl(text)
     assert [r["emit"] for r in new.records()] == [1, 1, 1, 2, 2, 2]
     assert new.to_jsonl() == text
+
+
+# A collection set off while `records()` builds its dicts runs a finalizer that emits into the
+# same trace. Run in a child process: should the trace still hold its lock while it makes
+# Python objects, the child deadlocks and the timeout turns that into a failure. (CPython 3.11
+# collects on the allocation that crosses the threshold, so the finalizer runs inside
+# `records()`; from 3.12 on collections wait for the interpreter's next check, after it.)
+FINALIZER_EMITS = """
+import gc
+import harnessweaver as hw
+
+bus = hw.HookBus()
+
+@hw.middleware(hooks=["tool.before"], fail_mode="open")
+async def noop(event, env):
+    return None
+
+bus.register(noop)
+ctx = hw.RunContext()
+event = hw.ToolCallEvent(tool=hw.ToolSpec(name="t"), call=hw.ToolCall(name="t", arguments={}))
+
+def emit():
+    step = bus.emit("tool.before", event, ctx)
+    try:
+        step.send(None)
+    except StopIteration:
+        return
+    raise AssertionError("a no-op chain suspended")
+
+class Garbage:
+    def __init__(self):
+        self.me = self  # a cycle: only the collector frees it
+
+    def __del__(self):
+        emit()
+
+for _ in range(50):
+    emit()
+records = ctx.trace.records
+gc.disable()
+garbage = [Garbage() for _ in range(20)]
+del garbage
+gc.set_threshold(1)
+gc.enable()
+got = records()  # the first dict it makes sets off the collection
+gc.collect()
+assert len(got) >= 100, len(got)
+print(len(ctx.trace))
+"""
+
+
+def test_a_finalizer_may_emit_into_a_trace_being_read() -> None:
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", FINALIZER_EMITS], capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("records() deadlocked: a finalizer it set off could not emit into the trace")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(2 * (50 + 20))]

@@ -56,16 +56,24 @@ impl Registry {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Publishes every hook point's chain from the core registry (called under its lock).
-    fn publish(&self, py: Python<'_>, core: &CoreRegistry<Payload>) {
-        for (id, plan) in (0..).zip(&self.plans) {
-            let planned = Plan {
-                chain: core.chain(id),
-                timed: core.has_timeouts(id),
-            };
-            let old = plan.replace(py, planned);
-            drop(old); // after the swap: dropping it may run Python code
-        }
+    /// Publishes every hook point's chain from the core registry (called under its lock, so
+    /// that two registrations publish in the order they changed it) and returns the chains it
+    /// replaced. The caller drops them once the lock is released: they may hold the last
+    /// reference to a middleware, and a finalizer run under the lock that registers on this
+    /// bus would wait on it forever (or, having let go of the GIL, wait for a thread that is
+    /// itself waiting on the lock).
+    #[must_use = "drop the replaced chains after releasing the lock"]
+    fn publish(&self, py: Python<'_>, core: &CoreRegistry<Payload>) -> Vec<Plan> {
+        (0..)
+            .zip(&self.plans)
+            .map(|(id, plan)| {
+                let planned = Plan {
+                    chain: core.chain(id),
+                    timed: core.has_timeouts(id),
+                };
+                plan.replace(py, planned)
+            })
+            .collect()
     }
 
     /// The chain of `hook` and whether any of it has a timeout.
@@ -249,10 +257,14 @@ impl Registry {
             call: call.clone().unbind(),
             decl: declared.clone_ref(py),
         };
-        let mut core = self.lock();
-        core.register(result, payload)
-            .map_err(|e| to_py(py, Phase::Register, &e))?;
-        self.publish(py, &core);
+        // On an error the payload is dropped under the lock, which runs no Python code: the
+        // caller still holds `call` and `declared`. The error becomes an exception after it.
+        let replaced = {
+            let mut core = self.lock();
+            core.register(result, payload)
+                .map(|_| self.publish(py, &core))
+        };
+        drop(replaced.map_err(|e| to_py(py, Phase::Register, &e))?);
         Ok(declared)
     }
 
@@ -268,11 +280,15 @@ impl Registry {
             ));
         };
         let text = text.to_str()?;
-        let mut core = self.lock();
-        let removed = core
-            .unregister(text)
-            .map_err(|e| to_py(py, Phase::Register, &e))?;
-        self.publish(py, &core);
+        // The removed entry and the replaced chains may hold the last references to the
+        // middleware: they are dropped after the lock (see `publish`).
+        let unregistered = {
+            let mut core = self.lock();
+            core.unregister(text)
+                .map(|removed| (removed, self.publish(py, &core)))
+        };
+        let (removed, replaced) = unregistered.map_err(|e| to_py(py, Phase::Register, &e))?;
+        drop(replaced);
         Ok(removed.payload.decl.clone_ref(py))
     }
 
@@ -356,9 +372,12 @@ impl Registry {
     fn __clear__(&self) {
         // The collector calls this on a thread attached to the interpreter.
         Python::attach(|py| {
-            let mut core = self.lock();
-            *core = CoreRegistry::new();
-            self.publish(py, &core);
+            let released = {
+                let mut core = self.lock();
+                let old = std::mem::replace(&mut *core, CoreRegistry::new());
+                (old, self.publish(py, &core))
+            };
+            drop(released); // after the lock (see `publish`)
         });
     }
 }

@@ -121,10 +121,12 @@ impl Trace {
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyDict>> {
-        let buf = self.lock();
-        let len = isize::try_from(buf.len()).unwrap_or(isize::MAX);
-        let at = if index < 0 { index + len } else { index };
-        let view = usize::try_from(at).ok().and_then(|i| buf.get(i));
+        let view = {
+            let buf = self.lock();
+            let len = isize::try_from(buf.len()).unwrap_or(isize::MAX);
+            let at = if index < 0 { index + len } else { index };
+            usize::try_from(at).ok().and_then(|i| buf.get(i))
+        };
         match view {
             Some(view) => as_dict(py, &view),
             None => Err(PyIndexError::new_err(format!(
@@ -134,11 +136,18 @@ impl Trace {
     }
 
     /// Every record as a plain dict with the fields of ruling 20 / I8.
+    ///
+    /// The lock is held while a record is copied out, never while Python objects are made: a
+    /// collection they set off may run a finalizer that emits into this trace, on this thread
+    /// or (having let go of the GIL) on another one that then waits on the lock.
     fn records<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let buf = self.lock();
+        let len = self.lock().len(); // records are only ever appended
         let list = PyList::empty(py);
-        for view in buf.iter() {
-            list.append(as_dict(py, &view)?)?;
+        for index in 0..len {
+            let view = self.lock().get(index);
+            if let Some(view) = view {
+                list.append(as_dict(py, &view)?)?;
+            }
         }
         Ok(list)
     }
@@ -203,7 +212,7 @@ impl TraceIter {
     }
 
     fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let view = self.trace.get().lock().get(self.index);
+        let view = self.trace.get().lock().get(self.index); // the lock ends here (see `records`)
         match view {
             Some(view) => {
                 self.index += 1;
