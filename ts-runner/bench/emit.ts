@@ -7,7 +7,11 @@
  * - `emit` (timeouts 2s): `await bus.emit("tool.before", event, context)` on a bus with the same
  *   N functions registered, fail mode closed, every one with a 2 s timeout, trace on (the
  *   configuration of the Python benchmark);
- * - `emit` (no timeouts): the same without timeouts.
+ * - `emit` (no timeouts): the same without timeouts;
+ * - `bound`: the least any emit that keeps the rules can do, timed as a reference: an async
+ *   function that awaits the same N functions and reads the clock at each of the N + 1
+ *   boundaries (ruling 10 needs those reads: a late answer is a timeout even from a middleware
+ *   that never yields, and the trace times each middleware from them), storing what it read.
  *
  * Each case times its own loop of k operations (k calibrated so one batch takes about
  * `--batch-ms`); every round runs every case once, starting one case later than the round
@@ -27,6 +31,7 @@
  *     options: --rounds 15  --batch-ms 50  --gc minor|full|none
  */
 
+import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { writeFileSync } from "node:fs";
 import {
@@ -48,7 +53,7 @@ type Timeouts = "2s" | "none";
 type GcMode = "none" | "minor" | "full";
 
 interface Case {
-  readonly name: "floor" | "emit";
+  readonly name: "floor" | "emit" | "bound";
   readonly n: number;
   readonly timeouts: Timeouts | null;
   /** Runs `k` operations and checks what they did (untimed); returns ns per operation. */
@@ -116,6 +121,40 @@ function floorCase(n: number, fns: readonly Fn[]): Case {
       const elapsed = Number(now() - t0);
       for (const f of fns) if ((await f(event, envelope)) === undefined) calls += 1;
       if (calls !== n) fail(`floor N=${n}: ${calls} no-op answers`);
+      return elapsed / k;
+    },
+  };
+}
+
+/**
+ * Awaits `fns` as a walk must at the least: the clock read before the first and after each
+ * answer (into `marks`); returns the time the chain took.
+ */
+async function bounded(fns: readonly Fn[], marks: Float64Array): Promise<number> {
+  marks[0] = performance.now();
+  for (let i = 0; i < fns.length; i++) {
+    await (fns[i] as Fn)(event, envelope);
+    marks[i + 1] = performance.now();
+  }
+  return (marks[fns.length] as number) - (marks[0] as number);
+}
+
+function boundCase(n: number, fns: readonly Fn[]): Case {
+  return {
+    name: "bound",
+    n,
+    timeouts: null,
+    k: 1,
+    samples: [],
+    async batch(k) {
+      const marks = new Float64Array(n + 1);
+      let took = 0;
+      const t0 = now();
+      for (let i = 0; i < k; i++) took = await bounded(fns, marks);
+      const elapsed = Number(now() - t0);
+      if (!(took >= 0) || marks.some((mark, i) => i > 0 && mark < (marks[i - 1] as number))) {
+        fail(`bound N=${n}: clock marks ${marks.join()}`);
+      }
       return elapsed / k;
     },
   };
@@ -220,7 +259,7 @@ async function main(): Promise<void> {
     const fns = noops(n);
     const floor = floorCase(n, fns);
     floors.set(n, floor);
-    cases.push(floor, emitCase(n, fns, "2s"), emitCase(n, fns, "none"));
+    cases.push(floor, boundCase(n, fns), emitCase(n, fns, "2s"), emitCase(n, fns, "none"));
   }
   for (const c of cases) await calibrate(c);
   for (let round = 0; round < ROUNDS; round++) {
@@ -257,7 +296,11 @@ async function main(): Promise<void> {
   console.log("");
   const header = ["row", "N", "median ns/op", "floor ns/op", "ratio", "above floor ns"];
   const lines = rows.map((r) => [
-    r.name === "floor" ? "floor (bare await loop)" : `emit (timeouts ${r.timeouts})`,
+    r.name === "floor"
+      ? "floor (bare await loop)"
+      : r.name === "bound"
+        ? "bound (awaits + clock reads)"
+        : `emit (timeouts ${r.timeouts})`,
     String(r.n),
     r.median_ns.toFixed(0),
     r.floor_median_ns.toFixed(0),
@@ -274,6 +317,8 @@ async function main(): Promise<void> {
     const met = target.ratio <= 2 ? "met" : "NOT met";
     console.log("");
     console.log(`target (issue 5): emit ≤ 2× the bare await loop at N = 8 (2 s timeouts): ${met}, ${target.ratio.toFixed(2)}×`);
+    const bound = rows.find((r) => r.name === "bound" && r.n === 8);
+    if (bound !== undefined) console.log(`the bound alone (awaits + clock reads) at N = 8: ${bound.ratio.toFixed(2)}×`);
   }
 
   if (options.json !== undefined) {
