@@ -105,25 +105,23 @@ function fail(message: string): never {
   throw new Error(`benchmark check failed: ${message}`);
 }
 
+/** A case that has not run yet: `batch(k)` runs k operations, checks them, returns ns per one. */
+function newCase(name: Case["name"], n: number, timeouts: Timeouts | null, batch: Case["batch"]): Case {
+  return { name, n, timeouts, batch, k: 1, samples: [] };
+}
+
 function floorCase(n: number, fns: readonly Fn[]): Case {
-  return {
-    name: "floor",
-    n,
-    timeouts: null,
-    k: 1,
-    samples: [],
-    async batch(k) {
-      let calls = 0;
-      const t0 = now();
-      for (let i = 0; i < k; i++) {
-        for (const f of fns) await f(event, envelope);
-      }
-      const elapsed = Number(now() - t0);
-      for (const f of fns) if ((await f(event, envelope)) === undefined) calls += 1;
-      if (calls !== n) fail(`floor N=${n}: ${calls} no-op answers`);
-      return elapsed / k;
-    },
-  };
+  return newCase("floor", n, null, async (k) => {
+    let calls = 0;
+    const t0 = now();
+    for (let i = 0; i < k; i++) {
+      for (const f of fns) await f(event, envelope);
+    }
+    const elapsed = Number(now() - t0);
+    for (const f of fns) if ((await f(event, envelope)) === undefined) calls += 1;
+    if (calls !== n) fail(`floor N=${n}: ${calls} no-op answers`);
+    return elapsed / k;
+  });
 }
 
 /**
@@ -140,24 +138,17 @@ async function bounded(fns: readonly Fn[], marks: Float64Array): Promise<number>
 }
 
 function boundCase(n: number, fns: readonly Fn[]): Case {
-  return {
-    name: "bound",
-    n,
-    timeouts: null,
-    k: 1,
-    samples: [],
-    async batch(k) {
-      const marks = new Float64Array(n + 1);
-      let took = 0;
-      const t0 = now();
-      for (let i = 0; i < k; i++) took = await bounded(fns, marks);
-      const elapsed = Number(now() - t0);
-      if (!(took >= 0) || marks.some((mark, i) => i > 0 && mark < (marks[i - 1] as number))) {
-        fail(`bound N=${n}: clock marks ${marks.join()}`);
-      }
-      return elapsed / k;
-    },
-  };
+  return newCase("bound", n, null, async (k) => {
+    const marks = new Float64Array(n + 1);
+    let took = 0;
+    const t0 = now();
+    for (let i = 0; i < k; i++) took = await bounded(fns, marks);
+    const elapsed = Number(now() - t0);
+    if (!(took >= 0) || marks.some((mark, i) => i > 0 && mark < (marks[i - 1] as number))) {
+      fail(`bound N=${n}: clock marks ${marks.join()}`);
+    }
+    return elapsed / k;
+  });
 }
 
 function emitCase(n: number, fns: readonly Fn[], timeouts: Timeouts): Case {
@@ -170,24 +161,17 @@ function emitCase(n: number, fns: readonly Fn[], timeouts: Timeouts): Case {
   const chain = bus.chain(HOOK);
   if (chain.map((d) => d.name).join() !== names.join()) fail(`emit N=${n}: chain ${chain.map((d) => d.name).join()}`);
   if (!chain.every((d) => d.timeoutNs === (timeouts === "2s" ? 2_000_000_000n : null))) fail(`emit N=${n}: timeouts`);
-  return {
-    name: "emit",
-    n,
-    timeouts,
-    k: 1,
-    samples: [],
-    async batch(k) {
-      const context = new RunContext({ envelope }); // a fresh trace per batch
-      let result: HookResult<ToolCallEvent> | undefined;
-      const t0 = now();
-      for (let i = 0; i < k; i++) {
-        result = await bus.emit(HOOK, event, context);
-      }
-      const elapsed = Number(now() - t0);
-      check(n, k, names, result, context);
-      return elapsed / k;
-    },
-  };
+  return newCase("emit", n, timeouts, async (k) => {
+    const context = new RunContext({ envelope }); // a fresh trace per batch
+    let result: HookResult<ToolCallEvent> | undefined;
+    const t0 = now();
+    for (let i = 0; i < k; i++) {
+      result = await bus.emit(HOOK, event, context);
+    }
+    const elapsed = Number(now() - t0);
+    check(n, k, names, result, context);
+    return elapsed / k;
+  });
 }
 
 /** The last emit's result and the whole trace of a batch of `k` emits over `names`. */
