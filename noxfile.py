@@ -279,6 +279,8 @@ def installed(session: nox.Session) -> None:
     A wheel is installed with no Rust toolchain on ``PATH``; the sdist compiles from scratch.
     The suite runs on both cores for the first interpreter's wheel, the pure-Python wheel and
     the sdist, and on the Rust core (plus both cores in the corpus) for the other wheels.
+    Artifacts are checked two at a time (each in its own directories), the sdist first since
+    it takes longest; each one's output is printed whole when it is done.
     """
     platform_wheels = sorted(DIST.glob("*-cp3*.whl"))
     if not platform_wheels:
@@ -289,16 +291,38 @@ def installed(session: nox.Session) -> None:
         session.error(f"wheels for {', '.join(wanted)}, but only CPython {', '.join(pythons)} here")
     first = min(pythons, key=lambda v: tuple(map(int, v.split("."))))
     script = str(ROOT / "tools" / "installed.py")
+    checks: list[list[str]] = []
+    for sdist in sorted(DIST.glob("*.tar.gz")):
+        checks.append([pythons[first], script, "--python", pythons[first], str(sdist)])
     for wheel in platform_wheels:
         version = _wheel_python(wheel)
         cores = [] if version == first else ["--core", "rust"]
         exe = pythons[version]
-        session.run(exe, script, "--python", exe, *cores, str(wheel), external=True)
-    others = [*DIST.glob("*-py3-none-any.whl"), *DIST.glob("*.tar.gz")]
-    for artifact in others:
-        session.run(
-            pythons[first], script, "--python", pythons[first], str(artifact), external=True
-        )
+        checks.append([exe, script, "--python", exe, *cores, str(wheel)])
+    for pure in sorted(DIST.glob("*-py3-none-any.whl")):
+        checks.append([pythons[first], script, "--python", pythons[first], str(pure)])
+    failed = [Path(check[-1]).name for check in _run_two_at_a_time(session, checks) if check]
+    if failed:
+        session.error(f"installed artifacts failed: {', '.join(failed)}")
+
+
+def _run_two_at_a_time(session: nox.Session, commands: list[list[str]]) -> list[list[str]]:
+    """Runs the commands, two at a time on this 2-core machine, printing each one's output
+    when it ends; returns the commands that failed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(command: list[str]) -> tuple[list[str], int, str]:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return command, done.returncode, done.stdout
+
+    failed: list[list[str]] = []
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for command, code, output in pool.map(run, commands):
+            session.log(" ".join(command))
+            print(output, end="", flush=True)
+            if code != 0:
+                failed.append(command)
+    return failed
 
 
 @nox.session(python=False)
