@@ -30,6 +30,13 @@ const EMPTY_NUMBERS = new Float64Array(0);
 /** A record without its emit, hook and timings: what many records share (the bus stores these). */
 export type Shape = Omit<TraceRecord, "emit" | "hook" | "t_ns" | "duration_ns">;
 
+/** @internal A shape from its fields, those that are undefined left out (as in `orderedRecord`). */
+export function shapeOf(
+  fields: Pick<Shape, "kind" | "outcome" | "modified"> & { readonly [K in keyof Shape]?: Shape[K] | undefined },
+): Shape {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as unknown as Shape;
+}
+
 /**
  * Every record of the emits made with one run context. Give concurrent runs separate
  * contexts: each trace then holds only its own records (ruling 21). Nothing is dropped.
@@ -39,9 +46,8 @@ export class Trace implements Iterable<TraceRecord> {
   // shared frozen object, so nothing is allocated per record) and three numbers (the emit and
   // the hook's catalogue index as one number, `emit * HOOKS + hook`, then the record's start
   // and end as the walk read them, monotonic ms: rounding them to t_ns and duration_ns waits
-  // until the record is read). A record pushed whole (read from JSON Lines, or with a code, a
-  // failure or a modification) is its own shape, with NaN numbers. Records are built, frozen
-  // and cached only when read.
+  // until the record is read). A record read from JSON Lines is pushed whole: its own shape,
+  // with NaN numbers. Records are built, frozen and cached only when read.
   //
   // Both go into chunks that are never copied: 16 records, then twice as many per chunk up to
   // CHUNK (one growing array of pointers cost ~25 ns per record in copies and collections).

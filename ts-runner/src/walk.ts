@@ -35,16 +35,14 @@
  */
 
 import { AsyncResource } from "node:async_hooks";
-import type { HookPoint } from "./catalogue.js";
 import { enforceContract, type ContractMode } from "./contracts.js";
 import type { Envelope } from "./envelope.js";
 import type { Event } from "./events.js";
 import { closedCode, closedReason, errorName, type FailureKind } from "./failure.js";
-import { arm, nanoseconds, now, timeoutReason, unwatch, watch, Watched } from "./invoke.js";
+import { arm, now, timeoutReason, unwatch, watch, Watched } from "./invoke.js";
 import { Block, Continue, isOutcome, severity, type HookResult, type Outcome } from "./outcomes.js";
-import { orderedRecord, type TraceRecord } from "./record.js";
 import type { Entry, Plan } from "./registry.js";
-import { emitKey, type Shape, type Trace } from "./trace.js";
+import { emitKey, shapeOf, type Shape, type Trace } from "./trace.js";
 
 const CONTINUE = Continue();
 
@@ -58,8 +56,7 @@ class Run extends Watched {
   readonly trace: Trace;
   readonly contracts: ContractMode | undefined;
   readonly outer: AbortSignal | undefined;
-  /** The emit's number in its trace, and what the trace stores for it and the hook point. */
-  readonly emit: number;
+  /** What the trace stores for the emit's number in it and the hook point (`emitKey`). */
   readonly key: number;
   event: Event;
   best: Outcome = CONTINUE;
@@ -102,8 +99,7 @@ class Run extends Watched {
     this.trace = trace;
     this.contracts = contracts;
     this.outer = outer;
-    this.emit = trace.beginEmit();
-    this.key = emitKey(this.emit, plan.hookIndex);
+    this.key = emitKey(trace.beginEmit(), plan.hookIndex);
     this.event = event;
     this.tEmit = tEmit;
     this.t = tEmit;
@@ -266,12 +262,10 @@ function finish(run: Run, tEnd: number): HookResult {
   const combined = run.bestSeverity > 0 ? run.best : CONTINUE;
   const modified = run.bestSeverity === 1;
   const code = codeOf(combined);
-  if (code === undefined) run.trace.add(modified || combined !== CONTINUE ? hookShape(combined.kind, modified) : PLAIN_HOOK, run.key, run.tEmit, tEnd);
-  else {
-    const t_ns = nanoseconds(run.tEmit);
-    const duration_ns = nanoseconds(tEnd) - t_ns;
-    run.trace.push(orderedRecord({ emit: run.emit, hook: run.plan.hook, kind: "hook", outcome: combined.kind, modified, code, t_ns, duration_ns }));
-  }
+  let shape: Shape;
+  if (code !== undefined) shape = shapeOf({ kind: "hook", outcome: combined.kind, modified, code });
+  else shape = modified || combined !== CONTINUE ? hookShape(combined.kind, modified) : PLAIN_HOOK;
+  run.trace.add(shape, run.key, run.tEmit, tEnd);
   const result: HookResult = Object.freeze({ outcome: combined, event: run.event });
   if (run.resolve !== undefined) {
     run.generation += 1;
@@ -300,8 +294,7 @@ function fold(run: Run, entry: Entry, verdict: Verdict, t0: number, t1: number):
     run.trace.add(entry.passed, run.key, t0, t1); // nothing built
     return false;
   }
-  const t_ns = nanoseconds(t0);
-  run.trace.push(middlewareRecord(run.emit, run.plan.hook, entry, verdict, t_ns, nanoseconds(t1) - t_ns));
+  run.trace.add(middlewareShape(entry, verdict), run.key, t0, t1);
   const { outcome } = verdict;
   if (outcome.kind === "continue" && outcome.modified !== undefined) run.event = outcome.modified;
   const rank = severity(outcome);
@@ -340,10 +333,9 @@ function codeOf(outcome: Outcome): string | undefined {
   return outcome.kind === "continue" ? undefined : (outcome.code ?? undefined);
 }
 
-// The common records (a plain Continue, a hook record without a code) are stored as shared
-// shapes and numbers (`Trace.add`: the boundaries in ms), built only when read. Timings are
-// whole nanoseconds: each boundary is rounded once (`nanoseconds`), so a duration is the
-// difference of two rounded instants (never < 0).
+// Every record is traced as a shape and numbers (`Trace.add`: the boundaries in ms), built
+// only when read; the common ones (a plain Continue, a hook record without a code) share
+// their shape.
 
 const HOOK_SHAPES = new Map<string, Shape>();
 
@@ -360,13 +352,11 @@ function hookShape(outcome: Outcome["kind"], modified: boolean): Shape {
 
 const PLAIN_HOOK = hookShape("continue", false);
 
-function middlewareRecord(emit: number, hook: HookPoint, entry: Entry, verdict: Verdict, t_ns: number, duration_ns: number): TraceRecord {
+function middlewareShape(entry: Entry, verdict: Verdict): Shape {
   const { name, band, failMode } = entry.declaration;
   const { outcome, failure, contract } = verdict;
   const modified = outcome.kind === "continue" && outcome.modified !== undefined;
-  return orderedRecord({
-    emit,
-    hook,
+  return shapeOf({
     kind: failure === undefined ? "outcome" : "failure",
     middleware: name,
     band,
@@ -377,7 +367,5 @@ function middlewareRecord(emit: number, hook: HookPoint, entry: Entry, verdict: 
     error: failure?.error,
     fail_mode: failure === undefined ? undefined : failMode,
     contract,
-    t_ns,
-    duration_ns,
   });
 }
