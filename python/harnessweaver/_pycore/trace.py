@@ -68,6 +68,17 @@ def outcome_shape(name: str, band: str, outcome: str, modified: bool, code: str 
     return ("outcome", name, band, outcome, modified, code, None, None, None, contract)
 
 
+def failure_shape(name: str, band: str, outcome: str, code: str | None, failure: str,
+                  error: str, fail_mode: str, contract: str | None) -> Shape:  # fmt: skip
+    """The shape of a middleware's failure record."""
+    return ("failure", name, band, outcome, False, code, failure, error, fail_mode, contract)
+
+
+def hook_shape(outcome: str, modified: bool, code: str | None) -> Shape:
+    """The shape of an emit's hook record."""
+    return ("hook", None, None, outcome, modified, code, None, None, None, None)
+
+
 def _rows(fields: list[Any]) -> Iterator[Record]:
     """The flat field list as one tuple of ``FIELDS`` per record."""
     for shape, key, start, end in zip(*[iter(fields)] * _WIDTH, strict=True):

@@ -26,7 +26,7 @@ from .failure import (
     error_name,
 )
 from .outcomes import Block, Continue, Escalate, HookResult, Retry, Suspend, hook_result
-from .trace import outcome_shape
+from .trace import failure_shape, hook_shape, outcome_shape
 
 __all__ = ["Walk", "drive"]
 
@@ -46,7 +46,7 @@ def _cannot_await(value: Any) -> bool:
 
 _SEVERITY: dict[type, int] = {Retry: 2, Escalate: 3, Suspend: 4, Block: 5}
 _KINDS = {0: "continue", 1: "continue", 2: "retry", 3: "escalate", 4: "suspend", 5: "block"}
-_PLAIN_HOOK = ("hook", None, None, "continue", False, None, None, None, None, None)
+_PLAIN_HOOK = hook_shape("continue", False, None)
 
 
 class Walk:
@@ -226,8 +226,8 @@ class Walk:
         else:
             code, outcome, sev, kind = None, _CONTINUE, 0, "continue"
         error = error_name(failure, exc)
-        shape = ("failure", entry.name, entry.band, kind, False, code, failure, error,
-                 entry.fail_mode, contract)  # fmt: skip
+        shape = failure_shape(entry.name, entry.band, kind, code, failure, error, entry.fail_mode,
+                              contract)  # fmt: skip
         self._record((shape, self._key, self._t0, now))
         if sev > self._best_sev:
             self._best_sev = sev
@@ -252,10 +252,7 @@ class Walk:
         best = self._best
         sev = self._best_sev
         code = None if sev < 2 else best.code
-        if sev > 0:
-            shape = ("hook", None, None, _KINDS[sev], sev == 1, code, None, None, None, None)
-        else:
-            shape = _PLAIN_HOOK
+        shape = hook_shape(_KINDS[sev], sev == 1, code) if sev > 0 else _PLAIN_HOOK
         self._record((shape, self._key, self._t_emit, monotonic_ns()))
         self.awaitable = self.yielded = None
         return hook_result(best if sev > 0 else _CONTINUE, self._event)
