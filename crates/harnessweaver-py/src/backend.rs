@@ -64,13 +64,12 @@ fn sniffio_local(py: Python<'_>) -> Option<Py<PyAny>> {
 fn thread_dict<'py>(py: Python<'py>, local: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     // SAFETY: attached to the interpreter (`py`), so this thread has a current thread state.
     let thread = unsafe { ffi::PyThreadState_GetID(ffi::PyThreadState_Get()) };
-    if let Some((id, dict)) = KEPT.take(py) {
-        let dict = dict.into_bound(py);
-        if id == thread {
-            let kept = KEPT.replace(py, Some((id, dict.clone().unbind())));
-            drop(kept); // None: taken just above
-            return Ok(dict);
-        }
+    let kept = KEPT.peek(py, |kept| match kept {
+        Some((id, dict)) if *id == thread => Some(dict.clone_ref(py)),
+        _ => None,
+    });
+    if let Some(dict) = kept {
+        return Ok(dict.into_bound(py));
     }
     // Looked up outside the cell: attribute access may run Python code.
     let dict = local

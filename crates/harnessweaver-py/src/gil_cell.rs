@@ -65,6 +65,18 @@ impl<T> GilCell<T> {
         self.replace(py, T::default())
     }
 
+    /// What `look` makes of the value, which is out of the cell meanwhile (the cell holds the
+    /// default), then put back: `look` may run Python code that reaches the cell.
+    pub fn peek<R>(&self, py: Python<'_>, look: impl FnOnce(&T) -> R) -> R
+    where
+        T: Default,
+    {
+        let value = self.take(py);
+        let seen = look(&value);
+        drop(self.replace(py, value)); // the default, or what `look` left there
+        seen
+    }
+
     /// A clone of the value.
     pub fn get(&self, _py: Python<'_>) -> T
     where

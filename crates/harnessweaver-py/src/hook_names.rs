@@ -43,12 +43,12 @@ static LAST: GilCell<Option<(Py<PyString>, HookId)>> = GilCell::new(None);
 /// The id of the hook point named `hook`, or the error `emit` raises for it.
 pub fn hook_of(hook: &Bound<'_, PyAny>) -> PyResult<HookId> {
     let py = hook.py();
-    if let Some((last, id)) = LAST.take(py) {
-        let same = last.as_ptr() == hook.as_ptr();
-        drop(LAST.replace(py, Some((last, id)))); // put back: nothing was there
-        if same {
-            return Ok(id);
-        }
+    let repeated = LAST.peek(py, |last| match last {
+        Some((name, id)) if name.as_ptr() == hook.as_ptr() => Some(*id),
+        _ => None,
+    });
+    if let Some(id) = repeated {
+        return Ok(id);
     }
     if let Ok(name) = hook.cast_exact::<PyString>() {
         let hash = name.hash()?;
