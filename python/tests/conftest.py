@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -38,3 +40,13 @@ def tool_call(name: str = "refund_payment", **arguments: object) -> hw.ToolCallE
 
 def untimed(trace: hw.Trace) -> list[dict[str, object]]:
     return [{k: v for k, v in r.items() if k not in ("t_ns", "duration_ns")} for r in trace]
+
+
+def run_unless_stuck(code: str, stuck: str) -> subprocess.CompletedProcess[str]:
+    """Runs ``code`` in a child interpreter (on the core this suite runs on). A child still
+    running after a minute is deadlocked: the test fails with ``stuck`` instead of hanging."""
+    command = [sys.executable, "-c", code]
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(stuck)

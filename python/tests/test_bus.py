@@ -6,12 +6,10 @@ express: Python objects (classes, settings, plugins), and the API's own errors.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any
 
 import pytest
-from conftest import tool_call, untimed
+from conftest import run_unless_stuck, tool_call, untimed
 from pydantic import BaseModel, ConfigDict
 
 import harnessweaver as hw
@@ -186,9 +184,8 @@ def test_unregister_returns_the_declaration(bus: hw.HookBus) -> None:
     assert caught.value.kind == "unknown_middleware"
 
 
-# A middleware whose finalizer registers on the bus that let go of it. Run in a child process:
-# should the registry still hold its lock while the last reference is dropped, the child
-# deadlocks, and the timeout turns that into a failure instead of a hung suite.
+# A middleware whose finalizer registers on the bus that let go of it, in a child process: it
+# deadlocks should the registry still hold its lock while the last reference is dropped.
 FINALIZER_REGISTERS = """
 import harnessweaver as hw
 
@@ -213,15 +210,8 @@ print(",".join(d.name for d in bus.chain("tool.before")))
 
 
 def test_a_finalizer_may_register_on_the_bus_that_dropped_it() -> None:
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", FINALIZER_REGISTERS],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("unregister deadlocked: a finalizer it ran could not register")
+    stuck = "unregister deadlocked: a finalizer it ran could not register"
+    done = run_unless_stuck(FINALIZER_REGISTERS, stuck)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["successor"]
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import tool_call
+from conftest import run_unless_stuck, tool_call
 
 import harnessweaver as hw
 from harnessweaver import _pycore
@@ -224,8 +223,8 @@ def test_a_trace_made_after_dropped_ones_holds_only_its_own_records(core: Any) -
 
 
 # A collection set off while `records()` builds its dicts runs a finalizer that emits into the
-# same trace. Run in a child process: should the trace still hold its lock while it makes
-# Python objects, the child deadlocks and the timeout turns that into a failure. (CPython 3.11
+# same trace, in a child process: it deadlocks should the trace still hold its lock while it
+# makes Python objects. (CPython 3.11
 # collects on the allocation that crosses the threshold, so the finalizer runs inside
 # `records()`; from 3.12 on collections wait for the interpreter's next check, after it.)
 FINALIZER_EMITS = """
@@ -273,11 +272,7 @@ print(len(ctx.trace))
 
 
 def test_a_finalizer_may_emit_into_a_trace_being_read() -> None:
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", FINALIZER_EMITS], capture_output=True, text=True, timeout=60
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("records() deadlocked: a finalizer it set off could not emit into the trace")
+    stuck = "records() deadlocked: a finalizer it set off could not emit into the trace"
+    done = run_unless_stuck(FINALIZER_EMITS, stuck)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(2 * (50 + 20))]
