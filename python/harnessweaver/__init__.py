@@ -8,6 +8,7 @@ attached to it in a predictable order (four bands, onion direction), combines th
 
 from __future__ import annotations
 
+import logging as _logging
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -80,6 +81,10 @@ parse_duration = _core_module.parse_duration
 declare_in = _core_module.declare_in
 LAYERS = MappingProxyType(dict(_layers.LAYERS))
 """Every harness-spec layer and the band it gives its middleware (I13)."""
+
+# Libraries stay silent unless the application configures logging: without this handler,
+# Python's last-resort handler would print our warnings to stderr (docs/logging.md).
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 if TYPE_CHECKING:
     __version__: str
