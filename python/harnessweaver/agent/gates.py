@@ -37,7 +37,7 @@ from ..events import (
     ToolResultEvent,
     Usage,
 )
-from ..outcomes import Block, Continue, Escalate, Retry, Suspend
+from ..outcomes import Block, Continue, Escalate, Outcome, Retry, Suspend
 from .journal import StartLine
 from .segment import Segment, Stopped, ended
 from .state import (
@@ -228,7 +228,10 @@ def _rewind(state: RunState, phase: Phase) -> RunState:
     return retried.model_copy(update={"step": state.step.model_copy(update=dropped)})
 
 
-async def _retried(seg: Segment, state: RunState, gate: Gate, outcome: Retry) -> RunState | Stopped:
+async def _retried(
+    seg: Segment, state: RunState, gate: Gate, outcome: Retry, *, stopping: RunState
+) -> RunState | Stopped:
+    """Back to ``gate.again``, or past the bound the run stops in ``stopping``."""
     bound = seg.options.max_retries
     if outcome.max_attempts is not None:
         bound = min(bound, max(outcome.max_attempts - 1, 0))
@@ -236,7 +239,7 @@ async def _retried(seg: Segment, state: RunState, gate: Gate, outcome: Retry) ->
         why = Exit(
             exit_reason="retry_exhausted", hook=gate.hook, reason=outcome.reason, code=outcome.code
         )
-        return Stopped(ended(state), why)
+        return Stopped(ended(stopping), why)
     if outcome.delay:
         await seg.options.sleep(outcome.delay)
     return _rewind(state, gate.again)
@@ -260,6 +263,16 @@ def _suspended(state: RunState, gate: Gate, outcome: Suspend, event: Any) -> Sto
     return Stopped(state.model_copy(update={"pending": pending}), why)
 
 
+def _not_admitted(state: RunState, outcome: Outcome, event: TaskStartEvent) -> RunState:
+    """A task that ``task.start`` did not admit keeps its input only as the whole chain left
+    it, so that a redacting middleware has had its say before the input is kept in a state
+    (and journaled with it): after a ``Suspend`` (the pending event holds the same input),
+    an ``Escalate`` or the last ``Retry``. A ``Block`` stops the chain, maybe
+    before the redaction: a blocked task keeps no input (``None``)."""
+    kept = None if isinstance(outcome, Block) else event.input
+    return state.model_copy(update={"input": kept})
+
+
 async def pass_gate(seg: Segment, state: RunState, hook: str, event: Any) -> RunState | Stopped:
     """Emit ``hook`` and act on its combined outcome; the event the chain left is the one
     that goes on (``HookResult.event``: modifications are what runs)."""
@@ -268,6 +281,9 @@ async def pass_gate(seg: Segment, state: RunState, hook: str, event: Any) -> Run
     outcome = result.outcome
     if isinstance(outcome, Continue):
         return _admitted(seg, state, gate, result.event)
+    retried = state  # a retry asks the chain again with the event it was first asked with
+    if hook == "task.start":
+        state = _not_admitted(state, outcome, result.event)
     if isinstance(outcome, Block):
         if gate.refuse is not None:
             return _refused(seg, state, gate, _refusal(hook, outcome.reason, by_approver=False))
@@ -285,7 +301,7 @@ async def pass_gate(seg: Segment, state: RunState, hook: str, event: Any) -> Run
         )
         return Stopped(ended(state), why)
     assert isinstance(outcome, Retry), f"unknown outcome {outcome!r}"
-    return await _retried(seg, state, gate, outcome)
+    return await _retried(seg, retried, gate, outcome, stopping=state)
 
 
 def resolve(seg: Segment, state: RunState, decision: Decision) -> RunState | Stopped:

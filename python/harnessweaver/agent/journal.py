@@ -1,138 +1,145 @@
 """The trajectory journal: JSON Lines, one line per completed step, written as the run goes.
 
-Lines are of four kinds, each holding a state the run can be resumed from:
+Every line is written whole (UTF-8, ending with a newline) and flushed. Lines are in format
+2 (``"v": 2``, ``delta.py``): each holds what changed since the line before, so a journal
+grows with the steps, not with their square. Format 1 lines (no ``v``: each line the whole
+state, as :mod:`.lines` models) are still read, and a resume appends format 2 lines to them.
 
-- ``start``: the task was admitted (``task.start``); the state before the first step.
-- ``step``: a completed step (admitted by ``step.end``): the state before it, the action
-  (request sent, response received), the observation (tool messages), usage and wall time.
-- ``decision``: ``resume`` applied an approver's decision; the state after it.
-- ``end``: a run (or a segment of it) stopped: the exit, the output and the state.
-
-Every line is written whole and flushed. After a crash the journal is read up to its last
-complete line (a torn last line, with no newline, is ignored) and :func:`recover` gives the
-state to resume from; appending to the journal cuts a torn tail off first.
+After a crash the journal is read up to its last complete line: the bytes after the last
+newline (a line the crash cut, maybe inside a character) are ignored, and :func:`recover`
+gives the state to resume from; appending to the journal cuts them off first. Every format 2
+line also counts the records of the trace file written before it (``trace``), so that a
+resume can cut the trace back to the journal's last line (``records.py``).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Annotated, Literal
+from typing import IO, Any
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
+from pydantic import ValidationError
 
-from ..events import Usage
+from .delta import FORMAT, Base, decode_line, encode_line
 from .errors import JournalError
-from .state import Decision, Exit, RunState, StepRecord
+from .lines import LINES, DecisionLine, EndLine, JournalLine, Line, StartLine, resumable_state
+from .state import RunState
 
 __all__ = [
     "DecisionLine",
     "EndLine",
     "JournalLine",
     "JournalWriter",
+    "Scan",
     "StartLine",
     "cut_torn_tail",
     "read_journal",
     "recover",
+    "scan",
 ]
 
 _RULE = "journal"
+logger = logging.getLogger(__name__)
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class StartLine(_Frozen):
-    kind: Literal["start"] = "start"
-    run_id: str
-    state: RunState
-
-
-class DecisionLine(_Frozen):
-    kind: Literal["decision"] = "decision"
-    run_id: str
-    hook: str
-    decision: Decision
-    state: RunState
-
-
-class EndLine(_Frozen):
-    kind: Literal["end"] = "end"
-    run_id: str
-    exit: Exit
-    output: JsonValue = None
-    steps: int
-    usage: Usage
-    state: RunState
-
-
-JournalLine = Annotated[
-    StartLine | StepRecord | DecisionLine | EndLine, Field(discriminator="kind")
-]
-_LINES: TypeAdapter[StartLine | StepRecord | DecisionLine | EndLine] = TypeAdapter(JournalLine)
-
-
-def resumable_state(line: StartLine | StepRecord | DecisionLine | EndLine) -> RunState:
-    """The state a line leaves the run in (a step line: the state after that step)."""
-    return line.after() if isinstance(line, StepRecord) else line.state
-
-
-def cut_torn_tail(path: Path) -> None:
-    """Drop whatever follows the last newline: a line a crash left half written."""
+def cut_torn_tail(path: Path) -> int:
+    """Drop whatever follows the last newline (a line a crash left half written); the number
+    of bytes dropped."""
     if not path.exists():
-        return
+        return 0
     with open(path, "rb+") as handle:
         data = handle.read()
         whole = data.rfind(b"\n") + 1
         if whole < len(data):
             handle.truncate(whole)
+    return len(data) - whole
 
 
-class JournalWriter:
-    """Appends lines to a journal, each flushed as soon as it is written."""
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """A journal read up to its last complete line."""
 
-    __slots__ = ("_handle", "path")
-
-    def __init__(self, path: str | os.PathLike[str], *, append: bool) -> None:
-        self.path = Path(path)
-        if append:
-            cut_torn_tail(self.path)
-        self._handle: IO[str] = open(self.path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
-
-    def write(self, line: StartLine | StepRecord | DecisionLine | EndLine) -> None:
-        self._handle.write(line.model_dump_json() + "\n")
-        self._handle.flush()
-
-    def close(self) -> None:
-        self._handle.close()
+    lines: tuple[Line, ...]
+    base: Base
+    """What the next line is written against."""
+    trace: int | None
+    """The trace records the last line counts (``None``: no line, or a format 1 line)."""
+    whole: int
+    """Bytes of complete lines."""
+    torn: int
+    """Bytes after the last newline: a line a crash cut."""
 
 
-def _unreadable(path: Path, number: int, exc: ValidationError) -> JournalError:
-    first = exc.errors(include_url=False, include_input=False)[0]
-    where = ".".join(map(str, first["loc"])) or "(line)"
+def _unreadable(path: Path, number: int, why: str) -> JournalError:
     return JournalError(
         "invalid_journal",
         _RULE,
-        f"{path}: line {number} is not a journal line ({where}: {first['type']}); only a torn "
-        f"last line, one without its newline, is skipped ({_RULE})",
+        f"{path}: line {number} is not a journal line ({why}); only a torn last line, one "
+        f"without its newline, is skipped ({_RULE})",
     )
 
 
-def read_journal(
-    path: str | os.PathLike[str],
-) -> tuple[StartLine | StepRecord | DecisionLine | EndLine, ...]:
-    """Every complete line of a journal, in order. A last line without its newline (a crash
-    while writing it) is ignored; any other line that does not parse is an error."""
+def _why(exc: Exception) -> str:
+    """What is wrong with a line, without its text (a line holds the run's data)."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors(include_url=False, include_input=False)[0]
+        where = ".".join(map(str, first["loc"])) or "(line)"
+        return f"{where}: {first['type']}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"invalid UTF-8 at byte {exc.start}"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON at character {exc.pos}"
+    if isinstance(exc, KeyError):
+        return f"missing field {exc.args[0]!r}"
+    if isinstance(exc, TypeError | AttributeError):
+        return "a field has the wrong type"
+    return str(exc)  # our own ValueErrors, which name the bad value
+
+
+def _line(text: bytes, base: Base) -> tuple[Line, int | None]:
+    raw: Any = json.loads(text.decode("utf-8"))
+    if not isinstance(raw, dict):
+        raise ValueError(f"a line is a JSON object, not {type(raw).__name__}")
+    version = raw.get("v")
+    if version is None:  # format 1: the line is the model
+        return LINES.validate_python(raw), None
+    if version != FORMAT:
+        raise ValueError(f"format {version!r}: this harnessweaver reads formats 1 and {FORMAT}")
+    trace = raw.get("trace")
+    if trace is not None and (not isinstance(trace, int) or isinstance(trace, bool)):
+        raise ValueError(f"trace {trace!r}: a count of trace records")
+    return decode_line(raw, base), trace
+
+
+def scan(path: str | os.PathLike[str]) -> Scan:
+    """A journal's complete lines, decoded in order (an absent journal has none). A last line
+    without its newline is ignored; any other line that does not decode is an error."""
     journal = Path(path)
-    *complete, _torn = journal.read_text(encoding="utf-8").split("\n")
-    lines = []
-    for number, text in enumerate(complete, start=1):
+    data = journal.read_bytes() if journal.exists() else b""
+    whole = data.rfind(b"\n") + 1
+    lines: list[Line] = []
+    base, trace = Base(), None
+    start = 0
+    while start < whole:
+        end = data.index(b"\n", start)
         try:
-            lines.append(_LINES.validate_json(text))
-        except ValidationError as exc:
-            raise _unreadable(journal, number, exc) from None
-    return tuple(lines)
+            line, trace = _line(data[start:end], base)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise _unreadable(journal, len(lines) + 1, _why(exc)) from None
+        lines.append(line)
+        base = base.after(line)
+        start = end + 1
+    return Scan(tuple(lines), base, trace, whole, len(data) - whole)
+
+
+def read_journal(path: str | os.PathLike[str]) -> tuple[Line, ...]:
+    """Every complete line of a journal, in order, each with its whole state. A last line
+    without its newline (a crash while writing it) is ignored; any other line that does not
+    decode is an error."""
+    return scan(path).lines
 
 
 def recover(path: str | os.PathLike[str]) -> RunState | None:
@@ -142,7 +149,61 @@ def recover(path: str | os.PathLike[str]) -> RunState | None:
     A state with ``pending`` set needs a decision; one whose ``phase`` is ``"ended"`` cannot
     be resumed; any other (a crash, ``provider_error``, a budget) resumes with no decision.
     A crash in the middle of a step resumes at the start of that step, so its tool calls may
-    run again.
+    run again. What was dropped (a torn last line) is logged.
     """
-    lines = read_journal(path)
-    return resumable_state(lines[-1]) if lines else None
+    found = scan(path)
+    if found.torn:
+        logger.warning(
+            "journal %s: ignored a torn last line (%d bytes after the last newline)",
+            path,
+            found.torn,
+        )
+    if not found.lines:
+        logger.info("journal %s: no complete line, nothing to resume", path)
+        return None
+    state = resumable_state(found.lines[-1])
+    logger.info(
+        "journal %s: run %s recovered after line %d (%s), phase %s, %d steps",
+        path,
+        state.run_id,
+        len(found.lines),
+        found.lines[-1].kind,
+        state.phase,
+        state.steps,
+    )
+    return state
+
+
+class JournalWriter:
+    """Appends lines to a journal in format 2, each flushed as soon as it is written.
+
+    Appending, the journal is read first (``scanned``, or read here): its torn tail is cut
+    off, and the first line written is a delta against the state its last line left.
+    """
+
+    __slots__ = ("_base", "_handle", "path")
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, append: bool, scanned: Scan | None = None
+    ) -> None:
+        self.path = Path(path)
+        self._base = Base()
+        if append:
+            found = scan(self.path) if scanned is None else scanned
+            self._base = found.base
+            if found.torn:
+                os.truncate(self.path, found.whole)
+        self._handle: IO[bytes] = open(self.path, "ab" if append else "wb")  # noqa: SIM115 - closed by close()
+
+    def write(self, line: Line, *, trace: int | None = None) -> None:
+        """Write ``line``; ``trace``: the trace records written before it, in all."""
+        raw = encode_line(line, self._base)
+        if trace is not None:
+            raw["trace"] = trace
+        text = json.dumps(raw, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+        self._handle.write(text.encode("utf-8") + b"\n")
+        self._handle.flush()
+        self._base = self._base.after(line)
+
+    def close(self) -> None:
+        self._handle.close()

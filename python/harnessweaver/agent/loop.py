@@ -8,6 +8,7 @@ path from a model response to a tool, or from a tool to the model, that skips th
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
@@ -20,7 +21,7 @@ from .errors import AgentError
 from .gates import resolve
 from .journal import DecisionLine, EndLine
 from .phases import PHASES
-from .records import Recorder, restore_trace
+from .records import Recorder, prepare_resume, restore_trace
 from .result import RunResult
 from .segment import Segment, Stopped
 from .state import Decision, Exit, RunState
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["resume_run", "start_run"]
 
 _RULE = "resume"
+logger = logging.getLogger(__name__)
 
 
 async def _drive(seg: Segment, state: RunState) -> Stopped:
@@ -86,6 +88,13 @@ async def _end(seg: Segment, stopped: Stopped) -> RunResult:
     result = await seg.emit("task.end", event)
     output = _released_output(result, output)
     _record_end(seg, stopped, state, output)
+    logger.info(
+        "run %s stopped: %s after %d steps%s",
+        state.run_id,
+        exit_reason,
+        state.steps,
+        "" if stopped.exit.error is None else f" ({stopped.exit.error})",  # R9: the type only
+    )
     if stopped.exception is not None:
         raise stopped.exception
     return RunResult(stopped.exit, output, state, seg.ctx.trace, result.outcome)
@@ -202,9 +211,18 @@ async def resume_run(
     """Go on with a stopped run exactly where it stopped; a journal, if set, is appended to."""
     _need_provider(options)
     _check_resumable(state, decision)
+    scanned = prepare_resume(options.journal_path, options.trace_path)  # before the trace is read
     ctx = _resume_context(options, state, ctx)
+    logger.info(
+        "run %s resumed at phase %s after %d steps (%s)",
+        state.run_id,
+        state.phase,
+        state.steps,
+        "no decision" if decision is None else "approved" if decision.approved else "denied",
+    )
     state = state.model_copy(update={"exit_reason": None})  # running again
-    with Recorder(options.journal_path, options.trace_path, ctx.trace, resume=True) as rec:
+    journal, trace_path = options.journal_path, options.trace_path
+    with Recorder(journal, trace_path, ctx.trace, resume=True, scanned=scanned) as rec:
         seg = _segment(bus, options, ctx, rec, state)
         moved = state if decision is None else _decide(seg, state, decision)
         stopped = moved if isinstance(moved, Stopped) else await _drive(seg, moved)

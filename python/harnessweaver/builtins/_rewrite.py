@@ -7,7 +7,8 @@ then answers a plain ``Continue()`` instead of building a copy nobody needs (the
 
 What counts as the text of each event:
 
-- ``tool.before``: the call's arguments, every string at any depth (keys are left alone);
+- ``task.start``: the task's input, every string at any depth (keys are left alone);
+- ``tool.before``: the call's arguments, the same way;
 - ``tool.after``: the result's output, the same way;
 - ``model.before``: each message's content and the arguments of the tool calls it carries
   (what the model provider receives).
@@ -20,7 +21,14 @@ from collections.abc import Callable, Sequence
 
 from pydantic import JsonValue
 
-from ..events import Message, ModelRequestEvent, ToolCall, ToolCallEvent, ToolResultEvent
+from ..events import (
+    Message,
+    ModelRequestEvent,
+    TaskStartEvent,
+    ToolCall,
+    ToolCallEvent,
+    ToolResultEvent,
+)
 
 __all__ = [
     "Rewrite",
@@ -28,6 +36,7 @@ __all__ = [
     "rewrite_json",
     "rewrite_messages",
     "rewrite_request",
+    "rewrite_task_input",
     "rewrite_tool_call",
     "rewrite_tool_result",
 ]
@@ -98,6 +107,12 @@ def rewrite_request(event: ModelRequestEvent, rewrite: Rewrite) -> ModelRequestE
         return None
     request = event.request.model_copy(update={"messages": messages})
     return event.model_copy(update={"request": request})
+
+
+def rewrite_task_input(event: TaskStartEvent, rewrite: Rewrite) -> TaskStartEvent | None:
+    """``task.start``: the task with its input rewritten, or ``None``."""
+    value = rewrite_json(event.input, rewrite)
+    return None if value is event.input else event.model_copy(update={"input": value})
 
 
 def rewrite_tool_call(event: ToolCallEvent, rewrite: Rewrite) -> ToolCallEvent | None:

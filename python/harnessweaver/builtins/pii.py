@@ -2,6 +2,9 @@
 
 The guard rewrites events with ``Continue(modified=...)``:
 
+- ``task.start``: the task's input (every string, at any depth): the run admits, keeps and
+  journals the input as the guard left it, so personal data in a task reaches neither the
+  model nor the journal;
 - ``model.before``: the contents of the request's messages, and the arguments of the tool
   calls they carry (what reaches the model provider);
 - ``tool.before``: the call's arguments (every string, at any depth);
@@ -41,10 +44,16 @@ from typing import Final, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..envelope import Envelope
-from ..events import ModelRequestEvent, ToolCallEvent, ToolResultEvent
+from ..events import ModelRequestEvent, TaskStartEvent, ToolCallEvent, ToolResultEvent
 from ..middleware import middleware
 from ..outcomes import Continue
-from ._rewrite import check_pattern, rewrite_request, rewrite_tool_call, rewrite_tool_result
+from ._rewrite import (
+    check_pattern,
+    rewrite_request,
+    rewrite_task_input,
+    rewrite_tool_call,
+    rewrite_tool_result,
+)
 
 __all__ = ["DETECTORS", "PiiSettings", "RedactPii", "luhn_valid", "redact_cards"]
 
@@ -175,14 +184,15 @@ class PiiSettings(BaseModel):
 
 
 @middleware(
-    hooks=["model.before", "tool.before", "tool.after"],
+    hooks=["task.start", "model.before", "tool.before", "tool.after"],
     fail_mode="closed",
     config=PiiSettings,
     sample={"detect": list(DETECTORS), "patterns": {"employee_id": r"\bE\d{6}\b"}},
 )
 class RedactPii:
     """Replaces emails, phone numbers, card numbers and your own patterns with
-    ``[redacted:<kind>]`` in model requests, tool-call arguments and tool outputs."""
+    ``[redacted:<kind>]`` in the task's input, model requests, tool-call arguments and tool
+    outputs."""
 
     def __init__(self, config: PiiSettings) -> None:
         steps: list[tuple[re.Pattern[str], str]] = [
@@ -205,10 +215,14 @@ class RedactPii:
         return text
 
     async def __call__(
-        self, event: ModelRequestEvent | ToolCallEvent | ToolResultEvent, env: Envelope
+        self,
+        event: TaskStartEvent | ModelRequestEvent | ToolCallEvent | ToolResultEvent,
+        env: Envelope,
     ) -> Continue | None:
-        modified: ModelRequestEvent | ToolCallEvent | ToolResultEvent | None
-        if isinstance(event, ModelRequestEvent):
+        modified: TaskStartEvent | ModelRequestEvent | ToolCallEvent | ToolResultEvent | None
+        if isinstance(event, TaskStartEvent):
+            modified = rewrite_task_input(event, self.redact)
+        elif isinstance(event, ModelRequestEvent):
             modified = rewrite_request(event, self.redact)
         elif isinstance(event, ToolCallEvent):
             modified = rewrite_tool_call(event, self.redact)

@@ -1,0 +1,234 @@
+"""Journal format 2: each line holds what changed since the line before, not the whole state.
+
+Format 1 wrote every line's whole state, conversation included, so a journal grew with the
+square of the steps. Format 2 writes a state as a *delta* against the state the line before
+left the run in (its :func:`~.lines.resumable_state`, the *base*):
+
+- a field of :class:`RunState` is written only when it differs from the base's (a line with
+  no base, the first of a journal, writes every field that differs from its default);
+- a list of messages is ``{"keep": k, "add": [...]}``: the first ``k`` messages of a
+  reference list, then the messages written. The reference of ``state.messages`` is the
+  base's; of a step in flight, its ``before`` state's; of a request, its step's messages
+  (a step line: the messages of the state before the step);
+- a step in flight writes its ``before`` state as a delta against the same base;
+- a list of tools is left out when it is the reference's: the last step line's request
+  tools (a request in flight: its step's).
+
+So a step writes its new messages, its request's changes, the response and the tool
+messages, and a few numbers. Decoding applies the same rules in the same order, so the
+states read back are equal to the states written: resume is exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+from pydantic import BaseModel
+
+from ..events import Message, ModelRequest, ToolSpec
+from .lines import DecisionLine, EndLine, Line, StartLine, resumable_state
+from .state import Action, RunState, StepRecord, StepState
+
+__all__ = ["FORMAT", "Base", "decode_line", "encode_line"]
+
+FORMAT: Final = 2
+"""The ``v`` of every line this module writes; format 1 lines have no ``v``."""
+
+Json = dict[str, Any]
+T = TypeVar("T")
+
+_STATE_FIELDS: Final = tuple(RunState.model_fields)
+_STATE_DEFAULTS: Final = {
+    name: info.get_default(call_default_factory=True)
+    for name, info in RunState.model_fields.items()
+    if not info.is_required()
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Base:
+    """What the next line is written against: the state the last line left the run in, and
+    the tools of the last step line's request."""
+
+    state: RunState | None = None
+    tools: tuple[ToolSpec, ...] = ()
+
+    def after(self, line: Line) -> Base:
+        tools = line.action.request.tools if isinstance(line, StepRecord) else self.tools
+        return Base(resumable_state(line), tools)
+
+
+def _dump(model: BaseModel) -> Json:
+    return model.model_dump(mode="json", exclude_defaults=True)
+
+
+def _kept(new: Sequence[T], old: Sequence[T]) -> int:
+    """How many first items ``new`` shares with ``old`` (identity first: most are shared)."""
+    most = min(len(new), len(old))
+    k = 0
+    while k < most and (new[k] is old[k] or new[k] == old[k]):
+        k += 1
+    return k
+
+
+def _messages(new: Sequence[Message], ref: Sequence[Message]) -> Json:
+    k = _kept(new, ref)
+    return {"keep": k, "add": [_dump(message) for message in new[k:]]}
+
+
+def _unmessages(raw: Json, ref: Sequence[Message]) -> tuple[Message, ...]:
+    keep = raw["keep"]
+    if not isinstance(keep, int) or isinstance(keep, bool) or not 0 <= keep <= len(ref):
+        raise ValueError(f"keep {keep!r}: the reference list has {len(ref)} messages")
+    return (*ref[:keep], *(Message.model_validate(item) for item in raw["add"]))
+
+
+def _request(request: ModelRequest, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Json:
+    out: Json = {"model": request.model, "messages": _messages(request.messages, messages)}
+    if tuple(request.tools) != tuple(tools):
+        out["tools"] = [_dump(spec) for spec in request.tools]
+    return out
+
+
+def _unrequest(raw: Json, messages: Sequence[Message], tools: tuple[ToolSpec, ...]) -> ModelRequest:
+    return ModelRequest.model_validate(
+        {
+            "model": raw["model"],
+            "messages": _unmessages(raw["messages"], messages),
+            "tools": raw.get("tools", tools),
+        }
+    )
+
+
+def _step(step: StepState, base: Base) -> Json:
+    out: Json = {
+        "number": step.number,
+        "before": encode_state(step.before, base),
+        "messages": _messages(step.messages, step.before.messages),
+        "observation": [_dump(message) for message in step.observation],
+        "usage": _dump(step.usage),
+    }
+    if step.tools != base.tools:
+        out["tools"] = [_dump(spec) for spec in step.tools]
+    if step.request is not None:
+        out["request"] = _request(step.request, step.messages, step.tools)
+    if step.response is not None:
+        out["response"] = _dump(step.response)
+    if step.call is not None:
+        out["call"] = _dump(step.call)
+    return out
+
+
+def _unstep(raw: Json, base: Base) -> StepState:
+    before = decode_state(raw["before"], base)
+    messages = _unmessages(raw["messages"], before.messages)
+    step_tools: tuple[ToolSpec, ...] = (
+        tuple(ToolSpec.model_validate(item) for item in raw["tools"])
+        if "tools" in raw
+        else base.tools
+    )
+    request = raw.get("request")
+    return StepState.model_validate(
+        {
+            "number": raw["number"],
+            "before": before,
+            "messages": messages,
+            "tools": step_tools,
+            "request": None if request is None else _unrequest(request, messages, step_tools),
+            "response": raw.get("response"),
+            "call": raw.get("call"),
+            "observation": raw["observation"],
+            "usage": raw["usage"],
+        }
+    )
+
+
+def encode_state(state: RunState, base: Base) -> Json:
+    """``state`` as what changed since ``base.state``."""
+    ref = base.state
+    out: Json = {}
+    for name in _STATE_FIELDS:
+        value = getattr(state, name)
+        if ref is None:
+            if name in _STATE_DEFAULTS and value == _STATE_DEFAULTS[name]:
+                continue
+        elif value is getattr(ref, name) or value == getattr(ref, name):
+            continue
+        if name == "messages":
+            out[name] = _messages(value, () if ref is None else ref.messages)
+        elif name == "step":
+            out[name] = None if value is None else _step(value, base)
+        else:
+            out[name] = state.model_dump(mode="json", include={name})[name]
+    return out
+
+
+def decode_state(raw: Json, base: Base) -> RunState:
+    """The state ``raw`` describes against ``base.state``."""
+    ref = base.state
+    values: Json = {} if ref is None else {name: getattr(ref, name) for name in _STATE_FIELDS}
+    for name, item in raw.items():
+        if name == "messages":
+            values[name] = _unmessages(item, () if ref is None else ref.messages)
+        elif name == "step":
+            values[name] = None if item is None else _unstep(item, base)
+        else:
+            values[name] = item
+    return RunState.model_validate(values)
+
+
+def encode_line(line: Line, base: Base) -> Json:
+    """A journal line in format 2, against the base the lines before it leave."""
+    head: Json = {"v": FORMAT, "kind": line.kind, "run_id": line.run_id}
+    state = encode_state(line.state, base)
+    if isinstance(line, StartLine):
+        return {**head, "state": state}
+    if isinstance(line, StepRecord):
+        request = _request(line.action.request, line.state.messages, base.tools)
+        return {
+            **head,
+            "step": line.step,
+            "state": state,
+            "request": request,
+            "response": _dump(line.action.response),
+            "observation": [_dump(message) for message in line.observation],
+            "usage": _dump(line.usage),
+            "elapsed_s": line.elapsed_s,
+        }
+    if isinstance(line, DecisionLine):
+        return {**head, "hook": line.hook, "decision": _dump(line.decision), "state": state}
+    return {
+        **head,
+        "exit": _dump(line.exit),
+        "output": line.output,
+        "steps": line.steps,
+        "usage": _dump(line.usage),
+        "state": state,
+    }
+
+
+def decode_line(raw: Json, base: Base) -> Line:
+    """The line a format 2 ``raw`` line describes (``ValueError`` or pydantic's
+    ``ValidationError`` when it does not describe one)."""
+    kind = raw.get("kind")
+    head = {"kind": kind, "run_id": raw["run_id"]}
+    state = decode_state(raw["state"], base)
+    if kind == "start":
+        return StartLine.model_validate({**head, "state": state})
+    if kind == "step":
+        request = _unrequest(raw["request"], state.messages, base.tools)
+        action = Action.model_validate({"request": request, "response": raw["response"]})
+        fields = ("step", "observation", "usage", "elapsed_s")
+        return StepRecord.model_validate(
+            {**head, "state": state, "action": action, **{name: raw[name] for name in fields}}
+        )
+    if kind == "decision":
+        return DecisionLine.model_validate(
+            {**head, "hook": raw["hook"], "decision": raw["decision"], "state": state}
+        )
+    if kind == "end":
+        fields = ("exit", "output", "steps", "usage")
+        return EndLine.model_validate({**head, "state": state, **{n: raw[n] for n in fields}})
+    raise ValueError(f"kind {kind!r}: a line is a start, step, decision or end")
