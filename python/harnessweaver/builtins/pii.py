@@ -10,9 +10,9 @@ The guard rewrites events with ``Continue(modified=...)``:
 - ``tool.before``: the call's arguments (every string, at any depth);
 - ``tool.after``: the result's output (the same way).
 
-Choose where with the item's ``hooks:`` (for example ``hooks: [model.before, tool.after]`` when
-tools must see real addresses). When nothing was found the answer is a plain ``Continue()``
-and the event is not copied.
+Choose where with the item's ``hooks:`` (for example ``hooks: [task.start, model.before,
+tool.after]`` when tools must see real addresses). When nothing was found the answer is a
+plain ``Continue()`` and the event is not copied.
 
 What it finds (``detect``), each replaced by ``[redacted:<kind>]``:
 

@@ -126,3 +126,56 @@ async def test_redact_pii_keeps_personal_data_from_the_model(tmp_path: Path) -> 
     # input as given (docs/builtins.md); only what is sent to the model is redacted
     assert steps[0].state.input == "Call Ada back on +44 20 7946 0958"
     assert steps[0].action.request.messages[-1].content == "Call Ada back on [redacted:phone]"
+
+
+PERSONAL = ("ada@example.com", "+44 20 7946 0958", "4111 1111 1111 1111")
+TASK_WITH_PII = {"note": "Call Ada back on +44 20 7946 0958", "card": ["4111 1111 1111 1111"]}
+
+
+def files_of(tmp_path: Path) -> str:
+    return "".join(
+        (tmp_path / name).read_text(encoding="utf-8") for name in ("run.jsonl", "run.trace.jsonl")
+    )
+
+
+async def test_redact_pii_keeps_personal_data_out_of_the_journal_and_the_trace(
+    tmp_path: Path,
+) -> None:
+    item = "  - {use: harnessweaver.redact_pii, id: pii}\n"  # every hook point, task.start too
+    script = [S.tool_call("contact", {"name": "Ada"}), "Found her."]
+    h = harness(tmp_path, item, script, journal=tmp_path / "run.jsonl")
+    done = await h.run(TASK_WITH_PII)
+    assert done.exit_reason == "completed"
+    admitted = {"note": "Call Ada back on [redacted:phone]", "card": ["[redacted:credit_card]"]}
+    assert done.state.input == admitted  # the run admits the input as the guard left it
+    requests = h.agent.provider.requests  # type: ignore[union-attr]
+    assert '"note": "Call Ada back on [redacted:phone]"' in read(requests, 0)
+    written = files_of(tmp_path)
+    assert [data for data in PERSONAL if data in written] == []
+    assert "[redacted:email]" in written  # the tool's result, redacted at tool.after
+
+
+@pytest.mark.parametrize("outcome", [hw.Suspend("look", approver_role="ops"), hw.Block("no")])
+async def test_a_task_stopped_at_task_start_journals_no_unredacted_input(
+    tmp_path: Path, outcome: hw.Outcome
+) -> None:
+    @hw.middleware(hooks=["task.start"], fail_mode="closed", band="task")
+    async def stops(event: hw.TaskStartEvent, env: hw.Envelope) -> hw.Outcome:
+        return outcome
+
+    item = "  - {use: harnessweaver.redact_pii, id: pii}\n"
+    h = harness(tmp_path, item, ["Found her."], journal=tmp_path / "run.jsonl")
+    h.bus.register(stops)
+    stopped = await h.run(TASK_WITH_PII)
+    assert stopped.exit.hook == "task.start"
+    written = files_of(tmp_path)
+    assert [data for data in PERSONAL if data in written] == []
+    if stopped.exit_reason == "suspended":  # the input as the chain left it, redacted
+        assert stopped.state.input == stopped.pending.event["input"]  # type: ignore[union-attr]
+        recovered = hw.recover(tmp_path / "run.jsonl")
+        assert recovered is not None and recovered.input == stopped.state.input
+        done = await h.resume(recovered, hw.Decision.approve(role="ops"))
+        assert done.exit_reason == "completed"
+        assert [data for data in PERSONAL if data in files_of(tmp_path)] == []
+    else:  # a Block may come before the redaction: a blocked task keeps no input
+        assert stopped.state.input is None

@@ -66,6 +66,17 @@ async def test_model_request_messages_and_their_tool_calls_are_redacted() -> Non
     assert called.tool_calls[0].arguments == {"email": "[redacted:email]"}
 
 
+async def test_the_task_input_is_redacted_at_task_start() -> None:
+    bus, ctx = bus_with(RedactPii), run()
+    task = hw.TaskStartEvent(task="support", input={"from": "bo@example.com", "n": [1, "x"]})
+    done = await bus.emit("task.start", task, ctx)
+    assert done.event.input == {"from": "[redacted:email]", "n": [1, "x"]}
+    assert done.outcome == hw.Continue(modified=done.event)
+    plain = hw.TaskStartEvent(task="support", input="nothing personal")
+    kept = await bus.emit("task.start", plain, ctx)
+    assert kept.outcome == hw.Continue() and kept.event is plain
+
+
 async def test_tool_arguments_and_outputs_are_redacted_at_any_depth() -> None:
     bus, ctx = bus_with(RedactPii), run()
     before = await bus.emit("tool.before", call(to=["bo@example.com", 3], note=None), ctx)
