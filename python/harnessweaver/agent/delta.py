@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from ..events import Message, ModelRequest, ToolSpec
 from .lines import DecisionLine, EndLine, Line, StartLine, resumable_state
-from .state import Action, RunState, StepRecord, StepState
+from .state import Action, PendingApproval, RunState, StepRecord, StepState
 
 __all__ = ["FORMAT", "Base", "decode_line", "encode_line"]
 
@@ -64,13 +64,28 @@ def _dump(model: BaseModel) -> Json:
     return model.model_dump(mode="json", exclude_defaults=True)
 
 
+_ANY: Final[TypeAdapter[Any]] = TypeAdapter(Any)
+
+
+def _same(a: object, b: object) -> bool:
+    """Whether ``a`` and ``b`` are written the same: equal is not enough, as ``1``, ``1.0``
+    and ``true`` are equal in Python. Identity first: most values a line is compared with are
+    the very objects the line before held."""
+    return a is b or (a == b and _ANY.dump_json(a) == _ANY.dump_json(b))
+
+
 def _kept(new: Sequence[T], old: Sequence[T]) -> int:
-    """How many first items ``new`` shares with ``old`` (identity first: most are shared)."""
+    """How many first items ``new`` shares with ``old``."""
     most = min(len(new), len(old))
     k = 0
-    while k < most and (new[k] is old[k] or new[k] == old[k]):
+    while k < most and _same(new[k], old[k]):
         k += 1
     return k
+
+
+def _same_items(new: Sequence[T], old: Sequence[T]) -> bool:
+    """``_same`` item by item (a list is often a new tuple of the same objects)."""
+    return len(new) == len(old) == _kept(new, old)
 
 
 def _messages(new: Sequence[Message], ref: Sequence[Message]) -> Json:
@@ -87,7 +102,7 @@ def _unmessages(raw: Json, ref: Sequence[Message]) -> tuple[Message, ...]:
 
 def _request(request: ModelRequest, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Json:
     out: Json = {"model": request.model, "messages": _messages(request.messages, messages)}
-    if tuple(request.tools) != tuple(tools):
+    if not _same_items(request.tools, tools):
         out["tools"] = [_dump(spec) for spec in request.tools]
     return out
 
@@ -102,6 +117,57 @@ def _unrequest(raw: Json, messages: Sequence[Message], tools: tuple[ToolSpec, ..
     )
 
 
+_EVENT_CONVERSATIONS: Final = ((), ("request",))
+"""Where a pending event holds a conversation, ``messages``: in ``step.start``'s event, and
+in the request of ``model.before``'s."""
+
+
+def _holder(event: Json, path: tuple[str, ...]) -> Json | None:
+    """A copy of the object at ``path`` in ``event`` (copied along the way), or ``None``."""
+    holder = event
+    for key in path:
+        inner = holder.get(key)
+        if not isinstance(inner, dict):
+            return None
+        holder[key] = inner = dict(inner)
+        holder = inner
+    return holder
+
+
+def _pending(pending: PendingApproval, messages: Sequence[Message]) -> Json:
+    """A pending approval, the conversation its event holds as a delta against the state's
+    messages (a ``step.start`` or ``model.before`` event holds all of them)."""
+    raw = _dump(pending)
+    raw["event"] = event = dict(raw["event"])
+    ref: list[Json] | None = None
+    for path in _EVENT_CONVERSATIONS:
+        holder = _holder(event, path)
+        listed = None if holder is None else holder.get("messages")
+        if holder is None or not isinstance(listed, list):
+            continue
+        if ref is None:
+            ref = [message.model_dump(mode="json") for message in messages]
+        k = _kept(listed, ref)
+        holder["messages"] = {"keep": k, "add": listed[k:]}
+    return raw
+
+
+def _unpending(raw: Json, messages: Sequence[Message]) -> PendingApproval:
+    raw = dict(raw)
+    raw["event"] = event = dict(raw["event"])
+    for path in _EVENT_CONVERSATIONS:
+        holder = _holder(event, path)
+        delta = None if holder is None else holder.get("messages")
+        if holder is None or not isinstance(delta, dict):
+            continue
+        kept = _unmessages({"keep": delta["keep"], "add": []}, messages)
+        holder["messages"] = [
+            *(message.model_dump(mode="json") for message in kept),
+            *delta["add"],
+        ]
+    return PendingApproval.model_validate(raw)
+
+
 def _step(step: StepState, base: Base) -> Json:
     out: Json = {
         "number": step.number,
@@ -110,7 +176,7 @@ def _step(step: StepState, base: Base) -> Json:
         "observation": [_dump(message) for message in step.observation],
         "usage": _dump(step.usage),
     }
-    if step.tools != base.tools:
+    if not _same_items(step.tools, base.tools):
         out["tools"] = [_dump(spec) for spec in step.tools]
     if step.request is not None:
         out["request"] = _request(step.request, step.messages, step.tools)
@@ -152,14 +218,19 @@ def encode_state(state: RunState, base: Base) -> Json:
     for name in _STATE_FIELDS:
         value = getattr(state, name)
         if ref is None:
-            if name in _STATE_DEFAULTS and value == _STATE_DEFAULTS[name]:
+            if name in _STATE_DEFAULTS and _same(value, _STATE_DEFAULTS[name]):
                 continue
-        elif value is getattr(ref, name) or value == getattr(ref, name):
+        elif name == "messages":
+            if _same_items(value, ref.messages):
+                continue
+        elif _same(value, getattr(ref, name)):
             continue
         if name == "messages":
             out[name] = _messages(value, () if ref is None else ref.messages)
         elif name == "step":
             out[name] = None if value is None else _step(value, base)
+        elif name == "pending":
+            out[name] = None if value is None else _pending(value, state.messages)
         else:
             out[name] = state.model_dump(mode="json", include={name})[name]
     return out
@@ -169,11 +240,20 @@ def decode_state(raw: Json, base: Base) -> RunState:
     """The state ``raw`` describes against ``base.state``."""
     ref = base.state
     values: Json = {} if ref is None else {name: getattr(ref, name) for name in _STATE_FIELDS}
-    for name, item in raw.items():
+    unknown = raw.keys() - set(_STATE_FIELDS)
+    if unknown:
+        raise ValueError(f"state fields {sorted(unknown)}: a run state has no such field")
+    for name in _STATE_FIELDS:  # in order: the pending event refers to the messages
+        if name not in raw:
+            continue
+        item = raw[name]
         if name == "messages":
             values[name] = _unmessages(item, () if ref is None else ref.messages)
         elif name == "step":
             values[name] = None if item is None else _unstep(item, base)
+        elif name == "pending":
+            messages = values.get("messages", ())
+            values[name] = None if item is None else _unpending(item, messages)
         else:
             values[name] = item
     return RunState.model_validate(values)

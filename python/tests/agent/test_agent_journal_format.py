@@ -163,3 +163,74 @@ def test_any_input_survives_the_journal_and_a_crash_anywhere(
         else:
             line = lines[complete - 1]
             assert state == (line.after() if isinstance(line, hw.StepRecord) else line.state)
+
+
+def suspends_every(hook: str) -> Any:
+    @hw.middleware(hooks=[hook], fail_mode="closed", name=f"every_{hook.replace('.', '_')}")
+    async def wait(event: Any, env: hw.Envelope) -> hw.Outcome:
+        return hw.Suspend("look", approver_role="ops", code="look")
+
+    return wait
+
+
+def run_suspending(journal: Path, hook: str, steps: int) -> hw.RunResult:
+    """A run of ``steps`` steps that suspends at every ``hook``, approved every time."""
+    script: list[Any] = [S.tool_call("lookup", {"order": n}) for n in range(1, steps)]
+    h = harness(
+        suspends_every(hook),
+        script=[*script, "done — Zoë ✓"],
+        tools=[lookup],
+        journal=journal,
+        budgets=hw.Budgets(max_steps=steps),
+        clock=ManualClock(),
+    )
+    result = h.run_sync("Look up my orders, please — Zoë")
+    while result.exit_reason == "suspended":
+        state = hw.recover(journal)  # what the journal says is exactly the state returned
+        assert state is not None
+        assert state.model_dump_json() == result.state.model_dump_json()
+        result = h.resume_sync(state, hw.Decision.approve(role="ops"))
+    assert (result.exit_reason, result.steps) == ("completed", steps)
+    assert hw.recover(journal) == result.state
+    return result
+
+
+@pytest.mark.parametrize(
+    "hook", ["task.start", "step.start", "model.before", "model.after", "tool.before", "step.end"]
+)
+def test_a_run_suspended_anywhere_is_recovered_exactly(tmp_path: Path, hook: str) -> None:
+    run_suspending(tmp_path / "run.jsonl", hook, 3)
+
+
+@pytest.mark.parametrize("hook", ["step.start", "model.before"])
+def test_suspensions_holding_the_conversation_grow_linearly_too(tmp_path: Path, hook: str) -> None:
+    short, long = tmp_path / "short.jsonl", tmp_path / "long.jsonl"
+    run_suspending(short, hook, 6)
+    run_suspending(long, hook, 24)  # every pending event holds the conversation so far
+    assert long.stat().st_size < 4.2 * short.stat().st_size
+
+
+def test_a_rewrite_to_an_equal_value_of_another_type_is_kept(tmp_path: Path) -> None:
+    """``1``, ``1.0`` and ``true`` are equal in Python but not in JSON: a middleware that
+    turns one into another in an old message changes what the journal must hold."""
+
+    def floats(event: hw.ModelRequestEvent) -> hw.Outcome | None:
+        def changed(message: hw.Message) -> hw.Message:
+            calls = tuple(
+                call.model_copy(update={"arguments": {"order": 1.0, "seen": True}})
+                for call in message.tool_calls
+            )
+            return message.model_copy(update={"tool_calls": calls})
+
+        messages = tuple(changed(message) for message in event.request.messages)
+        request = event.request.model_copy(update={"messages": messages})
+        return hw.Continue(modified=event.model_copy(update={"request": request}))
+
+    journal = tmp_path / "run.jsonl"
+    script = [S.tool_call("lookup", {"order": 1, "seen": 1}), "done"]
+    h = harness(answering("model.before", floats), script=script, tools=[lookup], journal=journal)
+    done = h.run_sync("go")
+    recovered = hw.recover(journal)
+    assert recovered is not None
+    assert recovered.model_dump_json() == done.state.model_dump_json()
+    assert '"order":1.0,"seen":true' in done.state.model_dump_json()
