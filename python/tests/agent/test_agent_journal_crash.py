@@ -166,3 +166,52 @@ async def test_a_crash_between_the_trace_and_the_journal_line_is_cut_back_and_lo
     last = journal.read_bytes().splitlines()[-1]
     assert f'"trace":{len(records)}'.encode() in last  # the two files end together
     assert any("resumed at phase step_start" in r.getMessage() for r in caplog.records)
+
+
+def test_recover_logs_the_torn_line_it_ignored_and_never_the_run_s_content(
+    uninterrupted: tuple[bytes, bytes, hw.RunState],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    data, _, _ = uninterrupted
+    journal = tmp_path / "run.jsonl"
+    journal.write_bytes(data[:-5])  # the last line, four bytes and its newline short
+    with caplog.at_level(logging.DEBUG, logger="harnessweaver"):
+        state = hw.recover(journal)
+    assert state is not None and state.steps == 3
+    logged = [(r.name, r.levelname, r.getMessage()) for r in caplog.records]
+    torn = len(data.splitlines()[-1]) - 4
+    assert logged == [
+        (
+            "harnessweaver.agent.journal",
+            "WARNING",
+            f"journal {journal}: ignored a torn last line ({torn} bytes after the last newline)",
+        ),
+        (
+            "harnessweaver.agent.journal",
+            "INFO",
+            f"journal {journal}: run crash-1 recovered after line 6 (step), phase finish, 3 steps",
+        ),
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_stop_is_logged_with_the_exception_s_type_only(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    secret = "hunter2-secret-message"
+
+    class Failing:
+        async def complete(self, request: hw.ModelRequest) -> hw.ModelResponse:
+            raise ConnectionError(secret)
+
+    h = crashable(tmp_path / "run.jsonl").with_agent(provider=Failing())
+    with caplog.at_level(logging.DEBUG, logger="harnessweaver"):
+        result = await h.run(TASK)
+        await h.resume(result.state)
+    messages = [r.getMessage() for r in caplog.records]
+    assert f"run {result.state.run_id} stopped: provider_error after 0 steps (ConnectionError)" in (
+        messages
+    )
+    assert any("resumed at phase call_model after 0 steps (no decision)" in m for m in messages)
+    assert not [m for m in messages if secret in m or "Zoë" in m]
