@@ -11,12 +11,15 @@ left the run in (its :func:`~.lines.resumable_state`, the *base*):
   base's; of a step in flight, its ``before`` state's; of a request, its step's messages
   (a step line: the messages of the state before the step);
 - a step in flight writes its ``before`` state as a delta against the same base;
+- a pending approval's event that holds the conversation (``step.start``'s messages,
+  ``model.before``'s request) writes it against the state's messages;
 - a list of tools is left out when it is the reference's: the last step line's request
   tools (a request in flight: its step's).
 
-So a step writes its new messages, its request's changes, the response and the tool
-messages, and a few numbers. Decoding applies the same rules in the same order, so the
-states read back are equal to the states written: resume is exact.
+A value is unchanged only when it is written the same (``_same``). So a step writes its new
+messages, its request's changes, the response and the tool messages, and a few numbers.
+Decoding applies the same rules in the same order, so the states read back are the states
+written, to the byte of their JSON: resume is exact.
 """
 
 from __future__ import annotations
