@@ -72,7 +72,7 @@ const made = new WeakSet<object>();
  * Whether `value` is an instance that model class `Cls` (or a subclass) made. Runs no code of
  * `value`'s, and never throws: the walk asks it of whatever a middleware answered (issue 13).
  */
-export function isModelOf(value: unknown, Cls: abstract new (...args: never) => unknown): boolean {
+export function isModelOf<T>(value: unknown, Cls: abstract new (...args: never) => T): value is T {
   if (typeof value !== "object" || value === null || !made.has(value)) return false;
   try {
     return value instanceof Cls; // an instance built with a hostile new.target may have a Proxy for prototype

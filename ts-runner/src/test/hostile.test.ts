@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Block, Continue, NON_ERROR_THROWN, outcomeJSON, Suspend, ToolCallEvent, type Answer } from "../index.js";
+import { Block, Continue, NON_ERROR_THROWN, outcomeJSON, Suspend, ToolCallEvent, ToolSpec, type Answer } from "../index.js";
 import {
   emitWith,
   errorNamed,
@@ -78,6 +78,12 @@ const HOSTILE: [string, () => Answer | PromiseLike<Answer>, Failure, string][] =
     "wrong_event_type",
     "WrongEventType",
   ],
+  [
+    "returns Continue(an event holding a ToolSpec look-alike)",
+    () => Continue(toolCall().with({ tool: throwingGetter(throwingGetter(Object.create(ToolSpec.prototype) as object, "name", new RangeError(SECRET)), "toJSON", SECRET) as never })),
+    "exception",
+    "RangeError",
+  ],
   // Non-Promise thenables.
   ["returns a thenable whose then throws a Proxy", () => thenable(() => { throw selfThrowingProxy(); }), "exception", NON_ERROR_THROWN],
   ["returns a thenable that rejects with a revoked Proxy", () => thenable((_, reject) => reject(revokedProxy())), "exception", NON_ERROR_THROWN],
@@ -126,6 +132,16 @@ describe("hostile middleware (issue 13): emit resolves, R9 holds", () => {
     assert.equal(result.outcome.kind === "block" && result.outcome.code, "middleware_error");
     assert.equal(context.trace.at(0)?.failure, "wrong_event_type");
     assert.ok(!shown.includes(SECRET));
+  });
+
+  it("contracts: an event holding a model look-alike is never made, so never checked", async () => {
+    const fake = throwingGetter(Object.create(ToolSpec.prototype) as object, "toJSON", new Error(SECRET));
+    for (const contracts of ["warn", "strict"] as const) {
+      const { result, context, shown } = await emitWith(() => Continue(toolCall().with({ tool: fake as never })), { contracts, failMode: "open" });
+      assert.deepEqual(outcomeJSON(result.outcome), { kind: "continue", modified: false });
+      assert.equal(context.trace.at(0)?.failure, "exception");
+      assert.ok(!shown.includes(SECRET));
+    }
   });
 
   it("still awaits a non-Promise thenable and takes its outcome", async () => {
