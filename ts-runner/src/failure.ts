@@ -21,7 +21,7 @@ export const NON_ERROR_THROWN = "NonErrorThrown";
 const ANY_ERROR = "Error";
 
 /** The longest `name` recorded as a type name (UTF-16 code units). */
-export const MAX_TYPE_NAME = 128;
+const MAX_TYPE_NAME = 128;
 
 /**
  * A type name: identifiers (as JavaScript spells them) joined by dots, like `TypeError` or

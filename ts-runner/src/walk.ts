@@ -40,8 +40,8 @@ import type { Envelope } from "./envelope.js";
 import type { Event } from "./events.js";
 import { closedCode, closedReason, errorName, type FailureKind } from "./failure.js";
 import { arm, now, timeoutReason, unwatch, watch, Watched } from "./invoke.js";
-import { Block, Continue, isOutcome, severity, type HookResult, type Outcome } from "./outcomes.js";
 import { isModelOf } from "./model.js";
+import { Block, Continue, isOutcome, severity, type HookResult, type Outcome } from "./outcomes.js";
 import type { Entry, Plan } from "./registry.js";
 import { emitKey, shapeOf, type Shape, type Trace } from "./trace.js";
 
