@@ -61,6 +61,8 @@ const HOSTILE: [string, () => Answer | PromiseLike<Answer>, Failure, string][] =
   ["returns a revoked Proxy", () => revokedProxy() as never, "exception", "TypeError"],
   ["returns an object whose then getter throws a Proxy", () => throwingGetter({}, "then", selfThrowingProxy()) as never, "exception", NON_ERROR_THROWN],
   ["returns a look-alike outcome with throwing getters", () => throwingGetter(throwingGetter(throwingGetter({}, "kind", SECRET), "reason", SECRET), "code", SECRET) as never, "invalid_return", "InvalidReturn"],
+  ["returns an object whose Symbol.toPrimitive and toString throw", () => ({ [Symbol.toPrimitive]() { throw SECRET; }, toString() { throw SECRET; } }) as never, "invalid_return", "InvalidReturn"],
+  ["returns a frozen Error", () => Object.freeze(new TypeError(SECRET)) as never, "invalid_return", "InvalidReturn"],
   ["returns a cyclic object", () => { const o: Record<string, unknown> = { reason: SECRET }; o["self"] = o; return o as never; }, "invalid_return", "InvalidReturn"],
   // Continue(modified) with a modified event that is none.
   ["returns Continue(a Proxy whose every trap throws)", () => Continue(trapEverything() as never), "wrong_event_type", "WrongEventType"],
