@@ -3,6 +3,8 @@
  * (rulings 11-12, I6).
  */
 
+import { types } from "node:util";
+
 export type FailureKind = "exception" | "timeout" | "invalid_return" | "wrong_event_type" | "contract_violation";
 
 const FIXED_NAMES: Readonly<Record<Exclude<FailureKind, "exception">, string>> = {
@@ -15,20 +17,52 @@ const FIXED_NAMES: Readonly<Record<Exclude<FailureKind, "exception">, string>> =
 /** What an `exception` failure records when the thrown value is not an `Error` (I5). */
 export const NON_ERROR_THROWN = "NonErrorThrown";
 
+/** What it records for an `Error` whose `name` is no type name (or cannot be read). */
+const ANY_ERROR = "Error";
+
+/** The longest `name` recorded as a type name (UTF-16 code units). */
+const MAX_TYPE_NAME = 128;
+
+/**
+ * A type name: identifiers (as JavaScript spells them) joined by dots, like `TypeError` or
+ * `payments.CardDeclined`. A message-like name (spaces, line breaks) is none, so a `name`
+ * getter that answers the message cannot carry it into the trace (R9).
+ */
+const TYPE_NAME = /^[$_\p{ID_Start}][$\u200c\u200d\p{ID_Continue}]*(?:\.[$_\p{ID_Start}][$\u200c\u200d\p{ID_Continue}]*)*$/u;
+
+/**
+ * Whether `value` is an Error, asked without running its code: a Proxy never is (the bus runs
+ * none of its traps: they may throw, or answer anything); a native Error is, of any realm
+ * (`isNativeError` reads an internal slot); anything else is when `Error.prototype` is on its
+ * prototype chain, a walk that a Proxy in that chain may break off with a throw.
+ */
 function isError(value: unknown): value is Error {
-  // instanceof fails for errors of another realm (vm contexts, workers' structured clones).
-  return value instanceof Error || Object.prototype.toString.call(value) === "[object Error]";
+  if (typeof value !== "object" || value === null || types.isProxy(value)) return false;
+  if (types.isNativeError(value)) return true;
+  try {
+    return value instanceof Error;
+  } catch {
+    return false; // what it threw is dropped unread: it may be as hostile as the value
+  }
 }
 
 /**
  * The `error` of a failure record: the thrown Error's `name` (its type name, I5), never its
- * message (R9); `NonErrorThrown` for a thrown string, number, undefined…
+ * message (R9); `NonErrorThrown` for a thrown string, number, undefined, Proxy… An Error whose
+ * `name` getter throws, or whose `name` is not a type name (not a string, empty, longer than
+ * MAX_TYPE_NAME, not identifiers joined by dots) is recorded as `Error`. Never throws: the
+ * walk calls it on whatever a middleware threw (issue 13).
  */
 export function errorName(kind: FailureKind, thrown?: unknown): string {
   if (kind !== "exception") return FIXED_NAMES[kind];
   if (!isError(thrown)) return NON_ERROR_THROWN;
-  const name: unknown = thrown.name;
-  return typeof name === "string" && name !== "" ? name : "Error";
+  let name: unknown;
+  try {
+    name = thrown.name; // may be a getter, or inherited from a Proxy
+  } catch {
+    return ANY_ERROR;
+  }
+  return typeof name === "string" && name.length <= MAX_TYPE_NAME && TYPE_NAME.test(name) ? name : ANY_ERROR;
 }
 
 /** A closed failure blocks with this code (ruling 11; I14 for a broken contract). */

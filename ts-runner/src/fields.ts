@@ -5,7 +5,7 @@
  */
 
 import { describe, frozenJson, thawJson, type JsonObject, type JsonValue, type MutableJson } from "./json.js";
-import type { Field } from "./model.js";
+import { isModelOf, type Field } from "./model.js";
 
 type Check<T> = (value: unknown, where: string) => T;
 
@@ -103,7 +103,7 @@ export interface ModelType<T extends { toJSON(): MutableJson }, I> {
 /** A nested model: constructors take an instance or its init object. */
 function nested<T extends { toJSON(): MutableJson }, I>(key: string, Cls: ModelType<T, I>, fallback: (() => T) | null) {
   const fromInit = (v: unknown, where: string): T => {
-    if (v instanceof Cls) return v;
+    if (isModelOf(v, Cls)) return v; // a look-alike is copied field by field, or refused
     if (typeof v !== "object" || v === null || Array.isArray(v)) throw bad(where, `a ${Cls.typeName}`, v);
     return new Cls(v as I);
   };

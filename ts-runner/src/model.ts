@@ -60,6 +60,27 @@ export interface ModelClass<S extends Schema, N extends string = string> {
   fromJSON<T>(this: new (init: never) => T, data: unknown): T;
 }
 
+/**
+ * Every instance a model class made. A look-alike (an object made with `Object.create` of a
+ * model's prototype, a Proxy of an instance) passes `instanceof` yet holds none of the checked
+ * fields, or runs code when they are read; only these are models (as only outcomes the helpers
+ * made are outcomes). A WeakSet asks a Proxy nothing.
+ */
+const made = new WeakSet<object>();
+
+/**
+ * Whether `value` is an instance that model class `Cls` (or a subclass) made. Runs no code of
+ * `value`'s, and never throws: the walk asks it of whatever a middleware answered (issue 13).
+ */
+export function isModelOf<T>(value: unknown, Cls: abstract new (...args: never) => T): value is T {
+  if (typeof value !== "object" || value === null || !made.has(value)) return false;
+  try {
+    return value instanceof Cls; // an instance built with a hostile new.target may have a Proxy for prototype
+  } catch {
+    return false;
+  }
+}
+
 /** Builds the base class of a model type; declare the type as `class X extends model(...) {}`. */
 export function model<const N extends string, S extends Schema>(typeName: N, schema: S): ModelClass<S, N> {
   const entries = Object.entries(schema);
@@ -89,6 +110,7 @@ export function model<const N extends string, S extends Schema>(typeName: N, sch
         else self[prop] = field.fallback();
       }
       Object.freeze(this);
+      made.add(this);
     }
 
     static fromJSON(this: new (init: unknown) => Base, data: unknown): Base {

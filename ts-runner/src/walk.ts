@@ -40,6 +40,7 @@ import type { Envelope } from "./envelope.js";
 import type { Event } from "./events.js";
 import { closedCode, closedReason, errorName, type FailureKind } from "./failure.js";
 import { arm, now, timeoutReason, unwatch, watch, Watched } from "./invoke.js";
+import { isModelOf } from "./model.js";
 import { Block, Continue, isOutcome, severity, type HookResult, type Outcome } from "./outcomes.js";
 import type { Entry, Plan } from "./registry.js";
 import { emitKey, shapeOf, type Shape, type Trace } from "./trace.js";
@@ -308,7 +309,9 @@ function fold(run: Run, entry: Entry, verdict: Verdict, t0: number, t1: number):
 function judge(answer: unknown, entry: Entry, eventType: Plan["eventType"]): Verdict {
   if (answer === undefined || answer === null) return PASSED;
   if (!isOutcome(answer)) return failed(entry, "invalid_return");
-  if (answer.kind === "continue" && answer.modified !== undefined && !(answer.modified instanceof eventType)) {
+  // A modified event is one the event classes made: a look-alike or a Proxy (whose traps may
+  // throw) is none, and is never looked into (issue 13).
+  if (answer.kind === "continue" && answer.modified !== undefined && !isModelOf(answer.modified, eventType)) {
     return failed(entry, "wrong_event_type");
   }
   return { outcome: answer };
