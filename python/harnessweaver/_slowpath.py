@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import math
+import sys
 import types
 from collections.abc import Callable, Generator
 from typing import Any, Protocol, TypeVar
 
 import anyio
 
-__all__ = ["NOT_STARTED", "Step", "finish", "run_structured"]
+__all__ = ["NOT_STARTED", "Step", "finish", "run_structured", "stray_cancellation"]
 
 _get_running_loop = asyncio._get_running_loop  # C function: None under trio
 R = TypeVar("R")
@@ -67,6 +68,29 @@ class DeadlinePassed(Exception):
 
 
 _DeadlinePassed = DeadlinePassed
+
+
+def stray_cancellation(exc: BaseException) -> bool:
+    """Whether ``exc`` is the runtime's cancellation raised while the caller is *not* being
+    cancelled (I15): a middleware that awaited a future someone else cancelled. That is a
+    failure of the middleware; the caller's own cancellation propagates at once (I12).
+
+    asyncio: the task has no cancellation request pending (``Task.cancelling``, which
+    ``asyncio.timeout``, task groups and anyio's scopes all raise). trio: no enclosing cancel
+    scope is cancelled (the effective deadline is not minus infinity).
+    """
+    if isinstance(exc, asyncio.CancelledError):
+        if _get_running_loop() is None:
+            return False
+        task = asyncio.current_task()
+        return task is not None and task.cancelling() == 0
+    trio = sys.modules.get("trio")
+    if trio is not None and isinstance(exc, trio.Cancelled):
+        try:
+            return bool(trio.current_effective_deadline() != -math.inf)
+        except RuntimeError:  # not inside trio after all
+            return False
+    return False
 
 
 @types.coroutine
@@ -139,8 +163,12 @@ async def finish(result: R | Step[R], done: type[R]) -> R:
             value = await _await_step(step, loop)
         except _DeadlinePassed:
             result = step.timed_out()
-        except Exception as exc:  # a BaseException (cancellation) is the caller's: I12
+        except Exception as exc:
             result = step.fail(exc)
+        except BaseException as exc:  # the caller's cancellation is the caller's (I12), ...
+            if not stray_cancellation(exc):
+                raise
+            result = step.fail(exc)  # ... a stray one the middleware's failure (I15)
         else:
             result = step.resume(value)
     return result
@@ -156,11 +184,15 @@ async def run_structured(begin: Callable[[], R | Step[R]], done: type[R]) -> R:
                 step: Step[R] = result  # type: ignore[assignment]
                 scope.deadline = _deadline(step)
                 value: Any = None
-                failure: Exception | None = None
+                failure: BaseException | None = None
                 try:
                     value = await _await_step(step, None)
                 except Exception as exc:
                     failure = exc
+                except BaseException as exc:  # ours, when the deadline fired, is not stray
+                    if not stray_cancellation(exc):
+                        raise
+                    failure = exc  # a cancellation not the caller's: a failure (I15)
                 scope.deadline = math.inf
                 if scope.cancel_called:  # answered after its deadline fired: a timeout
                     action = step.timed_out

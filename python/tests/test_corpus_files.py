@@ -23,7 +23,7 @@ KNOWN_RULES = (
     + ["detail-none", "detail-modified", "detail-invalid", "detail-closed-codes", "detail-trace"]
     + [f"ruling-{i}" for i in range(1, 22)]
     + ["R2", "R9", "R13", "S8"]
-    + [f"I{i}" for i in range(1, 15)]
+    + [f"I{i}" for i in range(1, 18)]
 )
 # No step can express I12 (cancellation from outside); the test suite pins it.
 REQUIRED_RULES = [r for r in KNOWN_RULES if r != "I12"]
@@ -33,6 +33,7 @@ ERROR_NAMES = {
     "invalid_return": "InvalidReturn",
     "wrong_event_type": "WrongEventType",
     "contract_violation": "ContractViolation",
+    "cancelled": "MiddlewareCancelled",
 }
 CLOSED_CODES = {"timeout": "middleware_timeout", "contract_violation": "contract_violation"}
 MAX_UNTIMED = 0.1  # seconds a middleware without a timeout may sleep or busy per call

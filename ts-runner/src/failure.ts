@@ -3,13 +3,14 @@
  * (rulings 11-12, I6).
  */
 
-export type FailureKind = "exception" | "timeout" | "invalid_return" | "wrong_event_type" | "contract_violation";
+export type FailureKind = "exception" | "timeout" | "invalid_return" | "wrong_event_type" | "contract_violation" | "cancelled";
 
 const FIXED_NAMES: Readonly<Record<Exclude<FailureKind, "exception">, string>> = {
   timeout: "MiddlewareTimeout",
   invalid_return: "InvalidReturn",
   wrong_event_type: "WrongEventType",
   contract_violation: "ContractViolation",
+  cancelled: "MiddlewareCancelled",
 };
 
 /** What an `exception` failure records when the thrown value is not an `Error` (I5). */
@@ -18,6 +19,20 @@ export const NON_ERROR_THROWN = "NonErrorThrown";
 function isError(value: unknown): value is Error {
   // instanceof fails for errors of another realm (vm contexts, workers' structured clones).
   return value instanceof Error || Object.prototype.toString.call(value) === "[object Error]";
+}
+
+/**
+ * Whether a thrown value is the runtime's cancellation: an `AbortError` (what an aborted
+ * `fetch`, timer or stream rejects with, `signal.reason` of a plain `abort()`). Thrown while
+ * the caller's own signal has not aborted, it is a failure of kind `cancelled` (I15).
+ */
+export function isCancellation(thrown: unknown): boolean {
+  if (!(thrown instanceof Error || thrown instanceof DOMException)) return false;
+  try {
+    return thrown.name === "AbortError";
+  } catch {
+    return false; // a hostile name getter: an ordinary exception, named as errorName can
+  }
 }
 
 /**
