@@ -114,13 +114,44 @@ def _drive(iterator: Any, yielded: Any) -> Generator[Any, Any, Any]:
                 return stop.value
 
 
+_SHIELD_RECHECK = 0.005
+"""Seconds between looks at a task whose deadline passed inside a shielded scope."""
+
+
+def _shielded(task: asyncio.Task[Any]) -> bool:
+    """Whether ``task`` is inside a shielded anyio cancel scope. Under asyncio anyio keeps its
+    scopes per task (private state, read defensively), and ``Task.cancel`` ignores them, so
+    the bus asks before cancelling: trio respects a shield by itself.
+
+    Every shield counts, including one the caller opened around the emit (telling them apart
+    would cost a look-up on every emit); the middleware is then timed out when it answers
+    (ruling 10) rather than interrupted.
+    """
+    backend = sys.modules.get("anyio._backends._asyncio")
+    if backend is None:
+        return False
+    try:
+        state = backend._task_states.get(task)
+        scope = None if state is None else state.cancel_scope
+        while scope is not None:
+            if scope._shield:
+                return True
+            scope = scope._parent_scope
+    except AttributeError:  # another anyio: no shields seen, as before
+        return False
+    return False
+
+
 async def _drive_asyncio(step: Step[Any], loop: asyncio.AbstractEventLoop) -> Any:
     task = asyncio.current_task()
     assert task is not None  # an emit is always awaited inside a task
     fired = False
 
     def fire() -> None:
-        nonlocal fired
+        nonlocal fired, handle
+        if _shielded(task):  # a shield holds off the deadline until the task leaves it
+            handle = loop.call_later(_SHIELD_RECHECK, fire)
+            return
         fired = True
         task.cancel()
 
