@@ -146,6 +146,7 @@ async def _drive_asyncio(step: Step[Any], loop: asyncio.AbstractEventLoop) -> An
     task = asyncio.current_task()
     assert task is not None  # an emit is always awaited inside a task
     fired = False
+    handle: asyncio.TimerHandle  # armed below; a shield re-arms it
 
     def fire() -> None:
         nonlocal fired, handle

@@ -224,7 +224,9 @@ async def test_an_outcome_holding_a_lone_surrogate_is_an_invalid_return(
 
     bus.register(odd)
     result = await bus.emit("tool.before", tool_call(), ctx)
-    assert result.outcome == hw.Block("middleware odd failed: invalid_return", code="middleware_error")
+    assert result.outcome == hw.Block(
+        "middleware odd failed: invalid_return", code="middleware_error"
+    )
     assert untimed(ctx.trace)[0]["error"] == "InvalidReturn"
     buffer = io.StringIO()
     ctx.trace.write_jsonl(buffer)

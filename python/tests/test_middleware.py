@@ -258,7 +258,9 @@ def test_int_float_and_str_subclasses_are_durations(value: object, seconds: floa
     ],
     ids=lambda v: repr(v)[:32],
 )
-def test_odd_declaration_values_get_their_fields_error(field: str, value: object, kind: str) -> None:
+def test_odd_declaration_values_get_their_fields_error(
+    field: str, value: object, kind: str
+) -> None:
     given: dict[str, Any] = {"name": "guard", "hooks": ["tool.before"], "fail_mode": "closed"}
     given[field] = value
     decl: Any = hw.middleware(**given)

@@ -176,7 +176,9 @@ async def test_a_deadline_waits_for_the_middlewares_shielded_scope(
     bus.register(cleanup)
     result = await bus.emit("tool.before", tool_call(), ctx)
     assert log[0] == "shielded work done"
-    assert result.outcome == hw.Block("middleware cleanup failed: timeout", code="middleware_timeout")
+    assert result.outcome == hw.Block(
+        "middleware cleanup failed: timeout", code="middleware_timeout"
+    )
     assert untimed(ctx.trace)[0]["failure"] == "timeout"
 
 
@@ -229,7 +231,9 @@ async def test_a_stray_cancellation_is_a_failure_of_the_middleware(
 
     bus.register(fetcher)
     result = await bus.emit("tool.before", tool_call(), ctx)
-    assert result.outcome == hw.Block("middleware fetcher failed: cancelled", code="middleware_error")
+    assert result.outcome == hw.Block(
+        "middleware fetcher failed: cancelled", code="middleware_error"
+    )
     record = untimed(ctx.trace)[0]
     assert (record["failure"], record["error"]) == ("cancelled", "MiddlewareCancelled")
     await anyio.sleep(0)  # the caller's task was never cancelled: it goes on

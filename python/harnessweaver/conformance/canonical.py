@@ -2,8 +2,9 @@
 
 Observations and result lines are written canonically (INTERPRETING.md §7): keys sorted, no
 insignificant white space, non-ASCII kept as is (but a lone surrogate, which UTF-8 cannot
-carry, written as its ``\\udcff`` escape, as ``JSON.stringify`` writes it), and integral floats written as integers so
-that ``0.0`` from one implementation and ``0`` from another serialise the same.
+carry, written as its ``\\udcff`` escape, as ``JSON.stringify`` writes it), and integral
+floats written as integers so that ``0.0`` from one implementation and ``0`` from another
+serialise the same.
 """
 
 from __future__ import annotations
