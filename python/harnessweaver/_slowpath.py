@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import math
+import sys
 import types
 from collections.abc import Callable, Generator
 from typing import Any, Protocol, TypeVar
 
 import anyio
 
-__all__ = ["NOT_STARTED", "Step", "finish", "run_structured"]
+__all__ = ["NOT_STARTED", "Step", "finish", "run_structured", "stray_cancellation"]
 
 _get_running_loop = asyncio._get_running_loop  # C function: None under trio
 R = TypeVar("R")
@@ -69,6 +70,29 @@ class DeadlinePassed(Exception):
 _DeadlinePassed = DeadlinePassed
 
 
+def stray_cancellation(exc: BaseException) -> bool:
+    """Whether ``exc`` is the runtime's cancellation raised while the caller is *not* being
+    cancelled (I15): a middleware that awaited a future someone else cancelled. That is a
+    failure of the middleware; the caller's own cancellation propagates at once (I12).
+
+    asyncio: the task has no cancellation request pending (``Task.cancelling``, which
+    ``asyncio.timeout``, task groups and anyio's scopes all raise). trio: no enclosing cancel
+    scope is cancelled (the effective deadline is not minus infinity).
+    """
+    if isinstance(exc, asyncio.CancelledError):
+        if _get_running_loop() is None:
+            return False
+        task = asyncio.current_task()
+        return task is not None and task.cancelling() == 0
+    trio = sys.modules.get("trio")
+    if trio is not None and isinstance(exc, trio.Cancelled):
+        try:
+            return bool(trio.current_effective_deadline() != -math.inf)
+        except RuntimeError:  # not inside trio after all
+            return False
+    return False
+
+
 @types.coroutine
 def _drive(iterator: Any, yielded: Any) -> Generator[Any, Any, Any]:
     """Forward a half-run coroutine's traffic with the event loop until it returns."""
@@ -90,13 +114,45 @@ def _drive(iterator: Any, yielded: Any) -> Generator[Any, Any, Any]:
                 return stop.value
 
 
+_SHIELD_RECHECK = 0.005
+"""Seconds between looks at a task whose deadline passed inside a shielded scope."""
+
+
+def _shielded(task: asyncio.Task[Any]) -> bool:
+    """Whether ``task`` is inside a shielded anyio cancel scope. Under asyncio anyio keeps its
+    scopes per task (private state, read defensively), and ``Task.cancel`` ignores them, so
+    the bus asks before cancelling: trio respects a shield by itself.
+
+    Every shield counts, including one the caller opened around the emit (telling them apart
+    would cost a look-up on every emit); the middleware is then timed out when it answers
+    (ruling 10) rather than interrupted.
+    """
+    backend = sys.modules.get("anyio._backends._asyncio")
+    if backend is None:
+        return False
+    try:
+        state = backend._task_states.get(task)
+        scope = None if state is None else state.cancel_scope
+        while scope is not None:
+            if scope._shield:
+                return True
+            scope = scope._parent_scope
+    except AttributeError:  # another anyio: no shields seen, as before
+        return False
+    return False
+
+
 async def _drive_asyncio(step: Step[Any], loop: asyncio.AbstractEventLoop) -> Any:
     task = asyncio.current_task()
     assert task is not None  # an emit is always awaited inside a task
     fired = False
+    handle: asyncio.TimerHandle  # armed below; a shield re-arms it
 
     def fire() -> None:
-        nonlocal fired
+        nonlocal fired, handle
+        if _shielded(task):  # a shield holds off the deadline until the task leaves it
+            handle = loop.call_later(_SHIELD_RECHECK, fire)
+            return
         fired = True
         task.cancel()
 
@@ -139,8 +195,12 @@ async def finish(result: R | Step[R], done: type[R]) -> R:
             value = await _await_step(step, loop)
         except _DeadlinePassed:
             result = step.timed_out()
-        except Exception as exc:  # a BaseException (cancellation) is the caller's: I12
+        except Exception as exc:
             result = step.fail(exc)
+        except BaseException as exc:  # the caller's cancellation is the caller's (I12), ...
+            if not stray_cancellation(exc):
+                raise
+            result = step.fail(exc)  # ... a stray one the middleware's failure (I15)
         else:
             result = step.resume(value)
     return result
@@ -156,11 +216,15 @@ async def run_structured(begin: Callable[[], R | Step[R]], done: type[R]) -> R:
                 step: Step[R] = result  # type: ignore[assignment]
                 scope.deadline = _deadline(step)
                 value: Any = None
-                failure: Exception | None = None
+                failure: BaseException | None = None
                 try:
                     value = await _await_step(step, None)
                 except Exception as exc:
                     failure = exc
+                except BaseException as exc:  # ours, when the deadline fired, is not stray
+                    if not stray_cancellation(exc):
+                        raise
+                    failure = exc  # a cancellation not the caller's: a failure (I15)
                 scope.deadline = math.inf
                 if scope.cancel_called:  # answered after its deadline fired: a timeout
                     action = step.timed_out

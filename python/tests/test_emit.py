@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import collections.abc
+import io
 from typing import Any
 
 import anyio
@@ -199,3 +200,34 @@ async def test_the_hook_point_is_found_by_name_whatever_string_object_carries_it
         assert caught.value.kind == "unknown_hook" and str(wrong) in str(caught.value)
     await bus.emit(same, tool_call(), ctx)
     assert len(calls) == len(names) + 1
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        hw.Block("r", code="c\udcff"),
+        hw.Block("r\udcff"),
+        hw.Suspend("r", approver_role="\ud800"),
+        hw.Escalate("r", to="x\udcff"),
+        hw.Retry("r", code="\udcff"),
+    ],
+    ids=repr,
+)
+async def test_an_outcome_holding_a_lone_surrogate_is_an_invalid_return(
+    bus: hw.HookBus, ctx: hw.RunContext, answer: hw.Outcome
+) -> None:
+    # I16: the Rust core's emit raised UnicodeEncodeError; the pure core blocked, and then
+    # trace.write_jsonl raised. Both now judge it where the answer is judged.
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed")
+    async def odd(event: Any, env: hw.Envelope) -> hw.Outcome:
+        return answer
+
+    bus.register(odd)
+    result = await bus.emit("tool.before", tool_call(), ctx)
+    assert result.outcome == hw.Block(
+        "middleware odd failed: invalid_return", code="middleware_error"
+    )
+    assert untimed(ctx.trace)[0]["error"] == "InvalidReturn"
+    buffer = io.StringIO()
+    ctx.trace.write_jsonl(buffer)
+    assert "InvalidReturn" in buffer.getvalue()

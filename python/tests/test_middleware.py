@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -185,3 +187,114 @@ def test_declarations_compare_by_value() -> None:
         "Declaration(name='a', hooks=('tool.before', 'tool.after'), band='app', "
         "fail_mode='open', timeout=None)"
     )
+
+
+class _Seconds(float):
+    pass
+
+
+class _Whole(int):
+    pass
+
+
+class _Text(str):
+    pass
+
+
+class _FloatLike:
+    def __float__(self) -> float:
+        return 2.0
+
+
+# I17: values that only Python can express; the corpus holds the JSON-expressible ones
+# (conformance/cases/declaration/odd-inputs.json).
+_ODD_TIMEOUTS_REJECTED: list[object] = [
+    Decimal("0.25"),
+    Fraction(1, 4),
+    _FloatLike(),
+    10**400,
+    -(10**400),
+    1e300,
+    float("-inf"),
+    -0.0,
+    5e-324,
+    b"2s",
+    "2s\udcff",
+    bytearray(b"2"),
+]
+
+
+@pytest.mark.parametrize("value", _ODD_TIMEOUTS_REJECTED, ids=lambda v: repr(v)[:32])
+def test_odd_timeouts_are_invalid_durations_on_every_core(value: object) -> None:
+    with pytest.raises(hw.DeclarationError) as caught:
+        hw.parse_duration(value)
+    assert caught.value.kind == "invalid_duration"
+    str(caught.value).encode("utf-8")  # a message is valid text, whatever the value
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [(_Seconds(0.5), 0.5), (_Whole(2), 2.0), (_Text("250ms"), 0.25), (True + 1, 2.0)],
+    ids=repr,
+)
+def test_int_float_and_str_subclasses_are_durations(value: object, seconds: float) -> None:
+    assert hw.parse_duration(value) == seconds
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "kind"),
+    [
+        ("name", "\udcff", "invalid_name"),
+        ("name", "guard\udcff", "invalid_name"),
+        ("name", _Text("gu ard"), "invalid_name"),
+        ("hooks", ["\udcff"], "unknown_hook"),
+        ("hooks", ["nope", 5], "invalid_hooks"),
+        ("hooks", {"tool.before": 1}.keys(), "invalid_hooks"),
+        ("band", "\udcff", "invalid_band"),
+        ("fail_mode", "\udcff", "invalid_fail_mode"),
+        ("timeout", "\udcff", "invalid_duration"),
+        ("timeout", Decimal(1), "invalid_duration"),
+        ("timeout", 10**400, "invalid_duration"),
+    ],
+    ids=lambda v: repr(v)[:32],
+)
+def test_odd_declaration_values_get_their_fields_error(
+    field: str, value: object, kind: str
+) -> None:
+    given: dict[str, Any] = {"name": "guard", "hooks": ["tool.before"], "fail_mode": "closed"}
+    given[field] = value
+    decl: Any = hw.middleware(**given)
+    with pytest.raises(hw.DeclarationError) as caught:
+        decl(_noop)
+    assert caught.value.kind == kind
+    assert "\\udcff" in str(caught.value) or "\udcff" not in repr(value)  # shown escaped
+
+
+async def _noop(event: Any, env: hw.Envelope) -> None:
+    return None
+
+
+def test_both_cores_agree_on_odd_declarations() -> None:
+    rust = pytest.importorskip("harnessweaver._core")
+    from harnessweaver import _pycore
+
+    def verdict(core: Any, field: str, value: object) -> object:
+        given: dict[str, Any] = {"band": "app", "fail_mode": "closed", "timeout": None}
+        name: object = value if field == "name" else "guard"
+        hooks: object = value if field == "hooks" else ["tool.before"]
+        if field in given:
+            given[field] = value
+        try:
+            decl = core.declare(name, hooks, **given)
+        except hw.HarnessweaverError as exc:
+            return (exc.kind, str(exc))
+        return (decl.name, tuple(decl.hooks), decl.band, decl.fail_mode, decl.timeout_ns)
+
+    values: list[object] = [
+        *_ODD_TIMEOUTS_REJECTED, _Seconds(0.5), _Whole(3), "0.0001ms", " 2s", "1e3s", "\uff12s",
+        "\udcff", "g\udcff", "\ud800\udc00", "é", ["\udcff"], ["nope", 5], [5, "nope"],
+        {"tool.before": 1}.keys(), frozenset({"tool.before"}), _Text("task"), "APP", None,
+    ]  # fmt: skip
+    for field in ("name", "hooks", "band", "fail_mode", "timeout"):
+        for value in values:
+            assert verdict(rust, field, value) == verdict(_pycore, field, value), (field, value)

@@ -157,3 +157,121 @@ async def test_the_registry_does_not_keep_cycles_alive() -> None:
     del bus, holds_the_bus
     gc.collect()
     assert gone() is None
+
+
+async def test_a_deadline_waits_for_the_middlewares_shielded_scope(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    # Under asyncio the bus's timer used to cancel the task right through the shield; trio
+    # respects shields by itself. The late answer still counts as a timeout (ruling 10).
+    log: list[str] = []
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed", timeout="20ms")
+    async def cleanup(event: Any, env: hw.Envelope) -> None:
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(0.2)  # ten deadlines long
+            log.append("shielded work done")
+        log.append("after the shield")
+
+    bus.register(cleanup)
+    result = await bus.emit("tool.before", tool_call(), ctx)
+    assert log[0] == "shielded work done"
+    assert result.outcome == hw.Block(
+        "middleware cleanup failed: timeout", code="middleware_timeout"
+    )
+    assert untimed(ctx.trace)[0]["failure"] == "timeout"
+
+
+async def test_after_its_shield_a_late_middleware_is_interrupted(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    log: list[str] = []
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="open", timeout="20ms")
+    async def cleanup(event: Any, env: hw.Envelope) -> None:
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(0.1)
+        log.append("left the shield")
+        try:
+            await anyio.sleep(30)
+        except anyio.get_cancelled_exc_class():
+            log.append("cancelled")
+            raise
+
+    bus.register(cleanup)
+    result = await bus.emit("tool.before", tool_call(), ctx)
+    assert log == ["left the shield", "cancelled"]
+    assert result.outcome == hw.Continue()
+    assert untimed(ctx.trace)[0]["error"] == "MiddlewareTimeout"
+
+
+async def _raise_stray_cancellation() -> None:
+    """The runtime's cancellation without the caller being cancelled (I15)."""
+    import asyncio
+
+    if asyncio._get_running_loop() is None:
+        import trio
+
+        raise trio.Cancelled._create()
+    future = asyncio.get_running_loop().create_future()
+    future.cancel()  # someone else's future, cancelled by someone else
+    await future
+
+
+@pytest.mark.parametrize("suspend_first", [False, True])
+@pytest.mark.parametrize("timeout", [None, "10s"])
+async def test_a_stray_cancellation_is_a_failure_of_the_middleware(
+    bus: hw.HookBus, ctx: hw.RunContext, suspend_first: bool, timeout: str | None
+) -> None:
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed", timeout=timeout)
+    async def fetcher(event: Any, env: hw.Envelope) -> None:
+        if suspend_first:
+            await anyio.sleep(0)
+        await _raise_stray_cancellation()
+
+    bus.register(fetcher)
+    result = await bus.emit("tool.before", tool_call(), ctx)
+    assert result.outcome == hw.Block(
+        "middleware fetcher failed: cancelled", code="middleware_error"
+    )
+    record = untimed(ctx.trace)[0]
+    assert (record["failure"], record["error"]) == ("cancelled", "MiddlewareCancelled")
+    await anyio.sleep(0)  # the caller's task was never cancelled: it goes on
+
+
+async def test_the_callers_cancellation_still_cancels_at_once(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    log: list[str] = []
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="open")
+    async def quick(event: Any, env: hw.Envelope) -> None:
+        log.append("quick done")  # never suspends, so never sees the cancellation
+
+    bus.register(quick)
+    bus.register(sleeper("slow", 30, log, timeout=None, fail_mode="closed"))
+    bus.register(sleeper("never", 0, log, timeout=None))
+    with anyio.CancelScope() as scope:
+        scope.cancel()  # cancelled before the emit: every suspension raises at once
+        await bus.emit("tool.before", tool_call(), ctx)
+    assert scope.cancelled_caught
+    assert log == ["quick done", "slow start", "slow cancelled"]
+    assert [r["kind"] for r in untimed(ctx.trace)] == ["outcome"]  # no failure record (I12)
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+async def test_an_interrupt_propagates_and_the_trace_keeps_what_ran(
+    bus: hw.HookBus, ctx: hw.RunContext, interrupt: type[BaseException]
+) -> None:
+    log: list[str] = []
+    bus.register(sleeper("first", 0, log, timeout=None))
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed", timeout="10s")
+    async def stop(event: Any, env: hw.Envelope) -> None:
+        await anyio.sleep(0)
+        raise interrupt
+
+    bus.register(stop)
+    with pytest.raises(interrupt):
+        await bus.emit("tool.before", tool_call(), ctx)
+    assert [(r["kind"], r["middleware"]) for r in untimed(ctx.trace)] == [("outcome", "first")]

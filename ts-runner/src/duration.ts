@@ -15,8 +15,11 @@ const TEXT = /^([0-9]+(?:\.[0-9]+)?|\.[0-9]+)(ms|s|m)$/;
 const UNIT_NS: Readonly<Record<string, bigint>> = { ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n };
 const MAX_NS = 2n ** 64n - 1n;
 
-export function durationError(value: unknown, phase: Phase = "declare"): HarnessweaverError {
-  return valueError(phase, "invalid_duration", "timeout", shown(value));
+/** Said of a text timeout whose nanoseconds do not fit in 64 bits (as the Rust core says it). */
+const TOO_LONG = "it is longer than the longest timeout, 18446744073709551615 nanoseconds (about 584 years)";
+
+export function durationError(value: unknown, phase: Phase = "declare", detail?: string): HarnessweaverError {
+  return valueError(phase, "invalid_duration", "timeout", shown(value), detail);
 }
 
 /** Nanoseconds of a duration; throws the ruling-15 error for anything else. */
@@ -26,6 +29,7 @@ export function parseDurationNs(value: unknown, phase: Phase = "declare"): bigin
     const match = TEXT.exec(value);
     if (match === null) throw durationError(value, phase);
     ns = textNs(match[1] ?? "", UNIT_NS[match[2] ?? ""] ?? 0n);
+    if (ns > MAX_NS) throw durationError(value, phase, TOO_LONG);
   } else if (typeof value === "number") {
     if (!Number.isFinite(value) || value <= 0) throw durationError(value, phase);
     const scaled = Math.floor(value * 1e9 + 0.5);

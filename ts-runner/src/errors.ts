@@ -119,8 +119,8 @@ type ValueKind = Exclude<
  * `shown`). For the kinds about a middleware rather than one value (missing fail mode, R2,
  * duplicate and unknown names) `what` names the middleware.
  */
-export function valueError(phase: Phase, kind: ValueKind, field: string, what: string): HarnessweaverError {
-  const tail = `${EXPLAIN[kind]} (${RULES[kind][1]})`;
+export function valueError(phase: Phase, kind: ValueKind, field: string, what: string, detail?: string): HarnessweaverError {
+  const tail = `${detail ?? EXPLAIN[kind]} (${RULES[kind][1]})`;
   let message: string;
   switch (kind) {
     case "unknown_hook":

@@ -5,13 +5,14 @@
 
 import { types } from "node:util";
 
-export type FailureKind = "exception" | "timeout" | "invalid_return" | "wrong_event_type" | "contract_violation";
+export type FailureKind = "exception" | "timeout" | "invalid_return" | "wrong_event_type" | "contract_violation" | "cancelled";
 
 const FIXED_NAMES: Readonly<Record<Exclude<FailureKind, "exception">, string>> = {
   timeout: "MiddlewareTimeout",
   invalid_return: "InvalidReturn",
   wrong_event_type: "WrongEventType",
   contract_violation: "ContractViolation",
+  cancelled: "MiddlewareCancelled",
 };
 
 /** What an `exception` failure records when the thrown value is not an `Error` (I5). */
@@ -43,6 +44,20 @@ function isError(value: unknown): value is Error {
     return value instanceof Error;
   } catch {
     return false; // what it threw is dropped unread: it may be as hostile as the value
+  }
+}
+
+/**
+ * Whether a thrown value is the runtime's cancellation: an `AbortError` (what an aborted
+ * `fetch`, timer or stream rejects with, `signal.reason` of a plain `abort()`). Thrown while
+ * the caller's own signal has not aborted, it is a failure of kind `cancelled` (I15).
+ */
+export function isCancellation(thrown: unknown): boolean {
+  if (!isError(thrown)) return false; // a DOMException is an Error here; a Proxy never is
+  try {
+    return thrown.name === "AbortError";
+  } catch {
+    return false; // a hostile name getter: an ordinary exception, named as errorName can
   }
 }
 

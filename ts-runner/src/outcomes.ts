@@ -68,6 +68,30 @@ export function isOutcome(value: unknown): value is Outcome {
   return typeof value === "object" && value !== null && made.has(value);
 }
 
+/** A UTF-16 code unit that is half of no surrogate pair. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function illFormed(text: string | null): boolean {
+  return text !== null && LONE_SURROGATE.test(text);
+}
+
+/**
+ * Whether a text of `outcome` holds a lone surrogate, which no trace or JSON can carry: the
+ * walk judges such an answer an invalid return (I16), as the Python cores do.
+ */
+export function hasInvalidText(outcome: Outcome): boolean {
+  switch (outcome.kind) {
+    case "continue":
+      return false;
+    case "suspend":
+      return illFormed(outcome.reason) || illFormed(outcome.approverRole) || illFormed(outcome.code);
+    case "escalate":
+      return illFormed(outcome.reason) || illFormed(outcome.to) || illFormed(outcome.code);
+    default:
+      return illFormed(outcome.reason) || illFormed(outcome.code);
+  }
+}
+
 function text(owner: string, field: string, value: unknown): string {
   if (typeof value !== "string") throw new TypeError(`${owner}.${field} must be a string, got ${shown(value)}`);
   return value;

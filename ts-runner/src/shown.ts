@@ -6,14 +6,22 @@
  * shows a value the same way: text is quoted verbatim in single quotes (no escaping, so the
  * raw value is always a substring of the message); any other value is written in the
  * notation of the reference implementation (Python's `repr` of the JSON value): `True`,
- * `False`, `None`, `42`, `0.5`, `['tool.before', 7]`, `{'a': 1}`.
+ * `False`, `None`, `42`, `0.5`, `['tool.before', 7]`, `{'a': 1}`. A lone surrogate, which no
+ * valid text holds, is written as a `\udcff` escape wherever it appears (I17).
  */
 
 import { isPlainObject } from "./json.js";
 
 /** A value as messages show it: text quoted verbatim, anything else in the shared notation. */
 export function shown(value: unknown): string {
-  return typeof value === "string" ? `'${value}'` : notation(value);
+  return typeof value === "string" ? `'${value.replace(LONE_SURROGATE, escape)}'` : notation(value);
+}
+
+/** A UTF-16 code unit that is half of no surrogate pair. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function escape(unit: string): string {
+  return `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`;
 }
 
 function notation(value: unknown): string {
@@ -58,6 +66,7 @@ function quoted(text: string): string {
     else if (ch === "\r") out += "\\r";
     else if (ch === "\t") out += "\\t";
     else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`;
+    else if (code >= 0xd800 && code <= 0xdfff) out += escape(ch);
     else out += ch;
   }
   return `${quote}${out}${quote}`;

@@ -38,10 +38,10 @@ import { AsyncResource } from "node:async_hooks";
 import { enforceContract, type ContractMode } from "./contracts.js";
 import type { Envelope } from "./envelope.js";
 import type { Event } from "./events.js";
-import { closedCode, closedReason, errorName, type FailureKind } from "./failure.js";
+import { closedCode, closedReason, errorName, isCancellation, type FailureKind } from "./failure.js";
 import { arm, now, timeoutReason, unwatch, watch, Watched } from "./invoke.js";
 import { isModelOf } from "./model.js";
-import { Block, Continue, isOutcome, severity, type HookResult, type Outcome } from "./outcomes.js";
+import { Block, Continue, hasInvalidText, isOutcome, severity, type HookResult, type Outcome } from "./outcomes.js";
 import type { Entry, Plan } from "./registry.js";
 import { emitKey, shapeOf, type Shape, type Trace } from "./trace.js";
 
@@ -233,7 +233,10 @@ async function drive(run: Run, from: number): Promise<HookResult> {
       run.t = t1;
       let verdict: Verdict;
       if (timeoutMs !== null && t1 - t0 > timeoutMs) verdict = failed(entry, "timeout"); // late: discarded (ruling 10)
-      else if (thrown) verdict = failed(entry, "exception", answer);
+      else if (thrown && isCancellation(answer)) {
+        if (outer?.aborted === true) throw outer.reason; // the caller's cancellation: the caller's (I12)
+        verdict = failed(entry, "cancelled"); // someone else's: a failure of this middleware (I15)
+      } else if (thrown) verdict = failed(entry, "exception", answer);
       else if (answer === undefined || answer === null) {
         // The usual answer: a plain Continue, traced as the entry's shared shape; nothing built.
         trace.add(entry.passed, key, t0, t1);
@@ -308,7 +311,7 @@ function fold(run: Run, entry: Entry, verdict: Verdict, t0: number, t1: number):
 
 function judge(answer: unknown, entry: Entry, eventType: Plan["eventType"]): Verdict {
   if (answer === undefined || answer === null) return PASSED;
-  if (!isOutcome(answer)) return failed(entry, "invalid_return");
+  if (!isOutcome(answer) || hasInvalidText(answer)) return failed(entry, "invalid_return"); // I16
   // A modified event is one the event classes made: a look-alike or a Proxy (whose traps may
   // throw) is none, and is never looked into (issue 13).
   if (answer.kind === "continue" && answer.modified !== undefined && !isModelOf(answer.modified, eventType)) {

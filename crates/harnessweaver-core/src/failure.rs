@@ -14,15 +14,19 @@ pub enum FailureKind {
     WrongEventType = 3,
     /// A modification that broke a hook contract on a strict bus (I14).
     ContractViolation = 4,
+    /// The runtime's cancellation raised by the middleware while its caller was not being
+    /// cancelled (I15): it awaited something someone else cancelled.
+    Cancelled = 5,
 }
 
 impl FailureKind {
-    pub const ALL: [FailureKind; 5] = [
+    pub const ALL: [FailureKind; 6] = [
         FailureKind::Exception,
         FailureKind::Timeout,
         FailureKind::InvalidReturn,
         FailureKind::WrongEventType,
         FailureKind::ContractViolation,
+        FailureKind::Cancelled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -32,6 +36,7 @@ impl FailureKind {
             Self::InvalidReturn => "invalid_return",
             Self::WrongEventType => "wrong_event_type",
             Self::ContractViolation => "contract_violation",
+            Self::Cancelled => "cancelled",
         }
     }
 
@@ -44,6 +49,7 @@ impl FailureKind {
             Self::InvalidReturn => Some("InvalidReturn"),
             Self::WrongEventType => Some("WrongEventType"),
             Self::ContractViolation => Some("ContractViolation"),
+            Self::Cancelled => Some("MiddlewareCancelled"),
         }
     }
 
@@ -110,6 +116,7 @@ mod tests {
                 ("invalid_return", Some("InvalidReturn")),
                 ("wrong_event_type", Some("WrongEventType")),
                 ("contract_violation", Some("ContractViolation")),
+                ("cancelled", Some("MiddlewareCancelled")),
             ]
         );
         for kind in FailureKind::ALL {
@@ -117,7 +124,7 @@ mod tests {
             assert_eq!(FailureKind::from_u8(kind as u8), Some(kind));
         }
         assert_eq!(FailureKind::parse("Timeout"), None);
-        assert_eq!(FailureKind::from_u8(5), None);
+        assert_eq!(FailureKind::from_u8(6), None);
     }
 
     #[test]
@@ -131,6 +138,7 @@ mod tests {
             FailureKind::Exception,
             FailureKind::InvalidReturn,
             FailureKind::WrongEventType,
+            FailureKind::Cancelled,
         ] {
             let resolution = resolve(FailMode::Closed, kind);
             assert_eq!(resolution.outcome, OutcomeKind::Block);

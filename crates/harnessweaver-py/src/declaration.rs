@@ -4,8 +4,9 @@
 //! I4, so that a wrong type and a bad value in different fields report the same first error as
 //! the pure-Python core; the values themselves are judged by the core.
 
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFrozenSet, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{PyBool, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple};
 
 use harnessweaver_core::catalogue::hook_id;
 use harnessweaver_core::declaration::{
@@ -95,7 +96,8 @@ impl Declaration {
     }
 }
 
-/// Text of a string-typed field, or the wrong-type error of `kind`.
+/// Text of a string-typed field, or the error of `kind`: for a value that is not a string,
+/// and for a string holding a lone surrogate, which is no valid text (I17).
 fn text<'a>(
     value: &'a Bound<'_, PyAny>,
     phase: Phase,
@@ -103,12 +105,32 @@ fn text<'a>(
     field: &str,
 ) -> PyResult<&'a str> {
     match value.cast::<PyString>() {
-        Ok(s) => s.to_str(),
+        Ok(s) => s.to_str().map_err(|_| not_text(phase, kind, field, s)),
         Err(_) => Err(wrong_type(value.py(), phase, kind, field, value)),
     }
 }
 
-/// The hook names of a `hooks` argument: a list, tuple or set of strings (I3).
+/// The error of `kind` for a string that is not valid text (a lone surrogate, I17).
+fn not_text(phase: Phase, kind: ErrorKind, field: &str, value: &Bound<'_, PyString>) -> PyErr {
+    let py = value.py();
+    to_py(py, phase, &invalid_value(kind, field, &shown_text(value)))
+}
+
+/// A string as messages show it: quoted verbatim, its lone surrogates written as `\udcff`
+/// escapes (a message is valid text; the pure-Python core's `shown` does the same, I17).
+fn shown_text(value: &Bound<'_, PyString>) -> String {
+    let escaped = value
+        .call_method1(intern!(value.py(), "encode"), ("utf-8", "backslashreplace"))
+        .and_then(|b| b.extract::<Vec<u8>>());
+    match escaped {
+        Ok(bytes) => format!("'{}'", String::from_utf8_lossy(&bytes)),
+        Err(_) => "<unprintable>".to_owned(),
+    }
+}
+
+/// The hook names of a `hooks` argument: a list, tuple or set of strings (I3). Every item is
+/// checked to be a string before any is looked up (I4, I17): `["nope", 5]` is not a list of
+/// strings at all, rather than an unknown hook point.
 fn hook_names(value: &Bound<'_, PyAny>, phase: Phase) -> PyResult<Vec<String>> {
     let py = value.py();
     let listed = value.is_instance_of::<PyList>()
@@ -124,30 +146,53 @@ fn hook_names(value: &Bound<'_, PyAny>, phase: Phase) -> PyResult<Vec<String>> {
             value,
         ));
     }
-    let mut names = Vec::new();
+    let mut items = Vec::new();
     for item in value.try_iter()? {
         let item = item?;
-        // Not a list of strings at all (I3), rather than an unknown hook point.
-        let name = text(&item, phase, ErrorKind::InvalidHooks, "hooks")
-            .map_err(|_| wrong_type(py, phase, ErrorKind::InvalidHooks, "hooks", value))?;
-        hook_id(name).map_err(|e| to_py(py, phase, &e))?;
-        names.push(name.to_owned());
+        match item.cast_into::<PyString>() {
+            Ok(s) => items.push(s),
+            Err(_) => {
+                return Err(wrong_type(
+                    py,
+                    phase,
+                    ErrorKind::InvalidHooks,
+                    "hooks",
+                    value,
+                ))
+            }
+        }
     }
-    if names.is_empty() {
+    if items.is_empty() {
         return Err(to_py(
             py,
             phase,
             &invalid_value(ErrorKind::InvalidHooks, "hooks", "[]"),
         ));
     }
+    let mut names = Vec::with_capacity(items.len());
+    for item in &items {
+        // A string that is no valid text names no hook point: unknown, like any other.
+        let name = item
+            .to_str()
+            .map_err(|_| not_text(phase, ErrorKind::UnknownHook, "hook", item))?;
+        hook_id(name).map_err(|e| to_py(py, phase, &e))?;
+        names.push(name.to_owned());
+    }
     Ok(names)
 }
 
 fn timeout_input<'a>(value: &'a Bound<'_, PyAny>, phase: Phase) -> PyResult<TimeoutInput<'a>> {
     let py = value.py();
+    // A number is an int or a float (I17): not a bool, nor a Decimal, a Fraction or anything
+    // else that merely converts to a float.
     let input = if let Ok(s) = value.cast::<PyString>() {
-        TimeoutInput::Text(s.to_str()?)
-    } else if value.is_instance_of::<PyBool>() {
+        TimeoutInput::Text(
+            s.to_str()
+                .map_err(|_| not_text(phase, ErrorKind::InvalidDuration, "timeout", s))?,
+        )
+    } else if value.is_instance_of::<PyBool>()
+        || !(value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>())
+    {
         return Err(wrong_type(
             py,
             phase,

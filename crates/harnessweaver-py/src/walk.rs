@@ -11,7 +11,6 @@ use std::ptr;
 use pyo3::exceptions::PyException;
 use pyo3::ffi;
 use pyo3::prelude::*;
-#[cfg(Py_LIMITED_API)]
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyType};
 use pyo3::{intern, IntoPyObjectExt, PyTraverseError, PyVisit};
@@ -99,14 +98,34 @@ enum Judged {
     Failure(FailureKind),
 }
 
-fn code_sym(code: Option<&Py<PyString>>, py: Python<'_>) -> PyResult<Sym> {
+/// The code as a symbol; `None` when it is no valid text (a lone surrogate, I16).
+fn code_sym(code: Option<&Py<PyString>>, py: Python<'_>) -> Option<Sym> {
     match code {
-        Some(code) => Ok(intern_sym(code.bind(py).to_str()?)),
-        None => Ok(NO_SYM),
+        Some(code) => code.bind(py).to_str().ok().map(intern_sym),
+        None => Some(NO_SYM),
     }
 }
 
-fn outcome(kind: OutcomeKind, code: Sym, value: &Bound<'_, PyAny>) -> Judged {
+/// Whether every text of an outcome is valid text: one holding a lone surrogate, which no
+/// trace or JSON can carry, makes the outcome an invalid return (I16).
+fn valid_texts(py: Python<'_>, texts: &[Option<&Py<PyString>>]) -> bool {
+    texts
+        .iter()
+        .flatten()
+        .all(|text| text.bind(py).to_str().is_ok())
+}
+
+/// An outcome of `kind` with `code`, or an invalid return when `code` or any other text of
+/// it is no valid text (I16).
+fn outcome(
+    kind: OutcomeKind,
+    code: Option<Sym>,
+    texts_valid: bool,
+    value: &Bound<'_, PyAny>,
+) -> Judged {
+    let Some(code) = code.filter(|_| texts_valid) else {
+        return Judged::Failure(FailureKind::InvalidReturn);
+    };
     Judged::Answer {
         answer: Answer::Outcome {
             kind,
@@ -162,30 +181,38 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> PyResult<J
         });
     }
     if let Ok(b) = value.cast_exact::<Block>() {
+        let b = b.get();
         return Ok(outcome(
             OutcomeKind::Block,
-            code_sym(b.get().code.as_ref(), py)?,
+            code_sym(b.code.as_ref(), py),
+            valid_texts(py, &[Some(&b.reason)]),
             value,
         ));
     }
     if let Ok(s) = value.cast_exact::<Suspend>() {
+        let s = s.get();
         return Ok(outcome(
             OutcomeKind::Suspend,
-            code_sym(s.get().code.as_ref(), py)?,
+            code_sym(s.code.as_ref(), py),
+            valid_texts(py, &[Some(&s.reason), s.approver_role.as_ref()]),
             value,
         ));
     }
     if let Ok(e) = value.cast_exact::<Escalate>() {
+        let e = e.get();
         return Ok(outcome(
             OutcomeKind::Escalate,
-            code_sym(e.get().code.as_ref(), py)?,
+            code_sym(e.code.as_ref(), py),
+            valid_texts(py, &[Some(&e.reason), e.to.as_ref()]),
             value,
         ));
     }
     if let Ok(r) = value.cast_exact::<Retry>() {
+        let r = r.get();
         return Ok(outcome(
             OutcomeKind::Retry,
-            code_sym(r.get().code.as_ref(), py)?,
+            code_sym(r.code.as_ref(), py),
+            valid_texts(py, &[Some(&r.reason)]),
             value,
         ));
     }
@@ -363,15 +390,21 @@ impl EmitState {
         }
     }
 
-    /// The current middleware raised `err`: an `Exception` is a failure, anything else (a
-    /// cancellation, `KeyboardInterrupt`) belongs to the caller and propagates (I12).
+    /// The current middleware raised `err`: an `Exception` is a failure, and so is the
+    /// runtime's cancellation while the caller is not being cancelled (I15); anything else
+    /// (the caller's cancellation, `KeyboardInterrupt`) belongs to the caller and propagates
+    /// (I12), leaving the records of what finished in the trace.
     pub fn raised(&mut self, py: Python<'_>, err: PyErr) -> PyResult<()> {
-        if !err.is_instance_of::<PyException>(py) {
+        let cancelled = !err.is_instance_of::<PyException>(py);
+        if cancelled && !stray_cancellation(py, &err)? {
             return Err(err);
         }
         let now = self.tick(self.t0_precise);
         if self.late(now) {
             return self.failed(py, FailureKind::Timeout, None); // raised after its deadline (I9)
+        }
+        if cancelled {
+            return self.failed(py, FailureKind::Cancelled, None);
         }
         let name = err.get_type(py).name()?;
         self.failed(py, FailureKind::Exception, Some(name.to_str()?))
@@ -512,6 +545,21 @@ impl EmitState {
         }
         Ok(())
     }
+}
+
+static STRAY_CANCELLATION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Whether `err` is the runtime's cancellation raised while the caller is not being cancelled
+/// (I15): `_slowpath.stray_cancellation` knows asyncio's and trio's ways to tell.
+fn stray_cancellation(py: Python<'_>, err: &PyErr) -> PyResult<bool> {
+    let judge = STRAY_CANCELLATION.get_or_try_init(py, || {
+        Ok::<_, PyErr>(
+            py.import("harnessweaver._slowpath")?
+                .getattr("stray_cancellation")?
+                .unbind(),
+        )
+    })?;
+    judge.bind(py).call1((err.value(py),))?.is_truthy()
 }
 
 /// `middleware(event, env)` through vectorcall, with borrowed arguments (no reference

@@ -6,7 +6,7 @@ Checks run in the fixed order of INTERPRETING.md I4 and the first failing one is
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Set
+from collections.abc import Callable
 from typing import Final
 
 from .catalogue import ORDER, hook_error
@@ -83,7 +83,8 @@ def _check_name(name: object, phase: str) -> str:
 
 
 def _check_hooks(hooks: object, phase: str) -> tuple[str, ...]:
-    if isinstance(hooks, str) or not isinstance(hooks, list | tuple | Set):
+    # A list, tuple, set or frozenset, as the Rust binding accepts (I17): not any Set view.
+    if not isinstance(hooks, list | tuple | set | frozenset):
         raise value_error(phase, "invalid_hooks", "hooks", shown(hooks))
     if not hooks:
         raise value_error(phase, "invalid_hooks", "hooks", "[]")

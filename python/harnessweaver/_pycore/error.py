@@ -53,14 +53,22 @@ _EXPLAIN: Final = {
 
 
 def shown(value: object) -> str:
-    """A value as messages show it: text quoted verbatim, anything else as its repr."""
-    return f"'{value}'" if isinstance(value, str) else repr(value)
+    """A value as messages show it: text quoted verbatim, anything else as its repr. Lone
+    surrogates, which no valid text holds, are written as ``\\udcff`` escapes (I17)."""
+    if not isinstance(value, str):
+        return repr(value)
+    if not value.isascii():
+        value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return f"'{value}'"
 
 
-def value_error(phase: str, kind: str, field: str, what: str) -> HarnessweaverError:
-    """The error for a bad value ``what`` (already shown) of ``field``."""
+def value_error(
+    phase: str, kind: str, field: str, what: str, detail: str | None = None
+) -> HarnessweaverError:
+    """The error for a bad value ``what`` (already shown) of ``field``; ``detail`` replaces
+    the standard explanation when there is something more precise to say."""
     rule, label = _RULES[kind]
-    explain = _EXPLAIN[kind]
+    explain = _EXPLAIN[kind] if detail is None else detail
     if kind == "unknown_hook":
         message = f"unknown hook point {what}: {explain} ({label})"
     elif kind == "missing_fail_mode":

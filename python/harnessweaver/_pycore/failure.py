@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "CANCELLED",
     "CONTRACT_VIOLATION",
     "EXCEPTION",
     "INVALID_RETURN",
@@ -20,12 +21,14 @@ TIMEOUT: Final = "timeout"
 INVALID_RETURN: Final = "invalid_return"
 WRONG_EVENT_TYPE: Final = "wrong_event_type"
 CONTRACT_VIOLATION: Final = "contract_violation"
+CANCELLED: Final = "cancelled"  # the runtime's cancellation, not the caller's (I15)
 
 _FIXED_NAMES: Final = {
     TIMEOUT: "MiddlewareTimeout",
     INVALID_RETURN: "InvalidReturn",
     WRONG_EVENT_TYPE: "WrongEventType",
     CONTRACT_VIOLATION: "ContractViolation",
+    CANCELLED: "MiddlewareCancelled",
 }
 
 

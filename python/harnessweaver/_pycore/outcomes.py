@@ -11,7 +11,7 @@ from typing import Any, ClassVar, NoReturn, cast
 
 from .duration import parse_duration_ns
 
-__all__ = ["Block", "Continue", "Escalate", "HookResult", "Retry", "Suspend"]
+__all__ = ["Block", "Continue", "Escalate", "HookResult", "Retry", "Suspend", "has_invalid_text"]
 
 _set = object.__setattr__
 
@@ -21,6 +21,20 @@ def _text(owner: str, field: str, value: object, optional: bool) -> str | None:
         return value
     wanted = "a str or None" if optional else "a str"
     raise TypeError(f"{owner}.{field} must be {wanted}, got {value!r}")
+
+
+def has_invalid_text(outcome: _Outcome) -> bool:
+    """Whether a text of ``outcome`` holds a lone surrogate, which no trace or JSON can carry:
+    the walk judges such an answer an invalid return (I16). Only called for outcomes other
+    than Continue, off the common path."""
+    for field in outcome._fields:
+        text = getattr(outcome, field)
+        if isinstance(text, str) and not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+    return False
 
 
 class _Outcome:

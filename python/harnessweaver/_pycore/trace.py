@@ -51,7 +51,14 @@ _VALUES: Final = {
     "outcome": frozenset({"continue", "retry", "escalate", "suspend", "block"}),
     "band": frozenset({"baseline", "platform", "app", "task"}),
     "failure": frozenset(
-        {"exception", "timeout", "invalid_return", "wrong_event_type", "contract_violation"}
+        {
+            "exception",
+            "timeout",
+            "invalid_return",
+            "wrong_event_type",
+            "contract_violation",
+            "cancelled",
+        }
     ),
     "fail_mode": frozenset({"closed", "open"}),
 }

@@ -13,9 +13,10 @@ from time import monotonic_ns
 from types import CoroutineType
 from typing import Any
 
-from .._slowpath import NOT_STARTED, DeadlinePassed, drive_with_deadline
+from .._slowpath import NOT_STARTED, DeadlinePassed, drive_with_deadline, stray_cancellation
 from .contracts import violation
 from .failure import (
+    CANCELLED,
     CONTRACT_VIOLATION,
     EXCEPTION,
     INVALID_RETURN,
@@ -25,7 +26,16 @@ from .failure import (
     closed_reason,
     error_name,
 )
-from .outcomes import Block, Continue, Escalate, HookResult, Retry, Suspend, hook_result
+from .outcomes import (
+    Block,
+    Continue,
+    Escalate,
+    HookResult,
+    Retry,
+    Suspend,
+    has_invalid_text,
+    hook_result,
+)
 from .trace import failure_shape, hook_shape, outcome_shape
 
 __all__ = ["Walk", "drive"]
@@ -132,6 +142,9 @@ class Walk:
             except Exception as exc:
                 self._raised(exc)
                 continue
+            except BaseException as exc:
+                self._cancelled(exc)
+                continue
             if _cannot_await(awaitable):
                 self._fail(INVALID_RETURN, None)
                 continue
@@ -145,6 +158,8 @@ class Walk:
                 self._answer(stop.value)
             except Exception as exc:
                 self._raised(exc)
+            except BaseException as exc:
+                self._cancelled(exc)
             else:
                 return self._wait(awaitable, yielded)
         return self._finish()
@@ -160,8 +175,18 @@ class Walk:
         return limit is not None and now - self._t0 > limit
 
     def _raised(self, exc: BaseException) -> None:
-        # Raising after the deadline is answering late: a timeout (ruling 10, I9).
-        self._fail(TIMEOUT if self._late(monotonic_ns()) else EXCEPTION, exc)
+        # Raising after the deadline is answering late: a timeout (ruling 10, I9). Only a
+        # stray cancellation gets here without being an Exception (I15).
+        kind = EXCEPTION if isinstance(exc, Exception) else CANCELLED
+        self._fail(TIMEOUT if self._late(monotonic_ns()) else kind, exc)
+
+    def _cancelled(self, exc: BaseException) -> None:
+        """Not an Exception: the runtime's cancellation while the caller is not cancelled is a
+        failure (I15); the caller's cancellation, ``KeyboardInterrupt`` and ``SystemExit``
+        propagate, the records of what finished staying in the trace (I12)."""
+        if not stray_cancellation(exc):
+            raise exc
+        self._raised(exc)
 
     def _answer(self, value: Any) -> None:
         entry = self._entry
@@ -193,7 +218,7 @@ class Walk:
             self._trace(entry, "continue", sev == 1, None, now)
         else:
             sev = _SEVERITY.get(kind, -1)
-            if sev < 0:
+            if sev < 0 or has_invalid_text(value):  # not an outcome, or not text (I16)
                 self._fail(INVALID_RETURN, None)
                 return
             self._trace(entry, kind.kind, False, value.code, now)
@@ -308,9 +333,13 @@ async def drive(
                     walk._wait(awaitable, yielded)
                     value = await drive_with_deadline(walk)
         except Exception as exc:
-            failure: Exception | None = exc
+            failure: BaseException | None = exc
             if type(exc) is TypeError and awaitable is not _UNCALLED and _cannot_await(awaitable):
                 failure = _NotAwaitable()  # an invalid return (ruling 9), not an exception
+        except BaseException as exc:
+            if not stray_cancellation(exc):
+                raise  # the caller's cancellation, KeyboardInterrupt: the caller's (I12)
+            failure = exc  # a cancellation that is not the caller's: a failure (I15)
         else:
             now = monotonic_ns()
             if (value is None or (type(value) is Continue and value.modified is None)) and (

@@ -6,6 +6,7 @@ behaviour says: return an outcome, modify the event, raise, sleep, block, branch
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import copy
 import time
@@ -93,6 +94,19 @@ def modified(event: Any, change: dict[str, Any]) -> Any:
     return type(event).model_validate(data)
 
 
+async def _stray_cancellation() -> None:
+    """Raise the runtime's cancellation while the caller is not being cancelled (I15): under
+    asyncio by awaiting a future someone else cancelled; trio has no such future, so its
+    ``Cancelled`` is raised outright."""
+    if asyncio._get_running_loop() is None:
+        import trio
+
+        raise trio.Cancelled._create()
+    future = asyncio.get_running_loop().create_future()
+    future.cancel()
+    await future
+
+
 class Behaviours:
     """Turns a case's declarations into middleware for one run of the case."""
 
@@ -125,6 +139,8 @@ class Behaviours:
             return self._outcome(b, event)
         if "raise" in b:
             raise exception_type(b["raise"])(b.get("message", ""))
+        if "raise_cancelled" in b:
+            await _stray_cancellation()
         if "sleep" in b:
             await anyio.sleep(b["sleep"])
             return await self.perform(b["then"], event, env)

@@ -1,14 +1,17 @@
 """Canonical JSON: one byte sequence per JSON value, whatever language produced it.
 
 Observations and result lines are written canonically (INTERPRETING.md §7): keys sorted, no
-insignificant white space, non-ASCII kept as is, and integral floats written as integers so
-that ``0.0`` from one implementation and ``0`` from another serialise the same.
+insignificant white space, non-ASCII kept as is (but a lone surrogate, which UTF-8 cannot
+carry, written as its ``\\udcff`` escape, as ``JSON.stringify`` writes it), and integral
+floats written as integers so that ``0.0`` from one implementation and ``0`` from another
+serialise the same.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,15 +47,25 @@ def normalize(value: Any) -> Any:
     raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match[0]):04x}"
+
+
 def canonical_json(value: Any) -> str:
     """Serialise a JSON value canonically (sorted keys, compact, integral floats as ints)."""
-    return json.dumps(
+    text = json.dumps(
         normalize(value),
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
         allow_nan=False,
     )
+    # A str holds a surrogate only unpaired (json.loads joins escaped pairs): only inside a
+    # JSON string, where its escape is valid JSON that every reader turns back into it.
+    return text if text.isascii() else _SURROGATE.sub(_escape_surrogate, text)
 
 
 def _reject_constant(name: str) -> Any:

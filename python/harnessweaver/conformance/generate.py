@@ -4,8 +4,10 @@ The strategies build cases in the corpus format (INTERPRETING.md §2-§4) from t
 behaviour vocabulary: chains across all four bands and several registration orders, inbound
 and outbound hook points, every outcome, modifications, every failure kind under both fail
 modes, timeouts, registration overrides, several emits in a row, concurrent emits, and now and
-then a declaration error. Nothing here knows the expected result: implementations are compared
-with each other.
+then a declaration error, an odd declaration value (I17: lone surrogates, padded or non-ASCII
+text, sub-nanosecond and overflowing timeouts, mixed hook lists), an outcome holding a lone
+surrogate (I16) or a stray cancellation (I15). Nothing here knows the expected result:
+implementations are compared with each other.
 
 Timeouts are generated only in combinations that machine load cannot flip: a timeout that
 must fire is 1 ms on a middleware that sleeps 30 s (interrupted) or blocks for 10 ms without
@@ -31,6 +33,20 @@ HOOKS = ("tool.before", "tool.after", "model.before", "model.after", "step.start
 TOOL_HOOKS = frozenset({"tool.before", "tool.after"})
 REASONS = ("policy", "needs review", "try later")
 CODES = (None, "policy", "cap")
+# Texts that are no valid text (I16): an outcome holding one is an invalid return.
+BAD_TEXTS = ("r\udcff", "\ud800", "\udcffx")
+# Declaration values every implementation must judge alike (I17), each one invalid, so that
+# none of them can turn a sure timing into a race: field -> values.
+ODD_VALUES: dict[str, tuple[Any, ...]] = {
+    "name": ("\udcff", "g\udcff", " a", "\u00e9", "a\n", "a\uff11", "a..b"),
+    "hooks": (["\udcff"], ["nope", 5], [5, "nope"], [" tool.before"], ["TOOL.BEFORE"]),
+    "band": ("\udcff", " app", "APP"),
+    "fail_mode": ("\udcff", "Open", " closed"),
+    "timeout": (
+        "\udcff", "2s\udcff", "1e3s", " 2s", "\uff12s", "0.0000004ms", "307445735m",
+        5e-324, 4e-10, 18446744074, [2], {"s": 2},
+    ),
+}  # fmt: skip
 ERRORS = ("ValueError", "RuntimeError", "KeyError", "PolicyError")
 
 _values = st.one_of(
@@ -52,8 +68,9 @@ def _modify(name: str, hooks: tuple[str, ...]) -> st.SearchStrategy[Json]:
 
 @cache
 def _outcome() -> st.SearchStrategy[Json]:
-    reason = st.sampled_from(REASONS)
-    code = st.sampled_from(CODES)
+    # Now and then (about one in ten) a text that is not text (I16).
+    reason = st.sampled_from(REASONS * 3 + BAD_TEXTS[:1])
+    code = st.sampled_from(CODES * 3 + BAD_TEXTS[1:2])
 
     def with_code(base: Json, c: str | None) -> Json:
         return base if c is None else {**base, "code": c}
@@ -63,7 +80,7 @@ def _outcome() -> st.SearchStrategy[Json]:
         st.builds(
             lambda r, a, c: with_code({"return": "suspend", "reason": r, "approver_role": a}, c),
             reason,
-            st.sampled_from(("finance", "ops")),
+            st.sampled_from(("finance", "ops", "finance", "ops", BAD_TEXTS[2])),
             code,
         ),
         st.builds(
@@ -90,6 +107,7 @@ def _leaf(name: str, hooks: tuple[str, ...]) -> st.SearchStrategy[Json]:
         _outcome(),
         st.builds(lambda v: {"return": "value", "value": v}, _values),
         st.builds(lambda e: {"raise": e, "message": "sk-secret-1"}, st.sampled_from(ERRORS)),
+        st.just({"raise_cancelled": True}),  # a stray cancellation (I15)
     )
 
 
@@ -127,12 +145,15 @@ def _declaration(draw: st.DrawFn, name: str, pool: tuple[str, ...], ordered: boo
     does = draw(_behaviour(name, hooks, ordered))
     decl: Json = {"name": name, "hooks": list(hooks), "fail_mode": fail_mode, "band": band}
     if timing == "safe":
-        decl["timeout"] = draw(st.sampled_from(("30s", 30)))
+        decl["timeout"] = draw(st.sampled_from(("30s", 30, "18446744073.709551615s")))
     elif timing == "cancelled":
         decl["timeout"], does = "1ms", {"sleep": 30, "then": does}
     elif timing == "late":
         decl["timeout"], does = "1ms", {"busy": 0.01, "then": does}
     decl["does"] = does
+    if draw(st.integers(0, 24)) == 0:  # an odd value in one field (I17)
+        field = draw(st.sampled_from(sorted(ODD_VALUES)))
+        decl[field] = draw(st.sampled_from(ODD_VALUES[field]))
     overrides = draw(_overrides(hooks))
     if overrides:
         decl["register"] = overrides
@@ -152,6 +173,9 @@ def _overrides(draw: st.DrawFn, hooks: tuple[str, ...]) -> Json:
     if draw(st.integers(0, 9)) == 0:
         # Only invalid ones: a valid new timeout could turn a sure timing into a race.
         overrides["timeout"] = draw(st.sampled_from(("2 s", 0, -1)))
+    if draw(st.integers(0, 29)) == 0:  # an odd override (I17)
+        field = draw(st.sampled_from(sorted(ODD_VALUES)))
+        overrides[field] = draw(st.sampled_from(ODD_VALUES[field]))
     return overrides
 
 

@@ -70,6 +70,12 @@ export class Behaviours {
     const then = () => this.perform(this.#node(b["then"]), event, env, signal);
     if ("return" in b) return this.#answer(b, event);
     if ("raise" in b) throw raised(b["raise"], b["message"]);
+    if ("raise_cancelled" in b) {
+      // The runtime's cancellation, the caller not cancelled (I15): what an aborted fetch throws.
+      const controller = new AbortController();
+      controller.abort();
+      throw controller.signal.reason;
+    }
     if ("throw" in b) {
       this.#needs(THROW_VALUES);
       throw frozenJson(b["throw"], "throw");

@@ -31,6 +31,12 @@ describe("names (I1)", () => {
     it(`rejects ${JSON.stringify(name)}`, () => rejects({ name }, "invalid_name", "I1", `'${name}'`));
   }
   it("rejects a name that is not a string", () => rejects({ name: 42 }, "invalid_name", "I1", "invalid name 42:"));
+  it("shows a lone surrogate as an escape (I17)", () => {
+    rejects({ name: "g\udcff" }, "invalid_name", "I1", "invalid name 'g\\udcff':");
+    rejects({ hooks: ["\udcff", 5] }, "invalid_hooks", "I3", "invalid hooks ['\\udcff', 5]:");
+    rejects({ hooks: ["nope", 5] }, "invalid_hooks", "I3"); // every item a string before any lookup
+    rejects({ timeout: "307445735m" }, "invalid_duration", "ruling-15", "it is longer than the longest timeout");
+  });
   it("snake-cases class names", () => {
     assert.equal(snakeCase("RefundCap"), "refund_cap");
     assert.equal(snakeCase("HTTPGuard"), "http_guard");

@@ -30,6 +30,19 @@ const FAILURES: [string, () => Answer | Promise<Answer>, string, string][] = [
   ["throws undefined", () => { throw undefined; }, "exception", NON_ERROR_THROWN],
   ["throws a plain object", () => { throw { message: "secret" }; }, "exception", NON_ERROR_THROWN],
   ["rejects with null", () => Promise.reject(null), "exception", NON_ERROR_THROWN],
+  ["throws an AbortError (I15)", () => { throw new DOMException("secret", "AbortError"); }, "cancelled", "MiddlewareCancelled"],
+  [
+    "rejects with the reason of someone else's aborted signal (I15)",
+    () => {
+      const other = new AbortController();
+      other.abort();
+      return Promise.reject(other.signal.reason);
+    },
+    "cancelled",
+    "MiddlewareCancelled",
+  ],
+  ["returns a Block whose code holds a lone surrogate (I16)", () => Block("r", { code: "c\udcff" }), "invalid_return", "InvalidReturn"],
+  ["returns a Suspend whose approver holds a lone surrogate (I16)", () => Suspend("r", { approverRole: "\ud800" }), "invalid_return", "InvalidReturn"],
   ["returns a string", () => "approved" as never, "invalid_return", "InvalidReturn"],
   ["returns false", () => false as never, "invalid_return", "InvalidReturn"],
   ["returns 0", () => 0 as never, "invalid_return", "InvalidReturn"],

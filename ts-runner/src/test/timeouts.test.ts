@@ -136,6 +136,18 @@ describe("timeouts (ruling 10, I9)", () => {
     await assert.rejects(bus.emit("tool.before", toolCall(), context, { signal: controller.signal }), /caller gave up/);
   });
 
+  it("treats an AbortError thrown while the caller has cancelled as the caller's (I12, I15)", async () => {
+    const { bus, context, add } = harness();
+    const controller = new AbortController();
+    bus.register(middleware({ name: "fetcher", hooks: ["tool.before"], failMode: "closed" }, () => {
+      controller.abort(new Error("caller gave up")); // the caller cancels while it runs...
+      throw new DOMException("fetch aborted", "AbortError"); // ...and its fetch rejects
+    }));
+    add("never");
+    await assert.rejects(bus.emit("tool.before", toolCall(), context, { signal: controller.signal }), /caller gave up/);
+    assert.deepEqual(untimed(context.trace), []); // not a failure of the middleware, no hook record
+  });
+
   it("starts no more middleware once the caller has cancelled (I12)", async () => {
     const { bus, ran, context, add } = harness();
     const controller = new AbortController();

@@ -211,6 +211,6 @@ mod tests {
                 }
             }
         }
-        assert_eq!(checked, 5 * 2 * (4 * 2 + 2 * 5));
+        assert_eq!(checked, 5 * 2 * (4 * 2 + 2 * FailureKind::ALL.len()));
     }
 }
