@@ -3,18 +3,47 @@
 Mappings load as :class:`YamlMap` (with the line of each key) and lists as :class:`YamlList`, so
 a problem found later can name the line of the item, or of the very key, it is about. A key
 written twice in one mapping is an error here (PyYAML would keep the last one silently).
+
+A spec may be hostile, so the document is bounded while it is composed, before anything is
+built from it (docs/harness-spec.md, "Limits"): nesting depth, what aliases stand for (an
+alias bomb is a few hundred bytes of aliases of aliases; a self-referencing alias is
+infinite). PyYAML composes an alias as a reference to its anchor's node, so composing is
+cheap; the blow-up comes from whatever walks the result, which is why it is counted here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
-from typing import Any
+import re
+import reprlib
+from collections.abc import Collection, Hashable, Iterator
+from typing import Any, cast
 
 import yaml
 from yaml.constructor import ConstructorError
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from yaml.events import AliasEvent, CollectionStartEvent
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.reader import ReaderError
 
-__all__ = ["YamlList", "YamlMap", "YamlProblem", "line_of", "parse_yaml", "plain"]
+__all__ = [
+    "MAX_ALIASED_NODES",
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "YamlList",
+    "YamlMap",
+    "YamlProblem",
+    "line_of",
+    "parse_yaml",
+    "plain",
+    "shown",
+]
+
+MAX_BYTES = 4 * 1024 * 1024
+"""The largest spec or profile file read, in bytes (a 20,000-item spec is about 1.3 MB)."""
+MAX_DEPTH = 64
+"""The deepest nesting of mappings and lists (a spec's own structure is 7 deep)."""
+MAX_ALIASED_NODES = 100_000
+"""How many nodes all the aliases of a document may stand for, together: each alias counts
+the nodes of what it names, aliases inside it included."""
 
 _MERGE = "tag:yaml.org,2002:merge"
 
@@ -38,16 +67,119 @@ class YamlList(list[Any]):
 
 
 class YamlProblem(Exception):
-    """Text that is not YAML: ``message`` says why and ``line`` where (when the parser knows)."""
+    """Text that is not YAML, or past a limit: ``message`` says why, ``line`` where (when the
+    parser knows), ``kind`` which problem (``unreadable_yaml`` or a limit's kind).
 
-    def __init__(self, message: str, line: int | None) -> None:
+    ``shown`` is the message as it may be shown about a file that is not known to be a spec:
+    names the parser quotes from the text (a tag, an alias, a key) are left out. ``trusted``
+    says the document's top level is a mapping with at least one of the keys it was parsed
+    for (a spec with a mistake, not some other file), whose names may be shown.
+    """
+
+    def __init__(
+        self, message: str, line: int | None, kind: str = "unreadable_yaml", trusted: bool = False
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
+        self.kind = kind
+        self.trusted = trusted
+
+    @property
+    def shown(self) -> str:
+        return self.message if self.trusted else _QUOTED.sub(_withheld, self.message)
+
+
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_KEPT = re.compile(r"'<[a-z ]+>'|'\\?.'|'\\x[0-9a-f]{2}'|'\\u[0-9a-f]{4}'")
+
+
+def _withheld(quoted: re.Match[str]) -> str:
+    """A quoted fragment of a parser's message: kept when it is a token name or one character
+    (``'<stream end>'``, ``','``), else withheld."""
+    text = quoted.group()
+    return text if _KEPT.fullmatch(text) else "'…'"
+
+
+class _Limit(yaml.MarkedYAMLError):
+    """A document past one of the limits; ``kind`` says which."""
+
+    def __init__(self, kind: str, problem: str, mark: Any) -> None:
+        super().__init__(problem=problem, problem_mark=mark)
+        self.kind = kind
 
 
 class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, building :class:`YamlMap` and :class:`YamlList`."""
+    """PyYAML's safe loader, building :class:`YamlMap` and :class:`YamlList`, with the limits
+    checked as each node is composed (before anything is constructed or walked)."""
+
+    def __init__(self, text: str, keys: Collection[str]) -> None:
+        super().__init__(text)
+        self.keys = keys
+        self.trusted = False
+        self.depth = 0
+        self.open: set[str] = set()  # anchors of the collections being composed
+        self.weight: dict[int, int] = {}  # id(node) -> how many nodes it stands for
+        self.aliased = 0
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, AliasEvent):
+            return self._alias(event, parent, index)
+        if not isinstance(event, CollectionStartEvent):
+            node = cast(Node, super().compose_node(parent, index))
+            self.weight[id(node)] = 1
+            return node
+        if self.depth == MAX_DEPTH:
+            raise _Limit(
+                "too_deep", f"mappings and lists nest more than {MAX_DEPTH} deep", event.start_mark
+            )
+        self.depth += 1
+        if event.anchor is not None:
+            self.open.add(event.anchor)
+        node = cast(Node, super().compose_node(parent, index))
+        self.open.discard(event.anchor)
+        self.depth -= 1
+        children = node.value if isinstance(node, SequenceNode) else _flat(node.value)
+        self.weight[id(node)] = 1 + sum(self.weight[id(child)] for child in children)
+        return node
+
+    def _alias(self, event: AliasEvent, parent: Node | None, index: int) -> Node:
+        if event.anchor in self.open:
+            raise _Limit(
+                "recursive_alias",
+                "an alias stands for a mapping or list that contains it",
+                event.start_mark,
+            )
+        node = cast(Node, super().compose_node(parent, index))  # undefined: the composer says
+        self.aliased += self.weight[id(node)]
+        if self.aliased > MAX_ALIASED_NODES:
+            raise _Limit(
+                "too_many_aliases",
+                f"the aliases stand for more than {MAX_ALIASED_NODES:,} nodes in all",
+                event.start_mark,
+            )
+        return node
+
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, TypeError, OverflowError):  # !!float x, !!timestamp 2001-13-45...
+            raise ConstructorError(
+                None, None, "a value cannot be read as its tag says", node.start_mark
+            ) from None
+
+    def construct_document(self, node: Node) -> Any:
+        self.trusted = isinstance(node, MappingNode) and any(
+            isinstance(key, ScalarNode) and key.value in self.keys for key, _ in node.value
+        )
+        return super().construct_document(node)
+
+
+def _flat(pairs: list[tuple[Node, Node]]) -> Iterator[Node]:
+    for key, value in pairs:
+        yield key
+        yield value
 
 
 def _check_unique(node: MappingNode) -> None:
@@ -88,10 +220,15 @@ _Loader.add_constructor("tag:yaml.org,2002:map", _map)
 _Loader.add_constructor("tag:yaml.org,2002:seq", _list)
 
 
-def parse_yaml(text: str) -> Any:
-    """The value of a YAML document; :class:`YamlProblem` when it is not YAML."""
+def parse_yaml(text: str, keys: Collection[str] = ()) -> Any:
+    """The value of a YAML document; :class:`YamlProblem` when it is not YAML or is past a
+    limit. ``keys`` are the top-level keys of what the document should be (a spec's): a
+    problem found once the top level is known to be a mapping with one of them is ``trusted``.
+    """
+    loader = None
     try:
-        return yaml.load(text, Loader=_Loader)  # a SafeLoader
+        loader = _Loader(text, keys)  # a SafeLoader; it checks the characters first
+        return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = exc.problem or exc.context or "not YAML"
@@ -99,9 +236,18 @@ def parse_yaml(text: str) -> Any:
             since = exc.context_mark
             at = f" on line {since.line + 1}" if since is not None and since != mark else ""
             reason = f"{exc.problem} ({exc.context}{at})"
-        raise YamlProblem(reason, None if mark is None else mark.line + 1) from None
+        line = None if mark is None else mark.line + 1
+        kind = exc.kind if isinstance(exc, _Limit) else "unreadable_yaml"
+        raise YamlProblem(reason, line, kind, loader is not None and loader.trusted) from None
+    except ReaderError as exc:  # a character YAML does not allow: say which, and where
+        line = text.count("\n", 0, exc.position) + 1
+        reason = f"unacceptable character #x{exc.character:04x}: {exc.reason}"
+        raise YamlProblem(reason, line) from None
     except yaml.YAMLError as exc:
-        raise YamlProblem(str(exc), None) from None
+        raise YamlProblem(type(exc).__name__, None) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
 
 
 def line_of(value: object, key: object = None) -> int | None:
@@ -122,3 +268,24 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(item) for item in value]
     return value
+
+
+class _Shown(reprlib.Repr):
+    """``repr`` cut short: a value of a spec in a message is shown, never all of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxstring = self.maxother = 60
+        self.maxlist = self.maxtuple = self.maxset = self.maxfrozenset = self.maxdict = 4
+        self.maxlevel = 3
+
+    # reprlib finds these by the type's name
+    def repr_YamlMap(self, value: YamlMap, level: int) -> str:
+        return self.repr_dict(value, level)
+
+    def repr_YamlList(self, value: YamlList, level: int) -> str:
+        return self.repr_list(value, level)
+
+
+shown = _Shown().repr
+"""A value as a message shows it: its ``repr``, cut short when it is long or deep."""
