@@ -25,8 +25,9 @@ from typing import Any
 
 from ..plugin import Plugin
 from .errors import Problems
+from .limits import MAX_BYTES
 from .model import PROFILE_KEYS, Document, Ref
-from .yaml import MAX_BYTES, YamlProblem, parse_yaml
+from .yaml import YamlProblem, parse_yaml
 
 __all__ = [
     "BUILTIN_NAMESPACE",

@@ -4,11 +4,10 @@ Mappings load as :class:`YamlMap` (with the line of each key) and lists as :clas
 a problem found later can name the line of the item, or of the very key, it is about. A key
 written twice in one mapping is an error here (PyYAML would keep the last one silently).
 
-A spec may be hostile, so the document is bounded while it is composed, before anything is
-built from it (docs/harness-spec.md, "Limits"): nesting depth, what aliases stand for (an
-alias bomb is a few hundred bytes of aliases of aliases; a self-referencing alias is
-infinite). PyYAML composes an alias as a reference to its anchor's node, so composing is
-cheap; the blow-up comes from whatever walks the result, which is why it is counted here.
+The document is read within the limits of :mod:`.limits`, by PyYAML's own (pure-Python)
+parser: libyaml's events would compose three to four times faster, but libyaml accepts
+documents PyYAML refuses (a tab inside a plain scalar, among others), and what a spec means
+must not depend on how PyYAML was installed.
 """
 
 from __future__ import annotations
@@ -16,34 +15,16 @@ from __future__ import annotations
 import re
 import reprlib
 from collections.abc import Collection, Hashable, Iterator
-from typing import Any, cast
+from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError
-from yaml.events import AliasEvent, CollectionStartEvent
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.reader import ReaderError
 
-__all__ = [
-    "MAX_ALIASED_NODES",
-    "MAX_BYTES",
-    "MAX_DEPTH",
-    "YamlList",
-    "YamlMap",
-    "YamlProblem",
-    "line_of",
-    "parse_yaml",
-    "plain",
-    "shown",
-]
+from .limits import Bounded, Limit
 
-MAX_BYTES = 4 * 1024 * 1024
-"""The largest spec or profile file read, in bytes (a 20,000-item spec is about 1.3 MB)."""
-MAX_DEPTH = 64
-"""The deepest nesting of mappings and lists (a spec's own structure is 7 deep)."""
-MAX_ALIASED_NODES = 100_000
-"""How many nodes all the aliases of a document may stand for, together: each alias counts
-the nodes of what it names, aliases inside it included."""
+__all__ = ["YamlList", "YamlMap", "YamlProblem", "line_of", "parse_yaml", "plain", "shown"]
 
 _MERGE = "tag:yaml.org,2002:merge"
 
@@ -101,85 +82,12 @@ def _withheld(quoted: re.Match[str]) -> str:
     return text if _KEPT.fullmatch(text) else "'…'"
 
 
-class _Limit(yaml.MarkedYAMLError):
-    """A document past one of the limits; ``kind`` says which."""
-
-    def __init__(self, kind: str, problem: str, mark: Any) -> None:
-        super().__init__(problem=problem, problem_mark=mark)
-        self.kind = kind
-
-
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, building :class:`YamlMap` and :class:`YamlList`, with the limits
-    checked as each node is composed (before anything is constructed or walked)."""
+class _Loader(Bounded, yaml.SafeLoader):
+    """PyYAML's own reader, scanner and parser under the bounded composer."""
 
     def __init__(self, text: str, keys: Collection[str]) -> None:
-        super().__init__(text)
-        self.keys = keys
-        self.trusted = False
-        self.depth = 0
-        self.open: set[str] = set()  # anchors of the collections being composed
-        self.weight: dict[int, int] = {}  # id(node) -> how many nodes it stands for
-        self.aliased = 0
-
-    def compose_node(self, parent: Node | None, index: int) -> Node | None:
-        event = self.peek_event()  # type: ignore[no-untyped-call]
-        if isinstance(event, AliasEvent):
-            return self._alias(event, parent, index)
-        if not isinstance(event, CollectionStartEvent):
-            node = cast(Node, super().compose_node(parent, index))
-            self.weight[id(node)] = 1
-            return node
-        if self.depth == MAX_DEPTH:
-            raise _Limit(
-                "too_deep", f"mappings and lists nest more than {MAX_DEPTH} deep", event.start_mark
-            )
-        self.depth += 1
-        if event.anchor is not None:
-            self.open.add(event.anchor)
-        node = cast(Node, super().compose_node(parent, index))
-        self.open.discard(event.anchor)
-        self.depth -= 1
-        children = node.value if isinstance(node, SequenceNode) else _flat(node.value)
-        self.weight[id(node)] = 1 + sum(self.weight[id(child)] for child in children)
-        return node
-
-    def _alias(self, event: AliasEvent, parent: Node | None, index: int) -> Node:
-        if event.anchor in self.open:
-            raise _Limit(
-                "recursive_alias",
-                "an alias stands for a mapping or list that contains it",
-                event.start_mark,
-            )
-        node = cast(Node, super().compose_node(parent, index))  # undefined: the composer says
-        self.aliased += self.weight[id(node)]
-        if self.aliased > MAX_ALIASED_NODES:
-            raise _Limit(
-                "too_many_aliases",
-                f"the aliases stand for more than {MAX_ALIASED_NODES:,} nodes in all",
-                event.start_mark,
-            )
-        return node
-
-    def construct_object(self, node: Node, deep: bool = False) -> Any:
-        try:
-            return super().construct_object(node, deep)
-        except (ValueError, TypeError, OverflowError):  # !!float x, !!timestamp 2001-13-45...
-            raise ConstructorError(
-                None, None, "a value cannot be read as its tag says", node.start_mark
-            ) from None
-
-    def construct_document(self, node: Node) -> Any:
-        self.trusted = isinstance(node, MappingNode) and any(
-            isinstance(key, ScalarNode) and key.value in self.keys for key, _ in node.value
-        )
-        return super().construct_document(node)
-
-
-def _flat(pairs: list[tuple[Node, Node]]) -> Iterator[Node]:
-    for key, value in pairs:
-        yield key
-        yield value
+        yaml.SafeLoader.__init__(self, text)
+        self.start(keys)
 
 
 def _check_unique(node: MappingNode) -> None:
@@ -237,7 +145,7 @@ def parse_yaml(text: str, keys: Collection[str] = ()) -> Any:
             at = f" on line {since.line + 1}" if since is not None and since != mark else ""
             reason = f"{exc.problem} ({exc.context}{at})"
         line = None if mark is None else mark.line + 1
-        kind = exc.kind if isinstance(exc, _Limit) else "unreadable_yaml"
+        kind = exc.kind if isinstance(exc, Limit) else "unreadable_yaml"
         raise YamlProblem(reason, line, kind, loader is not None and loader.trusted) from None
     except ReaderError as exc:  # a character YAML does not allow: say which, and where
         line = text.count("\n", 0, exc.position) + 1

@@ -15,13 +15,8 @@ from conftest import run_unless_stuck
 from spec_support import only_problem, plugged, problems, write
 
 import harnessweaver as hw
-from harnessweaver.spec.yaml import (
-    MAX_ALIASED_NODES,
-    MAX_BYTES,
-    MAX_DEPTH,
-    YamlProblem,
-    parse_yaml,
-)
+from harnessweaver.spec.limits import MAX_ALIASED_NODES, MAX_BYTES, MAX_DEPTH
+from harnessweaver.spec.yaml import YamlProblem, parse_yaml
 
 SECRET = "sk-live-0123456789abcdef"
 
