@@ -3,11 +3,13 @@
 names the file and a rule, and ``harnessweaver hooks`` exits 0 or 2 without a traceback.
 
 Sizes are bounded so one example stays small; the limits themselves are tested, past their
-edge, in ``test_spec_hostile.py``.
+edge, in ``test_spec_hostile.py``. ``HARNESSWEAVER_SPEC_FUZZ_EXAMPLES`` sets how many specs
+the first property tries (default 300), for a longer run.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -119,8 +121,11 @@ def check_problems(error: hw.SpecError) -> None:
         assert problem.kind in RULES or problem.rule not in set(RULES.values())
 
 
+EXAMPLES = int(os.environ.get("HARNESSWEAVER_SPEC_FUZZ_EXAMPLES", "300"))
+
+
 @settings(
-    max_examples=300,
+    max_examples=EXAMPLES,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
