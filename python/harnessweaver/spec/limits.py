@@ -18,7 +18,7 @@ import yaml
 from yaml.composer import Composer
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.events import AliasEvent, CollectionStartEvent
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node, SequenceNode
 
 __all__ = ["MAX_ALIASED_NODES", "MAX_BYTES", "MAX_DEPTH", "Bounded", "Limit"]
 
@@ -44,8 +44,9 @@ class Bounded(Composer, SafeConstructor):
     """PyYAML's composer and safe constructor with the limits checked as each node is
     composed (a mixin: the loader in :mod:`.yaml` adds the reader, scanner and parser).
 
-    ``trusted`` is set once the document is composed: its top level is a mapping with at
-    least one of ``keys`` (a spec with a mistake, not some other file).
+    ``trusted`` is set as soon as a key of the top-level mapping is one of ``keys``: the
+    file is a spec (perhaps with a mistake), not some other file, and a problem found from
+    then on may quote it.
     """
 
     keys: Collection[str]
@@ -66,6 +67,8 @@ class Bounded(Composer, SafeConstructor):
         if not isinstance(event, CollectionStartEvent):
             node = cast(Node, super().compose_node(parent, index))
             self.weight[id(node)] = 1
+            if index is None and self.depth == 1 and isinstance(parent, MappingNode):
+                self.trusted = self.trusted or node.value in self.keys  # a key of the top level
             return node
         if self.depth == MAX_DEPTH:
             raise Limit(
@@ -105,12 +108,6 @@ class Bounded(Composer, SafeConstructor):
             raise ConstructorError(
                 None, None, "a value cannot be read as its tag says", node.start_mark
             ) from None
-
-    def construct_document(self, node: Node) -> Any:
-        self.trusted = isinstance(node, MappingNode) and any(
-            isinstance(key, ScalarNode) and key.value in self.keys for key, _ in node.value
-        )
-        return super().construct_document(node)
 
 
 def _flat(pairs: list[tuple[Node, Node]]) -> Iterator[Node]:

@@ -171,6 +171,15 @@ def test_a_spec_with_a_mistake_is_still_quoted(tmp_path: Path) -> None:
     assert "could not determine a constructor for the tag '!custom'" in problem.message
 
 
+def test_a_spec_is_known_as_one_from_its_first_spec_key(tmp_path: Path) -> None:
+    """A syntax error after a key of a spec, before the document is complete, still names."""
+    problem = only_problem(write(tmp_path, "middleware:\n  - {use: *nope}\n"))
+    assert problem.message == "not YAML: found undefined alias 'nope' (yaml)"
+    write(tmp_path, "envs: 1\ntasks: *nope\n", "p.yaml")
+    problem = only_problem(write(tmp_path, "profiles: [p.yaml]\n"))
+    assert problem.message == "not YAML: found undefined alias '…' (yaml)"  # a profile's keys
+
+
 def test_values_shown_in_a_problem_are_cut_short(tmp_path: Path) -> None:
     huge = "[" + ", ".join(["x" * 1000] * 1000) + "]"
     spec = write(tmp_path, f"middleware:\n  - use: {huge}\n    enabled: {'y' * 100_000}\n")
