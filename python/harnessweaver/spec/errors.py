@@ -109,7 +109,7 @@ class Problems:
         return SpecError(self._found)
 
 
-_LONGEST = 400
+_LONGEST = 2_000  # far more than any message of ours; a core message may quote a whole value
 _CONTROL = {code: f"\\x{code:02x}" for code in [*range(32), 127]} | {10: "\\n", 13: "\\r", 9: "\\t"}
 
 

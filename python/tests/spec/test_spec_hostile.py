@@ -188,6 +188,21 @@ def test_values_shown_in_a_problem_are_cut_short(tmp_path: Path) -> None:
     assert all(len(str(p)) < 400 for p in found)
 
 
+def test_a_core_problem_quoting_a_value_is_one_bounded_line(tmp_path: Path) -> None:
+    band = "x" * 50_000
+    text = allow("[a]") + f'    band: "core\\n{band}"\n'
+    text += '  - {use: harnessweaver.max_messages, limit: 2, fail_mode: "a\\rb"}\n'
+    spec = write(tmp_path, text)
+    found = problems(spec)
+    assert [(p.kind, p.rule) for p in found] == [
+        ("invalid_band", "rule-1"),
+        ("invalid_fail_mode", "ruling-14"),
+    ]
+    assert "invalid band 'core\\nxxx" in found[0].message and "…" in found[0].message
+    assert found[0].message.endswith("(rule 1)") and len(found[0].message) <= 2_001
+    assert "invalid fail_mode 'a\\rb'" in found[1].message
+
+
 def test_loading_is_logged_by_kind_never_by_message(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
