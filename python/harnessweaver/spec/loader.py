@@ -256,6 +256,7 @@ def load(
     :class:`SpecError`, listing every problem, when anything is wrong; nothing is built then.
     ``contracts`` (``"warn"`` or ``"strict"``) is the harness's hook-contract mode.
     """
+    contracts = _check_contracts(contracts)  # refused before anything is read
     try:
         harness = _load(Path(path), task, env, org_profiles, contracts)
     except SpecError as exc:  # logged by kind only: a message may quote the spec (R9)
