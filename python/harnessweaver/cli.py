@@ -8,6 +8,7 @@ loading one. ``hooks`` imports the harness-spec machinery when it runs.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,6 +29,8 @@ from harnessweaver.conformance.expectations import CaseResult, ExpectationsError
 from harnessweaver.conformance.report import make_console, print_report, write_results
 
 __all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_OK", "SUBCOMMANDS", "build_parser", "main"]
+
+_log = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -169,6 +172,14 @@ def _run_hooks(args: argparse.Namespace) -> int:
         harness = load(args.spec, task=args.task, env=args.env, org_profiles=args.org_profiles)
     except SpecError as exc:
         print(exc, file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # a loader bug: one line naming the type, never a traceback
+        _log.error("harnessweaver hooks: loading %s failed: %s", args.spec, type(exc).__name__)
+        print(
+            f"harnessweaver hooks: error: loading {args.spec} failed: {type(exc).__name__} "
+            "(a bug in harnessweaver: please report it)",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     sys.stdout.write(render(harness, args.format))
     return EXIT_OK

@@ -16,6 +16,7 @@ from .errors import Problems
 from .model import Item
 from .resolve import Plugins
 from .settings import SettingsProblem, validate_settings
+from .yaml import shown
 
 if TYPE_CHECKING:
     from .._pycore.declaration import Declaration
@@ -95,23 +96,43 @@ def check_ids(
     problems: Problems,
 ) -> None:
     """Ids are unique in every harness the spec can load: the profiles and the app's items
-    with any one env overlay and any one task (disabled items included)."""
+    with any one env overlay and any one task (disabled items included).
+
+    Each combination is checked in the order items register (base, env, task), but the ids
+    of the base and of each env are collected once, not again for every task: the work grows
+    with the number of items times the number of envs, not with envs times tasks times items.
+    """
+    first_of_base = _first_ids(base, {}, problems)
     for env in [(), *envs.values()]:
+        first_of_env = _first_ids(env, first_of_base, problems)
         for task in [(), *tasks.values()]:
-            seen: dict[str, Item] = {}
-            for item in (*base, *env, *task):
-                if not isinstance(item.id, str):
-                    continue
-                first = seen.setdefault(item.id, item)
-                if first is not item:
-                    problems.add(
-                        item.source.file,
-                        item.where,
-                        item.line("id"),
-                        "duplicate_id",
-                        f"the id {item.id!r} is already used by {first.where} at "
-                        f"{first.source}; give one of them its own `id:`",
-                    )
+            _first_ids(task, first_of_base, problems, first_of_env)
+
+
+def _first_ids(
+    items: Sequence[Item],
+    earlier: Mapping[str, Item],
+    problems: Problems,
+    between: Mapping[str, Item] | None = None,
+) -> dict[str, Item]:
+    """The first item of each id among ``items`` that ``earlier`` (or ``between``) does not
+    have; an item whose id one of them has already is a ``duplicate_id`` problem."""
+    seen: dict[str, Item] = {}
+    for item in items:
+        if not isinstance(item.id, str):
+            continue
+        first = earlier.get(item.id) or (between or {}).get(item.id)
+        first = first or seen.setdefault(item.id, item)
+        if first is not item:
+            problems.add(
+                item.source.file,
+                item.where,
+                item.line("id"),
+                "duplicate_id",
+                f"the id {shown(item.id)} is already used by {first.where} at "
+                f"{first.source}; give one of them its own `id:`",
+            )
+    return seen
 
 
 def build(checked: Checked, problems: Problems) -> Any:

@@ -13,7 +13,7 @@ keeps the core's ``kind`` and ``rule``; the others have the spec-level kinds of 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import HarnessweaverError
 
@@ -21,6 +21,11 @@ __all__ = ["RULES", "Problem", "Problems", "SpecError"]
 
 RULES: dict[str, str] = {
     "unreadable_yaml": "yaml",
+    "too_large": "limits",
+    "too_deep": "limits",
+    "too_many_aliases": "limits",
+    "recursive_alias": "limits",
+    "not_a_spec": "spec",
     "not_a_mapping": "spec",
     "bad_item": "spec",
     "unknown_key": "spec",
@@ -88,14 +93,30 @@ class Problems:
     def add(self, file: str, item: str, line: int | None, kind: str, message: str) -> None:
         """A spec-level problem; its rule comes from :data:`RULES` and closes the message."""
         rule = RULES[kind]
-        self._add(Problem(file, item, line, kind, rule, f"{message} ({rule})"))
+        self._add(Problem(file, item, line, kind, rule, f"{_one_line(message)} ({rule})"))
 
     def core(self, file: str, item: str, line: int | None, error: HarnessweaverError) -> None:
-        """A problem the core found: its kind, rule and message (which names the rule)."""
-        self._add(Problem(file, item, line, error.kind, error.rule, str(error)))
+        """A problem the core found: its kind, rule and message (which names the rule; a long
+        message is cut short in its middle)."""
+        self._add(Problem(file, item, line, error.kind, error.rule, _one_line(str(error))))
 
     def _add(self, problem: Problem) -> None:
+        """Every problem is one line: what it quotes from a spec is escaped and cut short."""
+        problem = replace(problem, item=_one_line(problem.item))
         self._found.setdefault(problem, None)
 
     def error(self) -> SpecError:
         return SpecError(self._found)
+
+
+_LONGEST = 2_000  # far more than any message of ours; a core message may quote a whole value
+_CONTROL = {code: f"\\x{code:02x}" for code in [*range(32), 127]} | {10: "\\n", 13: "\\r", 9: "\\t"}
+
+
+def _one_line(message: str) -> str:
+    """``message`` with control characters escaped, its middle cut out when too long (its end
+    names the rule, so it is kept)."""
+    message = message.translate(_CONTROL)
+    if len(message) <= _LONGEST:
+        return message
+    return f"{message[: _LONGEST // 2]}…{message[-_LONGEST // 2 :]}"

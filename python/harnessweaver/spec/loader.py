@@ -10,6 +10,7 @@ middleware, the env overlay, the task's guardrails (stages as written), its vali
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -22,11 +23,11 @@ from ..agent.options import AgentChanges, AgentOptions
 from ..bus import HookBus
 from ..errors import HarnessweaverError
 from .check import Checked, build, check_ids, check_item
-from .errors import Problems
-from .model import Document, Item, Provenance, parse_profile, parse_spec
+from .errors import Problems, SpecError
+from .model import SPEC_KEYS, Document, Item, Provenance, parse_profile, parse_spec
 from .render import render
 from .resolve import Context, Plugins, find_profile
-from .yaml import plain
+from .yaml import plain, shown
 
 if TYPE_CHECKING:
     from pydantic import JsonValue
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from ..context import RunContext
 
 __all__ = ["CONTRACT_MODES", "ContractMode", "Harness", "HarnessEntry", "load"]
+
+_log = logging.getLogger(__name__)
 
 ContractMode = Literal["warn", "strict"]
 CONTRACT_MODES: tuple[ContractMode, ...] = ("warn", "strict")
@@ -169,7 +172,7 @@ class Harness:
 
 def _read_spec(path: Path, ctx: Context) -> Document | None:
     file = ctx.display(path)
-    ok, content = ctx.read(path, file)
+    ok, content = ctx.read(path, file, SPEC_KEYS)
     return parse_spec(content, file, ctx.problems) if ok else None
 
 
@@ -192,7 +195,7 @@ def _choose(spec: Document, key: str, name: str | None, ctx: Context) -> tuple[I
     if name not in options:
         what = key.removesuffix("s")
         have = f"the spec's {key} are {', '.join(options)}" if options else f"the spec has no {key}"
-        message = f"unknown {what} {name!r}: {have}"
+        message = f"unknown {what} {shown(name)}: {have}"
         ctx.problems.add(spec.file, key, spec.lines.get(key), f"unknown_{what}", message)
         return ()
     return options[name]
@@ -218,7 +221,7 @@ def _spec_contracts(spec: Document, problems: Problems) -> ContractMode | None:
         "contracts",
         spec.lines.get("contracts"),
         "invalid_contracts",
-        f"invalid contracts mode {mode!r}: a contract mode is 'warn' or 'strict'",
+        f"invalid contracts mode {shown(mode)}: a contract mode is 'warn' or 'strict'",
     )
     return None
 
@@ -253,8 +256,30 @@ def load(
     :class:`SpecError`, listing every problem, when anything is wrong; nothing is built then.
     ``contracts`` (``"warn"`` or ``"strict"``) is the harness's hook-contract mode.
     """
-    contracts = _check_contracts(contracts)
-    spec_path = Path(path)
+    contracts = _check_contracts(contracts)  # refused before anything is read
+    try:
+        harness = _load(Path(path), task, env, org_profiles, contracts)
+    except SpecError as exc:  # logged by kind only: a message may quote the spec (R9)
+        kinds = ", ".join(dict.fromkeys(problem.kind for problem in exc.problems))
+        _log.warning("harness spec %s rejected: %d problem(s): %s", path, len(exc.problems), kinds)
+        raise
+    _log.info(
+        "harness spec %s loaded (task %s, env %s): %d middleware",
+        path,
+        task,
+        env,
+        len(harness.entries),
+    )
+    return harness
+
+
+def _load(
+    spec_path: Path,
+    task: str | None,
+    env: str | None,
+    org_profiles: Iterable[str | os.PathLike[str]] | None,
+    contracts: ContractMode | None,
+) -> Harness:
     ctx = Context.of(spec_path, org_profiles)
     problems = ctx.problems
     spec = _read_spec(spec_path, ctx)

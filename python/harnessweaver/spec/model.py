@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import Problems
-from .yaml import line_of, plain
+from .yaml import line_of, plain, shown
 
 __all__ = ["RESERVED", "Document", "Item", "Provenance", "Ref", "parse_profile", "parse_spec"]
 
@@ -22,6 +22,8 @@ PROFILE_KEYS = ("profile", "plugins", "middleware")
 RESERVED = ("id", "use", "band", "hooks", "fail_mode", "timeout", "enabled")
 """The keys of an item that are not settings."""
 LAYER_KEYS = ("band", "hooks", "fail_mode", "timeout")
+_LONG = 80
+"""A ``use`` longer than this is cut short where it names its item."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +85,19 @@ class Document:
 
 
 Label = Callable[[str], str]
+_KINDS = {
+    "YamlList": "a list",
+    "list": "a list",
+    "str": "text",
+    "bool": "true or false",
+    "int": "a number",
+    "float": "a number",
+    "bytes": "binary data",
+    "datetime": "a date",
+    "date": "a date",
+    "set": "a set",
+}
+"""What a file's top level holds, as a problem says it (never the value itself)."""
 
 
 class _Parser:
@@ -97,12 +112,36 @@ class _Parser:
         if value is None:
             return {}
         if not isinstance(value, Mapping):
-            self.problem(where, line_of(value) or line, "not_a_mapping", f"{what}, got {value!r}")
+            self.problem(
+                where, line_of(value) or line, "not_a_mapping", f"{what}, got {shown(value)}"
+            )
             return {}
         for key in value:
             if not isinstance(key, str):
-                self.problem(where, line_of(value, key), "bad_item", f"a key must be text: {key!r}")
+                self.problem(
+                    where, line_of(value, key), "bad_item", f"a key must be text: {shown(key)}"
+                )
         return value
+
+    def root(self, doc: object, keys: tuple[str, ...], what: str) -> Mapping[Any, Any]:
+        """The top level of a spec or a profile. A file that is not one is not quoted at all
+        (a spec can name any path as a profile): only what kind of value it holds is said."""
+        if doc is None:
+            return {}
+        if not isinstance(doc, Mapping):
+            found = _KINDS.get(type(doc).__name__, "something else")
+            self.problem("", line_of(doc), "not_a_mapping", f"{what} is a mapping, got {found}")
+            return {}
+        if doc and not any(isinstance(key, str) and key in keys for key in doc):
+            texts = [key for key in doc if isinstance(key, str)]
+            close = [m for key in texts for m in difflib.get_close_matches(key, keys, n=1)]
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            message = f"not {what}: none of its keys is {', '.join(keys)}{hint}"
+            self.problem("", line_of(doc), "not_a_spec", message)
+            return {}
+        self.mapping(doc, "", line_of(doc), f"{what} is a mapping")
+        self.known(doc, keys, "")
+        return doc
 
     def known(self, value: Mapping[Any, Any], keys: tuple[str, ...], where: str) -> None:
         for key in value:
@@ -113,14 +152,14 @@ class _Parser:
                     where,
                     line_of(value, key),
                     "unknown_key",
-                    f"unknown key {key!r}: the keys are {', '.join(keys)}{hint}",
+                    f"unknown key {shown(key)}: the keys are {', '.join(keys)}{hint}",
                 )
 
     def sequence(self, value: object, where: str, line: int | None, what: str) -> list[Any]:
         if value is None:
             return []
         if not isinstance(value, list):
-            self.problem(where, line_of(value) or line, "bad_item", f"{what}, got {value!r}")
+            self.problem(where, line_of(value) or line, "bad_item", f"{what}, got {shown(value)}")
             return []
         return value
 
@@ -131,7 +170,7 @@ class _Parser:
             if isinstance(entry, str) and entry.strip():
                 found.append(Ref(entry, f"{where}[{i}]", self.file, at))
             else:
-                self.problem(f"{where}[{i}]", at, "bad_item", f"{what}: {entry!r}")
+                self.problem(f"{where}[{i}]", at, "bad_item", f"{what}: {shown(entry)}")
         return tuple(found)
 
     def plugins(self, doc: Mapping[Any, Any]) -> tuple[tuple[Ref, ...], tuple[Ref, ...]]:
@@ -163,19 +202,24 @@ class _Parser:
     ) -> Item | None:
         what = "an item is a mapping such as {use: acme.refund_cap, max_usd: 500}"
         if not isinstance(node, Mapping):
-            self.problem(where, line_of(node) or line, "not_a_mapping", f"{what}, got {node!r}")
+            self.problem(
+                where, line_of(node) or line, "not_a_mapping", f"{what}, got {shown(node)}"
+            )
             return None
         self.mapping(node, where, line, what)
         use, enabled = node.get("use"), node.get("enabled", True)
         at = line_of(node) or line
         if isinstance(use, str):
-            where = f"{where} ({use})"
+            where = f"{where} ({use if len(use) <= _LONG else shown(use)})"
         ok = isinstance(use, str) and isinstance(enabled, bool)
+        ok = ok and all(isinstance(key, str) for key in node)  # else a bad_item already
         if not isinstance(use, str):
-            self.problem(where, at, "bad_item", f"an item needs `use: namespace.name`, got {use!r}")
+            self.problem(
+                where, at, "bad_item", f"an item needs `use: namespace.name`, got {shown(use)}"
+            )
         if not isinstance(enabled, bool):
             said = line_of(node, "enabled")
-            self.problem(where, said, "bad_item", f"enabled is true or false, got {enabled!r}")
+            self.problem(where, said, "bad_item", f"enabled is true or false, got {shown(enabled)}")
         keys = {k: plain(node[k]) for k in LAYER_KEYS if node.get(k) is not None}
         if stage is not None:
             if "hooks" in keys and keys["hooks"] != [stage]:
@@ -236,8 +280,7 @@ def _same(ident: str) -> str:
 def parse_spec(doc: object, file: str, problems: Problems) -> Document:
     """A harness.yaml's content, parsed; shape problems are added to ``problems``."""
     parser = _Parser(file, problems)
-    root = parser.mapping(doc, "", line_of(doc), "a harness spec is a mapping")
-    parser.known(root, SPEC_KEYS, "")
+    root = parser.root(doc, SPEC_KEYS, "a harness spec")
     local, installed = parser.plugins(root)
     line = line_of(root, "profiles")
     envs = {}
@@ -270,11 +313,12 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
 def parse_profile(doc: object, file: str, layer: str, problems: Problems) -> Document:
     """A profile's content (``profile``, ``plugins``, ``middleware``), declared in ``layer``."""
     parser = _Parser(file, problems)
-    root = parser.mapping(doc, "", line_of(doc), "a profile is a mapping")
-    parser.known(root, PROFILE_KEYS, "")
+    root = parser.root(doc, PROFILE_KEYS, "a profile")
     name = root.get("profile")
     if name is not None and not isinstance(name, str):
-        parser.problem("profile", line_of(root, "profile"), "bad_item", f"a name, got {name!r}")
+        parser.problem(
+            "profile", line_of(root, "profile"), "bad_item", f"a name, got {shown(name)}"
+        )
     local, installed = parser.plugins(root)
     at = line_of(root, "middleware")
     items = parser.items(root.get("middleware"), "middleware", at, layer, _same)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.metadata
+import logging
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from importlib.resources import files
 from importlib.resources.abc import Traversable
@@ -24,7 +25,8 @@ from typing import Any
 
 from ..plugin import Plugin
 from .errors import Problems
-from .model import Document, Ref
+from .limits import MAX_BYTES
+from .model import PROFILE_KEYS, Document, Ref
 from .yaml import YamlProblem, parse_yaml
 
 __all__ = [
@@ -37,6 +39,8 @@ __all__ = [
     "builtin_profiles",
     "find_profile",
 ]
+
+_log = logging.getLogger(__name__)
 
 BUILTIN_NAMESPACE = "harnessweaver"
 ENTRY_POINT_GROUP = "harnessweaver.plugins"
@@ -69,15 +73,36 @@ class Context:
         except ValueError:
             return full.as_posix()
 
-    def read(self, source: Path | Traversable, file: str) -> tuple[bool, object]:
-        """The YAML content of a file: ``(True, value)``, or ``(False, None)`` and a problem."""
+    def read(
+        self, source: Path | Traversable, file: str, keys: Collection[str]
+    ) -> tuple[bool, object]:
+        """The YAML content of a file: ``(True, value)``, or ``(False, None)`` and a problem.
+
+        ``keys`` are the top-level keys of what the file should be. Nothing of a file that is
+        not known to be one is quoted (its content might be anyone's: a spec can name any
+        path); a file of more than :data:`MAX_BYTES` is not parsed at all.
+        """
         try:
-            return True, parse_yaml(source.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            with source.open("rb") as stream:
+                data = stream.read(MAX_BYTES + 1)
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
             self.problems.add(file, "", None, "unreadable_yaml", f"cannot read the file: {reason}")
+            return False, None
+        _log.debug("read %s: %d bytes", file, len(data))
+        if len(data) > MAX_BYTES:
+            message = f"the file is larger than {MAX_BYTES:,} bytes"
+            self.problems.add(file, "", None, "too_large", message)
+            return False, None
+        try:
+            return True, parse_yaml(data.decode("utf-8"), keys)
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            message = "cannot read the file: not UTF-8 text"
+            self.problems.add(file, "", line, "unreadable_yaml", message)
         except YamlProblem as exc:
-            self.problems.add(file, "", exc.line, "unreadable_yaml", f"not YAML: {exc.message}")
+            message = exc.shown if exc.kind != "unreadable_yaml" else f"not YAML: {exc.shown}"
+            self.problems.add(file, "", exc.line, exc.kind, message)
         return False, None
 
 
@@ -236,7 +261,7 @@ def _unknown(ref: Ref, ctx: Context, why: str) -> Profile | None:
 
 def _read(ref: Ref, layer: str, path: Path, ctx: Context) -> Profile | None:
     file = ctx.display(path)
-    ok, content = ctx.read(path, file)
+    ok, content = ctx.read(path, file, PROFILE_KEYS)
     return Profile(layer, file, path.resolve().parent, content) if ok else None
 
 
@@ -283,5 +308,5 @@ def _builtin(ref: Ref, name: str, ctx: Context) -> Profile | None:
         names = ", ".join(f"profile://{known}" for known in found)
         return _unknown(ref, ctx, f"no built-in profile {name!r} (there are {names}){hint}")
     file = f"harnessweaver/profiles/{name}.yaml"
-    ok, content = ctx.read(found[name], file)
+    ok, content = ctx.read(found[name], file, PROFILE_KEYS)
     return Profile("builtin_profile", file, ctx.root, content) if ok else None

@@ -3,18 +3,28 @@
 Mappings load as :class:`YamlMap` (with the line of each key) and lists as :class:`YamlList`, so
 a problem found later can name the line of the item, or of the very key, it is about. A key
 written twice in one mapping is an error here (PyYAML would keep the last one silently).
+
+The document is read within the limits of :mod:`.limits`, by PyYAML's own (pure-Python)
+parser: libyaml's events would compose three to four times faster, but libyaml accepts
+documents PyYAML refuses (a tab inside a plain scalar, among others), and what a spec means
+must not depend on how PyYAML was installed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
+import re
+import reprlib
+from collections.abc import Collection, Hashable, Iterator
 from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from yaml.reader import ReaderError
 
-__all__ = ["YamlList", "YamlMap", "YamlProblem", "line_of", "parse_yaml", "plain"]
+from .limits import Bounded, Limit
+
+__all__ = ["YamlList", "YamlMap", "YamlProblem", "line_of", "parse_yaml", "plain", "shown"]
 
 _MERGE = "tag:yaml.org,2002:merge"
 
@@ -38,16 +48,46 @@ class YamlList(list[Any]):
 
 
 class YamlProblem(Exception):
-    """Text that is not YAML: ``message`` says why and ``line`` where (when the parser knows)."""
+    """Text that is not YAML, or past a limit: ``message`` says why, ``line`` where (when the
+    parser knows), ``kind`` which problem (``unreadable_yaml`` or a limit's kind).
 
-    def __init__(self, message: str, line: int | None) -> None:
+    ``shown`` is the message as it may be shown about a file that is not known to be a spec:
+    names the parser quotes from the text (a tag, an alias, a key) are left out. ``trusted``
+    says the document's top level is a mapping with at least one of the keys it was parsed
+    for (a spec with a mistake, not some other file), whose names may be shown.
+    """
+
+    def __init__(
+        self, message: str, line: int | None, kind: str = "unreadable_yaml", trusted: bool = False
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
+        self.kind = kind
+        self.trusted = trusted
+
+    @property
+    def shown(self) -> str:
+        return self.message if self.trusted else _QUOTED.sub(_withheld, self.message)
 
 
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, building :class:`YamlMap` and :class:`YamlList`."""
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_KEPT = re.compile(r"'<[a-z ]+>'|'\\?.'|'\\x[0-9a-f]{2}'|'\\u[0-9a-f]{4}'")
+
+
+def _withheld(quoted: re.Match[str]) -> str:
+    """A quoted fragment of a parser's message: kept when it is a token name or one character
+    (``'<stream end>'``, ``','``), else withheld."""
+    text = quoted.group()
+    return text if _KEPT.fullmatch(text) else "'…'"
+
+
+class _Loader(Bounded, yaml.SafeLoader):
+    """PyYAML's own reader, scanner and parser under the bounded composer."""
+
+    def __init__(self, text: str, keys: Collection[str]) -> None:
+        yaml.SafeLoader.__init__(self, text)
+        self.start(keys)
 
 
 def _check_unique(node: MappingNode) -> None:
@@ -88,10 +128,15 @@ _Loader.add_constructor("tag:yaml.org,2002:map", _map)
 _Loader.add_constructor("tag:yaml.org,2002:seq", _list)
 
 
-def parse_yaml(text: str) -> Any:
-    """The value of a YAML document; :class:`YamlProblem` when it is not YAML."""
+def parse_yaml(text: str, keys: Collection[str] = ()) -> Any:
+    """The value of a YAML document; :class:`YamlProblem` when it is not YAML or is past a
+    limit. ``keys`` are the top-level keys of what the document should be (a spec's): a
+    problem found once the top level is known to be a mapping with one of them is ``trusted``.
+    """
+    loader = None
     try:
-        return yaml.load(text, Loader=_Loader)  # a SafeLoader
+        loader = _Loader(text, keys)  # a SafeLoader; it checks the characters first
+        return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = exc.problem or exc.context or "not YAML"
@@ -99,9 +144,18 @@ def parse_yaml(text: str) -> Any:
             since = exc.context_mark
             at = f" on line {since.line + 1}" if since is not None and since != mark else ""
             reason = f"{exc.problem} ({exc.context}{at})"
-        raise YamlProblem(reason, None if mark is None else mark.line + 1) from None
+        line = None if mark is None else mark.line + 1
+        kind = exc.kind if isinstance(exc, Limit) else "unreadable_yaml"
+        raise YamlProblem(reason, line, kind, loader is not None and loader.trusted) from None
+    except ReaderError as exc:  # a character YAML does not allow: say which, and where
+        line = text.count("\n", 0, exc.position) + 1
+        reason = f"unacceptable character #x{exc.character:04x}: {exc.reason}"
+        raise YamlProblem(reason, line) from None
     except yaml.YAMLError as exc:
-        raise YamlProblem(str(exc), None) from None
+        raise YamlProblem(type(exc).__name__, None) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
 
 
 def line_of(value: object, key: object = None) -> int | None:
@@ -122,3 +176,24 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(item) for item in value]
     return value
+
+
+class _Shown(reprlib.Repr):
+    """``repr`` cut short: a value of a spec in a message is shown, never all of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxstring = self.maxother = 60
+        self.maxlist = self.maxtuple = self.maxset = self.maxfrozenset = self.maxdict = 4
+        self.maxlevel = 3
+
+    # reprlib finds these by the type's name
+    def repr_YamlMap(self, value: YamlMap, level: int) -> str:
+        return self.repr_dict(value, level)
+
+    def repr_YamlList(self, value: YamlList, level: int) -> str:
+        return self.repr_list(value, level)
+
+
+shown = _Shown().repr
+"""A value as a message shows it: its ``repr``, cut short when it is long or deep."""

@@ -314,8 +314,8 @@ def test_shapes_and_unknown_keys(tmp_path: Path) -> None:
 
 
 def test_a_spec_that_is_not_a_mapping(tmp_path: Path) -> None:
-    problem = only_problem(write(tmp_path, "- a\n- b\n"))
-    assert str(problem) == "harness.yaml:1: a harness spec is a mapping, got ['a', 'b'] (spec)"
+    problem = only_problem(write(tmp_path, "- a\n- b\n"))  # what it holds, never its content
+    assert str(problem) == "harness.yaml:1: a harness spec is a mapping, got a list (spec)"
 
 
 @pytest.mark.parametrize(
