@@ -176,7 +176,9 @@ def test_the_agent_guards_profile(tmp_path: Path) -> None:
     harness = hw.load(write(tmp_path, "profiles: [profile://agent-guards]\n"))
     chains = {hook: [e.name for e in entries] for hook, entries in harness.chains().items()}
     assert chains["tool.before"] == ["agent_guards.loop_guard", "agent_guards.tool_failure_guard"]
-    # personal data is kept from the model and from the records, not from the tools
+    # personal data is kept from the model and from the records, not from the tools; the
+    # task's input is redacted where it enters, so the journal never holds it (issue 13)
+    assert chains["task.start"] == ["agent_guards.redact_pii"]
     assert chains["model.before"] == ["agent_guards.loop_guard", "agent_guards.redact_pii"]
     assert chains["tool.after"] == ["agent_guards.redact_pii", "agent_guards.tool_failure_guard"]
     assert harness.entry("agent_guards.loop_guard").settings == {"warn_after": 3, "block_after": 5}
