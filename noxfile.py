@@ -91,10 +91,17 @@ def conformance(session: nox.Session) -> None:
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """2,000 generated cases through every implementation; ``-- --seed N`` reproduces a run."""
+    """2,000 generated cases through every implementation (``-- --seed N`` reproduces a run),
+    then 1,000 generated hostile harness specs through the loader and ``harnessweaver hooks``."""
     install(session, "fuzz")
     build_ts(session)
     session.run("harnessweaver", "fuzz", "--count", "2000", *session.posargs)
+    # Hostile harness specs (aliases, depth, size, odd types, junk bytes): each loads or is
+    # refused with a SpecError, and `harnessweaver hooks` answers 0 or 2, never a traceback.
+    session.run(
+        "pytest", "python/tests/spec/test_spec_fuzz.py", "-q", "-p", "no:cacheprovider",
+        env={"HARNESSWEAVER_SPEC_FUZZ_EXAMPLES": "1000"},
+    )  # fmt: skip
 
 
 @nox.session
