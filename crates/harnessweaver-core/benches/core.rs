@@ -441,7 +441,7 @@ fn time_emits(iters: u64, per_emit: usize, mut emit: impl FnMut(&mut TraceBuf)) 
         total += start.elapsed();
         let batch_len = usize::try_from(batch).expect("a batch fits in usize");
         assert_eq!(trace.len(), batch_len * per_emit);
-        assert_eq!(u64::from(trace.emits()), batch);
+        assert_eq!(trace.emits(), batch);
         left -= batch;
     }
     total

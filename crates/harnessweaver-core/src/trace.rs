@@ -320,7 +320,9 @@ impl TraceBuf {
         self.len -= count;
         while count > 0 {
             let only = self.chunks.len() == 1;
-            let Some(front) = self.chunks.front_mut() else { break };
+            let Some(front) = self.chunks.front_mut() else {
+                break;
+            };
             let live = front.records.len() - self.skip;
             if count < live {
                 self.skip += count;
@@ -662,7 +664,15 @@ pub(crate) mod tests {
         assert_eq!(next, [1 << 32, (1 << 32) + 1]);
         trace.extend(&emits_from(1 << 32, 2));
         let emits: Vec<u64> = trace.iter().map(|v| v.emit).collect();
-        assert_eq!(emits, [u64::from(u32::MAX) - 1, u64::from(u32::MAX), 1 << 32, (1 << 32) + 1]);
+        assert_eq!(
+            emits,
+            [
+                u64::from(u32::MAX) - 1,
+                u64::from(u32::MAX),
+                1 << 32,
+                (1 << 32) + 1
+            ]
+        );
         let back = TraceBuf::from_jsonl_str(&trace.to_jsonl()).unwrap();
         assert_eq!(back.records(), trace.records());
         assert_eq!(back.emits(), (1 << 32) + 1);
@@ -672,7 +682,10 @@ pub(crate) mod tests {
     fn ordinals_stop_at_the_largest_i19() {
         let mut trace = TraceBuf::new();
         trace.extend(&emits_from(MAX_EMIT - 1, 1));
-        assert_eq!([trace.begin_emit(), trace.begin_emit()], [MAX_EMIT, MAX_EMIT]);
+        assert_eq!(
+            [trace.begin_emit(), trace.begin_emit()],
+            [MAX_EMIT, MAX_EMIT]
+        );
         trace.extend(&emits_from(MAX_EMIT, 1));
         let back = TraceBuf::from_jsonl_str(&trace.to_jsonl()).unwrap();
         assert_eq!(back.get(1).map(|v| v.emit), Some(MAX_EMIT));
@@ -711,7 +724,10 @@ pub(crate) mod tests {
         assert_eq!(trace.dropped(), (2 * CHUNK + 5) as u64);
         assert_eq!(trace.records(), records[2 * CHUNK + 5..]);
         assert_eq!(trace.get(0).map(|v| v.t_ns), Some((2 * CHUNK + 5) as u64));
-        assert_eq!(trace.get(CHUNK + 4).map(|v| v.t_ns), Some((3 * CHUNK + 9) as u64));
+        assert_eq!(
+            trace.get(CHUNK + 4).map(|v| v.t_ns),
+            Some((3 * CHUNK + 9) as u64)
+        );
         assert!(trace.get(CHUNK + 5).is_none());
         // The storage is bounded too: the live records' chunks, plus one.
         assert!(trace.memory_bytes() <= 3 * CHUNK * RECORD_BYTES + 1024);

@@ -28,6 +28,12 @@ use crate::errors::{to_py, Phase};
 /// Records a sink is handed at once, unless the trace says otherwise.
 const DEFAULT_BATCH: usize = 4096;
 
+/// The defaults as Python sees them (both are small powers of two, so they fit).
+#[allow(clippy::cast_possible_wrap)]
+const LIMIT_ARG: i64 = DEFAULT_LIMIT as i64;
+#[allow(clippy::cast_possible_wrap)]
+const BATCH_ARG: i64 = DEFAULT_BATCH as i64;
+
 /// Every record of the emits made with one run context: the newest `limit` of them (I20).
 #[pyclass(frozen, module = "harnessweaver", name = "Trace")]
 pub struct Trace {
@@ -197,7 +203,10 @@ impl Trace {
                 if all {
                     return Err(err);
                 }
-                let kind = err.get_type(py).name().map_or_else(|_| "?".into(), |n| n.to_string());
+                let kind = err
+                    .get_type(py)
+                    .name()
+                    .map_or_else(|_| "?".into(), |n| n.to_string());
                 let _ = warn(
                     py,
                     format!("harnessweaver trace sink failed ({kind}); {count} records dropped"),
@@ -284,7 +293,7 @@ fn path_of(file: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
 #[pymethods]
 impl Trace {
     #[new]
-    #[pyo3(signature = (*, precise = false, limit = Some(DEFAULT_LIMIT as i64), sink = None, batch = DEFAULT_BATCH as i64))]
+    #[pyo3(signature = (*, precise = false, limit = Some(LIMIT_ARG), sink = None, batch = BATCH_ARG))]
     fn new(
         py: Python<'_>,
         precise: bool,
@@ -454,7 +463,7 @@ impl Trace {
     /// Read records written by `to_jsonl`/`write_jsonl` (any implementation's); the trace
     /// keeps the newest `limit` of them (I20).
     #[classmethod]
-    #[pyo3(signature = (text, *, limit = Some(DEFAULT_LIMIT as i64)))]
+    #[pyo3(signature = (text, *, limit = Some(LIMIT_ARG)))]
     fn from_jsonl(
         _cls: &Bound<'_, PyType>,
         py: Python<'_>,
@@ -470,7 +479,7 @@ impl Trace {
 
     /// Read a JSON Lines trace from a path or an open text file.
     #[classmethod]
-    #[pyo3(signature = (file, *, limit = Some(DEFAULT_LIMIT as i64)))]
+    #[pyo3(signature = (file, *, limit = Some(LIMIT_ARG)))]
     fn read_jsonl(
         cls: &Bound<'_, PyType>,
         file: &Bound<'_, PyAny>,
