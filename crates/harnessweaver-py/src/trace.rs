@@ -28,11 +28,8 @@ use crate::errors::{to_py, Phase};
 /// Records a sink is handed at once, unless the trace says otherwise.
 const DEFAULT_BATCH: usize = 4096;
 
-/// The defaults as Python sees them (both are small powers of two, so they fit).
-#[allow(clippy::cast_possible_wrap)]
-const LIMIT_ARG: i64 = DEFAULT_LIMIT as i64;
-#[allow(clippy::cast_possible_wrap)]
-const BATCH_ARG: i64 = DEFAULT_BATCH as i64;
+// The defaults are spelled out in the signatures below (so Python's signatures show them).
+const _: () = assert!(DEFAULT_LIMIT == 1_048_576 && DEFAULT_BATCH == 4096);
 
 /// Every record of the emits made with one run context: the newest `limit` of them (I20).
 #[pyclass(frozen, module = "harnessweaver", name = "Trace")]
@@ -293,7 +290,10 @@ fn path_of(file: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
 #[pymethods]
 impl Trace {
     #[new]
-    #[pyo3(signature = (*, precise = false, limit = Some(LIMIT_ARG), sink = None, batch = BATCH_ARG))]
+    #[pyo3(
+        signature = (*, precise = false, limit = Some(1_048_576), sink = None, batch = 4096),
+        text_signature = "(*, precise=False, limit=1048576, sink=None, batch=4096)"
+    )]
     fn new(
         py: Python<'_>,
         precise: bool,
@@ -463,7 +463,10 @@ impl Trace {
     /// Read records written by `to_jsonl`/`write_jsonl` (any implementation's); the trace
     /// keeps the newest `limit` of them (I20).
     #[classmethod]
-    #[pyo3(signature = (text, *, limit = Some(LIMIT_ARG)))]
+    #[pyo3(
+        signature = (text, *, limit = Some(1_048_576)),
+        text_signature = "(text, *, limit=1048576)"
+    )]
     fn from_jsonl(
         _cls: &Bound<'_, PyType>,
         py: Python<'_>,
@@ -479,7 +482,10 @@ impl Trace {
 
     /// Read a JSON Lines trace from a path or an open text file.
     #[classmethod]
-    #[pyo3(signature = (file, *, limit = Some(LIMIT_ARG)))]
+    #[pyo3(
+        signature = (file, *, limit = Some(1_048_576)),
+        text_signature = "(file, *, limit=1048576)"
+    )]
     fn read_jsonl(
         cls: &Bound<'_, PyType>,
         file: &Bound<'_, PyAny>,

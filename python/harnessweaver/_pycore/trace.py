@@ -116,8 +116,8 @@ class Trace:
 
     __slots__ = (
         "_batch",
-        "_due_at",
         "_dropped",
+        "_due_at",
         "_fields",
         "_jsonl",
         "_limit",
@@ -144,7 +144,9 @@ class Trace:
                 f"Trace limit must be a positive number of records or None, got {limit!r} (I20)"
             )
         if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
-            raise ValueError(f"Trace batch must be a positive number of records, got {batch!r} (I20)")
+            raise ValueError(
+                f"Trace batch must be a positive number of records, got {batch!r} (I20)"
+            )
         if sink is not None and not callable(sink):
             raise TypeError(f"Trace sink must be callable (taking a list of records), got {sink!r}")
         self._fields: list[Any] = []  # the cores record with ``_fields.extend(record)``
@@ -212,7 +214,7 @@ class Trace:
             over = held - self._limit
             self._skip += over
             self._dropped += over
-        if self._skip and self._skip * _WIDTH * 2 >= len(fields) or self._skip > 65536:
+        if (self._skip and self._skip * _WIDTH * 2 >= len(fields)) or self._skip > 65536:
             del fields[: self._skip * _WIDTH]  # in place: emits in flight extend this list
             self._skip = 0
         if self._dropped and not self._warned:
