@@ -281,7 +281,7 @@ def test_a_finalizer_may_emit_into_a_trace_being_read() -> None:
 # --- Bounded traces (I20) and 64-bit ordinals (I19): issue 13 ---------------------------------
 
 MAX_EMIT = 2**53 - 1
-BOUNDS = Path(__file__).parents[2] / "conformance" / "cases" / "trace" / "ordinal-bounds.json"
+BOUNDS = Path(__file__).parents[2] / "conformance/cases/trace/reads/ordinal-bounds.json"
 
 
 def _bus_with_one_middleware() -> hw.HookBus:
@@ -315,7 +315,7 @@ def _emit_into(ctx: Any, count: int, every: int = 0, each: Any = None, hook: str
 
 @pytest.mark.parametrize("core", _cores(), ids=lambda c: str(c.CORE))
 def test_ordinals_at_their_boundaries_i19(core: Any) -> None:
-    """The shared reads of conformance/cases/trace/ordinal-bounds.json (TypeScript carries
+    """The shared reads of conformance/cases/trace/reads/ordinal-bounds.json (TypeScript carries
     them out too). The bus runs the selected core, so the emits are made on that one's traces
     (the session runs this file under each core); the other core's reads are checked."""
     reads = json.loads(BOUNDS.read_text(encoding="utf-8"))["reads"]

@@ -12,8 +12,8 @@ interface Read {
   readonly then: { readonly emits?: number[]; readonly error?: string };
 }
 
-/** The shared reads of conformance/cases/trace/ordinal-bounds.json (the Python cores run them too). */
-const BOUNDS = fileURLToPath(new URL("../../../conformance/cases/trace/ordinal-bounds.json", import.meta.url));
+/** The shared reads of conformance/cases/trace/reads/ordinal-bounds.json (the Python cores run them too). */
+const BOUNDS = fileURLToPath(new URL("../../../conformance/cases/trace/reads/ordinal-bounds.json", import.meta.url));
 
 /** `count` emits through one context into `trace`, one middleware on tool.before; `each` every `every`. */
 async function emitInto(trace: Trace, count: number, every = 0, each: (i: number) => void = () => undefined) {
