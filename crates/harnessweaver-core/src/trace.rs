@@ -271,6 +271,21 @@ impl TraceBuf {
     /// Appends records already packed: a binding packs each as it records it, so writing an
     /// emit's records to the trace is a copy.
     pub fn extend_packed(&mut self, records: &[Packed]) {
+        // The common case, one emit's records with room left in the open chunk and the same
+        // high word: one copy, no per-record chunk check.
+        if let Some(last) = self.chunks.back_mut() {
+            let high = last.high;
+            if CHUNK - last.records.len() >= records.len() && records.iter().all(|r| r.high == high)
+            {
+                last.records.extend(records.iter().map(|r| r.stored));
+                let most = records.iter().map(|r| r.stored.low()).max().unwrap_or(0);
+                self.emits = self.emits.max(join(high, most));
+                self.total += records.len() as u64;
+                self.len += records.len();
+                self.enforce_limit();
+                return;
+            }
+        }
         self.append(records, |record| *record);
     }
 
@@ -282,6 +297,11 @@ impl TraceBuf {
             self.total += 1;
         }
         self.len += records.len();
+        self.enforce_limit();
+    }
+
+    /// Drops the oldest records past the limit, counting them.
+    fn enforce_limit(&mut self) {
         if self.len > self.limit {
             let over = self.len - self.limit;
             self.discard(over);
