@@ -16,7 +16,7 @@ from ._pycore import layer as _layers
 from ._select import CORE
 from ._select import core as _core_module
 from .bus import HookBus
-from .context import RunContext, Trace
+from .context import JsonlSink, RunContext, Trace
 from .contracts import CONTRACT_RULES, ContractViolation, check_contract, check_contracts
 from .envelope import Clock, Envelope, FixedClock, SystemClock
 from .errors import (
@@ -178,6 +178,7 @@ __all__ = [
     "HookBus",
     "HookResult",
     "JournalError",
+    "JsonlSink",
     "Message",
     "Middleware",
     "MiddlewareSpec",

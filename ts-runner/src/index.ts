@@ -83,7 +83,7 @@ export {
   type OutcomeKind,
 } from "./outcomes.js";
 export { FIELDS as TRACE_FIELDS, type RecordKind, type TraceRecord } from "./record.js";
-export { Trace } from "./trace.js";
+export { DEFAULT_BATCH, DEFAULT_LIMIT, jsonlSink, MAX_EMIT, Trace, type TraceOptions, type TraceSink } from "./trace.js";
 
 /** The package version: the Cargo workspace's, copied here by `nox -s version` (docs/packaging.md). */
 export const VERSION = "0.1.0";

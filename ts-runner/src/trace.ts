@@ -13,9 +13,48 @@ import { parseRecord } from "./traceread.js";
 
 const HOOKS = HOOK_POINTS.length;
 
-/** @internal What `Trace.add` is told for the records of emit number `emit` at a hook point. */
+/**
+ * The largest emit ordinal (I19): 2^53 - 1, the largest integer a number (and every JSON
+ * reader) holds exactly. An emit on a trace that reached it is numbered it again.
+ */
+export const MAX_EMIT = Number.MAX_SAFE_INTEGER;
+/** How many records a trace keeps unless told otherwise (I20): the newest 2^20. */
+export const DEFAULT_LIMIT = 2 ** 20;
+/** How many records a sink is handed at once unless told otherwise. */
+export const DEFAULT_BATCH = 4096;
+
+/**
+ * @internal What `Trace.add` is told for the records of an emit at a hook point: `emit` is
+ * what `Trace.beginEmit` returned (the ordinal less the trace's base, see there), so the key
+ * is exact for the first 2^50 emits a trace makes, whatever ordinal it started from.
+ */
 export function emitKey(emit: number, hookIndex: number): number {
   return emit * HOOKS + hookIndex;
+}
+
+/** Where a trace's records go as they come: called with batches of records, in order. */
+export type TraceSink = ((records: TraceRecord[]) => void) & { close?: () => void };
+
+export interface TraceOptions {
+  /** Records kept at most (the newest); `null` for no bound (I20). Default `DEFAULT_LIMIT`. */
+  readonly limit?: number | null;
+  /** Handed every `batch` records as emits start, and the rest on `flush()`/`close()`. */
+  readonly sink?: TraceSink;
+  readonly batch?: number;
+}
+
+/** A sink writing each record as one line of JSON (what `toJSONL` writes) to a stream. */
+export function jsonlSink(stream: { write(text: string): unknown }): TraceSink {
+  return (records) => {
+    stream.write(records.map((record) => `${JSON.stringify(record)}\n`).join(""));
+  };
+}
+
+function positive(value: number, what: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`Trace ${what} must be a positive number of records, got ${String(value)} (I20)`);
+  }
+  return value;
 }
 
 const FIRST_SHIFT = 4;
@@ -37,9 +76,24 @@ export function shapeOf(
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as unknown as Shape;
 }
 
+/** The chunk holding the record at `position` (among every record ever added). Chunks hold
+ * 16, 32, ... CHUNK records, then CHUNK each. */
+function chunkOf(position: number): number {
+  return position < GROWN_AT
+    ? 31 - Math.clz32((position >> FIRST_SHIFT) + 1)
+    : GROWN_CHUNKS + Math.floor((position - GROWN_AT) / CHUNK);
+}
+
+/** The position of the first record of chunk `chunk`. */
+function chunkStart(chunk: number): number {
+  return chunk < GROWN_CHUNKS ? FIRST_CHUNK * (2 ** chunk - 1) : GROWN_AT + (chunk - GROWN_CHUNKS) * CHUNK;
+}
+
 /**
- * Every record of the emits made with one run context. Give concurrent runs separate
- * contexts: each trace then holds only its own records (ruling 21). Nothing is dropped.
+ * Every record of the emits made with one run context: the newest `limit` of them (I20), the
+ * older ones dropped and counted (`dropped`) with one warning. A service hands records on as
+ * they come with a `sink`, or takes them out with `drain()`. Give concurrent runs separate
+ * contexts: each trace then holds only its own records (ruling 21).
  */
 export class Trace implements Iterable<TraceRecord> {
   // Storage: a record is kept as a shape (its fields but emit, hook and timings: usually a
@@ -60,10 +114,120 @@ export class Trace implements Iterable<TraceRecord> {
   #length = 0;
   #built: (TraceRecord | undefined)[] = [];
   #emits = 0;
+  /** Emit keys count from here: the highest ordinal read back (see `emitKey`). */
+  #base = 0;
+  /** Records taken out or dropped from the front; whole chunks of them are let go. */
+  #removed = 0;
+  #firstChunk = 0;
+  readonly #limit: number;
+  #dropped = 0;
+  #warned = false;
+  readonly #sink: TraceSink | undefined;
+  readonly #batch: number;
+  #serving = false;
 
-  /** @internal The bus numbers an emit when it starts. */
+  constructor(options: TraceOptions = {}) {
+    const { limit = DEFAULT_LIMIT, sink, batch = DEFAULT_BATCH } = options;
+    this.#limit = limit === null ? Infinity : positive(limit, "limit");
+    this.#batch = positive(batch, "batch");
+    if (sink !== undefined && typeof sink !== "function") throw new TypeError("Trace sink must be a function taking records");
+    this.#sink = sink;
+  }
+
+  /**
+   * @internal The bus numbers an emit when it starts: 1, 2, 3, ... (I8), at most MAX_EMIT
+   * (I19). Returned less the trace's base (for `emitKey`). First hands the sink its full
+   * batches.
+   */
   beginEmit(): number {
-    return (this.#emits += 1);
+    if (this.#sink !== undefined && this.#length >= this.#batch) this.#serve(false);
+    if (this.#emits < MAX_EMIT) this.#emits += 1;
+    return this.#emits - this.#base;
+  }
+
+  /** Records kept at most (I20); `null` for no bound. */
+  get limit(): number | null {
+    return this.#limit === Infinity ? null : this.#limit;
+  }
+
+  /** Records dropped because the limit was reached or the sink failed to take them. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** Takes out every record held: they are no longer held. Emit ordinals go on. */
+  drain(): TraceRecord[] {
+    return this.#take(this.#length);
+  }
+
+  /** Hands every record held to the sink now; returns how many (0 without a sink). */
+  flush(): number {
+    return this.#serve(true);
+  }
+
+  /** `flush()`, then the sink's own `close()` when it has one. */
+  close(): void {
+    this.flush();
+    this.#sink?.close?.();
+  }
+
+  #take(most: number): TraceRecord[] {
+    const count = Math.min(most, this.#length);
+    const taken = Array.from({ length: count }, (_, i) => this.#record(i));
+    this.#discard(count);
+    return taken;
+  }
+
+  /** Hands the sink every full batch (all records with `all`). A failing sink's records are
+   * counted as dropped and its error's name warned of; with `all` the error is thrown. */
+  #serve(all: boolean): number {
+    const sink = this.#sink;
+    if (sink === undefined || this.#serving) return 0;
+    this.#serving = true;
+    let served = 0;
+    try {
+      while (this.#length > 0 && (all || this.#length >= this.#batch)) {
+        const records = this.#take(this.#batch);
+        try {
+          sink(records);
+        } catch (error) {
+          this.#dropped += records.length;
+          if (all) throw error;
+          const name = error instanceof Error ? error.name : "NonErrorThrown";
+          process.emitWarning(`harnessweaver trace sink failed (${name}); ${records.length} records dropped`);
+        }
+        served += records.length;
+      }
+    } finally {
+      this.#serving = false;
+    }
+    return served;
+  }
+
+  /** Forgets the oldest `count` records, letting go of chunks that hold none still kept. */
+  #discard(count: number): void {
+    if (count <= 0) return;
+    this.#removed += count;
+    this.#length -= count;
+    if (this.#built.length > 0) this.#built = [];
+    // Chunks before the one holding the first record kept, except the one being filled.
+    while (this.#shapeChunks.length > 1 && chunkStart(this.#firstChunk + 1) <= this.#removed) {
+      this.#shapeChunks.shift();
+      this.#numberChunks.shift();
+      this.#firstChunk += 1;
+    }
+  }
+
+  #overflow(): void {
+    const over = this.#length - this.#limit;
+    this.#discard(over);
+    this.#dropped += over;
+    if (!this.#warned) {
+      this.#warned = true;
+      process.emitWarning(
+        `harnessweaver trace dropped its oldest records: it keeps the newest ${String(this.#limit)} (I20); give it a sink or drain() it`,
+      );
+    }
   }
 
   /** @internal Appends a whole record. */
@@ -99,33 +263,25 @@ export class Trace implements Iterable<TraceRecord> {
     numbers[n + 1] = start;
     numbers[n + 2] = end;
     this.#at = at + 1;
-    this.#length += 1;
+    if ((this.#length += 1) > this.#limit) this.#overflow();
   }
 
   /** The record at `index` (in range), built on first read. */
   #record(index: number): TraceRecord {
     const built = this.#built[index];
     if (built !== undefined) return built;
-    // Chunks hold 16, 32, ... CHUNK records, then CHUNK each.
-    let chunk: number;
-    let start: number;
-    if (index < GROWN_AT) {
-      chunk = 31 - Math.clz32((index >> FIRST_SHIFT) + 1);
-      start = FIRST_CHUNK * (2 ** chunk - 1);
-    } else {
-      chunk = GROWN_CHUNKS + Math.floor((index - GROWN_AT) / CHUNK);
-      start = GROWN_AT + (chunk - GROWN_CHUNKS) * CHUNK;
-    }
-    const at = index - start;
-    const shape = (this.#shapeChunks[chunk] as (Shape | TraceRecord)[])[at] as Shape | TraceRecord;
-    const numbers = this.#numberChunks[chunk] as Float64Array;
+    const position = this.#removed + index; // among every record ever added
+    const chunk = chunkOf(position);
+    const at = position - chunkStart(chunk);
+    const shape = (this.#shapeChunks[chunk - this.#firstChunk] as (Shape | TraceRecord)[])[at] as Shape | TraceRecord;
+    const numbers = this.#numberChunks[chunk - this.#firstChunk] as Float64Array;
     const key = numbers[at * 3] as number;
     const t_ns = nanoseconds(numbers[at * 3 + 1] as number);
     const record = Number.isNaN(key)
       ? (shape as TraceRecord)
       : orderedRecord({
           ...(shape as Shape),
-          emit: Math.floor(key / HOOKS),
+          emit: this.#base + Math.floor(key / HOOKS),
           hook: HOOK_POINTS[key % HOOKS] as HookPoint,
           t_ns,
           duration_ns: nanoseconds(numbers[at * 3 + 2] as number) - t_ns,
@@ -138,7 +294,7 @@ export class Trace implements Iterable<TraceRecord> {
     return this.#length;
   }
 
-  /** The number of emits traced so far. */
+  /** The number of emits begun on this trace: the last ordinal handed out or read (I8, I19). */
   get emits(): number {
     return this.#emits;
   }
@@ -173,17 +329,22 @@ export class Trace implements Iterable<TraceRecord> {
    * wrong types, unknown names and inconsistent records are a `TraceFormatError` naming the
    * line. Blank lines are skipped. Emit numbering goes on after the highest emit read.
    */
-  static fromJSONL(text: string): Trace {
-    const trace = new Trace();
+  static fromJSONL(text: string, options: Pick<TraceOptions, "limit"> = {}): Trace {
+    const trace = new Trace(options);
+    let most = 0;
     text.split(/\r\n|\r|\n/).forEach((line, index) => {
-      if (line.trim() !== "") trace.push(parseRecord(line, index + 1));
+      if (line.trim() !== "") {
+        const record = parseRecord(line, index + 1);
+        most = Math.max(most, record.emit);
+        trace.push(record);
+      }
     });
-    trace.#emits = trace.records().reduce((most, record) => Math.max(most, record.emit), 0);
+    trace.#emits = trace.#base = most;
     return trace;
   }
 
   /** Reads a JSON Lines trace from a file. */
-  static async readJSONL(file: string | URL): Promise<Trace> {
-    return Trace.fromJSONL(await readFile(file, "utf8"));
+  static async readJSONL(file: string | URL, options: Pick<TraceOptions, "limit"> = {}): Promise<Trace> {
+    return Trace.fromJSONL(await readFile(file, "utf8"), options);
   }
 }

@@ -67,8 +67,11 @@ function checked(data: Map<string, Parsed>): TraceRecord {
   for (const key of ["emit", "hook", "kind", "outcome", "modified"]) {
     if (!data.has(key)) throw new Problem(`missing field '${key}'`);
   }
-  const emit = whole(data, "emit", null, 2n ** 32n - 1n);
+  const emit = whole(data, "emit", null, 2n ** 64n - 1n);
   if (emit === 0) throw new Problem("emit is an ordinal from 1, not 0");
+  if (emit > Number.MAX_SAFE_INTEGER) {
+    throw new Problem(`invalid emit ${show(data.get("emit"))}: ordinals end at ${String(Number.MAX_SAFE_INTEGER)} (I19)`);
+  }
   const texts: Partial<Record<TextKey, string>> = {};
   for (const key of TEXT_KEYS) {
     const value = data.get(key);

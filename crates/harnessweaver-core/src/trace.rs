@@ -12,11 +12,13 @@ mod packed;
 mod read;
 pub mod spare;
 
+use std::collections::VecDeque;
 use std::io::{self, BufWriter, Write};
 
 use serde::Serialize;
 
 pub use self::packed::Packed;
+use self::packed::{join, Stored};
 
 use crate::band::Band;
 use crate::catalogue::{hook_name, HookId};
@@ -26,7 +28,7 @@ use crate::failure::FailureKind;
 use crate::outcome::OutcomeKind;
 use crate::symbol::{resolve_opt, Sym};
 
-pub use read::{from_jsonl_str, read_jsonl};
+pub use read::{from_jsonl_str, read_jsonl, read_jsonl_into};
 
 /// The byte stored in [`Record::band`], [`Record::fail_mode`], [`Record::failure`] or
 /// [`Record::contract`] when the record has no such field.
@@ -72,8 +74,8 @@ pub struct Record {
     /// Start, in [`now_ns`] nanoseconds.
     pub t_ns: u64,
     pub duration_ns: u64,
-    /// The emit's ordinal within its trace, from 1 (I8).
-    pub emit: u32,
+    /// The emit's ordinal within its trace, from 1 (I8), at most [`MAX_EMIT`] (I19).
+    pub emit: u64,
     pub middleware: Sym,
     pub code: Sym,
     /// The failure's type name (I5).
@@ -93,7 +95,7 @@ pub struct Record {
 }
 
 // What a walk passes around; a trace stores it in 32 bytes (`packed.rs`).
-const _: () = assert!(std::mem::size_of::<Record>() <= 40);
+const _: () = assert!(std::mem::size_of::<Record>() <= 48);
 
 impl Record {
     /// The record as readable values.
@@ -122,7 +124,7 @@ impl Record {
 /// no allocation. Deserialising goes through the strict checks of `read_jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RecordView {
-    pub emit: u32,
+    pub emit: u64,
     pub hook: &'static str,
     pub kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -152,46 +154,108 @@ pub fn now_ns() -> u64 {
 }
 
 /// The bytes a trace stores each record in.
-pub const RECORD_BYTES: usize = std::mem::size_of::<Packed>();
+pub const RECORD_BYTES: usize = std::mem::size_of::<Stored>();
 
 /// Records per chunk of a trace's storage: 128 KiB, so a trace's unused room is at most that.
 pub const CHUNK: usize = 4096;
 
-/// The highest emit ordinal among `records` (0 for none).
-fn last_emit(records: &[Packed]) -> u32 {
-    records.iter().map(Packed::emit).max().unwrap_or(0)
+/// The largest emit ordinal (I19): 2^53 − 1, the largest integer every JSON reader and
+/// TypeScript's numbers hold exactly. Ordinals are 64-bit integers below it.
+pub const MAX_EMIT: u64 = (1 << 53) - 1;
+
+/// How many records a trace keeps unless told otherwise (I20): the newest 2^20 (32 MiB here).
+pub const DEFAULT_LIMIT: usize = 1 << 20;
+
+/// Records whose emit ordinals share their high 32 bits (`packed.rs`), in the order recorded.
+#[derive(Debug)]
+struct Chunk {
+    high: u32,
+    /// The position of its first record among every record the trace ever held.
+    start: u64,
+    /// Room for exactly [`CHUNK`], or fewer once closed early (then shrunk to fit).
+    records: Vec<Stored>,
 }
 
-/// The records of one run context, in the order they were recorded.
-#[derive(Debug, Default)]
+impl Chunk {
+    fn end(&self) -> u64 {
+        self.start + self.records.len() as u64
+    }
+}
+
+/// The records of one run context, in the order they were recorded: the newest `limit` of
+/// them (I20); older ones are dropped and counted, or taken out first by [`TraceBuf::take`].
+#[derive(Debug)]
 pub struct TraceBuf {
-    /// Full chunks, then the one being filled; each allocated with room for exactly [`CHUNK`].
-    chunks: Vec<Vec<Packed>>,
+    /// Full chunks, then the one being filled.
+    chunks: VecDeque<Chunk>,
+    /// Records at the front of the first chunk that were already taken out or dropped.
+    skip: usize,
     len: usize,
-    /// The last emit ordinal handed out.
-    emits: u32,
+    /// Records ever appended; the position of the next one.
+    total: u64,
+    /// The highest emit ordinal handed out or recorded.
+    emits: u64,
+    limit: usize,
+    dropped: u64,
+}
+
+impl Default for TraceBuf {
+    fn default() -> Self {
+        Self::with_limit(Some(DEFAULT_LIMIT))
+    }
 }
 
 impl Drop for TraceBuf {
     fn drop(&mut self) {
-        spare::SPARE.keep(&mut self.chunks);
+        for chunk in self.chunks.drain(..) {
+            spare::SPARE.keep(chunk.records);
+        }
     }
 }
 
 impl TraceBuf {
+    /// A trace that keeps the newest [`DEFAULT_LIMIT`] records.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// The ordinal of an emit starting now: 1, 2, 3, … (I8). It saturates at `u32::MAX`
-    /// rather than wrapping to a number already used.
-    pub fn begin_emit(&mut self) -> u32 {
-        self.emits = self.emits.saturating_add(1);
+    /// A trace that keeps the newest `limit` records (at least one), or all with `None`.
+    pub fn with_limit(limit: Option<usize>) -> Self {
+        Self {
+            chunks: VecDeque::new(),
+            skip: 0,
+            len: 0,
+            total: 0,
+            emits: 0,
+            limit: limit.map_or(usize::MAX, |n| n.max(1)),
+            dropped: 0,
+        }
+    }
+
+    /// How many records this trace keeps at most; `None` for no bound.
+    pub fn limit(&self) -> Option<usize> {
+        (self.limit != usize::MAX).then_some(self.limit)
+    }
+
+    /// Records dropped because the limit was reached (or counted so by a binding).
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Counts `count` more records as dropped (a binding whose sink failed to take them).
+    pub fn count_dropped(&mut self, count: u64) {
+        self.dropped = self.dropped.saturating_add(count);
+    }
+
+    /// The ordinal of an emit starting now: 1, 2, 3, … (I8). It stops at [`MAX_EMIT`] rather
+    /// than wrap to a number already used (I19).
+    pub fn begin_emit(&mut self) -> u64 {
+        self.emits = (self.emits + 1).min(MAX_EMIT);
         self.emits
     }
 
-    /// The number of emits begun on this trace (the last ordinal handed out).
-    pub fn emits(&self) -> u32 {
+    /// The number of emits begun on this trace (the last ordinal handed out or recorded).
+    pub fn emits(&self) -> u64 {
         self.emits
     }
 
@@ -207,46 +271,109 @@ impl TraceBuf {
     /// Appends records already packed: a binding packs each as it records it, so writing an
     /// emit's records to the trace is a copy.
     pub fn extend_packed(&mut self, records: &[Packed]) {
+        // The common case, one emit's records with room left in the open chunk and the same
+        // high word: one copy, no per-record chunk check.
+        if let Some(last) = self.chunks.back_mut() {
+            let high = last.high;
+            if CHUNK - last.records.len() >= records.len() && records.iter().all(|r| r.high == high)
+            {
+                last.records.extend(records.iter().map(|r| r.stored));
+                let most = records.iter().map(|r| r.stored.low()).max().unwrap_or(0);
+                self.emits = self.emits.max(join(high, most));
+                self.total += records.len() as u64;
+                self.len += records.len();
+                self.enforce_limit();
+                return;
+            }
+        }
         self.append(records, |record| *record);
     }
 
     fn append<T>(&mut self, records: &[T], pack: impl Fn(&T) -> Packed) {
-        // The common case, one emit's records with room left in the open chunk: no splitting.
-        if let Some(chunk) = self.chunks.last_mut() {
-            if CHUNK - chunk.len() >= records.len() {
-                let start = chunk.len();
-                chunk.extend(records.iter().map(&pack));
-                self.emits = self.emits.max(last_emit(&chunk[start..]));
-                self.len += records.len();
-                return;
-            }
-        }
-        let mut rest = records;
-        while !rest.is_empty() {
-            let chunk = self.open_chunk();
-            let start = chunk.len();
-            let (now, later) = rest.split_at(rest.len().min(CHUNK - start));
-            chunk.extend(now.iter().map(&pack));
-            let most = last_emit(&chunk[start..]);
-            self.emits = self.emits.max(most);
-            rest = later;
+        for record in records {
+            let Packed { stored, high } = pack(record);
+            self.emits = self.emits.max(join(high, stored.low()));
+            self.open_chunk(high).records.push(stored);
+            self.total += 1;
         }
         self.len += records.len();
+        self.enforce_limit();
     }
 
-    /// The chunk being filled, starting a new one when the last is full.
-    fn open_chunk(&mut self) -> &mut Vec<Packed> {
-        if self
-            .chunks
-            .last()
-            .map_or(true, |chunk| chunk.len() == CHUNK)
-        {
-            self.chunks.push(spare::SPARE.take());
+    /// Drops the oldest records past the limit, counting them.
+    fn enforce_limit(&mut self) {
+        if self.len > self.limit {
+            let over = self.len - self.limit;
+            self.discard(over);
+            self.count_dropped(over as u64);
+        }
+    }
+
+    /// The chunk to add a record with ordinal high word `high` to: the last one while it has
+    /// room and that high word, else a new one. A chunk closed early (only when ordinals cross
+    /// a multiple of 2^32, or in a trace read back with ordinals all over) is shrunk to fit.
+    fn open_chunk(&mut self, high: u32) -> &mut Chunk {
+        let open = match self.chunks.back_mut() {
+            Some(last) if last.high == high && last.records.len() < CHUNK => true,
+            Some(last) => {
+                if last.records.len() < CHUNK {
+                    last.records.shrink_to_fit();
+                }
+                false
+            }
+            None => false,
+        };
+        if !open {
+            self.chunks.push_back(Chunk {
+                high,
+                start: self.total,
+                records: spare::SPARE.take(),
+            });
         }
         let last = self.chunks.len() - 1;
         &mut self.chunks[last]
     }
 
+    /// Forgets the oldest `count` records (at most all), giving emptied chunks back.
+    fn discard(&mut self, count: usize) {
+        let mut count = count.min(self.len);
+        self.len -= count;
+        while count > 0 {
+            let only = self.chunks.len() == 1;
+            let Some(front) = self.chunks.front_mut() else {
+                break;
+            };
+            let live = front.records.len() - self.skip;
+            if count < live {
+                self.skip += count;
+                break;
+            }
+            count -= live;
+            self.skip = 0;
+            if only {
+                // The chunk being filled: empty it and go on filling it.
+                front.start = front.end();
+                front.records.clear();
+            } else if let Some(chunk) = self.chunks.pop_front() {
+                spare::SPARE.keep(chunk.records);
+            }
+        }
+    }
+
+    /// Takes out the oldest `most` records (or all there are), in order: they are no longer
+    /// held. Emit ordinals go on.
+    pub fn take(&mut self, most: usize) -> Vec<Record> {
+        let taken: Vec<Record> = self.raw().take(most).collect();
+        self.discard(taken.len());
+        taken
+    }
+
+    /// Takes out every record held; see [`TraceBuf::take`].
+    pub fn drain(&mut self) -> Vec<Record> {
+        self.take(self.len)
+    }
+
+    /// The number of records held.
     pub fn len(&self) -> usize {
         self.len
     }
@@ -257,16 +384,31 @@ impl TraceBuf {
 
     /// The bytes this trace's storage takes: the records' chunks and the list of chunks.
     pub fn memory_bytes(&self) -> usize {
-        let chunks = self.chunks.capacity() * std::mem::size_of::<Vec<Packed>>();
-        let records: usize = self.chunks.iter().map(Vec::capacity).sum();
-        chunks + records * std::mem::size_of::<Packed>()
+        let chunks = self.chunks.capacity() * std::mem::size_of::<Chunk>();
+        let records: usize = self.chunks.iter().map(|c| c.records.capacity()).sum();
+        chunks + records * RECORD_BYTES
     }
 
     pub fn get(&self, index: usize) -> Option<RecordView> {
-        self.chunks
-            .get(index / CHUNK)
-            .and_then(|chunk| chunk.get(index % CHUNK))
-            .map(|packed| packed.unpack().view())
+        if index >= self.len {
+            return None;
+        }
+        let front = self.chunks.front()?;
+        let at = front.start + (self.skip + index) as u64;
+        // Chunks are full but for early-closed ones, so the guess is nearly always right.
+        let guess = usize::try_from((at - front.start) / CHUNK as u64).unwrap_or(usize::MAX);
+        let found = match self.chunks.get(guess) {
+            Some(chunk) if chunk.start <= at && at < chunk.end() => chunk,
+            _ => {
+                let after = self.chunks.partition_point(|chunk| chunk.start <= at);
+                self.chunks.get(after.checked_sub(1)?)?
+            }
+        };
+        let offset = usize::try_from(at - found.start).ok()?;
+        found
+            .records
+            .get(offset)
+            .map(|stored| stored.unpack(found.high).view())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = RecordView> + '_ {
@@ -275,7 +417,13 @@ impl TraceBuf {
 
     /// The records themselves, in order.
     pub fn raw(&self) -> impl Iterator<Item = Record> + '_ {
-        self.chunks.iter().flatten().map(Packed::unpack)
+        let skip = self.skip;
+        self.chunks.iter().enumerate().flat_map(move |(i, chunk)| {
+            let from = if i == 0 { skip } else { 0 };
+            chunk.records[from..]
+                .iter()
+                .map(move |stored| stored.unpack(chunk.high))
+        })
     }
 
     /// A copy of every record, in order.
@@ -285,20 +433,11 @@ impl TraceBuf {
 
     /// One compact JSON object per record, each followed by `\n`. Buffered internally.
     pub fn write_jsonl<W: Write>(&self, writer: W) -> io::Result<()> {
-        let mut out = BufWriter::new(writer);
-        for record in self.raw() {
-            serde_json::to_writer(&mut out, &record.view())?;
-            out.write_all(b"\n")?;
-        }
-        out.flush()
+        write_records_jsonl(self.raw(), writer)
     }
 
     pub fn to_jsonl(&self) -> String {
-        let mut bytes = Vec::with_capacity(self.len * 160);
-        // Writing to a Vec cannot fail and a view always serialises, so there is no error to
-        // report; should one ever happen, the lines written so far are returned.
-        let _ = self.write_jsonl(&mut bytes);
-        String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
+        records_to_jsonl(self.raw(), self.len)
     }
 
     /// Reads a trace written by [`TraceBuf::write_jsonl`]; see [`read_jsonl`].
@@ -310,6 +449,28 @@ impl TraceBuf {
     pub fn from_jsonl_str(text: &str) -> Result<TraceBuf, crate::error::Error> {
         from_jsonl_str(text)
     }
+}
+
+/// `records` as JSON Lines: one compact object each, followed by `\n`. Buffered internally.
+pub fn write_records_jsonl<W: Write>(
+    records: impl Iterator<Item = Record>,
+    writer: W,
+) -> io::Result<()> {
+    let mut out = BufWriter::new(writer);
+    for record in records {
+        serde_json::to_writer(&mut out, &record.view())?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()
+}
+
+/// `records` (about `count` of them) as one JSON Lines string.
+pub fn records_to_jsonl(records: impl Iterator<Item = Record>, count: usize) -> String {
+    let mut bytes = Vec::with_capacity(count * 160);
+    // Writing to a Vec cannot fail and a view always serialises, so there is no error to
+    // report; should one ever happen, the lines written so far are returned.
+    let _ = write_records_jsonl(records, &mut bytes);
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
 }
 
 #[cfg(test)]
@@ -385,8 +546,8 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn records_fit_in_40_bytes() {
-        assert!(std::mem::size_of::<Record>() <= 40);
+    fn records_fit_in_48_bytes() {
+        assert!(std::mem::size_of::<Record>() <= 48);
     }
 
     #[test]
@@ -501,6 +662,126 @@ pub(crate) mod tests {
         }
         assert!(trace.get(records.len()).is_none());
         assert_eq!(trace.iter().count(), records.len());
+    }
+
+    /// `count` hook records of emits `first`, `first + 1`, …
+    fn emits_from(first: u64, count: u64) -> Vec<Record> {
+        let [_, _, hook] = samples();
+        (0..count)
+            .map(|i| Record {
+                emit: first + i,
+                ..hook
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ordinals_go_on_past_u32_without_reuse_i19() {
+        let mut trace = TraceBuf::new();
+        trace.extend(&emits_from(u64::from(u32::MAX) - 1, 2));
+        assert_eq!(trace.emits(), u64::from(u32::MAX));
+        let next = [trace.begin_emit(), trace.begin_emit()];
+        assert_eq!(next, [1 << 32, (1 << 32) + 1]);
+        trace.extend(&emits_from(1 << 32, 2));
+        let emits: Vec<u64> = trace.iter().map(|v| v.emit).collect();
+        assert_eq!(
+            emits,
+            [
+                u64::from(u32::MAX) - 1,
+                u64::from(u32::MAX),
+                1 << 32,
+                (1 << 32) + 1
+            ]
+        );
+        let back = TraceBuf::from_jsonl_str(&trace.to_jsonl()).unwrap();
+        assert_eq!(back.records(), trace.records());
+        assert_eq!(back.emits(), (1 << 32) + 1);
+    }
+
+    #[test]
+    fn ordinals_stop_at_the_largest_i19() {
+        let mut trace = TraceBuf::new();
+        trace.extend(&emits_from(MAX_EMIT - 1, 1));
+        assert_eq!(
+            [trace.begin_emit(), trace.begin_emit()],
+            [MAX_EMIT, MAX_EMIT]
+        );
+        trace.extend(&emits_from(MAX_EMIT, 1));
+        let back = TraceBuf::from_jsonl_str(&trace.to_jsonl()).unwrap();
+        assert_eq!(back.get(1).map(|v| v.emit), Some(MAX_EMIT));
+        let over = trace.to_jsonl().replace(
+            &format!("\"emit\":{MAX_EMIT}"),
+            &format!("\"emit\":{}", MAX_EMIT + 1),
+        );
+        let error = TraceBuf::from_jsonl_str(&over).unwrap_err();
+        assert!(error.to_string().contains("9007199254740992"), "{error}");
+    }
+
+    #[test]
+    fn ordinals_all_over_cost_no_more_than_their_records() {
+        // Alternating high words close a chunk per record; each closed one shrinks to fit.
+        let mut trace = TraceBuf::new();
+        for i in 0..200u64 {
+            trace.extend(&emits_from(1 + (i % 2) * (1 << 40), 1));
+        }
+        assert_eq!(trace.len(), 200);
+        // The open chunk, and some 80 bytes for each closed one of one record.
+        let bound = CHUNK * RECORD_BYTES + 200 * 128;
+        assert!(trace.memory_bytes() < bound, "{}", trace.memory_bytes());
+        let emits: Vec<u64> = trace.iter().map(|v| v.emit).collect();
+        assert_eq!(emits[..3], [1, 1 + (1 << 40), 1]);
+        assert_eq!(trace.get(199).map(|v| v.emit), Some(1 + (1 << 40)));
+    }
+
+    #[test]
+    fn a_trace_keeps_the_newest_records_up_to_its_limit_i20() {
+        let records = numbered(3 * CHUNK + 10);
+        let mut trace = TraceBuf::with_limit(Some(CHUNK + 5));
+        for batch in records.chunks(9) {
+            trace.extend(batch);
+        }
+        assert_eq!(trace.len(), CHUNK + 5);
+        assert_eq!(trace.dropped(), (2 * CHUNK + 5) as u64);
+        assert_eq!(trace.records(), records[2 * CHUNK + 5..]);
+        assert_eq!(trace.get(0).map(|v| v.t_ns), Some((2 * CHUNK + 5) as u64));
+        assert_eq!(
+            trace.get(CHUNK + 4).map(|v| v.t_ns),
+            Some((3 * CHUNK + 9) as u64)
+        );
+        assert!(trace.get(CHUNK + 5).is_none());
+        // The storage is bounded too: the live records' chunks, plus one.
+        assert!(trace.memory_bytes() <= 3 * CHUNK * RECORD_BYTES + 1024);
+        assert_eq!(TraceBuf::new().limit(), Some(DEFAULT_LIMIT));
+        assert_eq!(TraceBuf::with_limit(None).limit(), None);
+    }
+
+    #[test]
+    fn taking_records_frees_them_and_ordinals_go_on() {
+        let mut trace = TraceBuf::new();
+        let mut next = 0u64;
+        let mut taken = 0usize;
+        for round in 0..50 {
+            for _ in 0..(CHUNK / 2 + round) {
+                let emit = trace.begin_emit();
+                trace.push(Record {
+                    emit,
+                    t_ns: next,
+                    ..samples()[2]
+                });
+                next += 1;
+            }
+            let out = trace.take(CHUNK / 3);
+            assert_eq!(out.first().map(|r| r.t_ns), Some(taken as u64));
+            taken += out.len();
+            let rest = trace.drain();
+            taken += rest.len();
+            assert_eq!(rest.last().map(|r| r.t_ns), Some(next - 1));
+            assert!(trace.is_empty());
+            assert!(trace.memory_bytes() <= CHUNK * RECORD_BYTES + 1024);
+        }
+        assert_eq!(taken as u64, next);
+        assert_eq!(trace.emits(), next);
+        assert_eq!(trace.dropped(), 0);
     }
 
     #[test]

@@ -1,56 +1,248 @@
 //! `hw.Trace` (paired with `_pycore/trace.py`): the core's compact record buffer, turned into
 //! dicts or JSON Lines only when someone reads it.
+//!
+//! A trace keeps the newest `limit` records (I20); a service hands them on as they come with a
+//! sink (a callable taking a list of record dicts, or `hw.JsonlSink`, written from here without
+//! dicts), or takes them out with `drain()`. The walk appends under the lock without Python
+//! (`walk.rs`); the lock's guard raises a flag when a batch is due or records were dropped, and
+//! the next emit's start (or `flush()`) serves it, outside the lock.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use pyo3::exceptions::PyIndexError;
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyType};
 use pyo3::{intern, IntoPyObjectExt};
 
-use harnessweaver_core::trace::{RecordView, TraceBuf};
+use harnessweaver_core::trace::{
+    read_jsonl_into, records_to_jsonl, Record, RecordView, TraceBuf, DEFAULT_LIMIT, MAX_EMIT,
+};
 
 use crate::errors::{to_py, Phase};
 
-/// Every record of the emits made with one run context. Nothing recorded is dropped.
+/// Records a sink is handed at once, unless the trace says otherwise.
+const DEFAULT_BATCH: usize = 4096;
+
+// The defaults are spelled out in the signatures below (so Python's signatures show them).
+const _: () = assert!(DEFAULT_LIMIT == 1_048_576 && DEFAULT_BATCH == 4096);
+
+/// Every record of the emits made with one run context: the newest `limit` of them (I20).
 #[pyclass(frozen, module = "harnessweaver", name = "Trace")]
 pub struct Trace {
     buf: Mutex<TraceBuf>,
     /// Emit ordinals are handed out here, without the lock (I8: in the order emits start).
-    emits: AtomicU32,
+    /// It may count past [`MAX_EMIT`]; ordinals stop there (I19).
+    emits: AtomicU64,
     /// Time every record on the precise clock (see `clock.rs` in the core).
     #[pyo3(get)]
     pub precise: bool,
+    /// Where records go as they come, in batches of `batch`; `None` keeps them.
+    sink: Option<Py<PyAny>>,
+    /// The sink is an `hw.JsonlSink`: it is handed JSON Lines text, not dicts.
+    jsonl: bool,
+    #[pyo3(get)]
+    batch: usize,
+    /// Set by the lock's guard: a batch is due, or records were dropped and not yet warned of.
+    due: AtomicBool,
+    warned: AtomicBool,
+    /// A sink is being served (a sink that emits into its own trace does not recurse).
+    serving: AtomicBool,
+}
+
+/// The trace's buffer, locked. Dropping it raises the trace's flag when there is work for the
+/// next emit's start (see the module comment): a comparison, no Python.
+pub struct TraceGuard<'a> {
+    buf: MutexGuard<'a, TraceBuf>,
+    trace: &'a Trace,
+}
+
+impl Deref for TraceGuard<'_> {
+    type Target = TraceBuf;
+    fn deref(&self) -> &TraceBuf {
+        &self.buf
+    }
+}
+
+impl DerefMut for TraceGuard<'_> {
+    fn deref_mut(&mut self) -> &mut TraceBuf {
+        &mut self.buf
+    }
+}
+
+impl Drop for TraceGuard<'_> {
+    fn drop(&mut self) {
+        let trace = self.trace;
+        let batch_due = trace.sink.is_some() && self.buf.len() >= trace.batch;
+        let unwarned = self.buf.dropped() > 0 && !trace.warned.load(Ordering::Relaxed);
+        if batch_due || unwarned {
+            trace.due.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+static JSONL_SINK: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// `harnessweaver.context.JsonlSink`.
+fn jsonl_sink_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    JSONL_SINK
+        .get_or_try_init(py, || {
+            py.import("harnessweaver.context")?
+                .getattr("JsonlSink")?
+                .cast_into::<PyType>()
+                .map(Bound::unbind)
+                .map_err(PyErr::from)
+        })
+        .map(|t| t.bind(py))
+}
+
+/// Logs `message` as a WARNING on the `harnessweaver.trace` logger.
+fn warn(py: Python<'_>, message: String) -> PyResult<()> {
+    py.import("logging")?
+        .call_method1("getLogger", ("harnessweaver.trace",))?
+        .call_method1("warning", (message,))?;
+    Ok(())
 }
 
 impl Trace {
-    pub fn lock(&self) -> MutexGuard<'_, TraceBuf> {
-        self.buf.lock().unwrap_or_else(PoisonError::into_inner)
+    pub fn lock(&self) -> TraceGuard<'_> {
+        TraceGuard {
+            buf: self.buf.lock().unwrap_or_else(PoisonError::into_inner),
+            trace: self,
+        }
     }
 
-    fn from_buf(buf: TraceBuf) -> Self {
+    fn with_buf(buf: TraceBuf, precise: bool) -> Self {
         Self {
-            emits: AtomicU32::new(buf.emits()),
+            emits: AtomicU64::new(buf.emits()),
             buf: Mutex::new(buf),
-            precise: false,
-        }
-    }
-
-    /// A new, empty trace.
-    pub fn empty(precise: bool) -> Self {
-        Self {
-            buf: Mutex::new(TraceBuf::new()),
-            emits: AtomicU32::new(0),
             precise,
+            sink: None,
+            jsonl: false,
+            batch: DEFAULT_BATCH,
+            due: AtomicBool::new(false),
+            warned: AtomicBool::new(false),
+            serving: AtomicBool::new(false),
         }
     }
 
-    /// The ordinal of an emit starting now: 1, 2, 3, … (I8).
-    pub fn begin_emit(&self) -> u32 {
-        self.emits.fetch_add(1, Ordering::Relaxed).saturating_add(1)
+    /// A new, empty trace with the default limit and no sink.
+    pub fn empty(precise: bool) -> Self {
+        Self::with_buf(TraceBuf::new(), precise)
+    }
+
+    /// The ordinal of an emit starting now: 1, 2, 3, … (I8), at most [`MAX_EMIT`] (I19).
+    /// First serves the sink or the warning the last records left due (a relaxed load when
+    /// there is none).
+    pub fn begin_emit(&self) -> u64 {
+        if self.due.load(Ordering::Relaxed) {
+            // Never an error: a failing sink is logged and its records counted (see `serve`).
+            let _ = Python::attach(|py| self.serve(py, false));
+        }
+        self.emits
+            .fetch_add(1, Ordering::Relaxed)
+            .saturating_add(1)
+            .min(MAX_EMIT)
+    }
+
+    /// Hands the sink every full batch (every record with `all`), and warns once of dropped
+    /// records. A failing sink's records are counted as dropped and its error type logged
+    /// (never its message, R9); with `all` (an explicit `flush()`) the error is raised.
+    fn serve(&self, py: Python<'_>, all: bool) -> PyResult<usize> {
+        if self.serving.swap(true, Ordering::Acquire) {
+            return Ok(0);
+        }
+        self.due.store(false, Ordering::Relaxed);
+        let served = self.serve_batches(py, all);
+        self.serving.store(false, Ordering::Release);
+        self.warn_of_drops(py);
+        served
+    }
+
+    /// Logs one WARNING, the first time the trace finds it dropped records.
+    fn warn_of_drops(&self, py: Python<'_>) -> u64 {
+        let (dropped, limit) = {
+            let buf = self.lock();
+            (buf.dropped(), buf.limit().unwrap_or(usize::MAX))
+        };
+        if dropped > 0 && !self.warned.swap(true, Ordering::Relaxed) {
+            let _ = warn(
+                py,
+                format!(
+                    "harnessweaver trace dropped its oldest records: it keeps the newest \
+                     {limit} (I20); give it a sink or drain() it"
+                ),
+            );
+        }
+        dropped
+    }
+
+    fn serve_batches(&self, py: Python<'_>, all: bool) -> PyResult<usize> {
+        let Some(sink) = &self.sink else {
+            return Ok(0);
+        };
+        let mut served = 0;
+        loop {
+            let records = {
+                let mut buf = self.lock();
+                if buf.is_empty() || (!all && buf.len() < self.batch) {
+                    break;
+                }
+                buf.take(self.batch)
+            };
+            let count = records.len();
+            if let Err(err) = self.hand(py, sink.bind(py), &records) {
+                self.lock().count_dropped(count as u64);
+                if all {
+                    return Err(err);
+                }
+                let kind = err
+                    .get_type(py)
+                    .name()
+                    .map_or_else(|_| "?".into(), |n| n.to_string());
+                let _ = warn(
+                    py,
+                    format!("harnessweaver trace sink failed ({kind}); {count} records dropped"),
+                );
+            }
+            served += count;
+        }
+        Ok(served)
+    }
+
+    /// One batch to the sink: JSON Lines text for a `JsonlSink`, else a list of dicts.
+    fn hand(&self, py: Python<'_>, sink: &Bound<'_, PyAny>, records: &[Record]) -> PyResult<()> {
+        if self.jsonl {
+            let text = records_to_jsonl(records.iter().copied(), records.len());
+            sink.call_method1(intern!(py, "write_text"), (text,))?;
+        } else {
+            sink.call1((dicts(py, records)?,))?;
+        }
+        Ok(())
+    }
+}
+
+/// Records as a list of dicts.
+fn dicts<'py>(py: Python<'py>, records: &[Record]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for record in records {
+        list.append(as_dict(py, &record.view())?)?;
+    }
+    Ok(list)
+}
+
+/// The limit asked for: `None` is no bound; otherwise at least 1.
+fn limit_of(limit: Option<i64>) -> PyResult<Option<usize>> {
+    match limit {
+        None => Ok(None),
+        Some(n) if n >= 1 => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
+        Some(n) => Err(PyValueError::new_err(format!(
+            "Trace limit must be a positive number of records or None, got {n} (I20)"
+        ))),
     }
 }
 
@@ -98,9 +290,108 @@ fn path_of(file: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
 #[pymethods]
 impl Trace {
     #[new]
-    #[pyo3(signature = (*, precise = false))]
-    fn new(precise: bool) -> Self {
-        Self::empty(precise)
+    #[pyo3(
+        signature = (*, precise = false, limit = Some(1_048_576), sink = None, batch = 4096),
+        text_signature = "(*, precise=False, limit=1048576, sink=None, batch=4096)"
+    )]
+    fn new(
+        py: Python<'_>,
+        precise: bool,
+        limit: Option<i64>,
+        sink: Option<Bound<'_, PyAny>>,
+        batch: i64,
+    ) -> PyResult<Self> {
+        let mut trace = Self::with_buf(TraceBuf::with_limit(limit_of(limit)?), precise);
+        trace.batch = match usize::try_from(batch) {
+            Ok(n) if n >= 1 => n,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "Trace batch must be a positive number of records, got {batch} (I20)"
+                )))
+            }
+        };
+        if let Some(sink) = sink.filter(|s| !s.is_none()) {
+            if !sink.is_callable() {
+                return Err(PyTypeError::new_err(format!(
+                    "Trace sink must be callable (taking a list of records), got {}",
+                    sink.repr()?
+                )));
+            }
+            trace.jsonl = sink.is_instance(jsonl_sink_type(py)?)?;
+            trace.sink = Some(sink.unbind());
+        }
+        Ok(trace)
+    }
+
+    /// How many records the trace keeps at most (I20); `None` for no bound.
+    #[getter]
+    fn limit(&self) -> Option<usize> {
+        self.lock().limit()
+    }
+
+    /// Records dropped because the limit was reached or a sink failed to take them.
+    #[getter]
+    fn dropped(&self, py: Python<'_>) -> u64 {
+        self.warn_of_drops(py)
+    }
+
+    /// The number of emits begun on this trace: the last ordinal handed out (I8, I19).
+    #[getter]
+    fn emits(&self) -> u64 {
+        let counted = self.emits.load(Ordering::Relaxed).min(MAX_EMIT);
+        counted.max(self.lock().emits())
+    }
+
+    /// The sink records go to, or `None`.
+    #[getter]
+    fn sink(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.sink.as_ref().map(|s| s.clone_ref(py))
+    }
+
+    /// Takes out every record held, as dicts: they are no longer held. Emit ordinals go on.
+    fn drain<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let records = self.lock().drain(); // the lock ends here (see `records`)
+        dicts(py, &records)
+    }
+
+    /// Hands every record held to the sink now; returns how many. Without a sink, 0. A
+    /// sink's error is raised (its records are counted as dropped).
+    fn flush(&self, py: Python<'_>) -> PyResult<usize> {
+        self.serve(py, true)
+    }
+
+    /// `flush()`, then the sink's own `close()` when it has one.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.flush(py)?;
+        if let Some(sink) = &self.sink {
+            let sink = sink.bind(py);
+            if sink.hasattr(intern!(py, "close"))? {
+                sink.call_method0(intern!(py, "close"))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _kind: Option<Bound<'_, PyAny>>,
+        _value: Option<Bound<'_, PyAny>>,
+        _traceback: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if let Some(sink) = &self.sink {
+            visit.call(sink)?;
+        }
+        Ok(())
     }
 
     fn __len__(&self) -> usize {
@@ -169,31 +460,53 @@ impl Trace {
         Ok(())
     }
 
-    /// Read records written by `to_jsonl`/`write_jsonl` (any implementation's).
+    /// Read records written by `to_jsonl`/`write_jsonl` (any implementation's); the trace
+    /// keeps the newest `limit` of them (I20).
     #[classmethod]
-    fn from_jsonl(_cls: &Bound<'_, PyType>, py: Python<'_>, text: &str) -> PyResult<Self> {
-        TraceBuf::from_jsonl_str(text)
-            .map(Self::from_buf)
-            .map_err(|e| to_py(py, Phase::Trace, &e))
+    #[pyo3(
+        signature = (text, *, limit = Some(1_048_576)),
+        text_signature = "(text, *, limit=1048576)"
+    )]
+    fn from_jsonl(
+        _cls: &Bound<'_, PyType>,
+        py: Python<'_>,
+        text: &str,
+        limit: Option<i64>,
+    ) -> PyResult<Self> {
+        let trace = read_jsonl_into(text.as_bytes(), TraceBuf::with_limit(limit_of(limit)?))
+            .map(|buf| Self::with_buf(buf, false))
+            .map_err(|e| to_py(py, Phase::Trace, &e))?;
+        trace.warn_of_drops(py);
+        Ok(trace)
     }
 
     /// Read a JSON Lines trace from a path or an open text file.
     #[classmethod]
-    fn read_jsonl(cls: &Bound<'_, PyType>, file: &Bound<'_, PyAny>) -> PyResult<Self> {
+    #[pyo3(
+        signature = (file, *, limit = Some(1_048_576)),
+        text_signature = "(file, *, limit=1048576)"
+    )]
+    fn read_jsonl(
+        cls: &Bound<'_, PyType>,
+        file: &Bound<'_, PyAny>,
+        limit: Option<i64>,
+    ) -> PyResult<Self> {
         let py = file.py();
         if let Some(path) = path_of(file)? {
             let reader = BufReader::new(File::open(&path)?);
-            return TraceBuf::read_jsonl(reader)
-                .map(Self::from_buf)
-                .map_err(|e| to_py(py, Phase::Trace, &e));
+            let trace = read_jsonl_into(reader, TraceBuf::with_limit(limit_of(limit)?))
+                .map(|buf| Self::with_buf(buf, false))
+                .map_err(|e| to_py(py, Phase::Trace, &e))?;
+            trace.warn_of_drops(py);
+            return Ok(trace);
         }
         let text = file.call_method0(intern!(py, "read"))?;
-        Self::from_jsonl(cls, py, text.extract::<&str>()?)
+        Self::from_jsonl(cls, py, text.extract::<&str>()?, limit)
     }
 
     fn __repr__(&self) -> String {
+        let emits = self.emits();
         let buf = self.lock();
-        let emits = self.emits.load(Ordering::Relaxed);
         format!("<Trace of {} records, {emits} emits>", buf.len())
     }
 }

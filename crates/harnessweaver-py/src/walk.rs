@@ -48,7 +48,7 @@ pub struct EmitState {
     pub env: Held<PyAny>,
     pub event_type: Held<PyType>,
     pub trace: Held<Trace>,
-    pub emit: u32,
+    pub emit: u64,
     pub walk: Walk,
     pub best: Option<Held<PyAny>>,
     pub t_emit: u64,

@@ -13,14 +13,26 @@ start is one integer, not two.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from types import TracebackType
 from typing import IO, Any, Final
 
 from ..errors import error_for
 
-__all__ = ["FIELDS", "Trace"]
+__all__ = ["DEFAULT_BATCH", "DEFAULT_LIMIT", "FIELDS", "MAX_EMIT", "Trace"]
+
+_log = logging.getLogger(__name__)
+
+MAX_EMIT: Final = 2**53 - 1
+"""The largest emit ordinal (I19): the largest integer every JSON reader holds exactly."""
+DEFAULT_LIMIT: Final = 2**20
+"""How many records a trace keeps unless told otherwise (I20)."""
+DEFAULT_BATCH: Final = 4096
+"""How many records a sink is handed at once unless told otherwise."""
+_NO_LIMIT: Final = sys.maxsize
 
 FIELDS: Final = (
     "emit",
@@ -107,21 +119,195 @@ def _as_dict(record: Record) -> dict[str, Any]:
 
 
 class Trace:
-    """Every record of the emits made with one run context. Nothing recorded is dropped."""
+    """Every record of the emits made with one run context: the newest ``limit`` (I20)."""
 
-    __slots__ = ("_emits", "_fields", "precise")
+    __slots__ = (
+        "_batch",
+        "_dropped",
+        "_due_at",
+        "_fields",
+        "_jsonl",
+        "_limit",
+        "_n",
+        "_serving",
+        "_sink",
+        "_skip",
+        "_warned",
+        "precise",
+    )
 
-    def __init__(self, *, precise: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        precise: bool = False,
+        limit: int | None = DEFAULT_LIMIT,
+        sink: Callable[[list[dict[str, Any]]], object] | None = None,
+        batch: int = DEFAULT_BATCH,
+    ) -> None:
+        if limit is not None and (
+            not isinstance(limit, int) or isinstance(limit, bool) or limit < 1
+        ):
+            raise ValueError(
+                f"Trace limit must be a positive number of records or None, got {limit!r} (I20)"
+            )
+        if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+            raise ValueError(
+                f"Trace batch must be a positive number of records, got {batch!r} (I20)"
+            )
+        if sink is not None and not callable(sink):
+            raise TypeError(f"Trace sink must be callable (taking a list of records), got {sink!r}")
         self._fields: list[Any] = []  # the cores record with ``_fields.extend(record)``
-        self._emits = 0
+        self._n = 0
+        self._skip = 0  # records at the front of _fields already taken out or dropped
+        self._limit = _NO_LIMIT if limit is None else limit
+        self._dropped = 0
+        self._sink = sink
+        self._batch = batch
+        from ..context import JsonlSink
+
+        self._jsonl = isinstance(sink, JsonlSink)
+        self._warned = False
+        self._serving = False
+        # Fields past which an emit's start has work: a batch for the sink, or records past
+        # the limit to trim (some slack, so that trimming the list's front is amortised).
+        past_limit = self._limit + max(self._limit // 8, 1024)
+        self._due_at = _WIDTH * (min(batch, past_limit) if sink is not None else past_limit)
         self.precise = precise  # time every record on the precise clock
+
+    @property
+    def _emits(self) -> int:
+        return self._n
+
+    @_emits.setter
+    def _emits(self, value: int) -> None:
+        # The cores number an emit with ``trace._emits += 1``; ordinals stop at MAX_EMIT (I19).
+        self._n = value if value <= MAX_EMIT else MAX_EMIT
+        if len(self._fields) >= self._due_at:
+            self._serve(everything=False)
 
     def _begin_emit(self) -> int:
         self._emits += 1
-        return self._emits
+        return self._n
+
+    @property
+    def limit(self) -> int | None:
+        """How many records the trace keeps at most (I20); ``None`` for no bound."""
+        return None if self._limit == _NO_LIMIT else self._limit
+
+    @property
+    def dropped(self) -> int:
+        """Records dropped because the limit was reached or a sink failed to take them."""
+        self._settle()
+        return self._dropped
+
+    @property
+    def emits(self) -> int:
+        """The number of emits begun on this trace: the last ordinal handed out (I8, I19)."""
+        return self._n
+
+    @property
+    def sink(self) -> Callable[[list[dict[str, Any]]], object] | None:
+        return self._sink
+
+    @property
+    def batch(self) -> int:
+        return self._batch
+
+    def _settle(self) -> None:
+        """Forget what is past the limit, and give back the list's dead front when large."""
+        fields = self._fields
+        held = len(fields) // _WIDTH - self._skip
+        if held > self._limit:
+            over = held - self._limit
+            self._skip += over
+            self._dropped += over
+        if (self._skip and self._skip * _WIDTH * 2 >= len(fields)) or self._skip > 65536:
+            del fields[: self._skip * _WIDTH]  # in place: emits in flight extend this list
+            self._skip = 0
+        if self._dropped and not self._warned:
+            self._warned = True
+            _log.warning(
+                "harnessweaver trace dropped its oldest records: it keeps the newest %d (I20); "
+                "give it a sink or drain() it",
+                self._limit,
+            )
+
+    def _take(self, most: int) -> list[Record]:
+        """The oldest ``most`` records held, taken out."""
+        self._settle()
+        start = self._skip * _WIDTH
+        count = min(most, len(self._fields) // _WIDTH - self._skip)
+        rows = list(_rows(self._fields[start : start + count * _WIDTH]))
+        self._skip += count
+        self._settle()
+        return rows
+
+    def _serve(self, *, everything: bool) -> int:
+        """Hand the sink every full batch (every record with ``everything``). A failing sink's
+        records are counted as dropped and its error type logged (never its message, R9); with
+        ``everything`` (an explicit ``flush()``) the error is raised."""
+        self._settle()
+        sink = self._sink
+        if sink is None or self._serving:
+            return 0
+        self._serving = True
+        served = 0
+        try:
+            while len(self) and (everything or len(self) >= self._batch):
+                rows = self._take(self._batch)
+                try:
+                    if self._jsonl:
+                        sink.write_text("".join(map(_line, rows)))  # type: ignore[attr-defined]
+                    else:
+                        sink([_as_dict(r) for r in rows])
+                except Exception as exc:
+                    self._dropped += len(rows)
+                    if everything:
+                        raise
+                    _log.warning(
+                        "harnessweaver trace sink failed (%s); %d records dropped",
+                        type(exc).__name__,
+                        len(rows),
+                    )
+                served += len(rows)
+        finally:
+            self._serving = False
+        return served
+
+    def drain(self) -> list[dict[str, Any]]:
+        """Take out every record held, as dicts: they are no longer held. Ordinals go on."""
+        return [_as_dict(r) for r in self._take(len(self))]
+
+    def flush(self) -> int:
+        """Hand every record held to the sink now; return how many. Without a sink, 0. A
+        sink's error is raised (its records are counted as dropped)."""
+        return self._serve(everything=True)
+
+    def close(self) -> None:
+        """``flush()``, then the sink's own ``close()`` when it has one."""
+        self.flush()
+        close = getattr(self._sink, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> Trace:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _live(self) -> list[Any]:
+        self._settle()
+        return self._fields[self._skip * _WIDTH :] if self._skip else self._fields
 
     def __len__(self) -> int:
-        return len(self._fields) // _WIDTH
+        self._settle()
+        return len(self._fields) // _WIDTH - self._skip
 
     def __sizeof__(self) -> int:
         # This object, its field list, and each distinct object the records hold: shapes,
@@ -134,35 +320,36 @@ class Trace:
         return object.__sizeof__(self) + sys.getsizeof(fields) + owned
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return map(_as_dict, _rows(self._fields))
+        return map(_as_dict, _rows(self._live()))
 
     def __getitem__(self, index: int) -> dict[str, Any]:
         count = len(self)
         if not -count <= index < count:
             raise IndexError(f"trace index {index} out of range")
-        start = (index % count) * _WIDTH
+        start = (self._skip + index % count) * _WIDTH
         return _as_dict(next(_rows(self._fields[start : start + _WIDTH])))
 
     def records(self) -> list[dict[str, Any]]:
         """Every record as a plain dict with the fields of ruling 20 / I8."""
-        return [_as_dict(r) for r in _rows(self._fields)]
+        return [_as_dict(r) for r in _rows(self._live())]
 
     def to_jsonl(self) -> str:
         """The records as JSON Lines, one compact object per line."""
-        return "".join(map(_line, _rows(self._fields)))
+        return "".join(map(_line, _rows(self._live())))
 
     def write_jsonl(self, file: str | os.PathLike[str] | IO[str]) -> None:
         """Write the records as JSON Lines to a path or an open text file."""
         if isinstance(file, str | os.PathLike):
             with open(file, "w", encoding="utf-8") as handle:
-                handle.writelines(map(_line, _rows(self._fields)))
+                handle.writelines(map(_line, _rows(self._live())))
         else:
-            file.writelines(map(_line, _rows(self._fields)))
+            file.writelines(map(_line, _rows(self._live())))
 
     @classmethod
-    def from_jsonl(cls, text: str) -> Trace:
-        """Read records written by ``to_jsonl``/``write_jsonl`` (any implementation's)."""
-        trace = cls()
+    def from_jsonl(cls, text: str, *, limit: int | None = DEFAULT_LIMIT) -> Trace:
+        """Read records written by ``to_jsonl``/``write_jsonl`` (any implementation's); the
+        trace keeps the newest ``limit`` of them (I20)."""
+        trace = cls(limit=limit)
         emits = 0
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
@@ -173,15 +360,17 @@ class Trace:
         return trace
 
     @classmethod
-    def read_jsonl(cls, file: str | os.PathLike[str] | IO[str]) -> Trace:
+    def read_jsonl(
+        cls, file: str | os.PathLike[str] | IO[str], *, limit: int | None = DEFAULT_LIMIT
+    ) -> Trace:
         """Read a JSON Lines trace from a path or an open text file."""
         if isinstance(file, str | os.PathLike):
             with open(file, encoding="utf-8") as handle:
-                return cls.from_jsonl(handle.read())
-        return cls.from_jsonl(file.read())
+                return cls.from_jsonl(handle.read(), limit=limit)
+        return cls.from_jsonl(file.read(), limit=limit)
 
     def __repr__(self) -> str:
-        return f"<Trace of {len(self)} records, {self._emits} emits>"
+        return f"<Trace of {len(self)} records, {self._n} emits>"
 
 
 def _line(record: Record) -> str:
@@ -261,9 +450,11 @@ def _record(data: dict[str, Any]) -> Record:
     for key in ("emit", "hook", "kind", "outcome", "modified"):
         if key not in data:
             raise ValueError(f"missing field {key!r}")
-    emit = _whole(data, "emit", None, 2**32 - 1)
+    emit = _whole(data, "emit", None, 2**64 - 1)
     if emit == 0:
         raise ValueError("emit is an ordinal from 1, not 0")
+    if emit > MAX_EMIT:
+        raise ValueError(f"invalid emit {emit}: ordinals end at {MAX_EMIT} (I19)")
     texts = {key: _text(data, key) for key in ("hook", "kind", "outcome", *_OPTIONAL)}
     if texts["hook"] not in ORDER:
         raise ValueError(f"unknown hook '{texts['hook']}'")

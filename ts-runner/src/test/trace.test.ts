@@ -142,7 +142,7 @@ describe("JSON Lines (I8)", () => {
     ["emit 0", JSON.stringify({ ...base, emit: 0 }), "emit is an ordinal from 1, not 0"],
     ["a fractional emit", '{"emit":1.0,"hook":"tool.before","kind":"hook","outcome":"continue","modified":false}', "invalid emit 1.0"],
     ["a negative emit", JSON.stringify({ ...base, emit: -1 }), "invalid emit -1"],
-    ["an emit too large", JSON.stringify({ ...base, emit: 2 ** 32 }), "invalid emit 4294967296"],
+    ["an emit too large (I19)", JSON.stringify({ ...base, emit: 2 ** 53 }), "invalid emit 9007199254740992"],
     ["a t_ns too large", '{"emit":1,"hook":"tool.before","kind":"hook","outcome":"continue","modified":false,"t_ns":18446744073709551616}', "invalid t_ns"],
     ["a text of another type", JSON.stringify({ ...base, hook: 7 }), "invalid hook 7"],
     ["an unknown hook", JSON.stringify({ ...base, hook: "tool.during" }), "unknown hook 'tool.during'"],

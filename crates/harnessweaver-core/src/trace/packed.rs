@@ -1,5 +1,10 @@
 //! The 32-byte form a trace stores each [`Record`] in.
 //!
+//! The emit ordinal is 64 bits (I19) but a stored record keeps only its low 32: the high 32 are
+//! kept once per chunk of the trace (`trace.rs`), which holds only records whose ordinals share
+//! them. [`Packed`] is a stored record with its high word, what a binding buffers during an
+//! emit; the trace drops the high word as it copies the record into a chunk.
+//!
 //! A `Record` is convenient to build and compare, but its six one-byte fields and two symbols
 //! that are never both present take 40 bytes. Stored, the small fields share 16 bits, and the
 //! code and the error share one symbol: a failure record's code is fixed by its fail mode and
@@ -14,11 +19,12 @@ use crate::failure::{resolve, FailureKind};
 use crate::outcome::OutcomeKind;
 use crate::symbol::{intern_opt, Sym, NO_SYM};
 
-/// A stored record.
+/// A stored record: its emit ordinal's high 32 bits are its chunk's.
 #[derive(Debug, Clone, Copy)]
-pub struct Packed {
+pub struct Stored {
     t_ns: u64,
     duration_ns: u64,
+    /// The low 32 bits of the emit ordinal.
     emit: u32,
     middleware: Sym,
     /// The error of a failure record, the code of any other.
@@ -31,7 +37,25 @@ pub struct Packed {
 }
 
 // The trace's memory budget: 32 bytes a record (issue 5 asks for at most 40).
-const _: () = assert!(std::mem::size_of::<Packed>() == 32);
+const _: () = assert!(std::mem::size_of::<Stored>() == 32);
+
+/// A record packed for storage, with the high 32 bits of its emit ordinal beside it.
+#[derive(Debug, Clone, Copy)]
+pub struct Packed {
+    pub(super) stored: Stored,
+    pub(super) high: u32,
+}
+
+/// The high and low 32 bits of an ordinal.
+#[allow(clippy::cast_possible_truncation)] // the split is the point
+fn split(emit: u64) -> (u32, u32) {
+    ((emit >> 32) as u32, emit as u32)
+}
+
+/// The ordinal from its high and low 32 bits.
+pub(super) fn join(high: u32, low: u32) -> u64 {
+    (u64::from(high) << 32) | u64::from(low)
+}
 
 /// (shift, width) of each small field in `flags`; an all-ones field is ABSENT.
 const KIND: (u32, u32) = (0, 2);
@@ -69,6 +93,30 @@ fn failure_code(fail_mode: u8, failure: u8) -> Sym {
 
 impl Packed {
     pub fn pack(record: &Record) -> Self {
+        let (high, low) = split(record.emit);
+        Self {
+            stored: Stored::pack(record, low),
+            high,
+        }
+    }
+
+    /// The ordinal of the emit this record belongs to.
+    pub fn emit(&self) -> u64 {
+        join(self.high, self.stored.emit)
+    }
+
+    pub fn unpack(&self) -> Record {
+        self.stored.unpack(self.high)
+    }
+}
+
+impl Stored {
+    /// The low 32 bits of its emit ordinal.
+    pub fn low(&self) -> u32 {
+        self.emit
+    }
+
+    fn pack(record: &Record, low: u32) -> Self {
         let failure = record.kind == RecordKind::Failure;
         debug_assert!(
             if failure {
@@ -88,7 +136,7 @@ impl Packed {
         Self {
             t_ns: record.t_ns,
             duration_ns: record.duration_ns,
-            emit: record.emit,
+            emit: low,
             middleware: record.middleware,
             text: if failure { record.error } else { record.code },
             hook: record.hook,
@@ -97,12 +145,8 @@ impl Packed {
         }
     }
 
-    /// The ordinal of the emit this record belongs to.
-    pub fn emit(&self) -> u32 {
-        self.emit
-    }
-
-    pub fn unpack(&self) -> Record {
+    /// The record, its ordinal's high 32 bits being `high`.
+    pub fn unpack(&self, high: u32) -> Record {
         let kind = RecordKind::from_u8(get(self.flags, KIND)).unwrap_or(RecordKind::Outcome);
         let (fail_mode, failure) = (get(self.flags, FAIL_MODE), get(self.flags, FAILURE));
         let (code, error) = if kind == RecordKind::Failure {
@@ -113,7 +157,7 @@ impl Packed {
         Record {
             t_ns: self.t_ns,
             duration_ns: self.duration_ns,
-            emit: self.emit,
+            emit: join(high, self.emit),
             middleware: self.middleware,
             code,
             error,
@@ -155,7 +199,7 @@ mod tests {
                     let record = Record {
                         t_ns: u64::MAX,
                         duration_ns: u64::MAX - 1,
-                        emit: u32::MAX,
+                        emit: u64::MAX,
                         middleware: intern("acme.guard"),
                         code: if outcome == OutcomeKind::Continue {
                             NO_SYM

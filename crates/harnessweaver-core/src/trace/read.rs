@@ -13,7 +13,7 @@ use std::io::BufRead;
 
 use serde::{Deserialize, Deserializer};
 
-use super::{Record, RecordKind, RecordView, TraceBuf, ABSENT};
+use super::{Record, RecordKind, RecordView, TraceBuf, ABSENT, MAX_EMIT};
 use crate::band::Band;
 use crate::catalogue::hook_id;
 use crate::contract::Rule;
@@ -24,8 +24,13 @@ use crate::outcome::OutcomeKind;
 use crate::symbol::intern_opt;
 
 /// Reads a JSON Lines trace. The emit counter of the result goes on from the highest `emit`.
-pub fn read_jsonl<R: BufRead>(mut reader: R) -> Result<TraceBuf, Error> {
-    let mut trace = TraceBuf::new();
+/// It keeps the newest [`super::DEFAULT_LIMIT`] records, like any new trace (I20).
+pub fn read_jsonl<R: BufRead>(reader: R) -> Result<TraceBuf, Error> {
+    read_jsonl_into(reader, TraceBuf::new())
+}
+
+/// [`read_jsonl`] into `trace` (a new one, with the limit its reader wants).
+pub fn read_jsonl_into<R: BufRead>(mut reader: R, mut trace: TraceBuf) -> Result<TraceBuf, Error> {
     let mut line = String::new();
     let mut number = 0usize;
     loop {
@@ -94,7 +99,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Wire<'a> {
-    emit: u32,
+    emit: u64,
     #[serde(borrow)]
     hook: Text<'a>,
     #[serde(borrow)]
@@ -137,6 +142,12 @@ impl Wire<'_> {
         let failure = parse_opt(self.failure.as_ref(), "failure", FailureKind::parse)?;
         if self.emit == 0 {
             return Err("emit is an ordinal from 1, not 0".to_owned());
+        }
+        if self.emit > MAX_EMIT {
+            return Err(format!(
+                "invalid emit {}: ordinals end at {MAX_EMIT} (I19)",
+                self.emit
+            ));
         }
         if self.modified && outcome != OutcomeKind::Continue {
             let shown = quote(outcome.as_str());

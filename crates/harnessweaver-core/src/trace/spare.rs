@@ -10,7 +10,7 @@
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::packed::Packed;
+use super::packed::Stored;
 use super::CHUNK;
 
 /// How many chunks the process keeps at most: 4 MiB once that many traces' worth were used.
@@ -22,7 +22,7 @@ pub static SPARE: Spare = Spare::new(SPARE_CHUNKS);
 /// A bounded stack of empty chunks.
 #[derive(Debug)]
 pub struct Spare {
-    chunks: Mutex<Vec<Vec<Packed>>>,
+    chunks: Mutex<Vec<Vec<Stored>>>,
     most: usize,
 }
 
@@ -34,26 +34,27 @@ impl Spare {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<Vec<Packed>>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<Vec<Stored>>> {
         self.chunks.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// An empty chunk with room for [`CHUNK`] records: a kept one when there is one.
-    pub fn take(&self) -> Vec<Packed> {
+    pub fn take(&self) -> Vec<Stored> {
         self.lock()
             .pop()
             .unwrap_or_else(|| Vec::with_capacity(CHUNK))
     }
 
-    /// Keeps what fits of `chunks`, emptied; what does not stays in `chunks` (to be freed).
-    pub fn keep(&self, chunks: &mut Vec<Vec<Packed>>) {
+    /// Keeps `chunk`, emptied, when it has room for [`CHUNK`] and fewer than the bound are
+    /// kept; else it is freed.
+    pub fn keep(&self, mut chunk: Vec<Stored>) {
+        if chunk.capacity() != CHUNK {
+            return;
+        }
         let mut kept = self.lock();
-        while kept.len() < self.most {
-            let Some(mut chunk) = chunks.pop() else { break };
-            if chunk.capacity() == CHUNK {
-                chunk.clear();
-                kept.push(chunk);
-            }
+        if kept.len() < self.most {
+            chunk.clear();
+            kept.push(chunk);
         }
     }
 
@@ -71,14 +72,14 @@ impl Spare {
 mod tests {
     use super::*;
 
-    fn full_chunk() -> Vec<Packed> {
+    fn full_chunk() -> Vec<Stored> {
         let mut trace = crate::trace::TraceBuf::new();
         let record = crate::trace::tests::samples()[0];
         for _ in 0..CHUNK {
             trace.push(record);
         }
         let mut chunks = std::mem::take(&mut trace.chunks);
-        chunks.pop().expect("one chunk")
+        chunks.pop_back().expect("one chunk").records
     }
 
     #[test]
@@ -86,9 +87,7 @@ mod tests {
         let spare = Spare::new(4);
         let chunk = full_chunk();
         let address = chunk.as_ptr();
-        let mut chunks = vec![chunk];
-        spare.keep(&mut chunks);
-        assert!(chunks.is_empty());
+        spare.keep(chunk);
         assert_eq!(spare.len(), 1);
         let again = spare.take();
         assert_eq!((again.len(), again.capacity()), (0, CHUNK));
@@ -103,18 +102,16 @@ mod tests {
     #[test]
     fn at_most_the_bound_is_kept_and_the_rest_is_left_to_free() {
         let spare = Spare::new(2);
-        let mut chunks: Vec<Vec<Packed>> = (0..5).map(|_| Vec::with_capacity(CHUNK)).collect();
-        spare.keep(&mut chunks);
-        assert_eq!((spare.len(), chunks.len()), (2, 3));
-        spare.keep(&mut chunks);
-        assert_eq!((spare.len(), chunks.len()), (2, 3));
+        for _ in 0..5 {
+            spare.keep(Vec::with_capacity(CHUNK));
+        }
+        assert_eq!(spare.len(), 2);
     }
 
     #[test]
     fn chunks_of_another_size_are_not_kept() {
         let spare = Spare::new(4);
-        let mut chunks = vec![Vec::with_capacity(7)];
-        spare.keep(&mut chunks);
+        spare.keep(Vec::with_capacity(7));
         assert!(spare.is_empty());
         assert_eq!(spare.take().capacity(), CHUNK);
     }
