@@ -33,10 +33,16 @@ class FrozenDict(dict[str, Any]):
 
     __slots__ = ()
 
-    def __new__(cls, items: Mapping[str, Any] | Iterable[tuple[str, Any]] = (), /) -> FrozenDict:
-        return _frozen_dict(dict(items))
+    def __new__(
+        cls, items: Mapping[str, Any] | Iterable[tuple[str, Any]] = (), /, **more: Any
+    ) -> FrozenDict:
+        return _frozen_dict(dict(items, **more))
 
-    def __init__(self, *args: object) -> None:
+    @classmethod
+    def fromkeys(cls, keys: Iterable[str], value: Any = None, /) -> FrozenDict:  # type: ignore[override]
+        return _frozen_dict(dict.fromkeys(keys, value))
+
+    def __init__(self, *args: object, **more: object) -> None:
         """Filled by ``__new__``: ``dict.__init__`` would merge into an existing one."""
 
     def __setitem__(self, key: str, value: Any) -> NoReturn:

@@ -165,6 +165,15 @@ def test_updated_names_a_path_that_leads_nowhere(
         tool_call(order={"items": [1, 2]}).updated(changes)
 
 
+def test_frozen_values_are_built_like_dicts_and_lists() -> None:
+    made = FrozenDict({"a": [1]}, b={"c": []})
+    assert made == {"a": [1], "b": {"c": []}} and type(made["b"]["c"]) is FrozenList
+    assert FrozenDict.fromkeys(["x"], [1]) == {"x": [1]}
+    assert type(FrozenDict.fromkeys(["x"], [1])["x"]) is FrozenList
+    assert FrozenList(iter([{"a": 1}])) == [{"a": 1}]
+    assert type(made.copy()) is dict and type(FrozenList([1]).copy()) is list  # mutable copies
+
+
 def test_frozen_values_copy_pickle_and_hash() -> None:
     event = tool_call(order={"items": [1, {"sku": "a"}]})
     assert copy.deepcopy(event) == event and copy.copy(event.call.arguments) is event.call.arguments
