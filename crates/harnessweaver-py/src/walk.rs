@@ -390,7 +390,9 @@ impl EmitState {
             .is_some_and(|limit| now.saturating_sub(self.t0) > limit)
     }
 
-    /// The current middleware failed (I5): trace it, and resolve it by its fail mode.
+    /// The current middleware failed (I5): trace it, and resolve it by its fail mode. Never
+    /// inlined: kept out of the plain-answer path that calls it only for a late answer.
+    #[inline(never)]
     pub fn failed(
         &mut self,
         py: Python<'_>,
@@ -419,7 +421,10 @@ impl EmitState {
     }
 
     /// Logs that the current middleware failed open (`buslog.py`, docs/logging.md): a slow
-    /// path only, so the plain-answer path never touches the logger.
+    /// path only, so the plain-answer path never touches the logger (and, cold and never
+    /// inlined, does not change how that path is compiled).
+    #[cold]
+    #[inline(never)]
     fn log_failed_open(&self, py: Python<'_>, kind: FailureKind, error: Sym) -> PyResult<()> {
         static FAILED_OPEN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
         let log = FAILED_OPEN.import(py, "harnessweaver.buslog", "failed_open")?;
@@ -430,6 +435,8 @@ impl EmitState {
     }
 
     /// Logs that the current middleware's modification broke `rule` on a bus in warn mode.
+    #[cold]
+    #[inline(never)]
     fn log_contract_warning(&self, py: Python<'_>, rule: Rule) -> PyResult<()> {
         static CONTRACT_WARNING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
         let log = CONTRACT_WARNING.import(py, "harnessweaver.buslog", "contract_warning")?;
