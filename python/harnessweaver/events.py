@@ -16,15 +16,11 @@ from typing import Annotated, Any, ClassVar, Literal, NoReturn, Self, get_origin
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidatorFunctionWrapHandler
 from pydantic.functional_validators import WrapValidator
 
-from .frozen import KEPT, FrozenDict, FrozenList, freeze, keep, refuse
+from .frozen import KEPT, FrozenDict, freeze, keep, refuse
 
 __all__ = [
     "EVENT_TYPES",
     "Event",
-    "FrozenDict",
-    "FrozenJson",
-    "FrozenList",
-    "FrozenObject",
     "Message",
     "ModelRequest",
     "ModelRequestEvent",
