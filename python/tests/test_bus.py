@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 from conftest import run_unless_stuck, tool_call, untimed
 from pydantic import BaseModel, ConfigDict
@@ -312,3 +313,149 @@ def test_run_contexts_start_their_own_trace() -> None:
     assert hw.RunContext(trace=shared).trace is shared
     with pytest.raises(TypeError, match=r"hw\.Trace"):
         hw.RunContext(trace=[])  # type: ignore[arg-type]
+
+
+# -- a modified event is judged by its real type (I18) --------------------------------------
+
+
+class ClaimsToBeAToolCall:
+    """Not an event, but ``isinstance`` would believe it is one."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return hw.ToolCallEvent
+
+
+class ClassRaises:
+    """Not an event, and asking it what it is raises."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        raise RuntimeError("no class for you")
+
+
+@pytest.mark.parametrize("impostor", [ClaimsToBeAToolCall, ClassRaises])
+@pytest.mark.parametrize("fail_mode", ["open", "closed"])
+@pytest.mark.parametrize("suspend", [False, True])
+async def test_a_modified_event_is_judged_by_its_real_type(
+    ctx: hw.RunContext, impostor: type, fail_mode: str, suspend: bool
+) -> None:
+    @hw.middleware(hooks=["tool.before"], fail_mode=fail_mode, timeout="2s")
+    async def pretender(event: Any, env: hw.Envelope) -> hw.Continue:
+        if suspend:
+            await anyio.sleep(0)
+        return hw.Continue(modified=impostor())
+
+    bus = hw.HookBus()
+    bus.register(pretender)
+    event = tool_call(amount_usd=120)
+    result = await bus.emit("tool.before", event, ctx)
+    assert result.event is event
+    record = ctx.trace[0]
+    assert record["failure"] == "wrong_event_type" and record["error"] == "WrongEventType"
+    if fail_mode == "open":
+        assert result.outcome == hw.Continue()
+    else:
+        assert result.outcome == hw.Block(
+            "middleware pretender failed: wrong_event_type", code="middleware_error"
+        )
+
+
+async def test_a_subclass_of_the_event_type_is_still_a_modification(ctx: hw.RunContext) -> None:
+    class Audited(hw.ToolCallEvent):
+        pass
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed")
+    async def audit(event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Continue:
+        return hw.Continue(modified=Audited.model_validate(event.model_dump()))
+
+    bus = hw.HookBus()
+    bus.register(audit)
+    result = await bus.emit("tool.before", tool_call(), ctx)
+    assert type(result.event) is Audited and ctx.trace[0]["modified"] is True
+
+
+# -- logging: fail-open failures and contract warnings (docs/logging.md) ---------------------
+
+
+@hw.middleware(hooks=["tool.before"], fail_mode="open")
+async def flaky(event: Any, env: hw.Envelope) -> None:
+    raise ValueError("card 4111 1111 1111 1111 declined")
+
+
+@hw.middleware(hooks=["tool.before"], fail_mode="closed")
+async def strict_guard(event: Any, env: hw.Envelope) -> None:
+    raise ValueError("card 4111 1111 1111 1111 declined")
+
+
+@hw.middleware(hooks=["tool.before"], fail_mode="open")
+async def renamer(event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Continue:
+    return hw.Continue(modified=event.updated({"call.name": "other"}))
+
+
+async def test_a_fail_open_failure_is_logged_with_type_names_only(
+    ctx: hw.RunContext, caplog: pytest.LogCaptureFixture
+) -> None:
+    bus = hw.HookBus()
+    bus.register(flaky)
+    with caplog.at_level("WARNING", logger="harnessweaver"):
+        await bus.emit("tool.before", tool_call(), ctx)
+    [record] = caplog.records
+    assert record.name == "harnessweaver.buslog" and record.levelname == "WARNING"
+    assert (record.middleware, record.hook) == ("flaky", "tool.before")  # type: ignore[attr-defined]
+    assert (record.failure, record.error) == ("exception", "ValueError")  # type: ignore[attr-defined]
+    assert "4111" not in record.getMessage() and record.exc_info is None  # never the message (R9)
+    assert "flaky" in record.getMessage() and "ValueError" in record.getMessage()
+
+
+@pytest.mark.parametrize("suspend", [False, True])
+async def test_a_timeout_failing_open_is_logged(
+    ctx: hw.RunContext, caplog: pytest.LogCaptureFixture, suspend: bool
+) -> None:
+    @hw.middleware(hooks=["tool.before"], fail_mode="open", timeout="10ms")
+    async def slow(event: Any, env: hw.Envelope) -> None:
+        await anyio.sleep(5)
+
+    bus = hw.HookBus()
+    bus.register(slow)
+    with caplog.at_level("WARNING", logger="harnessweaver"):
+        await bus.emit("tool.before", tool_call(), ctx)
+    [record] = caplog.records
+    assert (record.failure, record.error) == ("timeout", "MiddlewareTimeout")  # type: ignore[attr-defined]
+
+
+async def test_closed_failures_and_plain_answers_log_nothing(
+    ctx: hw.RunContext, caplog: pytest.LogCaptureFixture
+) -> None:
+    bus = hw.HookBus()
+    bus.register(strict_guard)
+    with caplog.at_level("DEBUG", logger="harnessweaver"):
+        result = await bus.emit("tool.before", tool_call(), ctx)
+        await hw.HookBus().emit("tool.before", tool_call(), ctx)
+    assert result.outcome.kind == "block" and caplog.records == []
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("warn", {"contract": "tool.before/tool_unchanged"}),
+        ("strict", {"failure": "contract_violation", "error": "ContractViolation"}),
+    ],
+)
+async def test_contract_breaches_are_logged(
+    ctx: hw.RunContext, caplog: pytest.LogCaptureFixture, mode: str, expected: dict[str, str]
+) -> None:
+    bus = hw.HookBus(contracts=mode)
+    bus.register(renamer)
+    with caplog.at_level("WARNING", logger="harnessweaver"):
+        await bus.emit("tool.before", tool_call(), ctx)
+    [record] = caplog.records
+    assert record.middleware == "renamer"  # type: ignore[attr-defined]
+    assert {key: getattr(record, key) for key in expected} == expected
+
+
+def test_the_library_is_silent_unless_logging_is_configured() -> None:
+    import logging
+
+    logger = logging.getLogger("harnessweaver")
+    assert any(isinstance(h, logging.NullHandler) for h in logger.handlers)

@@ -15,15 +15,17 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyType};
 use pyo3::{intern, IntoPyObjectExt, PyTraverseError, PyVisit};
 
+use harnessweaver_core::catalogue::{hook_name, HookId};
 use harnessweaver_core::clock::{self, precise_ns};
 use harnessweaver_core::contract::{ContractMode, Rule};
+use harnessweaver_core::fail_mode::FailMode;
 use harnessweaver_core::failure::{closed_reason, FailureKind};
 use harnessweaver_core::outcome::OutcomeKind;
 use harnessweaver_core::registry::{Chain, Entry};
 use harnessweaver_core::symbol::{intern as intern_sym, NO_SYM};
 use harnessweaver_core::trace::{Packed, Record};
 use harnessweaver_core::walk::{failure_error_sym, Answer, Walk};
-use harnessweaver_core::{catalogue::HookId, duration::nanos_to_seconds, Sym};
+use harnessweaver_core::{duration::nanos_to_seconds, Sym};
 use smallvec::SmallVec;
 
 use crate::contract::violation;
@@ -137,6 +139,15 @@ fn outcome(
     }
 }
 
+/// Whether `value`'s real type is `event_type` or a subclass of it (I18): `isinstance` would
+/// believe a `__class__` that claims the type, and call one that raises.
+fn is_event_of(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> bool {
+    let kind = value.get_type();
+    // SAFETY: both are live type objects; `PyType_IsSubtype` only reads their MROs.
+    kind.is(event_type)
+        || unsafe { ffi::PyType_IsSubtype(kind.as_type_ptr(), event_type.as_type_ptr()) != 0 }
+}
+
 /// Classifies an answer by exact type: outcomes are final classes.
 fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> PyResult<Judged> {
     let py = value.py();
@@ -163,20 +174,15 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> PyResult<J
                 keep: None,
                 modified: None,
             },
-            Some(event)
-                if event.bind(py).get_type().is(event_type)
-                    || event.bind(py).is_instance(event_type)? =>
-            {
-                Judged::Answer {
-                    answer: Answer::Outcome {
-                        kind: OutcomeKind::Continue,
-                        modified: true,
-                        code: NO_SYM,
-                    },
-                    keep: Some(value.clone().unbind()),
-                    modified: Some(event.clone_ref(py)),
-                }
-            }
+            Some(event) if is_event_of(event.bind(py), event_type) => Judged::Answer {
+                answer: Answer::Outcome {
+                    kind: OutcomeKind::Continue,
+                    modified: true,
+                    code: NO_SYM,
+                },
+                keep: Some(value.clone().unbind()),
+                modified: Some(event.clone_ref(py)),
+            },
             Some(_) => Judged::Failure(FailureKind::WrongEventType),
         });
     }
@@ -418,7 +424,9 @@ impl EmitState {
             .is_some_and(|limit| now.saturating_sub(self.t0) > limit)
     }
 
-    /// The current middleware failed (I5): trace it, and resolve it by its fail mode.
+    /// The current middleware failed (I5): trace it, and resolve it by its fail mode. Never
+    /// inlined: kept out of the plain-answer path that calls it only for a late answer.
+    #[inline(never)]
     pub fn failed(
         &mut self,
         py: Python<'_>,
@@ -440,6 +448,34 @@ impl EmitState {
         if decision.stop {
             self.next = self.chain.len();
         }
+        if self.entry().decl.fail_mode == FailMode::Open {
+            self.log_failed_open(py, kind, error)?;
+        }
+        Ok(())
+    }
+
+    /// Logs that the current middleware failed open (`buslog.py`, docs/logging.md): a slow
+    /// path only, so the plain-answer path never touches the logger (and, cold and never
+    /// inlined, does not change how that path is compiled).
+    #[cold]
+    #[inline(never)]
+    fn log_failed_open(&self, py: Python<'_>, kind: FailureKind, error: Sym) -> PyResult<()> {
+        static FAILED_OPEN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let log = FAILED_OPEN.import(py, "harnessweaver.buslog", "failed_open")?;
+        let error = harnessweaver_core::symbol::resolve(error).unwrap_or("Exception");
+        let name = self.entry().decl.name.as_str();
+        log.call1((name, hook_name(self.hook), kind.as_str(), error))?;
+        Ok(())
+    }
+
+    /// Logs that the current middleware's modification broke `rule` on a bus in warn mode.
+    #[cold]
+    #[inline(never)]
+    fn log_contract_warning(&self, py: Python<'_>, rule: Rule) -> PyResult<()> {
+        static CONTRACT_WARNING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let log = CONTRACT_WARNING.import(py, "harnessweaver.buslog", "contract_warning")?;
+        let name = self.entry().decl.name.as_str();
+        log.call1((name, hook_name(self.hook), rule.as_str()))?;
         Ok(())
     }
 
@@ -496,6 +532,12 @@ impl EmitState {
                 self.best = self.failure_outcome(py, &decision, FailureKind::ContractViolation)?;
             }
             decision.new_best = false;
+            if self.entry().decl.fail_mode == FailMode::Open {
+                let error = failure_error_sym(FailureKind::ContractViolation, None);
+                self.log_failed_open(py, FailureKind::ContractViolation, error)?;
+            }
+        } else {
+            self.log_contract_warning(py, rule)?;
         }
         Ok(decision)
     }

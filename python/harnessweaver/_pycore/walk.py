@@ -14,6 +14,7 @@ from types import CoroutineType
 from typing import Any
 
 from .._slowpath import NOT_STARTED, DeadlinePassed, drive_with_deadline, stray_cancellation
+from ..buslog import contract_warning, failed_open
 from .contracts import violation
 from .failure import (
     CANCELLED,
@@ -52,6 +53,13 @@ _UNCALLED: Any = object()  # what ``awaitable`` holds in ``drive`` while the cal
 
 def _cannot_await(value: Any) -> bool:
     return type(value) is not CoroutineType and not hasattr(value, "__await__")
+
+
+def _is_event_of(value: Any, etype: type) -> bool:
+    """Whether ``value``'s real type is ``etype`` or a subclass of it (I18): ``isinstance``
+    would believe a ``__class__`` that claims the type, and call one that raises."""
+    kind = type(value)
+    return kind is etype or etype in kind.__mro__
 
 
 _SEVERITY: dict[type, int] = {Retry: 2, Escalate: 3, Suspend: 4, Block: 5}
@@ -204,7 +212,7 @@ class Walk:
             modified = value.modified
             if modified is None:
                 sev = 0
-            elif isinstance(modified, self._etype):
+            elif _is_event_of(modified, self._etype):
                 if self._contracts is not None:
                     rule = violation(self._hook, self._event, modified)
                     if rule is not None:
@@ -236,6 +244,7 @@ class Walk:
             return
         self._event = value.modified
         self._trace(self._entry, "continue", True, None, now, rule)
+        contract_warning(self._entry.name, self._hook, rule)
         if self._best_sev < 1:
             self._best_sev = 1
             self._best = value
@@ -254,6 +263,8 @@ class Walk:
         shape = failure_shape(entry.name, entry.band, kind, code, failure, error, entry.fail_mode,
                               contract)  # fmt: skip
         self._record((shape, self._key, self._t0, now))
+        if not entry.closed:
+            failed_open(entry.name, self._hook, failure, error)
         if sev > self._best_sev:
             self._best_sev = sev
             self._best = outcome

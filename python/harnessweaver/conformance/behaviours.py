@@ -10,15 +10,16 @@ import asyncio
 import builtins
 import copy
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
 import anyio
+from pydantic import BaseModel
 
 import harnessweaver as hw
 
-__all__ = ["RAN", "Behaviours", "CaseFault", "exception_type", "json_equal"]
+__all__ = ["RAN", "Behaviours", "CaseFault", "exception_type", "json_equal", "mutate"]
 
 
 class CaseFault(BaseException):
@@ -107,6 +108,35 @@ async def _stray_cancellation() -> None:
     await future
 
 
+def _step(here: Any, part: str, path: str) -> Any:
+    """One step of a path into a live event: a model's field, an object's key, a list's item."""
+    if isinstance(here, BaseModel) and part in type(here).model_fields:
+        return getattr(here, part)
+    if isinstance(here, Mapping) and part in here:
+        return here[part]
+    listed = isinstance(here, Sequence) and not isinstance(here, str)
+    if listed and part.isdigit() and int(part) < len(here):
+        return here[int(part)]
+    raise CaseFault(f"mutate: {path} leads nowhere in the event")
+
+
+def mutate(event: Any, change: dict[str, Any]) -> None:
+    """Tries to change ``event`` itself (§3 ``mutate``): for each ``set`` path, assigns the
+    value there in place, as a careless middleware would. Events refuse it (I18): the
+    ``TypeError`` raised is the middleware's failure."""
+    for path, value in change["set"].items():
+        *parents, last = path.split(".")
+        here = event
+        for part in parents:
+            here = _step(here, part, path)
+        if isinstance(here, BaseModel):
+            setattr(here, last, copy.deepcopy(value))
+        elif isinstance(here, Sequence) and not isinstance(here, str):
+            here[int(last)] = copy.deepcopy(value)  # type: ignore[index]
+        else:
+            here[last] = copy.deepcopy(value)
+
+
 class Behaviours:
     """Turns a case's declarations into middleware for one run of the case."""
 
@@ -155,6 +185,9 @@ class Behaviours:
             self._calls[id(b)] = calls + 1
             steps = b["sequence"]
             return await self.perform(steps[min(calls, len(steps) - 1)], event, env)
+        if "mutate" in b:
+            mutate(event, b["mutate"])
+            return await self.perform(b["then"], event, env)
         if "register" in b or "unregister" in b:
             self._change_bus(b)
             return await self.perform(b["then"], event, env)

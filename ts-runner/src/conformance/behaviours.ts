@@ -90,6 +90,10 @@ export class Behaviours {
       return this.perform(this.#node(chosen ?? { return: "none" }), event, env, signal);
     }
     if ("sequence" in b) return this.perform(this.#next(b), event, env, signal);
+    if ("mutate" in b) {
+      mutate(event, this.#node(b["mutate"]), (error) => this.#fatal(error));
+      return then();
+    }
     if ("register" in b) {
       this.#guard(() => this.#host.register(b["register"]));
       return then();
@@ -196,4 +200,40 @@ export function modified(event: Event, change: Node): Event {
   for (const [path, value] of each("set")) put(data, path, thawJson(frozenJson(value, path)));
   for (const [path, value] of each("append")) append(data, path, thawJson(frozenJson(value, path)));
   return (event.constructor as unknown as { fromJSON(data: unknown): Event }).fromJSON(data);
+}
+
+/**
+ * `{"mutate": {"set": {P: V}}}`: tries to change the event itself, as a careless middleware
+ * would, assigning V at each path P in place (§3). Events are frozen all the way down (I18), so
+ * in strict-mode code the assignment throws a TypeError: the middleware's failure. A path that
+ * leads nowhere is the case's fault (`fatal`).
+ */
+export function mutate(event: Event, change: Node, fatal: (error: unknown) => unknown): void {
+  const set = isPlainObject(change["set"]) ? change["set"] : {};
+  for (const [path, value] of Object.entries(set)) {
+    const parts = path.split(".");
+    const last = parts.pop() ?? "";
+    let here: unknown = event;
+    for (const part of parts) {
+      const next = step(here, part);
+      if (next === ABSENT) throw fatal(new BehaviourError(`mutate: ${path} leads nowhere in the event`));
+      here = next;
+    }
+    const target = here as Record<string, unknown>;
+    target[propertyOf(here, last)] = thawJson(frozenJson(value, path));
+  }
+}
+
+/** The camelCase property of a model that a JSON key names; other keys are themselves. */
+function propertyOf(here: unknown, key: string): string {
+  const schema = (here as { constructor?: { schema?: Record<string, { json: string }> } }).constructor?.schema;
+  if (schema === undefined || isPlainObject(here) || Array.isArray(here)) return key;
+  return Object.entries(schema).find(([, field]) => field.json === key)?.[0] ?? key;
+}
+
+function step(here: unknown, part: string): unknown {
+  if (Array.isArray(here)) return /^[0-9]+$/.test(part) && Number(part) < here.length ? here[Number(part)] : ABSENT;
+  if (typeof here !== "object" || here === null) return ABSENT;
+  const key = propertyOf(here, part);
+  return Object.hasOwn(here, key) ? (here as Record<string, unknown>)[key] : ABSENT;
 }
