@@ -103,6 +103,27 @@ def prepare_resume(journal: Path | None, trace_path: Path | None) -> Scan | None
     return found
 
 
+def _made(trace: Trace) -> int:
+    """How many records the trace has been given: those it holds and those its limit dropped
+    (I20). Positions counted this way stay put when the oldest records are dropped."""
+    return trace.dropped + len(trace)
+
+
+def _since(trace: Trace, made: int) -> list[dict[str, Any]]:
+    """The records given to the trace after the first ``made``, as far as it still holds them.
+    A run makes far fewer records between two journal lines than a trace keeps (2^20 by
+    default), so none is missing unless the limit was set that low: then the loss is logged."""
+    first = trace.dropped  # the position of the oldest record held
+    if made < first:
+        logger.warning(
+            "trace: %d records were dropped by the trace's limit (%s) before they were written "
+            "to the trace file",
+            first - made,
+            trace.limit,
+        )
+    return [trace[i - first] for i in range(max(made, first), first + len(trace))]
+
+
 class Recorder:
     """The journal and the trace file of one segment of a run (nothing without a journal).
 
@@ -124,7 +145,7 @@ class Recorder:
         scanned: Scan | None = None,
     ) -> None:
         self.trace = trace
-        self.start = self._written = len(trace)
+        self.start = self._written = _made(trace)
         self._in_file = 0
         """Records in the trace file: what the next journal line counts."""
         self._journal: JournalWriter | None = None
@@ -155,19 +176,19 @@ class Recorder:
         crash between the two leaves records that :func:`prepare_resume` drops."""
         if self._journal is None or self._trace_file is None:
             return
-        records = [self.trace[i] for i in range(self._written, len(self.trace))]
+        records = _since(self.trace, self._written)
         self._trace_file.writelines(
             json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n"
             for record in records
         )
         self._trace_file.flush()
-        self._written += len(records)
+        self._written = _made(self.trace)
         self._in_file += len(records)
         self._journal.write(line, trace=self._in_file)
 
     def segment_records(self) -> list[dict[str, Any]]:
         """The trace records made in this segment."""
-        return [self.trace[i] for i in range(self.start, len(self.trace))]
+        return _since(self.trace, self.start)
 
     def close(self) -> None:
         if self._journal is not None:

@@ -234,3 +234,28 @@ def test_a_rewrite_to_an_equal_value_of_another_type_is_kept(tmp_path: Path) -> 
     assert recovered is not None
     assert recovered.model_dump_json() == done.state.model_dump_json()
     assert '"order":1.0,"seen":true' in done.state.model_dump_json()
+
+
+def test_a_trace_past_its_limit_still_writes_every_record_to_the_trace_file(
+    tmp_path: Path,
+) -> None:
+    """The context's trace keeps only its newest records (I20); the run writes the records made
+    since the last journal line, counted from all the trace was given, not by index into what
+    it still holds (which moves once the oldest are dropped)."""
+    journal = tmp_path / "run.jsonl"
+    h = harness(
+        script=[*(S.tool_call("lookup", {"order": n}) for n in range(1, 12)), "done"],
+        tools=[lookup],
+        journal=journal,
+        budgets=hw.Budgets(max_steps=12),
+        clock=ManualClock(),
+    )
+    ctx = hw.RunContext(trace=hw.Trace(limit=20))
+    result = h.run_sync("Look up my orders, please", ctx=ctx)
+    assert result.exit_reason == "completed"
+    assert ctx.trace.dropped > 0 and len(ctx.trace) == 20
+    written = list(hw.Trace.read_jsonl(journal.with_suffix(".trace.jsonl")))
+    assert len(written) == ctx.trace.dropped + 20
+    assert [r["emit"] for r in written] == sorted(r["emit"] for r in written)
+    assert {r["emit"] for r in written} == set(range(1, ctx.trace.emits + 1))
+    assert written[-20:] == ctx.trace.records()
