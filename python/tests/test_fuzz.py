@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 from checkout import CORPUS, needs_compiled_core
 from hypothesis import given, settings
 
+import harnessweaver as hw
 from harnessweaver.conformance.driver import Implementation, builtin_implementations
 from harnessweaver.conformance.fuzz import case_file, fuzz, report
-from harnessweaver.conformance.generate import cases
+from harnessweaver.conformance.generate import ODD_VALUES, cases
 
 SCHEMA = jsonschema.Draft202012Validator(
     json.loads((CORPUS / "schema" / "case.schema.json").read_text())
@@ -50,6 +52,9 @@ def test_generated_cases_are_valid_corpus_cases(case: dict[str, Any]) -> None:
         timeout, does = decl.get("timeout"), decl["does"]
         if timeout == "1ms":  # must fire: it sleeps or blocks far longer than 1 ms
             assert does.get("sleep") == 30 or does.get("busy") == 0.01
+        elif timeout in ODD_VALUES["timeout"]:  # invalid (I17): refused, so nothing runs
+            with pytest.raises(hw.DeclarationError):
+                hw.parse_duration(timeout)
         elif timeout is not None:  # must not fire: nothing slow behind a 30 s timeout
             assert "busy" not in json.dumps(does) and '"sleep": 30' not in json.dumps(does)
 

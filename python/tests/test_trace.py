@@ -379,6 +379,7 @@ def test_a_trace_keeps_the_newest_records_up_to_its_limit_i20(
         assert trace.to_jsonl().splitlines()[0] == line.replace('"emit":1', '"emit":7')
     warnings = [r for r in caplog.records if "dropped its oldest records" in r.getMessage()]
     assert len(warnings) == 1
+    assert warnings[0].name == "harnessweaver.trace"  # one logger for both cores
     drained = trace.drain()
     assert [r["emit"] for r in drained] == [7, 8, 9, 10] and len(trace) == 0
     assert trace.emits == 10 and trace.dropped == 6

@@ -24,7 +24,7 @@ from ..errors import error_for
 
 __all__ = ["DEFAULT_BATCH", "DEFAULT_LIMIT", "FIELDS", "MAX_EMIT", "Trace"]
 
-_log = logging.getLogger(__name__)
+_log = logging.getLogger("harnessweaver.trace")  # the Rust core logs on the same logger
 
 MAX_EMIT: Final = 2**53 - 1
 """The largest emit ordinal (I19): the largest integer every JSON reader holds exactly."""
