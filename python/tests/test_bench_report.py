@@ -122,7 +122,7 @@ def test_registering_100000_is_judged_on_the_rust_core_total_issue_13(tmp_path: 
     row = next(
         r
         for r in results["rows"]
-        if r["implementation"] == "python-rust" and r["workload"] == "register" and r["n"] == 100_000
+        if (r["implementation"], r["workload"], r["n"]) == ("python-rust", "register", 100_000)
     )
     assert row["median_ns"] == pytest.approx(8000.0)  # per registration
     assert status == 0
