@@ -129,8 +129,23 @@ def _ratio_target(what: str, row: Row | None, limit: float) -> Target:
     return Target(what, f"{row.ratio:.2f}x", f"<= {limit}x", row.ratio <= limit)
 
 
+REGISTRATIONS = 100_000
+REGISTRATION_LIMIT_S = 1.0
+
+
+def _registration_target(row: Row | None) -> Target:
+    """Issue 13: registering ``REGISTRATIONS`` middleware on a fresh bus (and planning the
+    first chain) within ``REGISTRATION_LIMIT_S``; the row's median is per registration."""
+    what = f"{REGISTRATIONS:,} registrations (Rust core)"
+    limit = f"< {REGISTRATION_LIMIT_S:g} s"
+    if row is None:
+        return Target(what, "not measured", limit, False)
+    total_s = row.median_ns * REGISTRATIONS / 1e9
+    return Target(what, f"{total_s:.2f} s", limit, total_s < REGISTRATION_LIMIT_S)
+
+
 def targets(rows: list[Row]) -> list[Target]:
-    """The targets of issue 5, each judged on this run's figures."""
+    """The targets of issues 5 and 13, each judged on this run's figures."""
     found: list[Target] = []
     rust = [r for r in rows if r.implementation == "python-rust"]
     emit = {"workload": "emit", "kind": "complete"}
@@ -181,6 +196,7 @@ def targets(rows: list[Row]) -> list[Target]:
             trip is not None and trip.n == 1_000_000,
         )
     )
+    found.append(_registration_target(find(rust, workload="register", n=REGISTRATIONS)))
     ts = [r for r in rows if r.implementation == "ts"]
     if ts:
         row = find(ts, workload="emit", n=8, timeouts="2s")
@@ -262,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add_column(column, justify="right" if numeric else "left")
     for row in rows:
         table.add_row(*cells(row))
-    verdicts = Table(title="targets (issue 5)")
+    verdicts = Table(title="targets (issues 5 and 13)")
     for column in ("target", "measured", "limit", "met"):
         verdicts.add_column(column)
     for target in judged:

@@ -30,9 +30,12 @@ def bench(workload: str, median_s: float, per: int = 1, **info: Any) -> dict[str
     return {"stats": {"median": median_s}, "extra_info": {"workload": workload, "per": per, **info}}
 
 
-def python_run(core: str, emit_ns: float, pure_ns: float = 0.0) -> dict[str, Any]:
+def python_run(
+    core: str, emit_ns: float, pure_ns: float = 0.0, register_s: float = 0.5
+) -> dict[str, Any]:
     """One core's pytest-benchmark JSON: floors of 1 µs, emits of ``emit_ns`` (``pure_ns`` for
-    the untimed pure-core row), trace memory and the round trip."""
+    the untimed pure-core row), trace memory, the round trip, and 100,000 registrations in
+    ``register_s`` seconds."""
     benches = []
     for n in (0, 1, 8, 32):
         benches.append(bench("floor", 1000e-9, kind="complete", n=n))
@@ -43,6 +46,8 @@ def python_run(core: str, emit_ns: float, pure_ns: float = 0.0) -> dict[str, Any
     benches.append(
         bench("trace-round-trip", 0.5, n=1_000_000, bytes_per_record=32.0, kind="", timeouts=None)
     )
+    benches.append(bench("register", 13e-3, per=1000, n=1000))
+    benches.append(bench("register", register_s, per=100_000, n=100_000))
     return {"benchmarks": benches, "machine_info": {"cpu": {"brand_raw": "test", "count": 2}}}
 
 
@@ -52,9 +57,11 @@ def write(tmp_path: Path, name: str, data: dict[str, Any]) -> Path:
     return path
 
 
-def run_report(tmp_path: Path, rust_ns: float, pure_ns: float) -> tuple[int, dict[str, Any]]:
+def run_report(
+    tmp_path: Path, rust_ns: float, pure_ns: float, register_s: float = 0.5
+) -> tuple[int, dict[str, Any]]:
     report = _load_report()
-    rust = write(tmp_path, "rust.json", python_run("rust", rust_ns))
+    rust = write(tmp_path, "rust.json", python_run("rust", rust_ns, register_s=register_s))
     pure = write(tmp_path, "pure.json", python_run("python", 4000.0, pure_ns))
     out = tmp_path / "results.json"
     status = report.main(
@@ -105,3 +112,24 @@ def test_a_ratio_paired_round_by_round_wins_over_the_separate_floor(tmp_path: Pa
     assert (emit.ratio, emit.floor_ns) == (1.1, 1360.0)  # not 1500 / 1000
     judged = {t.what: t for t in report.targets(rows)}
     assert judged["Rust core, N=8, 2 s timeouts"].met
+
+
+def test_registering_100000_is_judged_on_the_rust_core_total_issue_13(tmp_path: Path) -> None:
+    status, results = run_report(tmp_path, rust_ns=1100.0, pure_ns=4000.0, register_s=0.8)
+    judged = {t["what"]: t for t in results["targets"]}
+    target = judged["100,000 registrations (Rust core)"]
+    assert (target["measured"], target["limit"], target["met"]) == ("0.80 s", "< 1 s", True)
+    row = next(
+        r
+        for r in results["rows"]
+        if (r["implementation"], r["workload"], r["n"]) == ("python-rust", "register", 100_000)
+    )
+    assert row["median_ns"] == pytest.approx(8000.0)  # per registration
+    assert status == 0
+
+
+def test_registering_100000_too_slowly_fails_the_run(tmp_path: Path) -> None:
+    status, results = run_report(tmp_path, rust_ns=1100.0, pure_ns=4000.0, register_s=3.1)
+    unmet = [(t["what"], t["measured"]) for t in results["targets"] if not t["met"]]
+    assert unmet == [("100,000 registrations (Rust core)", "3.10 s")]
+    assert status == 1

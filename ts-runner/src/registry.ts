@@ -1,10 +1,13 @@
 /**
  * The registry: middleware by name, and one planned chain per hook point.
  *
- * Chains are planned when something is registered or unregistered (sorted by band, then
- * registration order; reversed for outbound hook points: rules 1-2, rulings 1-2), so an emit
- * only walks a prepared array. A new frozen array replaces the old one (copy on write): an
- * emit in flight keeps the chain it started with (ruling 3, I11).
+ * Registering costs O(1): each hook point keeps its middleware in one Map per band, in
+ * registration order (insertion order, as registration orders only grow), which is the run
+ * order of an inbound hook point (rules 1-2, rulings 1-2). A change only marks its hook points'
+ * plans stale (`null`); the first emit after it plans the chain (reversed for outbound hook
+ * points) and the emits after that walk it, so registering n middleware does not replan every
+ * chain n times (issue 13). A new frozen array replaces the old one (copy on write): an emit
+ * in flight keeps the chain it started with (ruling 3, I11).
  */
 
 import { catalogueIndex, DIRECTIONS, HOOK_POINTS, type HookPoint } from "./catalogue.js";
@@ -58,9 +61,20 @@ function planOf(hook: HookPoint, entries: readonly Entry[]): Plan {
 
 export class Registry {
   readonly #entries = new Map<string, Entry>();
-  /** Keyed by any string (one lookup checks the hook point too); only hook points are in it. */
-  readonly #plans = new Map<string, Plan>(HOOK_POINTS.map((hook) => [hook, planOf(hook, [])]));
+  /** Per hook point, per band (outermost first): name to entry, in registration order. */
+  readonly #members = new Map<HookPoint, readonly Map<string, Entry>[]>(HOOK_POINTS.map((hook) => [hook, BANDS.map(() => new Map())]));
+  /**
+   * Keyed by any string (one lookup checks the hook point too); only hook points are in it.
+   * `null` once a change made the plan stale, until it is asked for again.
+   */
+  readonly #plans = new Map<string, Plan | null>(HOOK_POINTS.map((hook) => [hook, planOf(hook, [])]));
   #next = 0;
+  #planBuilds = 0;
+
+  /** How many chains were planned: none while middleware are only registered (for tests). */
+  get planBuilds(): number {
+    return this.#planBuilds;
+  }
 
   /**
    * Registers `call` under `declaration` with the overrides of I10, or as a spec item of
@@ -77,9 +91,14 @@ export class Registry {
     if (this.#entries.has(final.name)) throw valueError("register", "duplicate_name", "name", shown(final.name));
     const timeoutMs = final.timeoutNs === null ? null : Number(final.timeoutNs) / 1e6;
     const passed: Shape = Object.freeze({ kind: "outcome", middleware: final.name, band: final.band, outcome: "continue", modified: false });
-    this.#entries.set(final.name, Object.freeze({ declaration: final, call, signal, timeoutMs, order: this.#next, passed }));
+    const entry: Entry = Object.freeze({ declaration: final, call, signal, timeoutMs, order: this.#next, passed });
+    this.#entries.set(final.name, entry);
     this.#next += 1;
-    this.#replan(final.hooks);
+    const band = BANDS.indexOf(final.band);
+    for (const hook of final.hooks) {
+      this.#members.get(hook)?.[band]?.set(final.name, entry);
+      this.#plans.set(hook, null);
+    }
     return final;
   }
 
@@ -88,7 +107,11 @@ export class Registry {
     const entry = typeof name === "string" ? this.#entries.get(name) : undefined;
     if (entry === undefined) throw valueError("register", "unknown_middleware", "name", shown(name));
     this.#entries.delete(entry.declaration.name);
-    this.#replan(entry.declaration.hooks);
+    const band = BANDS.indexOf(entry.declaration.band);
+    for (const hook of entry.declaration.hooks) {
+      this.#members.get(hook)?.[band]?.delete(entry.declaration.name);
+      this.#plans.set(hook, null);
+    }
     return entry.declaration;
   }
 
@@ -96,17 +119,17 @@ export class Registry {
   plan(hook: unknown, phase: Phase = "emit"): Plan {
     const plan = typeof hook === "string" ? this.#plans.get(hook) : undefined;
     if (plan === undefined) throw valueError(phase, "unknown_hook", "hook", shown(hook));
-    return plan;
+    return plan ?? this.#replan(hook as HookPoint);
   }
 
-  #replan(hooks: readonly HookPoint[]): void {
-    const band = (entry: Entry) => BANDS.indexOf(entry.declaration.band);
-    for (const hook of hooks) {
-      const chain = [...this.#entries.values()]
-        .filter((entry) => entry.declaration.hooks.includes(hook))
-        .sort((a, b) => band(a) - band(b) || a.order - b.order);
-      if (DIRECTIONS[hook] === "outbound") chain.reverse();
-      this.#plans.set(hook, planOf(hook, chain));
-    }
+  /** Plans `hook` from its members: band by band, each in registration order; reversed outbound. */
+  #replan(hook: HookPoint): Plan {
+    this.#planBuilds += 1;
+    const chain: Entry[] = [];
+    for (const band of this.#members.get(hook) ?? []) for (const entry of band.values()) chain.push(entry);
+    if (DIRECTIONS[hook] === "outbound") chain.reverse();
+    const plan = planOf(hook, chain);
+    this.#plans.set(hook, plan);
+    return plan;
   }
 }

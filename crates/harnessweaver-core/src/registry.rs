@@ -1,11 +1,19 @@
 //! The registry: middleware in registration order, and one planned chain per hook point.
 //!
-//! Chains are planned when the registry changes, never when a hook point fires: an emit takes
-//! the current plan (an `Arc` clone) and walks it. A change builds a new plan and swaps it in,
-//! so the plan an emit holds never changes under it (ruling 3, I11).
+//! Registering costs O(log n): the middleware goes into an index by name (I2), one by
+//! registration order, and, for each of its hook points, one ordered by (band, registration
+//! order), which is the run order of an inbound hook point (rule 1). It plans nothing: it only
+//! marks its hook points' plans stale. A hook point's chain is planned from its index the first
+//! time it is asked for after a change (O(chain), once), and then handed out as an `Arc` clone
+//! until the next change, so registering n middleware before the first emit costs O(n log n),
+//! not a replan of every chain n times (issue 13). A change drops the registry's plan, never a
+//! plan already handed out, so the chain an emit holds never changes under it (ruling 3, I11).
 
+use std::cell::{Cell, OnceCell};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use crate::band::Band;
 use crate::catalogue::{hook_count, hook_point, Direction, HookId};
 use crate::clock::needs_precise;
 use crate::declaration::Declaration;
@@ -35,32 +43,35 @@ struct Plan<P> {
     has_timeouts: bool,
 }
 
-impl<P> Plan<P> {
-    fn empty() -> Self {
-        Self {
-            chain: Arc::from(Vec::new()),
-            has_timeouts: false,
-        }
-    }
-}
+/// One hook point's middleware in inbound run order: band, then registration order.
+type Members<P> = BTreeMap<(Band, u64), Arc<Entry<P>>>;
 
 /// The middleware of one bus and the planned chain of every hook point.
 #[derive(Debug)]
 pub struct Registry<P> {
-    /// Registration order.
-    entries: Vec<Arc<Entry<P>>>,
+    /// By name: the duplicate check (I2) and `unregister` without a scan.
+    by_name: HashMap<String, Arc<Entry<P>>>,
+    /// Registration order, for `entries`.
+    by_order: BTreeMap<u64, Arc<Entry<P>>>,
     /// Never reused, so a middleware registered again goes to the end of its band.
     next_order: u64,
-    /// Indexed by `HookId`.
-    plans: Vec<Plan<P>>,
+    /// Indexed by `HookId`: the middleware of each hook point, in inbound run order.
+    members: Vec<Members<P>>,
+    /// Indexed by `HookId`: the plan, made on first ask after its hook point last changed.
+    plans: Vec<OnceCell<Plan<P>>>,
+    /// How many plans have been made (see `plan_builds`).
+    builds: Cell<u64>,
 }
 
 impl<P> Default for Registry<P> {
     fn default() -> Self {
         Self {
-            entries: Vec::new(),
+            by_name: HashMap::new(),
+            by_order: BTreeMap::new(),
             next_order: 0,
-            plans: (0..hook_count()).map(|_| Plan::empty()).collect(),
+            members: (0..hook_count()).map(|_| BTreeMap::new()).collect(),
+            plans: (0..hook_count()).map(|_| OnceCell::new()).collect(),
+            builds: Cell::new(0),
         }
     }
 }
@@ -71,8 +82,9 @@ impl<P> Registry<P> {
     }
 
     /// Adds a middleware after every one registered before it (I2: names are unique) and
-    /// replans its hook points. `decl` normally comes from `declare`/`apply_overrides`; a
-    /// hand-built one with no hooks or an id outside the catalogue is refused, not planned.
+    /// marks its hook points' plans stale. `decl` normally comes from
+    /// `declare`/`apply_overrides`; a hand-built one with no hooks or an id outside the
+    /// catalogue is refused, not planned.
     pub fn register(&mut self, decl: Declaration, payload: P) -> Result<Arc<Entry<P>>, Error> {
         if decl.hooks.is_empty() {
             return Err(value_error(ErrorKind::InvalidHooks, "hooks", "[]", None));
@@ -81,7 +93,7 @@ impl<P> Registry<P> {
             let shown = bad.to_string();
             return Err(value_error(ErrorKind::UnknownHook, "hook", &shown, None));
         }
-        if self.get(&decl.name).is_some() {
+        if self.by_name.contains_key(&decl.name) {
             let shown = quote(&decl.name);
             return Err(value_error(ErrorKind::DuplicateName, "name", &shown, None));
         }
@@ -94,14 +106,23 @@ impl<P> Registry<P> {
         });
         // 2^64 registrations cannot happen; saturating keeps this panic-free regardless.
         self.next_order = self.next_order.saturating_add(1);
-        self.entries.push(Arc::clone(&entry));
-        self.replan(&entry.decl.hooks);
+        self.by_name
+            .insert(entry.decl.name.clone(), Arc::clone(&entry));
+        self.by_order.insert(entry.order, Arc::clone(&entry));
+        let key = (entry.decl.band, entry.order);
+        for &hook in &entry.decl.hooks {
+            let hook = usize::from(hook);
+            if let Some(members) = self.members.get_mut(hook) {
+                members.insert(key, Arc::clone(&entry));
+            }
+            self.stale(hook);
+        }
         Ok(entry)
     }
 
-    /// Removes a middleware by name and replans its hook points (I2, I11).
+    /// Removes a middleware by name and marks its hook points' plans stale (I2, I11).
     pub fn unregister(&mut self, name: &str) -> Result<Arc<Entry<P>>, Error> {
-        let Some(index) = self.entries.iter().position(|e| e.decl.name == name) else {
+        let Some(entry) = self.by_name.remove(name) else {
             let shown = quote(name);
             return Err(value_error(
                 ErrorKind::UnknownMiddleware,
@@ -110,13 +131,21 @@ impl<P> Registry<P> {
                 None,
             ));
         };
-        let entry = self.entries.remove(index);
-        self.replan(&entry.decl.hooks);
+        self.by_order.remove(&entry.order);
+        let key = (entry.decl.band, entry.order);
+        for &hook in &entry.decl.hooks {
+            let hook = usize::from(hook);
+            if let Some(members) = self.members.get_mut(hook) {
+                members.remove(&key);
+            }
+            self.stale(hook);
+        }
         Ok(entry)
     }
 
-    /// The run order of a hook point: a cheap `Arc` clone that never changes afterwards. An id
-    /// outside the catalogue has an empty chain.
+    /// The run order of a hook point: a cheap `Arc` clone that never changes afterwards
+    /// (planned here if its hook point changed since it was last asked for). An id outside
+    /// the catalogue has an empty chain.
     pub fn chain(&self, hook: HookId) -> Chain<P> {
         self.plan(hook)
             .map_or_else(|| Arc::from(Vec::new()), |plan| Arc::clone(&plan.chain))
@@ -127,49 +156,53 @@ impl<P> Registry<P> {
         self.plan(hook).is_some_and(|plan| plan.has_timeouts)
     }
 
+    /// How many chains this registry has planned: none while middleware are only registered,
+    /// one per hook point asked for after a change. What a test of the cost of registering
+    /// counts (registering n middleware must not plan n times).
+    pub fn plan_builds(&self) -> u64 {
+        self.builds.get()
+    }
+
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.by_name.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.by_name.is_empty()
     }
 
     /// Every middleware, in registration order.
     pub fn entries(&self) -> impl Iterator<Item = &Arc<Entry<P>>> {
-        self.entries.iter()
+        self.by_order.values()
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<Entry<P>>> {
-        self.entries.iter().find(|e| e.decl.name == name)
+        self.by_name.get(name)
+    }
+
+    /// Drops a hook point's plan (one handed out lives on with whoever holds it).
+    fn stale(&mut self, hook: usize) {
+        if let Some(plan) = self.plans.get_mut(hook) {
+            plan.take();
+        }
     }
 
     fn plan(&self, hook: HookId) -> Option<&Plan<P>> {
-        self.plans.get(usize::from(hook))
+        let members = self.members.get(usize::from(hook))?;
+        let plan = self.plans.get(usize::from(hook))?;
+        Some(plan.get_or_init(|| self.build_plan(hook, members)))
     }
 
-    /// Builds fresh plans for these hook points; plans already handed out stay as they were.
-    fn replan(&mut self, hooks: &[HookId]) {
-        for &hook in hooks {
-            let plan = self.build_plan(hook);
-            if let Some(slot) = self.plans.get_mut(usize::from(hook)) {
-                *slot = plan;
-            }
-        }
-    }
-
-    /// Rules 1–2 and ruling 1: sort by (band, registration order); outbound runs it reversed.
-    fn build_plan(&self, hook: HookId) -> Plan<P> {
-        let mut chain: Vec<Arc<Entry<P>>> = self
-            .entries
-            .iter()
-            .filter(|e| e.decl.hooks.contains(&hook))
-            .cloned()
-            .collect();
-        chain.sort_by_key(|e| (e.decl.band, e.order));
-        if hook_point(hook).is_some_and(|p| p.direction == Direction::Outbound) {
-            chain.reverse();
-        }
+    /// Rules 1–2 and ruling 1: the members are kept sorted by (band, registration order);
+    /// outbound runs them reversed.
+    fn build_plan(&self, hook: HookId, members: &Members<P>) -> Plan<P> {
+        self.builds.set(self.builds.get().saturating_add(1));
+        let outbound = hook_point(hook).is_some_and(|p| p.direction == Direction::Outbound);
+        let chain: Vec<Arc<Entry<P>>> = if outbound {
+            members.values().rev().cloned().collect()
+        } else {
+            members.values().cloned().collect()
+        };
         let has_timeouts = chain.iter().any(|e| e.decl.timeout_ns.is_some());
         Plan {
             chain: Arc::from(chain),
@@ -359,6 +392,83 @@ mod tests {
         );
         assert!(registry.chain(99).is_empty());
         assert!(!registry.has_timeouts(HookId::MAX));
+    }
+
+    #[test]
+    fn registering_plans_nothing_until_a_chain_is_asked_for_issue_13() {
+        let mut registry = Registry::new();
+        let hooks = ["tool.before", "tool.after"];
+        for i in 0..1000 {
+            let band = Band::ALL[i % 4];
+            registry
+                .register(decl(&format!("m{i}"), band, &hooks), ())
+                .unwrap();
+        }
+        assert_eq!(registry.plan_builds(), 0);
+        let before = hook_id("tool.before").unwrap();
+        assert_eq!(registry.chain(before).len(), 1000);
+        assert!(!registry.has_timeouts(before));
+        assert_eq!(registry.chain(before).len(), 1000);
+        assert_eq!(registry.plan_builds(), 1); // asked three times, planned once
+        registry.unregister("m7").unwrap();
+        registry
+            .register(decl("late", Band::Baseline, &["tool.before"]), ())
+            .unwrap();
+        assert_eq!(registry.plan_builds(), 1);
+        assert_eq!(names(&registry, "tool.before")[250], "late");
+        assert_eq!(names(&registry, "tool.after").len(), 999);
+        assert_eq!(registry.plan_builds(), 3);
+    }
+
+    /// Any mix of registrations and removals plans what a full stable sort of the registered
+    /// middleware gives (rules 1–2): a deterministic pseudo-random walk, checked at every step.
+    #[test]
+    fn plans_match_a_full_sort_after_any_changes() {
+        let mut registry: Registry<()> = Registry::new();
+        let mut live: Vec<Declaration> = Vec::new();
+        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            usize::try_from(state % bound as u64).unwrap()
+        };
+        let all: Vec<&str> = crate::catalogue::CATALOGUE.iter().map(|p| p.name).collect();
+        for step in 0..400 {
+            if !live.is_empty() && next(3) == 0 {
+                let gone = live.remove(next(live.len()));
+                registry.unregister(&gone.name).unwrap();
+            } else {
+                let hooks = [all[next(all.len())], all[next(all.len())]];
+                let hooks: Vec<&str> = if hooks[0] == hooks[1] {
+                    vec![hooks[0]]
+                } else {
+                    hooks.to_vec()
+                };
+                // Names come back now and then: registered again, it goes to the end (I2).
+                let name = format!("m{}", next(60));
+                if live.iter().any(|d| d.name == name) {
+                    continue;
+                }
+                let d = decl(&name, Band::ALL[next(4)], &hooks);
+                registry.register(d.clone(), ()).unwrap();
+                live.push(d);
+            }
+            for point in &crate::catalogue::CATALOGUE {
+                let id = hook_id(point.name).unwrap();
+                let mut expected: Vec<&Declaration> =
+                    live.iter().filter(|d| d.hooks.contains(&id)).collect();
+                expected.sort_by_key(|d| d.band);
+                if point.direction == Direction::Outbound {
+                    expected.reverse();
+                }
+                let expected: Vec<&str> = expected.iter().map(|d| d.name.as_str()).collect();
+                assert_eq!(names(&registry, point.name), expected, "step {step}");
+            }
+            let order: Vec<&str> = registry.entries().map(|e| e.decl.name.as_str()).collect();
+            let live_order: Vec<&str> = live.iter().map(|d| d.name.as_str()).collect();
+            assert_eq!(order, live_order);
+        }
     }
 
     #[test]

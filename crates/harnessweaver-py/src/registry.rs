@@ -31,9 +31,11 @@ use crate::walk::{EmitState, Payload, Pending, Records, Stop};
 #[pyclass(frozen, module = "harnessweaver._core", name = "Registry")]
 pub struct Registry {
     inner: Mutex<CoreRegistry<Payload>>,
-    /// The planned chains, republished after every registration: emits read them without
-    /// taking the lock, and an emit in flight keeps the chain it loaded (ruling 3, I11).
-    plans: Vec<GilCell<Plan>>,
+    /// The planned chains, read by emits without taking the lock: `None` once a registration
+    /// changed the hook point, until the next emit (or `chain`) plans it again from the core.
+    /// So registering plans nothing (issue 13), an emit with nothing changed only checks for
+    /// `None`, and an emit in flight keeps the chain it loaded (ruling 3, I11).
+    plans: Vec<GilCell<Option<Plan>>>,
     event_types: Vec<Py<PyType>>,
     /// The hook-contract mode (I14); `None` checks nothing.
     contracts: Option<ContractMode>,
@@ -48,38 +50,57 @@ struct Plan {
     timed: bool,
 }
 
-// SAFETY: cloning a `Plan` clones an `Arc` and copies a bool: no Python code.
-unsafe impl Plain for Plan {}
+// SAFETY: cloning an `Option<Plan>` clones an `Arc` and copies a bool: no Python code.
+unsafe impl Plain for Option<Plan> {}
 
 impl Registry {
     fn lock(&self) -> MutexGuard<'_, CoreRegistry<Payload>> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Publishes every hook point's chain from the core registry (called under its lock, so
-    /// that two registrations publish in the order they changed it) and returns the chains it
-    /// replaced. The caller drops them once the lock is released: they may hold the last
-    /// reference to a middleware, and a finalizer run under the lock that registers on this
-    /// bus would wait on it forever (or, having let go of the GIL, wait for a thread that is
-    /// itself waiting on the lock).
+    /// Withdraws the published chains of `hooks` (called under the core's lock, so that a
+    /// registration and the replanning emit after it take turns) and returns them. The caller
+    /// drops them once the lock is released: they may hold the last reference to a
+    /// middleware, and a finalizer run under the lock that registers on this bus would wait on
+    /// it forever (or, having let go of the GIL, wait for a thread that is itself waiting on
+    /// the lock).
     #[must_use = "drop the replaced chains after releasing the lock"]
-    fn publish(&self, py: Python<'_>, core: &CoreRegistry<Payload>) -> Vec<Plan> {
-        (0..)
-            .zip(&self.plans)
-            .map(|(id, plan)| {
-                let planned = Plan {
-                    chain: core.chain(id),
-                    timed: core.has_timeouts(id),
-                };
-                plan.replace(py, planned)
-            })
+    fn withdraw(
+        &self,
+        py: Python<'_>,
+        hooks: impl IntoIterator<Item = HookId>,
+    ) -> Vec<Option<Plan>> {
+        hooks
+            .into_iter()
+            .filter_map(|id| self.plans.get(usize::from(id)))
+            .map(|plan| plan.replace(py, None))
             .collect()
     }
 
     /// The chain of `hook` and whether any of it has a timeout.
     fn planned(&self, py: Python<'_>, hook: HookId) -> (Chain<Payload>, bool) {
-        let Plan { chain, timed } = self.plans[usize::from(hook)].get(py);
-        (chain, timed)
+        match self.plans[usize::from(hook)].get(py) {
+            Some(Plan { chain, timed }) => (chain, timed),
+            None => self.replan(py, hook),
+        }
+    }
+
+    /// Plans `hook` in the core (its first emit since a registration changed it) and
+    /// publishes the plan for the emits after it.
+    #[cold]
+    #[inline(never)]
+    fn replan(&self, py: Python<'_>, hook: HookId) -> (Chain<Payload>, bool) {
+        let (plan, replaced) = {
+            let core = self.lock();
+            let plan = Plan {
+                chain: core.chain(hook),
+                timed: core.has_timeouts(hook),
+            };
+            let replaced = self.plans[usize::from(hook)].replace(py, Some(plan.clone()));
+            (plan, replaced)
+        };
+        drop(replaced); // `None` under the GIL; after the lock all the same (see `withdraw`)
+        (plan.chain, plan.timed)
     }
 
     /// An emit with a run context: a `HookResult`, a `Pending` when a middleware suspended,
@@ -194,10 +215,10 @@ impl Registry {
         }
         let plans = (0..CATALOGUE.len())
             .map(|_| {
-                GilCell::new(Plan {
+                GilCell::new(Some(Plan {
                     chain: Arc::from(Vec::new()),
                     timed: false,
-                })
+                }))
             })
             .collect();
         Ok(Self {
@@ -262,7 +283,7 @@ impl Registry {
         let replaced = {
             let mut core = self.lock();
             core.register(result, payload)
-                .map(|_| self.publish(py, &core))
+                .map(|entry| self.withdraw(py, entry.decl.hooks.iter().copied()))
         };
         drop(replaced.map_err(|e| to_py(py, Phase::Register, &e))?);
         Ok(declared)
@@ -281,11 +302,13 @@ impl Registry {
         };
         let text = text.to_str()?;
         // The removed entry and the replaced chains may hold the last references to the
-        // middleware: they are dropped after the lock (see `publish`).
+        // middleware: they are dropped after the lock (see `withdraw`).
         let unregistered = {
             let mut core = self.lock();
-            core.unregister(text)
-                .map(|removed| (removed, self.publish(py, &core)))
+            core.unregister(text).map(|removed| {
+                let replaced = self.withdraw(py, removed.decl.hooks.iter().copied());
+                (removed, replaced)
+            })
         };
         let (removed, replaced) = unregistered.map_err(|e| to_py(py, Phase::Register, &e))?;
         drop(replaced);
@@ -310,6 +333,13 @@ impl Registry {
 
     fn has_timeouts(&self, hook: &Bound<'_, PyAny>) -> PyResult<bool> {
         Ok(self.planned(hook.py(), hook_of(hook)?).1)
+    }
+
+    /// How many chains the core has planned: none while middleware are only registered (see
+    /// `plan_builds` in the core). For tests of the cost of registering.
+    #[getter]
+    fn _plan_builds(&self) -> u64 {
+        self.lock().plan_builds()
     }
 
     /// Run `hook`'s chain as far as it goes without waiting: a `HookResult`, or a `Pending`.
@@ -375,9 +405,10 @@ impl Registry {
             let released = {
                 let mut core = self.lock();
                 let old = std::mem::replace(&mut *core, CoreRegistry::new());
-                (old, self.publish(py, &core))
+                let hooks = (0..).zip(&self.plans).map(|(id, _)| id);
+                (old, self.withdraw(py, hooks))
             };
-            drop(released); // after the lock (see `publish`)
+            drop(released); // after the lock (see `withdraw`)
         });
     }
 }

@@ -1,8 +1,12 @@
 """The registry: middleware by name, and one planned chain per hook point.
 
-Chains are planned when something is registered (sorted by band, then registration order;
-reversed for outbound hook points: rules 1-2) so an emit only walks a prepared tuple. A new
-tuple replaces the old one, so an emit in flight keeps the chain it started with (ruling 3).
+Registering costs O(1): each hook point keeps its middleware in one dict per band, in
+registration order (insertion order, as registration orders only grow), which is the run order
+of an inbound hook point (rules 1-2). A registration only marks its hook points' plans stale
+(``None``); the first emit after it plans the chain (a tuple, reversed for outbound hook
+points) and the emits after that walk it, so registering n middleware plans nothing n times
+(issue 13). A new tuple replaces the old one, so an emit in flight keeps the chain it started
+with (ruling 3, I11).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from ..errors import error_for
 from .catalogue import HOOKS, OUTBOUND, hook_error
 from .context import RunContext
 from .contracts import contract_mode
-from .declaration import BAND_INDEX, Declaration, apply_overrides
+from .declaration import BAND_INDEX, BANDS, Declaration, apply_overrides
 from .error import shown, value_error
 from .layer import declare_in
 from .outcomes import HookResult
@@ -23,6 +27,8 @@ from .trace import outcome_shape
 from .walk import Walk, drive
 
 __all__ = ["Registry"]
+
+_DIRECTIONS = dict(HOOKS)
 
 _sniffio: Any
 try:  # trio names itself here while it runs a task (see the Rust core's `structured`)
@@ -62,7 +68,16 @@ class _Entry:
 class Registry:
     """What a bus has registered, compiled into chains."""
 
-    __slots__ = ("_contracts", "_entries", "_event_types", "_next_order", "_plans", "_timed")
+    __slots__ = (
+        "_contracts",
+        "_entries",
+        "_event_types",
+        "_members",
+        "_next_order",
+        "_plan_builds",
+        "_plans",
+        "_timed",
+    )
 
     def __init__(self, event_types: Mapping[str, type], *, contracts: object = None) -> None:
         self._contracts = contract_mode(contracts)  # checked first: a bad mode builds nothing
@@ -72,8 +87,14 @@ class Registry:
         self._event_types = dict(event_types)
         self._entries: dict[str, _Entry] = {}
         self._next_order = 0
-        self._plans: dict[str, tuple[_Entry, ...]] = {name: () for name, _ in HOOKS}
+        # Per hook point, per band (outermost first): name -> entry, in registration order.
+        self._members: dict[str, tuple[dict[str, _Entry], ...]] = {
+            name: tuple({} for _ in BANDS) for name, _ in HOOKS
+        }
+        # A hook point's chain in run order; None until planned again after a change.
+        self._plans: dict[str, tuple[_Entry, ...] | None] = {name: () for name, _ in HOOKS}
         self._timed: dict[str, bool] = {name: False for name, _ in HOOKS}
+        self._plan_builds = 0  # chains planned so far, for tests of what registering costs
 
     def register(
         self,
@@ -103,9 +124,14 @@ class Registry:
             )
         if final.name in self._entries:
             raise value_error("register", "duplicate_name", "name", shown(final.name))
-        self._entries[final.name] = _Entry(final, call, self._next_order)
+        entry = self._entries[final.name] = _Entry(final, call, self._next_order)
         self._next_order += 1
-        self._replan(final.hooks)
+        band = BAND_INDEX[final.band]
+        for hook in final.hooks:
+            members = self._members.get(hook)
+            if members is not None:
+                members[band][final.name] = entry
+                self._plans[hook] = None
         return final
 
     def unregister(self, name: str) -> Declaration:
@@ -113,25 +139,31 @@ class Registry:
         entry = self._entries.pop(name, None) if isinstance(name, str) else None
         if entry is None:
             raise value_error("register", "unknown_middleware", "name", shown(name))
-        self._replan(entry.decl.hooks)
+        band = BAND_INDEX[entry.band]
+        for hook in entry.decl.hooks:
+            members = self._members.get(hook)
+            if members is not None:
+                del members[band][name]
+                self._plans[hook] = None
         return entry.decl
 
-    def _replan(self, hooks: tuple[str, ...]) -> None:
-        for hook, direction in HOOKS:
-            if hook in hooks:
-                chain = sorted(
-                    (e for e in self._entries.values() if hook in e.decl.hooks),
-                    key=lambda e: (BAND_INDEX[e.band], e.order),
-                )
-                if direction == OUTBOUND:
-                    chain.reverse()
-                self._plans[hook] = tuple(chain)
-                self._timed[hook] = any(e.timeout_ns is not None for e in chain)
+    def _replan(self, hook: str) -> tuple[_Entry, ...]:
+        """Plans ``hook``'s chain from its members: band by band, each in registration order
+        (rule 1); outbound hook points run it reversed (rule 2)."""
+        self._plan_builds += 1
+        chain = [entry for band in self._members[hook] for entry in band.values()]
+        if _DIRECTIONS[hook] == OUTBOUND:
+            chain.reverse()
+        plan = self._plans[hook] = tuple(chain)
+        self._timed[hook] = any(e.timeout_ns is not None for e in plan)
+        return plan
 
     def _plan(self, hook: object, phase: str) -> tuple[_Entry, ...]:
         plan = self._plans.get(hook) if isinstance(hook, str) else None
         if plan is None:
-            raise hook_error(phase, hook)
+            if not isinstance(hook, str) or hook not in self._plans:
+                raise hook_error(phase, hook)
+            plan = self._replan(hook)
         return plan
 
     def chain(self, hook: str) -> tuple[Declaration, ...]:
