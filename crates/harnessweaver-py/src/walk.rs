@@ -149,7 +149,7 @@ fn is_event_of(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> bool
 }
 
 /// Classifies an answer by exact type: outcomes are final classes.
-fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> PyResult<Judged> {
+fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> Judged {
     let py = value.py();
     if value.is_none() {
         let answer = Answer::Outcome {
@@ -157,14 +157,14 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> PyResult<J
             modified: false,
             code: NO_SYM,
         };
-        return Ok(Judged::Answer {
+        return Judged::Answer {
             answer,
             keep: None,
             modified: None,
-        });
+        };
     }
     if let Ok(c) = value.cast_exact::<Continue>() {
-        return Ok(match &c.get().modified {
+        return match &c.get().modified {
             None => Judged::Answer {
                 answer: Answer::Outcome {
                     kind: OutcomeKind::Continue,
@@ -184,45 +184,45 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> PyResult<J
                 modified: Some(event.clone_ref(py)),
             },
             Some(_) => Judged::Failure(FailureKind::WrongEventType),
-        });
+        };
     }
     if let Ok(b) = value.cast_exact::<Block>() {
         let b = b.get();
-        return Ok(outcome(
+        return outcome(
             OutcomeKind::Block,
             code_sym(b.code.as_ref(), py),
             valid_texts(py, &[Some(&b.reason)]),
             value,
-        ));
+        );
     }
     if let Ok(s) = value.cast_exact::<Suspend>() {
         let s = s.get();
-        return Ok(outcome(
+        return outcome(
             OutcomeKind::Suspend,
             code_sym(s.code.as_ref(), py),
             valid_texts(py, &[Some(&s.reason), s.approver_role.as_ref()]),
             value,
-        ));
+        );
     }
     if let Ok(e) = value.cast_exact::<Escalate>() {
         let e = e.get();
-        return Ok(outcome(
+        return outcome(
             OutcomeKind::Escalate,
             code_sym(e.code.as_ref(), py),
             valid_texts(py, &[Some(&e.reason), e.to.as_ref()]),
             value,
-        ));
+        );
     }
     if let Ok(r) = value.cast_exact::<Retry>() {
         let r = r.get();
-        return Ok(outcome(
+        return outcome(
             OutcomeKind::Retry,
             code_sym(r.code.as_ref(), py),
             valid_texts(py, &[Some(&r.reason)]),
             value,
-        ));
+        );
     }
-    Ok(Judged::Failure(FailureKind::InvalidReturn))
+    Judged::Failure(FailureKind::InvalidReturn)
 }
 
 impl EmitState {
@@ -366,7 +366,7 @@ impl EmitState {
         if self.late(now) {
             return self.failed(py, FailureKind::Timeout, None); // a late answer (ruling 10)
         }
-        match judge(value, self.event_type.bind(py))? {
+        match judge(value, self.event_type.bind(py)) {
             Judged::Failure(kind) => self.failed(py, kind, None),
             Judged::Answer {
                 answer,
