@@ -361,6 +361,28 @@ async def test_a_modified_event_is_judged_by_its_real_type(
         )
 
 
+@pytest.mark.parametrize("impostor", [ClaimsToBeAToolCall, ClassRaises])
+@pytest.mark.parametrize("timed", [False, True])
+async def test_the_callers_event_is_judged_by_its_real_type(
+    ctx: hw.RunContext, impostor: type, timed: bool
+) -> None:
+    """I7 with I18's real-type rule: an object that claims the event type, or whose
+    ``__class__`` raises, is an ``event_type_mismatch`` before any middleware runs."""
+    ran: list[str] = []
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed", timeout="2s" if timed else None)
+    async def guard(event: Any, env: hw.Envelope) -> None:
+        ran.append("guard")
+
+    bus = hw.HookBus()
+    bus.register(guard)
+    with pytest.raises(hw.EmitError) as caught:
+        await bus.emit("tool.before", impostor(), ctx)
+    assert caught.value.kind == "event_type_mismatch" and caught.value.rule == "I7"
+    assert impostor.__name__ in str(caught.value)
+    assert ran == [] and len(ctx.trace) == 0
+
+
 async def test_a_subclass_of_the_event_type_is_still_a_modification(ctx: hw.RunContext) -> None:
     class Audited(hw.ToolCallEvent):
         pass

@@ -25,7 +25,7 @@ use crate::gil_cell::{GilCell, Plain};
 use crate::held::Held;
 use crate::hook_names::hook_of;
 use crate::trace::Trace;
-use crate::walk::{EmitState, Payload, Pending, Records, Stop};
+use crate::walk::{is_event_of, EmitState, Payload, Pending, Records, Stop};
 
 /// What a bus has registered, compiled into one chain per hook point.
 #[pyclass(frozen, module = "harnessweaver._core", name = "Registry")]
@@ -138,8 +138,9 @@ impl Registry {
         trace: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let event_type = self.event_types[usize::from(hook)].bind(py);
-        // The exact type first: pydantic's metaclass makes a full isinstance() slower.
-        if !event.get_type().is(event_type) && !event.is_instance(event_type)? {
+        // The real type (I18): `isinstance` would believe a `__class__` that claims the event
+        // type, and call one that raises.
+        if !is_event_of(event, event_type) {
             return Err(to_py(py, Phase::Emit, &mismatch(hook, event_type, event)?));
         }
         let Ok(trace) = trace.cast::<Trace>() else {

@@ -141,7 +141,7 @@ fn outcome(
 
 /// Whether `value`'s real type is `event_type` or a subclass of it (I18): `isinstance` would
 /// believe a `__class__` that claims the type, and call one that raises.
-fn is_event_of(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> bool {
+pub(crate) fn is_event_of(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> bool {
     let kind = value.get_type();
     // SAFETY: both are live type objects; `PyType_IsSubtype` only reads their MROs.
     kind.is(event_type)

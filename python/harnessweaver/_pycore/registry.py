@@ -24,7 +24,7 @@ from .error import shown, value_error
 from .layer import declare_in
 from .outcomes import HookResult
 from .trace import outcome_shape
-from .walk import Walk, drive
+from .walk import Walk, _is_event_of, drive
 
 __all__ = ["Registry"]
 
@@ -206,7 +206,7 @@ class Registry:
         if self._timed[hook] and _sniffio is not None and _sniffio.name is not None:
             return await continue_emit(None, self, hook, event, ctx, HookResult)
         etype = self._event_types[hook]
-        if type(event) is not etype and not isinstance(event, etype):
+        if not _is_event_of(event, etype):  # the real type, never __class__ (I18)
             raise self._mismatch(hook, etype, event)
         return await drive(hook, plan, event, ctx.envelope, ctx.trace, etype, self._contracts)
 
@@ -225,7 +225,7 @@ class Registry:
 
     def _walk(self, hook: str, plan: tuple[_Entry, ...], event: Any, env: Any, trace: Any) -> Walk:
         etype = self._event_types[hook]
-        if not isinstance(event, etype):
+        if not _is_event_of(event, etype):  # the real type, never __class__ (I18)
             raise self._mismatch(hook, etype, event)
         return Walk(hook, plan, event, env, trace, etype, contracts=self._contracts)
 
