@@ -25,6 +25,7 @@ __all__ = [
     "Suspend",
     "Trace",
     "__version__",
+    "_interned",
     "check_contract",
     "declare",
     "declare_in",
@@ -268,3 +269,7 @@ class RunContext:
     def envelope(self) -> Any: ...
     @property
     def trace(self) -> Trace: ...
+
+# Strings the core's interner holds now, as (permanent, counted): a debug figure for the tests
+# of issue 13 (docs/trace.md).
+def _interned() -> tuple[int, int]: ...

@@ -12,8 +12,10 @@ mod packed;
 mod read;
 pub mod spare;
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::{self, BufWriter, Write};
+use std::ops::Deref;
 
 use serde::Serialize;
 
@@ -26,7 +28,7 @@ use crate::contract::Rule;
 use crate::fail_mode::FailMode;
 use crate::failure::FailureKind;
 use crate::outcome::OutcomeKind;
-use crate::symbol::{resolve_opt, Sym};
+use crate::symbol::{release_all, retain_all, text, Sym, Texts};
 
 pub use read::{from_jsonl_str, read_jsonl, read_jsonl_into};
 
@@ -104,13 +106,13 @@ impl Record {
             emit: self.emit,
             hook: hook_name(self.hook),
             kind: self.kind.as_str(),
-            middleware: resolve_opt(self.middleware),
+            middleware: text(self.middleware),
             band: Band::from_u8(self.band).map(Band::as_str),
             outcome: self.outcome.as_str(),
             modified: self.modified,
-            code: resolve_opt(self.code),
+            code: text(self.code),
             failure: FailureKind::from_u8(self.failure).map(FailureKind::as_str),
-            error: resolve_opt(self.error),
+            error: text(self.error),
             fail_mode: FailMode::from_u8(self.fail_mode).map(FailMode::as_str),
             contract: Rule::from_u8(self.contract).map(Rule::as_str),
             t_ns: self.t_ns,
@@ -120,25 +122,26 @@ impl Record {
 }
 
 /// A record as names, in the key order of its JSON form. Absent fields are skipped when
-/// serialised. Every string is `'static` (catalogue names or interned symbols), so a view costs
-/// no allocation. Deserialising goes through the strict checks of `read_jsonl`.
+/// serialised. Every string is `'static` (catalogue names or permanent symbols) but the copy of
+/// a counted symbol's text (`symbol.rs`), so a view allocates only for those. Deserialising
+/// goes through the strict checks of `read_jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RecordView {
     pub emit: u64,
     pub hook: &'static str,
     pub kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub middleware: Option<&'static str>,
+    pub middleware: Option<Cow<'static, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub band: Option<&'static str>,
     pub outcome: &'static str,
     pub modified: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<&'static str>,
+    pub code: Option<Cow<'static, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<&'static str>,
+    pub error: Option<Cow<'static, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fail_mode: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -174,11 +177,42 @@ struct Chunk {
     start: u64,
     /// Room for exactly [`CHUNK`], or fewer once closed early (then shrunk to fit).
     records: Vec<Stored>,
+    /// How many of `records` name counted symbols, which the trace holds (issue 13): when
+    /// none do, as in most traces, freeing records need not look at them.
+    counted: usize,
 }
 
 impl Chunk {
     fn end(&self) -> u64 {
         self.start + self.records.len() as u64
+    }
+
+    /// Lets go of (or hands to `into`) the counted symbols of `records[from..to]`.
+    fn unhold(&mut self, from: usize, to: usize, into: Option<&mut Texts>) {
+        if self.counted == 0 {
+            return;
+        }
+        let held = self.records[from..to].iter().filter(|r| r.holds_counted());
+        self.counted -= held.clone().count();
+        let syms = held.flat_map(Stored::syms);
+        match into {
+            Some(texts) => texts.adopt(syms),
+            None => release_all(syms),
+        }
+    }
+}
+
+/// Records taken out of a trace, holding the counted texts they name for as long as they live.
+#[derive(Debug)]
+pub struct Taken {
+    pub records: Vec<Record>,
+    pub texts: Texts,
+}
+
+impl Deref for Taken {
+    type Target = [Record];
+    fn deref(&self) -> &[Record] {
+        &self.records
     }
 }
 
@@ -207,7 +241,11 @@ impl Default for TraceBuf {
 
 impl Drop for TraceBuf {
     fn drop(&mut self) {
-        for chunk in self.chunks.drain(..) {
+        let mut from = self.skip;
+        for mut chunk in self.chunks.drain(..) {
+            let to = chunk.records.len();
+            chunk.unhold(from, to, None);
+            from = 0;
             spare::SPARE.keep(chunk.records);
         }
     }
@@ -271,6 +309,17 @@ impl TraceBuf {
     /// Appends records already packed: a binding packs each as it records it, so writing an
     /// emit's records to the trace is a copy.
     pub fn extend_packed(&mut self, records: &[Packed]) {
+        self.extend_packed_inner(records, true);
+    }
+
+    /// [`TraceBuf::extend_packed`] for records a walk made whose counted symbols (`symbol.rs`)
+    /// all came through `texts`: when it holds none, as on the plain-answer path, no record
+    /// names one and they are not looked at for them.
+    pub fn extend_packed_from(&mut self, records: &[Packed], texts: &Texts) {
+        self.extend_packed_inner(records, !texts.is_empty());
+    }
+
+    fn extend_packed_inner(&mut self, records: &[Packed], counted: bool) {
         // The common case, one emit's records with room left in the open chunk and the same
         // high word: one copy, no per-record chunk check.
         if let Some(last) = self.chunks.back_mut() {
@@ -278,6 +327,11 @@ impl TraceBuf {
             if CHUNK - last.records.len() >= records.len() && records.iter().all(|r| r.high == high)
             {
                 last.records.extend(records.iter().map(|r| r.stored));
+                if counted {
+                    let held = records.iter().filter(|r| r.stored.holds_counted());
+                    last.counted += held.clone().count();
+                    retain_all(held.flat_map(|r| r.stored.syms()));
+                }
                 let most = records.iter().map(|r| r.stored.low()).max().unwrap_or(0);
                 self.emits = self.emits.max(join(high, most));
                 self.total += records.len() as u64;
@@ -293,7 +347,12 @@ impl TraceBuf {
         for record in records {
             let Packed { stored, high } = pack(record);
             self.emits = self.emits.max(join(high, stored.low()));
-            self.open_chunk(high).records.push(stored);
+            let chunk = self.open_chunk(high);
+            chunk.records.push(stored);
+            if stored.holds_counted() {
+                chunk.counted += 1;
+                retain_all(stored.syms().into_iter());
+            }
             self.total += 1;
         }
         self.len += records.len();
@@ -304,7 +363,7 @@ impl TraceBuf {
     fn enforce_limit(&mut self) {
         if self.len > self.limit {
             let over = self.len - self.limit;
-            self.discard(over);
+            self.discard(over, None);
             self.count_dropped(over as u64);
         }
     }
@@ -328,14 +387,16 @@ impl TraceBuf {
                 high,
                 start: self.total,
                 records: spare::SPARE.take(),
+                counted: 0,
             });
         }
         let last = self.chunks.len() - 1;
         &mut self.chunks[last]
     }
 
-    /// Forgets the oldest `count` records (at most all), giving emptied chunks back.
-    fn discard(&mut self, count: usize) {
+    /// Forgets the oldest `count` records (at most all), giving emptied chunks back, and lets
+    /// go of the counted texts they name (or hands them to `into`).
+    fn discard(&mut self, count: usize, mut into: Option<&mut Texts>) {
         let mut count = count.min(self.len);
         self.len -= count;
         while count > 0 {
@@ -345,9 +406,11 @@ impl TraceBuf {
             };
             let live = front.records.len() - self.skip;
             if count < live {
+                front.unhold(self.skip, self.skip + count, into.as_deref_mut());
                 self.skip += count;
                 break;
             }
+            front.unhold(self.skip, front.records.len(), into.as_deref_mut());
             count -= live;
             self.skip = 0;
             if only {
@@ -362,14 +425,15 @@ impl TraceBuf {
 
     /// Takes out the oldest `most` records (or all there are), in order: they are no longer
     /// held. Emit ordinals go on.
-    pub fn take(&mut self, most: usize) -> Vec<Record> {
-        let taken: Vec<Record> = self.raw().take(most).collect();
-        self.discard(taken.len());
-        taken
+    pub fn take(&mut self, most: usize) -> Taken {
+        let records: Vec<Record> = self.raw().take(most).collect();
+        let mut texts = Texts::new();
+        self.discard(records.len(), Some(&mut texts));
+        Taken { records, texts }
     }
 
     /// Takes out every record held; see [`TraceBuf::take`].
-    pub fn drain(&mut self) -> Vec<Record> {
+    pub fn drain(&mut self) -> Taken {
         self.take(self.len)
     }
 
@@ -415,7 +479,9 @@ impl TraceBuf {
         self.raw().map(|record| record.view())
     }
 
-    /// The records themselves, in order.
+    /// The records themselves, in order. Their counted symbols (`symbol.rs`) stand for their
+    /// texts while this trace holds the records: view them before letting go of it, or
+    /// [`TraceBuf::take`] them, which hands over the hold.
     pub fn raw(&self) -> impl Iterator<Item = Record> + '_ {
         let skip = self.skip;
         self.chunks.iter().enumerate().flat_map(move |(i, chunk)| {

@@ -12,7 +12,7 @@ use crate::contract::{ContractMode, Rule};
 use crate::fail_mode::FailMode;
 use crate::failure::{resolve, FailureKind};
 use crate::outcome::{severity, OutcomeKind, Reducer};
-use crate::symbol::{intern, intern_opt, Sym, NO_SYM};
+use crate::symbol::{intern, intern_opt, Sym, Texts, NO_SYM};
 use crate::trace::{Record, RecordKind, ABSENT};
 
 /// What one middleware did.
@@ -37,6 +37,20 @@ pub fn failure_error_sym(kind: FailureKind, exception_type: Option<&str>) -> Sym
             .or(exception_type)
             .unwrap_or("Exception"),
     )
+}
+
+/// [`failure_error_sym`] for a binding: an exception's type name, which a program may make
+/// anew per call, is interned into `texts` (counted past the budget, see `symbol.rs`); the
+/// fixed names are permanent.
+pub fn failure_error_text(
+    texts: &mut Texts,
+    kind: FailureKind,
+    exception_type: Option<&str>,
+) -> Sym {
+    match kind.fixed_error_name() {
+        Some(name) => intern(name),
+        None => texts.intern(exception_type.unwrap_or("Exception")),
+    }
 }
 
 /// What the binding does with one answer.
@@ -484,11 +498,11 @@ mod tests {
             let view = decision.record.view();
             assert!(!decision.accept_modification);
             assert_eq!(
-                (view.kind, view.outcome, view.code),
+                (view.kind, view.outcome, view.code.as_deref()),
                 ("failure", outcome, code)
             );
             assert_eq!(view.failure, Some("contract_violation"));
-            assert_eq!(view.error, Some("ContractViolation"));
+            assert_eq!(view.error.as_deref(), Some("ContractViolation"));
             assert_eq!(view.contract, Some(rule.as_str()));
             let mut trace = TraceBuf::new();
             let emit = trace.begin_emit();

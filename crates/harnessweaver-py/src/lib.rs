@@ -43,6 +43,15 @@ mod _core {
     #[pymodule_export]
     use super::walk::Pending;
 
+    /// A debug figure for tests (issue 13): how many strings the core's interner holds now,
+    /// as (permanent, counted). Permanent ones are bounded (declared names, the rules' names and
+    /// a fixed budget of codes and error type names); counted ones are freed with the last
+    /// trace record naming them.
+    #[pyfunction]
+    fn _interned() -> (usize, usize) {
+        harnessweaver_core::symbol::interned()
+    }
+
     use super::declaration::Missing;
     use pyo3::prelude::*;
 

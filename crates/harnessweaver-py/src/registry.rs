@@ -12,6 +12,7 @@ use harnessweaver_core::catalogue::{HookId, CATALOGUE};
 use harnessweaver_core::clock;
 use harnessweaver_core::contract::ContractMode;
 use harnessweaver_core::error::Error;
+use harnessweaver_core::symbol::Texts;
 use harnessweaver_core::walk::Walk;
 use harnessweaver_core::{Chain, ErrorKind, Registry as CoreRegistry};
 
@@ -172,6 +173,7 @@ impl Registry {
             last_precise: precise,
             records: Records::new(),
             contracts: self.contracts,
+            texts: Texts::new(),
         };
         match state.run(py)? {
             Stop::Done(result) => Ok(result.into_any()),

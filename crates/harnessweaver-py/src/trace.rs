@@ -7,6 +7,7 @@
 //! (`walk.rs`); the lock's guard raises a flag when a batch is due or records were dropped, and
 //! the next emit's start (or `flush()`) serves it, outside the lock.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
 use std::ops::{Deref, DerefMut};
@@ -246,28 +247,45 @@ fn limit_of(limit: Option<i64>) -> PyResult<Option<usize>> {
     }
 }
 
+/// A record's text: interned in Python too when it is permanent in the core, a plain string
+/// when it is counted (interning it in Python would keep it for good, issue 13).
+#[allow(clippy::ptr_arg)] // the variant is the point: whether the core keeps it for good
+fn text_object<'py>(py: Python<'py>, text: &Cow<'static, str>) -> Bound<'py, PyString> {
+    match text {
+        Cow::Borrowed(text) => PyString::intern(py, text),
+        Cow::Owned(text) => PyString::new(py, text),
+    }
+}
+
 /// One record as a plain dict with the keys of I8, absent ones left out.
 fn as_dict<'py>(py: Python<'py>, view: &RecordView) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item(intern!(py, "emit"), view.emit)?;
     dict.set_item(intern!(py, "hook"), PyString::intern(py, view.hook))?;
     dict.set_item(intern!(py, "kind"), PyString::intern(py, view.kind))?;
-    if let Some(name) = view.middleware {
-        dict.set_item(intern!(py, "middleware"), PyString::intern(py, name))?;
+    if let Some(name) = &view.middleware {
+        dict.set_item(intern!(py, "middleware"), text_object(py, name))?;
     }
     if let Some(band) = view.band {
         dict.set_item(intern!(py, "band"), PyString::intern(py, band))?;
     }
     dict.set_item(intern!(py, "outcome"), PyString::intern(py, view.outcome))?;
     dict.set_item(intern!(py, "modified"), view.modified)?;
-    let optional = [
-        (intern!(py, "code"), view.code),
-        (intern!(py, "failure"), view.failure),
-        (intern!(py, "error"), view.error),
+    // In the key order of I8: code, failure, error, fail_mode, contract.
+    if let Some(code) = &view.code {
+        dict.set_item(intern!(py, "code"), text_object(py, code))?;
+    }
+    if let Some(failure) = view.failure {
+        dict.set_item(intern!(py, "failure"), PyString::intern(py, failure))?;
+    }
+    if let Some(error) = &view.error {
+        dict.set_item(intern!(py, "error"), text_object(py, error))?;
+    }
+    let names = [
         (intern!(py, "fail_mode"), view.fail_mode),
         (intern!(py, "contract"), view.contract),
     ];
-    for (key, value) in optional {
+    for (key, value) in names {
         if let Some(value) = value {
             dict.set_item(key, PyString::intern(py, value))?;
         }

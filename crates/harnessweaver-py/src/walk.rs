@@ -22,9 +22,9 @@ use harnessweaver_core::fail_mode::FailMode;
 use harnessweaver_core::failure::{closed_reason, FailureKind};
 use harnessweaver_core::outcome::OutcomeKind;
 use harnessweaver_core::registry::{Chain, Entry};
-use harnessweaver_core::symbol::{intern as intern_sym, NO_SYM};
+use harnessweaver_core::symbol::{Texts, NO_SYM};
 use harnessweaver_core::trace::{Packed, Record};
-use harnessweaver_core::walk::{failure_error_sym, Answer, Walk};
+use harnessweaver_core::walk::{failure_error_sym, failure_error_text, Answer, Walk};
 use harnessweaver_core::{duration::nanos_to_seconds, Sym};
 use smallvec::SmallVec;
 
@@ -67,6 +67,9 @@ pub struct EmitState {
     pub records: Records,
     /// The bus's hook-contract mode (I14): modified events are checked only with one.
     pub contracts: Option<ContractMode>,
+    /// Holds the codes and error type names this emit's records name until the trace holds
+    /// them (`symbol.rs`, issue 13): dropped after `records` are flushed.
+    pub texts: Texts,
 }
 
 /// Records of one emit, packed as the trace stores them (so flushing them is a copy): inline
@@ -100,10 +103,11 @@ enum Judged {
     Failure(FailureKind),
 }
 
-/// The code as a symbol; `None` when it is no valid text (a lone surrogate, I16).
-fn code_sym(code: Option<&Py<PyString>>, py: Python<'_>) -> Option<Sym> {
+/// The code as a symbol, held by `texts`; `None` when it is no valid text (a lone surrogate,
+/// I16).
+fn code_sym(code: Option<&Py<PyString>>, py: Python<'_>, texts: &mut Texts) -> Option<Sym> {
     match code {
-        Some(code) => code.bind(py).to_str().ok().map(intern_sym),
+        Some(code) => code.bind(py).to_str().ok().map(|code| texts.intern(code)),
         None => Some(NO_SYM),
     }
 }
@@ -149,7 +153,7 @@ pub(crate) fn is_event_of(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyTyp
 }
 
 /// Classifies an answer by exact type: outcomes are final classes.
-fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> Judged {
+fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>, texts: &mut Texts) -> Judged {
     let py = value.py();
     if value.is_none() {
         let answer = Answer::Outcome {
@@ -190,7 +194,7 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> Judged {
         let b = b.get();
         return outcome(
             OutcomeKind::Block,
-            code_sym(b.code.as_ref(), py),
+            code_sym(b.code.as_ref(), py, texts),
             valid_texts(py, &[Some(&b.reason)]),
             value,
         );
@@ -199,7 +203,7 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> Judged {
         let s = s.get();
         return outcome(
             OutcomeKind::Suspend,
-            code_sym(s.code.as_ref(), py),
+            code_sym(s.code.as_ref(), py, texts),
             valid_texts(py, &[Some(&s.reason), s.approver_role.as_ref()]),
             value,
         );
@@ -208,7 +212,7 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> Judged {
         let e = e.get();
         return outcome(
             OutcomeKind::Escalate,
-            code_sym(e.code.as_ref(), py),
+            code_sym(e.code.as_ref(), py, texts),
             valid_texts(py, &[Some(&e.reason), e.to.as_ref()]),
             value,
         );
@@ -217,7 +221,7 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> Judged {
         let r = r.get();
         return outcome(
             OutcomeKind::Retry,
-            code_sym(r.code.as_ref(), py),
+            code_sym(r.code.as_ref(), py, texts),
             valid_texts(py, &[Some(&r.reason)]),
             value,
         );
@@ -243,7 +247,7 @@ impl EmitState {
     /// Writes the buffered records to the trace, once.
     fn flush(&mut self) {
         if !self.records.is_empty() {
-            self.trace.get().get().lock().extend_packed(&self.records);
+            (self.trace.get().get().lock()).extend_packed_from(&self.records, &self.texts);
             self.records.clear();
         }
     }
@@ -366,7 +370,7 @@ impl EmitState {
         if self.late(now) {
             return self.failed(py, FailureKind::Timeout, None); // a late answer (ruling 10)
         }
-        match judge(value, self.event_type.bind(py)) {
+        match judge(value, self.event_type.bind(py), &mut self.texts) {
             Judged::Failure(kind) => self.failed(py, kind, None),
             Judged::Answer {
                 answer,
@@ -433,7 +437,7 @@ impl EmitState {
         kind: FailureKind,
         exception: Option<&str>,
     ) -> PyResult<()> {
-        let error = failure_error_sym(kind, exception);
+        let error = failure_error_text(&mut self.texts, kind, exception);
         let now = self.tick(self.t0_precise);
         let decision = self.decide(
             Answer::Failure {
@@ -462,7 +466,8 @@ impl EmitState {
     fn log_failed_open(&self, py: Python<'_>, kind: FailureKind, error: Sym) -> PyResult<()> {
         static FAILED_OPEN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
         let log = FAILED_OPEN.import(py, "harnessweaver.buslog", "failed_open")?;
-        let error = harnessweaver_core::symbol::resolve(error).unwrap_or("Exception");
+        let error = harnessweaver_core::symbol::text(error);
+        let error = error.as_deref().unwrap_or("Exception");
         let name = self.entry().decl.name.as_str();
         log.call1((name, hook_name(self.hook), kind.as_str(), error))?;
         Ok(())

@@ -17,7 +17,7 @@ use crate::catalogue::HookId;
 use crate::fail_mode::FailMode;
 use crate::failure::{resolve, FailureKind};
 use crate::outcome::OutcomeKind;
-use crate::symbol::{intern_opt, Sym, NO_SYM};
+use crate::symbol::{intern_opt, is_counted, Sym, NO_SYM};
 
 /// A stored record: its emit ordinal's high 32 bits are its chunk's.
 #[derive(Debug, Clone, Copy)]
@@ -111,6 +111,17 @@ impl Packed {
 }
 
 impl Stored {
+    /// Whether it names a counted symbol (issue 13), which its trace holds while it does.
+    #[inline]
+    pub fn holds_counted(&self) -> bool {
+        is_counted(self.middleware) || is_counted(self.text)
+    }
+
+    /// The symbols it names.
+    pub fn syms(&self) -> [Sym; 2] {
+        [self.middleware, self.text]
+    }
+
     /// The low 32 bits of its emit ordinal.
     pub fn low(&self) -> u32 {
         self.emit

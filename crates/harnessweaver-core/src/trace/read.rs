@@ -21,7 +21,7 @@ use crate::error::{invalid_trace, quote, Error};
 use crate::fail_mode::FailMode;
 use crate::failure::{resolve, FailureKind};
 use crate::outcome::OutcomeKind;
-use crate::symbol::intern_opt;
+use crate::symbol::Texts;
 
 /// Reads a JSON Lines trace. The emit counter of the result goes on from the highest `emit`.
 /// It keeps the newest [`super::DEFAULT_LIMIT`] records, like any new trace (I20).
@@ -33,6 +33,8 @@ pub fn read_jsonl<R: BufRead>(reader: R) -> Result<TraceBuf, Error> {
 pub fn read_jsonl_into<R: BufRead>(mut reader: R, mut trace: TraceBuf) -> Result<TraceBuf, Error> {
     let mut line = String::new();
     let mut number = 0usize;
+    // Holds a line's counted texts until the trace holds them (`symbol.rs`).
+    let mut texts = Texts::new();
     loop {
         line.clear();
         number += 1;
@@ -44,7 +46,9 @@ pub fn read_jsonl_into<R: BufRead>(mut reader: R, mut trace: TraceBuf) -> Result
         if line.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
             continue;
         }
-        trace.push(parse_line(&line).map_err(|problem| invalid_trace(number, &problem))?);
+        let record = parse_line(&line, &mut texts);
+        trace.push(record.map_err(|problem| invalid_trace(number, &problem))?);
+        texts.clear();
     }
     Ok(trace)
 }
@@ -53,10 +57,10 @@ pub fn from_jsonl_str(text: &str) -> Result<TraceBuf, Error> {
     read_jsonl(text.as_bytes())
 }
 
-fn parse_line(line: &str) -> Result<Record, String> {
+fn parse_line(line: &str, texts: &mut Texts) -> Result<Record, String> {
     serde_json::from_str::<Wire<'_>>(line)
         .map_err(|e| json_problem(&e))?
-        .into_record()
+        .into_record(texts)
 }
 
 /// `serde_json`'s message without its "at line 1 column N" suffix (the line is ours to give).
@@ -129,7 +133,8 @@ struct Wire<'a> {
 
 impl Wire<'_> {
     /// The checks of I8, then the compact record.
-    fn into_record(self) -> Result<Record, String> {
+    /// The record, its texts interned into `texts` (which holds the counted ones).
+    fn into_record(self, texts: &mut Texts) -> Result<Record, String> {
         let unknown = |what: &str, text: &Text<'_>| format!("unknown {what} {}", quote(&text.0));
         let hook = hook_id(&self.hook.0).map_err(|_| unknown("hook", &self.hook))?;
         let kind = RecordKind::parse(&self.kind.0).ok_or_else(|| unknown("kind", &self.kind))?;
@@ -175,9 +180,9 @@ impl Wire<'_> {
             t_ns: self.t_ns,
             duration_ns: self.duration_ns,
             emit: self.emit,
-            middleware: intern_opt(self.middleware.as_ref().map(|t| &*t.0)),
-            code: intern_opt(self.code.as_ref().map(|t| &*t.0)),
-            error: intern_opt(self.error.as_ref().map(|t| &*t.0)),
+            middleware: texts.intern_opt(self.middleware.as_ref().map(|t| &*t.0)),
+            code: texts.intern_opt(self.code.as_ref().map(|t| &*t.0)),
+            error: texts.intern_opt(self.error.as_ref().map(|t| &*t.0)),
             hook,
             kind,
             outcome,
@@ -288,8 +293,9 @@ fn check_resolution(
 /// Deserialising a view runs the same checks as reading a line.
 impl<'de> Deserialize<'de> for RecordView {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut texts = Texts::new();
         let record = Wire::deserialize(deserializer)?
-            .into_record()
+            .into_record(&mut texts)
             .map_err(serde::de::Error::custom)?;
         Ok(record.view())
     }
