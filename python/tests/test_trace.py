@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
+from checkout import CORPUS
 from conftest import run_unless_stuck, tool_call
 
 import harnessweaver as hw
@@ -281,7 +282,7 @@ def test_a_finalizer_may_emit_into_a_trace_being_read() -> None:
 # --- Bounded traces (I20) and 64-bit ordinals (I19): issue 13 ---------------------------------
 
 MAX_EMIT = 2**53 - 1
-BOUNDS = Path(__file__).parents[2] / "conformance/cases/trace/reads/ordinal-bounds.json"
+BOUNDS = CORPUS / "cases" / "trace" / "reads" / "ordinal-bounds.json"
 
 
 def _bus_with_one_middleware() -> hw.HookBus:
