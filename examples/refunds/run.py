@@ -36,7 +36,8 @@ async def main() -> None:
     harness = hw.load(HERE / "harness.yaml", task="refund", org_profiles=[HERE / "org"])
     print(harness.render(), end="")
     for day, now, amount in (("Saturday", SATURDAY, 900), ("Monday", MONDAY, 120)):
-        ctx = hw.RunContext(envelope=hw.Envelope(clock=hw.FixedClock(now)))
+        envelope = hw.Envelope(clock=hw.FixedClock(now), run_id=f"refund-{day.lower()}")
+        ctx = hw.RunContext(envelope=envelope)
         result = await harness.bus.emit("tool.before", refund(amount), ctx)
         print(f"\n{day}, a refund of {amount} USD: {result.outcome.to_dict()}")
         print(f"arguments as the tool gets them: {result.event.call.arguments}")

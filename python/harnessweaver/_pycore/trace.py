@@ -3,7 +3,8 @@
 Records become dicts or JSON Lines only when read. Until then each sits in one flat list as
 four values, ``(shape, key, start, end)``: its *shape* (the fields from ``kind`` to
 ``contract``, a tuple that every plain Continue of one middleware shares), its *key*
-(``(emit, hook)``, one tuple per emit), and the instants it started and ended. A tuple of
+(``(emit, hook, run, step, tool)``, one tuple per emit, I21), and the instants it started and
+ended. A tuple of
 its own per record would be one more object for the garbage collector to track and traverse,
 which in a long-lived trace cost more than recording itself; four values instead of the
 fourteen fields cost a core ~50 ns less per record, and an end shared with the next record's
@@ -21,6 +22,7 @@ from types import TracebackType
 from typing import IO, Any, Final
 
 from ..errors import error_for
+from .correlation import valid_step
 
 __all__ = ["DEFAULT_BATCH", "DEFAULT_LIMIT", "FIELDS", "MAX_EMIT", "Trace"]
 
@@ -37,6 +39,9 @@ _NO_LIMIT: Final = sys.maxsize
 FIELDS: Final = (
     "emit",
     "hook",
+    "run",
+    "step",
+    "tool",
     "kind",
     "middleware",
     "band",
@@ -53,6 +58,8 @@ FIELDS: Final = (
 _OPTIONAL: Final = frozenset(
     {"middleware", "band", "code", "failure", "error", "fail_mode", "contract"}
 )
+_CORRELATION: Final = frozenset({"run", "step", "tool"})  # I21; absent in older traces
+_KEY: Final = 5  # emit, hook, run, step, tool: one tuple per emit
 _REQUIRED_BY_KIND: Final = {
     "outcome": frozenset({"middleware", "band"}),
     "failure": frozenset({"middleware", "band", "failure", "error", "fail_mode"}),
@@ -107,14 +114,14 @@ def _rows(fields: list[Any]) -> Iterator[Record]:
 def _stored(record: Record) -> tuple[Any, ...]:
     """A record (a tuple of ``FIELDS``) as ``Trace._fields`` keeps it."""
     start = record[-2]
-    return (record[2:-2], (record[0], record[1]), start, start + record[-1])
+    return (record[_KEY:-2], record[:_KEY], start, start + record[-1])
 
 
 def _as_dict(record: Record) -> dict[str, Any]:
     return {
         key: value
         for key, value in zip(FIELDS, record, strict=True)
-        if value is not None or key not in _OPTIONAL
+        if value is not None or (key not in _OPTIONAL and key not in _CORRELATION)
     }
 
 
@@ -455,7 +462,10 @@ def _record(data: dict[str, Any]) -> Record:
         raise ValueError("emit is an ordinal from 1, not 0")
     if emit > MAX_EMIT:
         raise ValueError(f"invalid emit {emit}: ordinals end at {MAX_EMIT} (I19)")
-    texts = {key: _text(data, key) for key in ("hook", "kind", "outcome", *_OPTIONAL)}
+    texts = {key: _text(data, key) for key in ("hook", "kind", "outcome", "run", "tool", *_OPTIONAL)}
+    step = data.get("step")
+    if step is not None and not valid_step(step):
+        raise ValueError(f"invalid step {step!r}: a step is an integer from 0 to {MAX_EMIT} (I21)")
     if texts["hook"] not in ORDER:
         raise ValueError(f"unknown hook '{texts['hook']}'")
     for key, allowed in _VALUES.items():
@@ -486,7 +496,8 @@ def _record(data: dict[str, Any]) -> Record:
     _check_contract(str(kind), modified, texts["failure"], texts["contract"])
     t_ns = _whole(data, "t_ns", 0, 2**64 - 1)
     duration_ns = _whole(data, "duration_ns", 0, 2**64 - 1)
-    values = {**texts, "emit": emit, "modified": modified, "t_ns": t_ns, "duration_ns": duration_ns}
+    values = {**texts, "emit": emit, "step": step, "modified": modified, "t_ns": t_ns,
+              "duration_ns": duration_ns}  # fmt: skip
     return tuple(values[key] for key in FIELDS)
 
 

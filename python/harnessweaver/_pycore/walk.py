@@ -15,6 +15,7 @@ from typing import Any
 
 from .._slowpath import NOT_STARTED, DeadlinePassed, drive_with_deadline, stray_cancellation
 from ..buslog import contract_warning, failed_open
+from .correlation import emit_key
 from .contracts import violation
 from .failure import (
     CANCELLED,
@@ -98,7 +99,7 @@ class Walk:
         env: Any,
         trace: Any,
         etype: type,
-        key: tuple[int, str] | None = None,
+        key: tuple[Any, ...] | None = None,
         t_emit: int | None = None,
         contracts: str | None = None,
     ):
@@ -109,8 +110,9 @@ class Walk:
         self._etype = etype
         self._contracts = contracts  # the hook-contract mode (I14); None checks nothing
         self._record = trace._fields.extend
-        # What every record of this emit is traced with: (its number, the hook point).
-        self._key = (trace._begin_emit(), hook) if key is None else key
+        # What every record of this emit is traced with: its number, the hook point and the
+        # emit's correlation (I21).
+        self._key = emit_key(trace._begin_emit(), hook, event, env) if key is None else key
         self._index = 0
         self._best: Any = _CONTINUE
         self._best_sev = -1
@@ -313,7 +315,7 @@ async def drive(
     protocol does.
     """
     trace._emits += 1  # Trace._begin_emit, inlined: a method call is a tenth of a short emit
-    record, key = trace._fields.extend, (trace._emits, hook)
+    record, key = trace._fields.extend, emit_key(trace._emits, hook, event, env)
     now = t_emit = monotonic_ns()
     walk: Walk | None = None
     # Plain answers leave the combined outcome a plain Continue: only a Walk keeps a severity.

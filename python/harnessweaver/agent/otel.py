@@ -22,6 +22,8 @@ __all__ = ["OTelExporter"]
 _PREFIX = "harnessweaver."
 _KEYS = (
     "hook",
+    "step",
+    "tool",
     "outcome",
     "modified",
     "code",

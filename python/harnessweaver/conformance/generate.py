@@ -6,7 +6,8 @@ and outbound hook points, every outcome, modifications, every failure kind under
 modes, timeouts, registration overrides, several emits in a row, concurrent emits, and now and
 then a declaration error, an odd declaration value (I17: lone surrogates, padded or non-ASCII
 text, sub-nanosecond and overflowing timeouts, mixed hook lists), an outcome holding a lone
-surrogate (I16) or a stray cancellation (I15). Nothing here knows the expected result:
+surrogate (I16), a stray cancellation (I15), or an event whose step or tool name a record
+must leave out or mend (I21). Nothing here knows the expected result:
 implementations are compared with each other.
 
 Timeouts are generated only in combinations that machine load cannot flip: a timeout that
@@ -35,6 +36,10 @@ REASONS = ("policy", "needs review", "try later")
 CODES = (None, "policy", "cap")
 # Texts that are no valid text (I16): an outcome holding one is an invalid return.
 BAD_TEXTS = ("r\udcff", "\ud800", "\udcffx")
+# Steps and tool names a record shows, or leaves out, alike in every implementation (I21): out
+# of range on either side, at the bounds, past 64 bits; text UTF-8 cannot carry, empty, non-ASCII.
+STEPS = (-1, -(2**63), 2**53 - 1, 2**53, 2**64)
+TOOL_NAMES = ("sh\udcff", "\ud800x", "", "r\u00e9sum\u00e9")
 # Declaration values every implementation must judge alike (I17), each one invalid, so that
 # none of them can turn a sure timing into a race: field -> values.
 ODD_VALUES: dict[str, tuple[Any, ...]] = {
@@ -186,10 +191,11 @@ def _emit(draw: st.DrawFn, pool: tuple[str, ...], context: str = "main") -> Json
     if context != "main":
         step["context"] = context
     if draw(st.integers(0, 3)) == 0 and "tool.before" in pool and step["emit"] == "tool.before":
+        tool = draw(st.sampled_from(("refund_payment",) * 3 + TOOL_NAMES))
         step["event"] = {
-            "step": draw(st.integers(0, 6)),
-            "tool": {"name": "refund_payment", "description": "", "parameters": {}},
-            "call": {"id": "c", "name": "refund_payment", "arguments": {}},
+            "step": draw(st.one_of(st.integers(0, 6), st.sampled_from(STEPS))),
+            "tool": {"name": tool, "description": "", "parameters": {}},
+            "call": {"id": "c", "name": tool, "arguments": {}},
         }
     return step
 

@@ -39,7 +39,7 @@ class _CaseRun:
         self.case = case
         self.bus = hw.HookBus(contracts=case.get("given", {}).get("contracts"))
         now = case.get("given", {}).get("envelope", {}).get("now", "2026-11-30T12:00:00+00:00")
-        self.envelope = hw.Envelope(clock=hw.FixedClock(now), run_id="conformance")
+        self.clock = hw.FixedClock(now)
         self.contexts: dict[str, Any] = {}
         self.behaviours = Behaviours(samples, self.register, self.bus.unregister)
         self.emits: list[dict[str, Any]] = []
@@ -75,7 +75,9 @@ class _CaseRun:
         hook = step["emit"]
         name = step.get("context", "main")
         if name not in self.contexts:
-            self.contexts[name] = hw.RunContext(envelope=self.envelope)
+            # A context's run id is its name (INTERPRETING.md §4, I21).
+            envelope = hw.Envelope(clock=self.clock, run_id=name)
+            self.contexts[name] = hw.RunContext(envelope=envelope)
         if "event_as" in step:
             event = self.behaviours.sample(step["event_as"])
         elif hook in hw.EVENT_TYPES:

@@ -58,6 +58,8 @@ async def test_a_run_becomes_spans_per_hook_point_and_per_middleware() -> None:
     assert dict(guard.attributes or {}) == {
         "harnessweaver.emit": 5,
         "harnessweaver.hook": "tool.before",
+        "harnessweaver.step": 1,
+        "harnessweaver.tool": "lookup",
         "harnessweaver.outcome": "continue",
         "harnessweaver.modified": False,
         "harnessweaver.middleware": "flaky_guard",

@@ -1,0 +1,52 @@
+"""What ties an emit's records to their run, step and tool (I21; paired with the Rust core's
+``correlation.rs``).
+
+Every record of an emit carries its *key*: ``(emit, hook, run, step, tool)``. The last three
+come from the context's run id and the event the caller emitted (never a middleware's
+modification), so an operator finds a blocked call by its run, step and tool name.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .catalogue import HOOKS
+
+__all__ = ["STEPPED", "TOOLED", "emit_key", "shown_text", "valid_step"]
+
+STEPPED: Final = frozenset(name for name, _ in HOOKS) - {"task.start", "task.end"}
+"""Hook points whose event has a ``step``."""
+TOOLED: Final = frozenset({"tool.before", "tool.after"})
+"""Hook points whose event names a tool (``event.tool.name``)."""
+_MAX_STEP: Final = 2**53 - 1  # I19's bound: every JSON reader holds it exactly
+
+
+def shown_text(text: str) -> str:
+    """``text`` as a record shows it: each surrogate code point, which UTF-8 cannot carry (so
+    a trace holding it could not be written), as U+FFFD."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
+def valid_step(step: object) -> bool:
+    """Whether ``step`` is shown: an integer (not a bool) from 0 to 2^53 - 1."""
+    return type(step) is int and 0 <= step <= _MAX_STEP
+
+
+def emit_key(emit: int, hook: str, event: Any, env: Any) -> tuple[Any, ...]:
+    """The key every record of emit number ``emit`` on ``hook`` is traced with."""
+    run = shown_text(env.run_id)
+    if hook not in STEPPED:
+        return (emit, hook, run, None, None)
+    step = getattr(event, "step", None)
+    if not valid_step(step):
+        step = None
+    if hook not in TOOLED:
+        return (emit, hook, run, step, None)
+    name = getattr(getattr(event, "tool", None), "name", None)
+    return (emit, hook, run, step, shown_text(name) if type(name) is str else None)
