@@ -38,15 +38,28 @@ def valid_step(step: object) -> bool:
     return type(step) is int and 0 <= step <= _MAX_STEP
 
 
+_last: tuple[Any, ...] = (None, None, None, ())
+"""The last emit's (hook, event, envelope, correlation): a loop that emits one event again and
+again (a retry, a benchmark) reads it once. Both are immutable (I18, a frozen dataclass), and
+held here, so the same objects cannot be new ones at a reused address."""
+
+
 def emit_key(emit: int, hook: str, event: Any, env: Any) -> tuple[Any, ...]:
     """The key every record of emit number ``emit`` on ``hook`` is traced with."""
-    run = shown_text(env.run_id)
-    if hook not in STEPPED:
-        return (emit, hook, run, None, None)
-    step = getattr(event, "step", None)
-    if not valid_step(step):
-        step = None
-    if hook not in TOOLED:
-        return (emit, hook, run, step, None)
-    name = getattr(getattr(event, "tool", None), "name", None)
-    return (emit, hook, run, step, shown_text(name) if type(name) is str else None)
+    global _last
+    last_hook, last_event, last_env, tail = _last
+    if event is last_event and env is last_env and hook is last_hook:
+        return (emit, hook, *tail)
+    run = env.run_id
+    if not run.isascii():
+        run = shown_text(run)
+    step = tool = None
+    if hook in STEPPED:
+        step = getattr(event, "step", None)
+        if type(step) is not int or not 0 <= step <= _MAX_STEP:
+            step = None
+        if hook in TOOLED:
+            tool = getattr(getattr(event, "tool", None), "name", None)
+            tool = None if type(tool) is not str else tool if tool.isascii() else shown_text(tool)
+    _last = (hook, event, env, (run, step, tool))
+    return (emit, hook, run, step, tool)
