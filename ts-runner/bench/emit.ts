@@ -196,6 +196,10 @@ function check(n: number, k: number, names: readonly string[], result: HookResul
     if (record.outcome !== "continue" || record.modified || record.code !== undefined) {
       fail(`${where}: record ${i}: ${JSON.stringify(record)}`);
     }
+    // The emit's correlation (I21): the context's run id, the event's step and tool name.
+    if (record.run !== envelope.runId || record.step !== event.step || record.tool !== event.tool.name) {
+      fail(`${where}: record ${i}'s correlation: ${JSON.stringify(record)}`);
+    }
   });
 }
 

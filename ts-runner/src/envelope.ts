@@ -4,6 +4,7 @@
  */
 
 import { randomUUID } from "node:crypto";
+import { describe } from "./json.js";
 
 /** A wall clock. Inject one to make time-dependent middleware testable. */
 export interface Clock {
@@ -98,7 +99,10 @@ export class Envelope {
       throw new TypeError("Envelope clock must have now() and isWeekend()");
     }
     this.clock = clock;
-    this.runId = options.runId ?? randomUUID().replaceAll("-", "");
+    const runId: unknown = options.runId === undefined ? randomUUID().replaceAll("-", "") : options.runId;
+    // Every trace record of an emit names it (I21): text, nothing else.
+    if (typeof runId !== "string") throw new TypeError(`Envelope runId must be a string, got ${describe(runId)} (I21)`);
+    this.runId = runId;
     this.attributes = Object.freeze({ ...options.attributes });
     Object.freeze(this);
   }

@@ -15,6 +15,15 @@ export interface TraceRecord {
   /** The emit's ordinal within this trace, from 1, in the order emits start. */
   readonly emit: number;
   readonly hook: HookPoint;
+  /**
+   * The emit's correlation (I21), the same on every record of the emit: the run id of its
+   * context. Absent only in a record read from a trace written before I21.
+   */
+  readonly run?: string;
+  /** The `step` of the event the caller emitted, when it has one from 0 to 2^53 - 1 (I21). */
+  readonly step?: number;
+  /** tool.before and tool.after: the `tool.name` of the event the caller emitted (I21). */
+  readonly tool?: string;
   readonly kind: RecordKind;
   /** Middleware records only: the registered name. */
   readonly middleware?: string;
@@ -43,6 +52,9 @@ export interface TraceRecord {
 export const FIELDS = [
   "emit",
   "hook",
+  "run",
+  "step",
+  "tool",
   "kind",
   "middleware",
   "band",

@@ -7,6 +7,8 @@
 
 import { readFile, writeFile } from "node:fs/promises";
 import { HOOK_POINTS, type HookPoint } from "./catalogue.js";
+import { Correlator, type Correlation } from "./correlation.js";
+import type { Event } from "./events.js";
 import { nanoseconds } from "./invoke.js";
 import { orderedRecord, type TraceRecord } from "./record.js";
 import { parseRecord } from "./traceread.js";
@@ -65,9 +67,14 @@ const GROWN_CHUNKS = Math.log2(CHUNK / FIRST_CHUNK) + 1;
 const GROWN_AT = FIRST_CHUNK * (2 ** GROWN_CHUNKS - 1);
 const EMPTY_SHAPES: never[] = [];
 const EMPTY_NUMBERS = new Float64Array(0);
+/** What the chunk being filled was last told of correlation before its first record. */
+const UNSET: Correlation = Object.freeze({ run: "" });
 
-/** A record without its emit, hook and timings: what many records share (the bus stores these). */
-export type Shape = Omit<TraceRecord, "emit" | "hook" | "t_ns" | "duration_ns">;
+/**
+ * A record without its emit, hook, correlation and timings: what many records share (the bus
+ * stores these).
+ */
+export type Shape = Omit<TraceRecord, "emit" | "hook" | "run" | "step" | "tool" | "t_ns" | "duration_ns">;
 
 /** @internal A shape from its fields, those that are undefined left out (as in `orderedRecord`). */
 export function shapeOf(
@@ -89,6 +96,18 @@ function chunkStart(chunk: number): number {
   return chunk < GROWN_CHUNKS ? FIRST_CHUNK * (2 ** chunk - 1) : GROWN_AT + (chunk - GROWN_CHUNKS) * CHUNK;
 }
 
+/** The correlation of the record at `at` in a chunk: that of the last mark at or before it. */
+function markOf(markAt: readonly number[], marks: readonly Correlation[], at: number): Correlation {
+  let low = 0; // markAt[0] is 0: every chunk's first record is marked
+  let high = markAt.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if ((markAt[middle] as number) <= at) low = middle;
+    else high = middle - 1;
+  }
+  return marks[low] as Correlation;
+}
+
 /**
  * Every record of the emits made with one run context: the newest `limit` of them (I20), the
  * older ones dropped and counted (`dropped`) with one warning. A service hands records on as
@@ -105,11 +124,24 @@ export class Trace implements Iterable<TraceRecord> {
   //
   // Both go into chunks that are never copied: 16 records, then twice as many per chunk up to
   // CHUNK (one growing array of pointers cost ~25 ns per record in copies and collections).
+  //
+  // An emit's correlation (I21) is one frozen object, shared by the emits after it while it is
+  // the same (`Correlator`). It is kept once per run of records that share it: each chunk has
+  // marks, the positions in the chunk where the correlation changes and what it changes to. A
+  // loop of emits of one event costs one mark per chunk, a loop counting steps one mark per
+  // emit; a record costs nothing more. Marks go with their chunk.
   #shapeChunks: (Shape | TraceRecord | undefined)[][] = [];
   #numberChunks: Float64Array[] = [];
+  #markAtChunks: number[][] = [];
+  #markChunks: (Correlation | undefined)[][] = [];
   /** The chunk being filled, where its next record goes and how many it holds. */
   #shapes: (Shape | TraceRecord | undefined)[] = EMPTY_SHAPES;
   #numbers: Float64Array = EMPTY_NUMBERS;
+  #markAt: number[] = [];
+  #marks: (Correlation | undefined)[] = [];
+  /** The correlation of the last record of the chunk being filled (UNSET before its first). */
+  #correlation: Correlation | undefined = UNSET;
+  readonly #correlator = new Correlator();
   #at = 0;
   #length = 0;
   #built: (TraceRecord | undefined)[] = [];
@@ -214,6 +246,8 @@ export class Trace implements Iterable<TraceRecord> {
     while (this.#shapeChunks.length > 1 && chunkStart(this.#firstChunk + 1) <= this.#removed) {
       this.#shapeChunks.shift();
       this.#numberChunks.shift();
+      this.#markAtChunks.shift();
+      this.#markChunks.shift();
       this.#firstChunk += 1;
     }
   }
@@ -230,22 +264,32 @@ export class Trace implements Iterable<TraceRecord> {
     }
   }
 
+  /**
+   * @internal The correlation of an emit (I21) of the caller's `event` at the hook point of
+   * catalogue index `hookIndex`, in a context of run id `run`: the previous emit's object
+   * when it is the same.
+   */
+  correlate(run: string, hookIndex: number, event: Event): Correlation {
+    return this.#correlator.of(run, hookIndex, event);
+  }
+
   /** @internal Appends a whole record. */
   push(record: TraceRecord): void {
-    this.#add(record, Number.NaN, Number.NaN, Number.NaN);
+    this.#add(record, Number.NaN, undefined, Number.NaN, Number.NaN);
   }
 
   /**
-   * @internal Appends the record `{emit, hook, ...shape, t_ns, duration_ns}` (keys in the order
-   * of FIELDS) without building it: `shape` is shared by every record it stands for; `key` is
-   * `emitKey(emit, hook index)`; `start` and `end` are monotonic ms (`now()`), traced as
+   * @internal Appends the record `{emit, hook, ...correlation, ...shape, t_ns, duration_ns}`
+   * (keys in the order of FIELDS) without building it: `shape` is shared by every record it
+   * stands for; `key` is `emitKey(emit, hook index)`; `correlation` is what `correlate`
+   * returned for the emit; `start` and `end` are monotonic ms (`now()`), traced as
    * `t_ns = nanoseconds(start)` and `duration_ns = nanoseconds(end) - t_ns`.
    */
-  add(shape: Shape, key: number, start: number, end: number): void {
-    this.#add(shape, key, start, end);
+  add(shape: Shape, key: number, correlation: Correlation, start: number, end: number): void {
+    this.#add(shape, key, correlation, start, end);
   }
 
-  #add(shape: Shape | TraceRecord, key: number, start: number, end: number): void {
+  #add(shape: Shape | TraceRecord, key: number, correlation: Correlation | undefined, start: number, end: number): void {
     let at = this.#at;
     let shapes = this.#shapes;
     let numbers = this.#numbers;
@@ -255,7 +299,15 @@ export class Trace implements Iterable<TraceRecord> {
       this.#numbers = numbers = new Float64Array(size * 3);
       this.#shapeChunks.push(shapes);
       this.#numberChunks.push(numbers);
+      this.#markAtChunks.push((this.#markAt = []));
+      this.#markChunks.push((this.#marks = []));
+      this.#correlation = UNSET;
       at = 0;
+    }
+    if (correlation !== this.#correlation) {
+      this.#markAt.push(at);
+      this.#marks.push(correlation);
+      this.#correlation = correlation;
     }
     shapes[at] = shape;
     const n = at * 3;
@@ -273,14 +325,16 @@ export class Trace implements Iterable<TraceRecord> {
     const position = this.#removed + index; // among every record ever added
     const chunk = chunkOf(position);
     const at = position - chunkStart(chunk);
-    const shape = (this.#shapeChunks[chunk - this.#firstChunk] as (Shape | TraceRecord)[])[at] as Shape | TraceRecord;
-    const numbers = this.#numberChunks[chunk - this.#firstChunk] as Float64Array;
+    const held = chunk - this.#firstChunk;
+    const shape = (this.#shapeChunks[held] as (Shape | TraceRecord)[])[at] as Shape | TraceRecord;
+    const numbers = this.#numberChunks[held] as Float64Array;
     const key = numbers[at * 3] as number;
     const t_ns = nanoseconds(numbers[at * 3 + 1] as number);
     const record = Number.isNaN(key)
       ? (shape as TraceRecord)
       : orderedRecord({
           ...(shape as Shape),
+          ...markOf(this.#markAtChunks[held] as number[], this.#markChunks[held] as Correlation[], at),
           emit: this.#base + Math.floor(key / HOOKS),
           hook: HOOK_POINTS[key % HOOKS] as HookPoint,
           t_ns,

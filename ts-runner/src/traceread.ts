@@ -79,6 +79,7 @@ function checked(data: Map<string, Parsed>): TraceRecord {
     if (value !== undefined) texts[key] = value;
   }
   if (!isHookPoint(texts.hook)) throw new Problem(`unknown hook '${texts.hook ?? ""}'`);
+  const correlation = correlationOf(data);
   for (const [key, allowed] of Object.entries(ALLOWED) as [TextKey, readonly string[]][]) {
     const value = texts[key];
     if (value !== undefined && !allowed.includes(value)) throw new Problem(`unknown ${key} '${value}'`);
@@ -96,12 +97,35 @@ function checked(data: Map<string, Parsed>): TraceRecord {
   if (kind === "failure") checkResolution(texts);
   checkContract(kind, modified, texts);
   return orderedRecord({
-    ...(texts as Omit<TraceRecord, "emit" | "modified" | "t_ns" | "duration_ns">),
+    ...(texts as Omit<TraceRecord, "emit" | "run" | "step" | "tool" | "modified" | "t_ns" | "duration_ns">),
+    ...correlation,
     emit,
     modified,
     t_ns: whole(data, "t_ns", 0, 2n ** 64n - 1n),
     duration_ns: whole(data, "duration_ns", 0, 2n ** 64n - 1n),
   });
+}
+
+/**
+ * I21: a record's correlation, each field optional (traces written before I21 have none): a
+ * run id and a tool name are text, a step an integer from 0 to 2^53 - 1.
+ */
+function correlationOf(data: Map<string, Parsed>): { run?: string; step?: number; tool?: string } {
+  const out: { run?: string; step?: number; tool?: string } = {};
+  for (const key of ["run", "tool"] as const) {
+    const value = data.get(key);
+    if (value === undefined) continue;
+    if (typeof value !== "string") throw new Problem(`invalid ${key} ${show(value)}: ${key === "run" ? "a run id" : "a tool name"} is a string (I21)`);
+    out[key] = value;
+  }
+  const step = data.get("step");
+  if (step !== undefined) {
+    if (typeof step !== "number" || !Number.isSafeInteger(step) || step < 0) {
+      throw new Problem(`invalid step ${show(step)}: a step is an integer from 0 to ${String(Number.MAX_SAFE_INTEGER)} (I21)`);
+    }
+    out.step = step;
+  }
+  return out;
 }
 
 /**

@@ -36,6 +36,7 @@
 
 import { AsyncResource } from "node:async_hooks";
 import { enforceContract, type ContractMode } from "./contracts.js";
+import type { Correlation } from "./correlation.js";
 import type { Envelope } from "./envelope.js";
 import type { Event } from "./events.js";
 import { closedCode, closedReason, errorName, isCancellation, type FailureKind } from "./failure.js";
@@ -59,6 +60,8 @@ class Run extends Watched {
   readonly outer: AbortSignal | undefined;
   /** What the trace stores for the emit's number in it and the hook point (`emitKey`). */
   readonly key: number;
+  /** The emit's correlation (I21): of the caller's event, whatever the middleware make of it. */
+  readonly correlation: Correlation;
   event: Event;
   best: Outcome = CONTINUE;
   bestSeverity = -1;
@@ -101,6 +104,7 @@ class Run extends Watched {
     this.contracts = contracts;
     this.outer = outer;
     this.key = emitKey(trace.beginEmit(), plan.hookIndex);
+    this.correlation = trace.correlate(envelope.runId, plan.hookIndex, event);
     this.event = event;
     this.tEmit = tEmit;
     this.t = tEmit;
@@ -194,7 +198,7 @@ export function walk(
  */
 async function drive(run: Run, from: number): Promise<HookResult> {
   const { entries, eventType } = run.plan;
-  const { envelope, outer, trace, key, contracts } = run;
+  const { envelope, outer, trace, key, correlation, contracts } = run;
   const generation = run.generation;
   const watched = run.resolve !== undefined;
   try {
@@ -239,7 +243,7 @@ async function drive(run: Run, from: number): Promise<HookResult> {
       } else if (thrown) verdict = failed(entry, "exception", answer);
       else if (answer === undefined || answer === null) {
         // The usual answer: a plain Continue, traced as the entry's shared shape; nothing built.
-        trace.add(entry.passed, key, t0, t1);
+        trace.add(entry.passed, key, correlation, t0, t1);
         continue;
       } else verdict = judge(answer, entry, eventType);
       if (contracts !== undefined && verdict !== PASSED) verdict = enforceContract(contracts, run.plan.hook, given, entry, verdict);
@@ -269,7 +273,7 @@ function finish(run: Run, tEnd: number): HookResult {
   let shape: Shape;
   if (code !== undefined) shape = shapeOf({ kind: "hook", outcome: combined.kind, modified, code });
   else shape = modified || combined !== CONTINUE ? hookShape(combined.kind, modified) : PLAIN_HOOK;
-  run.trace.add(shape, run.key, run.tEmit, tEnd);
+  run.trace.add(shape, run.key, run.correlation, run.tEmit, tEnd);
   const result: HookResult = Object.freeze({ outcome: combined, event: run.event });
   if (run.resolve !== undefined) {
     run.generation += 1;
@@ -295,10 +299,10 @@ const PASSED: Verdict = Object.freeze({ outcome: CONTINUE });
  */
 function fold(run: Run, entry: Entry, verdict: Verdict, t0: number, t1: number): boolean {
   if (verdict === PASSED) {
-    run.trace.add(entry.passed, run.key, t0, t1); // nothing built
+    run.trace.add(entry.passed, run.key, run.correlation, t0, t1); // nothing built
     return false;
   }
-  run.trace.add(middlewareShape(entry, verdict), run.key, t0, t1);
+  run.trace.add(middlewareShape(entry, verdict), run.key, run.correlation, t0, t1);
   const { outcome } = verdict;
   if (outcome.kind === "continue" && outcome.modified !== undefined) run.event = outcome.modified;
   const rank = severity(outcome);

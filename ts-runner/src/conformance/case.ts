@@ -67,7 +67,7 @@ function overrides(raw: unknown, layered: boolean): { readonly given: Overrides;
 
 class CaseRun {
   readonly #bus: HookBus;
-  readonly #envelope: Envelope;
+  readonly #clock: FixedClock;
   readonly #contexts = new Map<string, RunContext>();
   readonly #emits: Json[] = [];
   readonly #behaviours: Behaviours;
@@ -81,7 +81,7 @@ class CaseRun {
     const given = object(testCase["given"] ?? {}, "given");
     this.#bus = new HookBus({ contracts: given["contracts"] as ContractMode | undefined });
     const now = object(given["envelope"] ?? {}, "envelope")["now"] ?? DEFAULT_NOW;
-    this.#envelope = new Envelope({ clock: new FixedClock(String(now)), runId: "conformance" });
+    this.#clock = new FixedClock(String(now));
     this.#behaviours = new Behaviours({
       sample: (hook) => this.#sample(hook),
       register: (decl) => this.#register(decl),
@@ -159,7 +159,11 @@ class CaseRun {
     const hook = step["emit"];
     const name = String(step["context"] ?? "main");
     let context = this.#contexts.get(name);
-    if (context === undefined) this.#contexts.set(name, (context = new RunContext({ envelope: this.#envelope })));
+    if (context === undefined) {
+      // One clock for the case; each context's run id is its name (§4, I21).
+      const envelope = new Envelope({ clock: this.#clock, runId: name });
+      this.#contexts.set(name, (context = new RunContext({ envelope })));
+    }
     let event: Event | null = null;
     if ("event_as" in step) event = this.#sample(step["event_as"]);
     else if (isHookPoint(hook)) event = eventFromJSON(hook, step["event"] ?? this.samples[hook]);

@@ -339,10 +339,11 @@ describe("trace storage", () => {
     assert.equal(trace.at(0), trace.records()[0]);
     assert.equal(trace.at(3), undefined);
     assert.ok([...trace].every((record) => Object.isFrozen(record)));
+    const correlation = { run: context.envelope.runId, step: 1, tool: "refund_payment" };
     assert.deepEqual(untimed(trace), [
-      { emit: 1, hook: "tool.before", kind: "outcome", middleware: "a", band: "app", outcome: "continue", modified: false },
-      { emit: 1, hook: "tool.before", kind: "outcome", middleware: "b", band: "app", outcome: "continue", modified: true },
-      { emit: 1, hook: "tool.before", kind: "hook", outcome: "continue", modified: true },
+      { emit: 1, hook: "tool.before", ...correlation, kind: "outcome", middleware: "a", band: "app", outcome: "continue", modified: false },
+      { emit: 1, hook: "tool.before", ...correlation, kind: "outcome", middleware: "b", band: "app", outcome: "continue", modified: true },
+      { emit: 1, hook: "tool.before", ...correlation, kind: "hook", outcome: "continue", modified: true },
     ]);
     for (const record of trace) assert.ok(Number.isInteger(record.t_ns) && Number.isInteger(record.duration_ns) && record.duration_ns >= 0);
   });

@@ -14,7 +14,7 @@ import {
   ToolResultEvent,
   type Answer,
 } from "../index.js";
-import { appended, harness, toolCall, trail, untimed } from "../testing/support.js";
+import { appended, harness, TOOL_CALL, toolCall, trail, untimed } from "../testing/support.js";
 
 class RefundServiceDown extends Error {
   override name = "RefundServiceDown";
@@ -72,8 +72,8 @@ describe("failures (rulings 9-13, I5, I6)", () => {
       assert.deepEqual(ran, ["editor", "guard"]);
       assert.deepEqual(trail(result.event), ["edited"]);
       assert.deepEqual(untimed(context.trace).slice(1), [
-        { emit: 1, hook: "tool.before", kind: "failure", middleware: "guard", band: "app", outcome: "block", modified: false, code: "middleware_error", failure, error, fail_mode: "closed" },
-        { emit: 1, hook: "tool.before", kind: "hook", outcome: "block", modified: false, code: "middleware_error" },
+        { emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "failure", middleware: "guard", band: "app", outcome: "block", modified: false, code: "middleware_error", failure, error, fail_mode: "closed" },
+        { emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "hook", outcome: "block", modified: false, code: "middleware_error" },
       ]);
       assert.doesNotMatch(JSON.stringify([result.outcome, context.trace.records()]), /secret/); // R9
     });
@@ -87,7 +87,7 @@ describe("failures (rulings 9-13, I5, I6)", () => {
       assert.deepEqual(outcomeJSON(result.outcome), { kind: "continue", modified: true });
       assert.deepEqual(trail(result.event), ["after"]);
       assert.deepEqual(untimed(context.trace)[0], {
-        emit: 1, hook: "tool.before", kind: "failure", middleware: "guard", band: "app", outcome: "continue", modified: false, failure, error, fail_mode: "open",
+        emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "failure", middleware: "guard", band: "app", outcome: "continue", modified: false, failure, error, fail_mode: "open",
       });
     });
   }

@@ -69,10 +69,12 @@ describe("running cases (§2, §4, §6)", () => {
     });
     assert.deepEqual(Object.keys(actual["chains"] ?? {}), CATALOGUE.hooks.map((h) => h.name));
     assert.equal((actual["emits"] as unknown as unknown[]).length, 1);
+    // The catalogue sample of tool.before, in the context named main: its run id is its name (I21).
+    const correlation = { run: "main", step: 1, tool: "refund_payment" };
     assert.deepEqual(actual["traces"], {
       main: [
-        { emit: 1, hook: "tool.before", kind: "outcome", middleware: "guard", band: "app", outcome: "continue", modified: true },
-        { emit: 1, hook: "tool.before", kind: "hook", outcome: "continue", modified: true },
+        { emit: 1, hook: "tool.before", ...correlation, kind: "outcome", middleware: "guard", band: "app", outcome: "continue", modified: true },
+        { emit: 1, hook: "tool.before", ...correlation, kind: "hook", outcome: "continue", modified: true },
       ],
     });
   });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Block, Continue, middleware, outcomeJSON } from "../index.js";
 import { busy, sleep } from "../conformance/waiting.js";
-import { appended, harness, toolCall, trail, untimed } from "../testing/support.js";
+import { appended, harness, TOOL_CALL, toolCall, trail, untimed } from "../testing/support.js";
 
 const TIMEOUT = { error: "MiddlewareTimeout", failure: "timeout" };
 
@@ -23,7 +23,7 @@ describe("timeouts (ruling 10, I9)", () => {
     assert.ok(reason instanceof DOMException && reason.name === "TimeoutError");
     assert.deepEqual(ran, ["slow"]);
     assert.deepEqual(untimed(context.trace)[0], {
-      emit: 1, hook: "tool.before", kind: "failure", middleware: "slow", band: "app", outcome: "block", modified: false, code: "middleware_timeout", ...TIMEOUT, fail_mode: "closed",
+      emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "failure", middleware: "slow", band: "app", outcome: "block", modified: false, code: "middleware_timeout", ...TIMEOUT, fail_mode: "closed",
     });
   });
 
@@ -39,7 +39,7 @@ describe("timeouts (ruling 10, I9)", () => {
     assert.deepEqual(ran, ["editor", "slow", "after"]);
     assert.deepEqual(trail(result.event), ["edited", "after"]);
     assert.deepEqual(untimed(context.trace)[1], {
-      emit: 1, hook: "tool.before", kind: "failure", middleware: "slow", band: "app", outcome: "continue", modified: false, ...TIMEOUT, fail_mode: "open",
+      emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "failure", middleware: "slow", band: "app", outcome: "continue", modified: false, ...TIMEOUT, fail_mode: "open",
     });
   });
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_LIMIT, jsonlSink, MAX_EMIT, RunContext, TaskStartEvent, Trace, TraceFormatError, type TraceRecord } from "../index.js";
+import { DEFAULT_LIMIT, Envelope, jsonlSink, MAX_EMIT, RunContext, TaskStartEvent, Trace, TraceFormatError, type TraceRecord } from "../index.js";
 import { harness, toolCall } from "../testing/support.js";
 
 interface Read {
@@ -19,7 +19,7 @@ const BOUNDS = fileURLToPath(new URL("../../../conformance/cases/trace/reads/ord
 async function emitInto(trace: Trace, count: number, every = 0, each: (i: number) => void = () => undefined) {
   const { bus, add } = harness();
   add("guard");
-  const context = new RunContext({ trace });
+  const context = new RunContext({ trace, envelope: new Envelope({ runId: "bounds" }) });
   const event = toolCall();
   for (let i = 1; i <= count; i++) {
     await bus.emit("tool.before", event, context);

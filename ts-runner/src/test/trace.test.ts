@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Block, Continue, RunContext, StepEndEvent, Suspend, Trace, TRACE_FIELDS, TraceFormatError } from "../index.js";
 import { sleep } from "../conformance/waiting.js";
-import { appended, harness, toolCall, untimed } from "../testing/support.js";
+import { appended, harness, RUN, TOOL_CALL, toolCall, untimed } from "../testing/support.js";
 
 /** A trace holding an outcome record, an open failure record and a hook record. */
 async function mixed() {
@@ -21,18 +21,18 @@ describe("trace records (rulings 19-21, I8)", () => {
   it("hold exactly the keys of their kind, in the fixed order", async () => {
     const trace = await mixed();
     assert.deepEqual(trace.records().map(Object.keys), [
-      ["emit", "hook", "kind", "middleware", "band", "outcome", "modified", "t_ns", "duration_ns"],
-      ["emit", "hook", "kind", "middleware", "band", "outcome", "modified", "failure", "error", "fail_mode", "t_ns", "duration_ns"],
-      ["emit", "hook", "kind", "middleware", "band", "outcome", "modified", "code", "t_ns", "duration_ns"],
-      ["emit", "hook", "kind", "outcome", "modified", "code", "t_ns", "duration_ns"],
+      ["emit", "hook", "run", "step", "tool", "kind", "middleware", "band", "outcome", "modified", "t_ns", "duration_ns"],
+      ["emit", "hook", "run", "step", "tool", "kind", "middleware", "band", "outcome", "modified", "failure", "error", "fail_mode", "t_ns", "duration_ns"],
+      ["emit", "hook", "run", "step", "tool", "kind", "middleware", "band", "outcome", "modified", "code", "t_ns", "duration_ns"],
+      ["emit", "hook", "run", "step", "tool", "kind", "outcome", "modified", "code", "t_ns", "duration_ns"],
     ]);
     assert.deepEqual(untimed(trace), [
-      { emit: 1, hook: "tool.before", kind: "outcome", middleware: "editor", band: "platform", outcome: "continue", modified: true },
-      { emit: 1, hook: "tool.before", kind: "failure", middleware: "flaky", band: "app", outcome: "continue", modified: false, failure: "exception", error: "Error", fail_mode: "open" },
-      { emit: 1, hook: "tool.before", kind: "outcome", middleware: "approver", band: "app", outcome: "suspend", modified: false, code: "approval" },
-      { emit: 1, hook: "tool.before", kind: "hook", outcome: "suspend", modified: false, code: "approval" },
+      { emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "outcome", middleware: "editor", band: "platform", outcome: "continue", modified: true },
+      { emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "failure", middleware: "flaky", band: "app", outcome: "continue", modified: false, failure: "exception", error: "Error", fail_mode: "open" },
+      { emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "outcome", middleware: "approver", band: "app", outcome: "suspend", modified: false, code: "approval" },
+      { emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "hook", outcome: "suspend", modified: false, code: "approval" },
     ]);
-    assert.deepEqual([...TRACE_FIELDS], ["emit", "hook", "kind", "middleware", "band", "outcome", "modified", "code", "failure", "error", "fail_mode", "contract", "t_ns", "duration_ns"]);
+    assert.deepEqual([...TRACE_FIELDS], ["emit", "hook", "run", "step", "tool", "kind", "middleware", "band", "outcome", "modified", "code", "failure", "error", "fail_mode", "contract", "t_ns", "duration_ns"]);
   });
 
   it("of plain answers, timed or not, are frozen with the keys of every other record", async () => {
@@ -43,14 +43,14 @@ describe("trace records (rulings 19-21, I8)", () => {
     const records = context.trace.records();
     assert.ok(records.every((record) => Object.isFrozen(record)));
     assert.deepEqual(records.map(Object.keys), [
-      ["emit", "hook", "kind", "middleware", "band", "outcome", "modified", "t_ns", "duration_ns"],
-      ["emit", "hook", "kind", "middleware", "band", "outcome", "modified", "t_ns", "duration_ns"],
-      ["emit", "hook", "kind", "outcome", "modified", "t_ns", "duration_ns"],
+      ["emit", "hook", "run", "step", "tool", "kind", "middleware", "band", "outcome", "modified", "t_ns", "duration_ns"],
+      ["emit", "hook", "run", "step", "tool", "kind", "middleware", "band", "outcome", "modified", "t_ns", "duration_ns"],
+      ["emit", "hook", "run", "step", "tool", "kind", "outcome", "modified", "t_ns", "duration_ns"],
     ]);
     assert.deepEqual(untimed(records), [
-      { emit: 1, hook: "tool.before", kind: "outcome", middleware: "quiet", band: "app", outcome: "continue", modified: false },
-      { emit: 1, hook: "tool.before", kind: "outcome", middleware: "timed", band: "app", outcome: "continue", modified: false },
-      { emit: 1, hook: "tool.before", kind: "hook", outcome: "continue", modified: false },
+      { emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "outcome", middleware: "quiet", band: "app", outcome: "continue", modified: false },
+      { emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "outcome", middleware: "timed", band: "app", outcome: "continue", modified: false },
+      { emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "hook", outcome: "continue", modified: false },
     ]);
     for (const record of records) assert.ok(Number.isInteger(record.t_ns) && Number.isInteger(record.duration_ns) && record.duration_ns >= 0);
   });
@@ -63,7 +63,7 @@ describe("trace records (rulings 19-21, I8)", () => {
   it("leave a hook record for a hook point without middleware", async () => {
     const { bus, context } = harness();
     await bus.emit("step.end", new StepEndEvent({}), context);
-    assert.deepEqual(untimed(context.trace), [{ emit: 1, hook: "step.end", kind: "hook", outcome: "continue", modified: false }]);
+    assert.deepEqual(untimed(context.trace), [{ emit: 1, hook: "step.end", run: RUN, step: 0, kind: "hook", outcome: "continue", modified: false }]);
   });
 
   it("number emits per trace, on every hook point, and time them", async () => {
@@ -105,7 +105,7 @@ describe("JSON Lines (I8)", () => {
     const lines = text.split("\n");
     assert.equal(lines.pop(), "");
     assert.equal(lines.length, 4);
-    assert.ok(lines[0]?.startsWith('{"emit":1,"hook":"tool.before","kind":"outcome","middleware":"editor","band":"platform","outcome":"continue","modified":true,"t_ns":'));
+    assert.ok(lines[0]?.startsWith('{"emit":1,"hook":"tool.before","run":"run-1","step":1,"tool":"refund_payment","kind":"outcome","middleware":"editor","band":"platform","outcome":"continue","modified":true,"t_ns":'));
     const back = Trace.fromJSONL(text);
     assert.deepEqual(back.records(), trace.records());
     assert.equal(back.toJSONL(), text);

@@ -7,6 +7,7 @@
 
 import { types } from "node:util";
 import {
+  Envelope,
   HookBus,
   middleware,
   outcomeJSON,
@@ -105,16 +106,23 @@ export interface Ran {
  */
 export async function emitWith(
   answer: () => Answer | PromiseLike<Answer>,
-  options: { readonly failMode?: FailMode; readonly timeout?: string | number | null; readonly contracts?: "warn" | "strict" } = {},
+  options: {
+    readonly failMode?: FailMode;
+    readonly timeout?: string | number | null;
+    readonly contracts?: "warn" | "strict";
+    /** The event emitted (default `toolCall()`) and the context's run id (default a random one). */
+    readonly event?: ToolCallEvent;
+    readonly runId?: string;
+  } = {},
 ): Promise<Ran> {
   const bus = new HookBus({ contracts: options.contracts });
   const failMode = options.failMode ?? "closed";
   bus.register(middleware({ name: "guard", hooks: ["tool.before"], failMode, timeout: options.timeout ?? null }, () => answer()));
   bus.register(middleware({ name: "after", hooks: ["tool.before"], failMode: "closed" }, () => undefined));
-  const context = new RunContext();
+  const context = new RunContext({ envelope: new Envelope(options.runId === undefined ? {} : { runId: options.runId }) });
   let result: HookResult<ToolCallEvent>;
   try {
-    result = await bus.emit("tool.before", toolCall(), context);
+    result = await bus.emit("tool.before", options.event ?? toolCall(), context);
   } catch (error) {
     // Not rethrown: the test runner would look into a hostile value (and may die of it).
     throw new Error(`emit rejected (issue 13)${rejectionShowsSecret(error) ? ", showing the secret" : ""}`);

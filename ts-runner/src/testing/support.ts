@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import {
+  Envelope,
   HookBus,
   middleware,
   RunContext,
@@ -37,6 +38,12 @@ export function toolResult(): ToolResultEvent {
   return new ToolResultEvent({ step: 1, tool: { name: "refund_payment" }, call: { name: "refund_payment" } });
 }
 
+/** The run id of `harness()`'s context: its records carry it (I21). */
+export const RUN = "run-1";
+
+/** What the records of an emit of `toolCall()` or `toolResult()` correlate with (I21). */
+export const TOOL_CALL = { run: RUN, step: 1, tool: "refund_payment" } as const;
+
 export interface Spec {
   readonly hooks?: readonly HookPoint[];
   readonly band?: Band;
@@ -48,7 +55,7 @@ export interface Spec {
 export function harness() {
   const bus = new HookBus();
   const ran: string[] = [];
-  const context = new RunContext();
+  const context = new RunContext({ envelope: new Envelope({ runId: RUN }) });
   const add = (name: string, answer: (event: Event, signal: AbortSignal) => Answer | Promise<Answer> = () => undefined, spec: Spec = {}) => {
     const declared = middleware(
       { name, hooks: spec.hooks ?? ["tool.before"], failMode: spec.failMode ?? "closed", band: spec.band, timeout: spec.timeout },
