@@ -76,7 +76,7 @@ function checked(data: Map<string, Parsed>): TraceRecord {
   for (const key of TEXT_KEYS) {
     const value = data.get(key);
     if (value !== undefined && typeof value !== "string") throw new Problem(`invalid ${key} ${show(value)}`);
-    if (value !== undefined) texts[key] = value;
+    if (value !== undefined) texts[key] = wellFormed(key, value);
   }
   if (!isHookPoint(texts.hook)) throw new Problem(`unknown hook '${texts.hook ?? ""}'`);
   const correlation = correlationOf(data);
@@ -110,13 +110,20 @@ function checked(data: Map<string, Parsed>): TraceRecord {
  * I21: a record's correlation, each field optional (traces written before I21 have none): a
  * run id and a tool name are text, a step an integer from 0 to 2^53 - 1.
  */
+/** A text as read: a lone surrogate (an escape such as `\ud800`) is refused, as the Rust
+ * core's reader refuses it: no writer writes one (I21 writes U+FFFD in its place). */
+function wellFormed(key: string, value: string): string {
+  if (!value.isWellFormed()) throw new Problem(`invalid ${key}: it holds a lone surrogate, which no trace writer writes (I21)`);
+  return value;
+}
+
 function correlationOf(data: Map<string, Parsed>): { run?: string; step?: number; tool?: string } {
   const out: { run?: string; step?: number; tool?: string } = {};
   for (const key of ["run", "tool"] as const) {
     const value = data.get(key);
     if (value === undefined) continue;
     if (typeof value !== "string") throw new Problem(`invalid ${key} ${show(value)}: ${key === "run" ? "a run id" : "a tool name"} is a string (I21)`);
-    out[key] = value;
+    out[key] = wellFormed(key, value);
   }
   const step = data.get("step");
   if (step !== undefined) {

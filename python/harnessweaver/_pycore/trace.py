@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import IO, Any, Final
 
 from ..errors import error_for
-from .correlation import valid_step
+from .correlation import shown_text, valid_step
 
 __all__ = ["DEFAULT_BATCH", "DEFAULT_LIMIT", "FIELDS", "MAX_EMIT", "Trace"]
 
@@ -426,6 +426,10 @@ def _text(data: dict[str, Any], key: str) -> str | None:
     value = data.get(key)
     if value is not None and not isinstance(value, str):
         raise ValueError(f"invalid {key} {value!r}")
+    if value is not None and not value.isascii() and shown_text(value) != value:
+        # An escaped lone surrogate: the Rust core's reader refuses it as JSON, and no writer
+        # writes one (I21 writes U+FFFD in its place).
+        raise ValueError(f"invalid {key}: it holds a lone surrogate, which no trace writer writes")
     return value
 
 

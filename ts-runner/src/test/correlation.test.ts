@@ -272,6 +272,9 @@ describe("reading correlation (I21)", () => {
       ['"step":1.5,', /invalid step 1\.5/],
       ['"step":"1",', /invalid step/],
       ['"step":false,', /invalid step/],
+      // A lone surrogate, which no writer writes (I21 writes U+FFFD), as the Rust core refuses it.
+      ['"run":"r\\ud800",', /invalid run: it holds a lone surrogate/],
+      ['"tool":"\\udcffx",', /invalid tool: it holds a lone surrogate/],
     ] as const;
     for (const [fields, message] of bad) {
       assert.throws(
