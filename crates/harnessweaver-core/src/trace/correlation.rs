@@ -1,0 +1,260 @@
+//! Trace correlation (I21): the run, step and tool every record of an emit names.
+//!
+//! A stored record has no room for them (it stays 32 bytes, `packed.rs`), and an emit's records
+//! all share them, as do most consecutive emits (a loop over one step's tool calls). So a trace
+//! keeps them run-length encoded beside its records: a list of [`Span`]s, each the position of
+//! the first record (among every record the trace ever appended) from which on a
+//! [`Correlation`] holds, until the next span. A span is added only when an appended batch's
+//! correlation differs from the last span's: a loop emitting one event adds one span in all.
+//! Positions are append positions, not emit ordinals, so emits that finish out of order (or
+//! flush half their records before suspending) are described exactly.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Which run, step and tool an emit's records belong to (I21). Texts are shared (`Arc`), so
+/// copying a correlation allocates nothing, and comparing two copies of one is a pointer
+/// comparison.
+#[derive(Debug, Clone, Default, Eq)]
+pub struct Correlation {
+    /// The run id of the emit's context.
+    pub run: Option<Arc<str>>,
+    /// The `step` of the caller's event, from 0 to 2^53 − 1.
+    pub step: Option<u64>,
+    /// The `tool.name` of the caller's event (`tool.before`, `tool.after`).
+    pub tool: Option<Arc<str>>,
+}
+
+impl Correlation {
+    /// No run, step or tool: what a record appended without a correlation carries.
+    pub const NONE: Correlation = Correlation {
+        run: None,
+        step: None,
+        tool: None,
+    };
+
+    pub fn is_none(&self) -> bool {
+        self.run.is_none() && self.step.is_none() && self.tool.is_none()
+    }
+}
+
+/// Two texts are equal when they are the same allocation (the common case: one run context's
+/// id, one cached tool name) or hold the same text.
+fn same_text(a: Option<&Arc<str>>, b: Option<&Arc<str>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b) || **a == **b,
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+impl PartialEq for Correlation {
+    fn eq(&self, other: &Self) -> bool {
+        self.step == other.step
+            && same_text(self.run.as_ref(), other.run.as_ref())
+            && same_text(self.tool.as_ref(), other.tool.as_ref())
+    }
+}
+
+/// From the record at position `start` on (until the next span), records carry `corr`.
+#[derive(Debug, Clone)]
+pub(super) struct Span {
+    pub start: u64,
+    pub corr: Correlation,
+}
+
+/// A trace's spans, oldest first. Records before the first span carry no correlation.
+#[derive(Debug, Default)]
+pub(super) struct Spans {
+    spans: VecDeque<Span>,
+}
+
+impl Spans {
+    /// Records appended from position `at` on (at least one) carry `corr`: a new span unless
+    /// the last one already says so.
+    #[inline]
+    pub fn note(&mut self, at: u64, corr: &Correlation) {
+        let last = self.spans.back().map_or(&Correlation::NONE, |s| &s.corr);
+        if last != corr {
+            self.note_new(at, corr);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn note_new(&mut self, at: u64, corr: &Correlation) {
+        self.spans.push_back(Span {
+            start: at,
+            corr: corr.clone(),
+        });
+    }
+
+    /// Forgets the spans wholly before position `first` (the first record still held), keeping
+    /// the one that covers it.
+    pub fn forget_before(&mut self, first: u64) {
+        while self.spans.len() > 1 && self.spans[1].start <= first {
+            self.spans.pop_front();
+        }
+    }
+
+    /// The correlation of the record at position `at`.
+    pub fn at(&self, at: u64) -> &Correlation {
+        let after = self.spans.partition_point(|s| s.start <= at);
+        after
+            .checked_sub(1)
+            .map_or(&Correlation::NONE, |i| &self.spans[i].corr)
+    }
+
+    /// A cursor for records read in order from position `from` on.
+    pub fn cursor(&self, from: u64) -> Cursor<'_> {
+        let next = self.spans.partition_point(|s| s.start <= from);
+        Cursor {
+            spans: &self.spans,
+            next,
+            current: next
+                .checked_sub(1)
+                .map_or(&Correlation::NONE, |i| &self.spans[i].corr),
+        }
+    }
+
+    /// The correlations of the `count` records from position `from` on, as spans re-based to
+    /// indices among them (for records taken out of the trace).
+    pub fn slice(&self, from: u64, count: usize) -> Vec<(usize, Correlation)> {
+        let mut out = Vec::new();
+        let first = self.at(from);
+        if !first.is_none() {
+            out.push((0, first.clone()));
+        }
+        let end = from + count as u64;
+        let next = self.spans.partition_point(|s| s.start <= from);
+        for span in self.spans.range(next..).take_while(|s| s.start < end) {
+            // Positions past `from` and before `end`: below `count`, so they fit.
+            let index = usize::try_from(span.start - from).unwrap_or(usize::MAX);
+            out.push((index, span.corr.clone()));
+        }
+        out
+    }
+
+    /// How many spans there are.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The bytes the spans take (their list; the texts are shared with the emits that made
+    /// them).
+    pub fn memory_bytes(&self) -> usize {
+        self.spans.capacity() * std::mem::size_of::<Span>()
+    }
+}
+
+/// Walks the spans alongside records read in order: no search per record.
+pub(super) struct Cursor<'a> {
+    spans: &'a VecDeque<Span>,
+    next: usize,
+    current: &'a Correlation,
+}
+
+impl<'a> Cursor<'a> {
+    /// The correlation of the record at position `at`, which is at or after the last asked.
+    #[inline]
+    pub fn at(&mut self, at: u64) -> &'a Correlation {
+        while let Some(span) = self.spans.get(self.next) {
+            if span.start > at {
+                break;
+            }
+            self.current = &span.corr;
+            self.next += 1;
+        }
+        self.current
+    }
+}
+
+/// The correlation of record `index` of records whose re-based spans are `spans`.
+pub(super) fn in_slice(spans: &[(usize, Correlation)], index: usize) -> &Correlation {
+    let after = spans.partition_point(|(start, _)| *start <= index);
+    after
+        .checked_sub(1)
+        .map_or(&Correlation::NONE, |i| &spans[i].1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corr(run: &str, step: u64, tool: Option<&str>) -> Correlation {
+        Correlation {
+            run: Some(Arc::from(run)),
+            step: Some(step),
+            tool: tool.map(Arc::from),
+        }
+    }
+
+    #[test]
+    fn equal_correlations_compare_by_text_and_pointer() {
+        let a = corr("r", 1, Some("t"));
+        assert_eq!(a, a.clone());
+        assert_eq!(a, corr("r", 1, Some("t")));
+        assert_ne!(a, corr("r", 2, Some("t")));
+        assert_ne!(a, corr("r", 1, None));
+        assert_ne!(a, corr("s", 1, Some("t")));
+        assert!(Correlation::NONE.is_none() && !a.is_none());
+    }
+
+    #[test]
+    fn the_same_correlation_adds_one_span() {
+        let mut spans = Spans::default();
+        let a = corr("r", 1, Some("t"));
+        for at in 0..100 {
+            spans.note(at * 3, &a.clone());
+        }
+        assert_eq!(spans.len(), 1);
+        spans.note(300, &Correlation::NONE);
+        spans.note(301, &Correlation::NONE);
+        assert_eq!(spans.len(), 2);
+        assert_eq!(spans.at(299), &a);
+        assert_eq!(spans.at(300), &Correlation::NONE);
+    }
+
+    #[test]
+    fn no_span_for_records_without_correlation() {
+        let mut spans = Spans::default();
+        spans.note(0, &Correlation::NONE);
+        assert_eq!(spans.len(), 0);
+        assert_eq!(spans.at(5), &Correlation::NONE);
+    }
+
+    #[test]
+    fn lookups_and_cursors_agree_and_forgetting_keeps_the_covering_span() {
+        let (a, b) = (corr("r", 1, None), corr("r", 2, None));
+        let mut spans = Spans::default();
+        spans.note(0, &a);
+        spans.note(4, &b);
+        spans.note(6, &a);
+        let mut cursor = spans.cursor(3);
+        let seen: Vec<Option<u64>> = (3..9).map(|at| cursor.at(at).step).collect();
+        assert_eq!(seen, [Some(1), Some(2), Some(2), Some(1), Some(1), Some(1)]);
+        for at in 0..9 {
+            assert_eq!(spans.cursor(at).at(at), spans.at(at));
+        }
+        spans.forget_before(5);
+        assert_eq!(spans.len(), 2);
+        assert_eq!(spans.at(5), &b);
+        spans.forget_before(100);
+        assert_eq!(spans.len(), 1);
+        assert_eq!(spans.at(100), &a);
+    }
+
+    #[test]
+    fn slices_are_rebased() {
+        let (a, b) = (corr("r", 1, None), corr("r", 2, None));
+        let mut spans = Spans::default();
+        spans.note(10, &a);
+        spans.note(14, &b);
+        let slice = spans.slice(8, 10);
+        assert_eq!(slice, [(2, a.clone()), (6, b.clone())]);
+        assert_eq!(in_slice(&slice, 1), &Correlation::NONE);
+        assert_eq!(in_slice(&slice, 5), &a);
+        assert_eq!(in_slice(&slice, 9), &b);
+        assert_eq!(spans.slice(12, 2), [(0, a)]);
+    }
+}
