@@ -21,8 +21,8 @@ use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
 
-pub use self::correlation::Correlation;
 use self::correlation::{in_slice, Spans};
+pub use self::correlation::{text_replacing_surrogates, Correlation};
 pub use self::packed::Packed;
 use self::packed::{join, Stored};
 

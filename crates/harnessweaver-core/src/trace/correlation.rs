@@ -177,6 +177,26 @@ pub(super) fn in_slice(spans: &[(usize, Correlation)], index: usize) -> &Correla
         .map_or(&Correlation::NONE, |i| &spans[i].1)
 }
 
+/// Text from the bytes of a string that may hold surrogate code points, encoded as UTF-8
+/// would encode them were they characters (Python's `surrogatepass`, WTF-8): each surrogate
+/// code point becomes one U+FFFD (I21), everything else is kept. A run id or a tool name can
+/// hold them (a Python `str`, a JavaScript string); no trace can.
+pub fn text_replacing_surrogates(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut rest = bytes;
+    while let Some((&first, tail)) = rest.split_first() {
+        // A surrogate is ED A0..BF xx; valid UTF-8 has ED only before 80..9F.
+        if first == 0xED && tail.first().is_some_and(|b| (0xA0..=0xBF).contains(b)) {
+            out.extend_from_slice("\u{fffd}".as_bytes());
+            rest = tail.get(2..).unwrap_or_default();
+        } else {
+            out.push(first);
+            rest = tail;
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +262,21 @@ mod tests {
         spans.forget_before(100);
         assert_eq!(spans.len(), 1);
         assert_eq!(spans.at(100), &a);
+    }
+
+    #[test]
+    fn each_surrogate_code_point_becomes_one_replacement_character() {
+        // "a\ud800b" and "\ud83d\ude00" (a pair of code points, each alone) as surrogatepass.
+        assert_eq!(text_replacing_surrogates(b"a\xed\xa0\x80b"), "a\u{fffd}b");
+        assert_eq!(
+            text_replacing_surrogates(b"\xed\xa0\xbd\xed\xb8\x80"),
+            "\u{fffd}\u{fffd}"
+        );
+        // Valid text, ED-led characters (U+D7FF) and characters outside the BMP are kept.
+        for text in ["plain", "\u{d7ff}\u{e000}", "\u{1f600} é", ""] {
+            assert_eq!(text_replacing_surrogates(text.as_bytes()), text);
+        }
+        assert_eq!(text_replacing_surrogates(b"x\xed\xbf\xbf"), "x\u{fffd}");
     }
 
     #[test]
