@@ -224,9 +224,13 @@ def test_a_jsonl_sink_and_a_round_trip_keep_the_correlation(tmp_path: Path) -> N
 def test_a_trace_without_correlation_still_reads_and_bad_ones_are_refused() -> None:
     line = '{"emit":1,"hook":"task.end","kind":"hook","outcome":"continue","modified":false}'
     assert correlation(hw.Trace.from_jsonl(line)[0]) == (..., ..., ...)
-    for extra in ['"step":-1', '"step":1.5', '"step":true', '"step":"3"', '"run":5']:
+    good = line.replace('"kind"', '"run":"r","step":3,"tool":"t","kind"')
+    assert correlation(hw.Trace.from_jsonl(good)[0]) == ("r", 3, "t")
+    for extra in ['"step":-1', '"step":1.5', '"step":true', '"step":"3"', '"run":5', '"tool":[]']:
         bad = line.replace('"kind"', extra + ',"kind"')
-        with pytest.raises(hw.TraceFormatError, match=extra.split(":")[0].strip('"')):
+        field = extra.split(":")[0].strip('"')
+        # The message names the field and the ruling.
+        with pytest.raises(hw.TraceFormatError, match=rf"{field}\b.*I21"):
             hw.Trace.from_jsonl(bad)
 
 
