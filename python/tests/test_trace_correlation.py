@@ -10,10 +10,9 @@ from typing import Any
 
 import anyio
 import pytest
+from conftest import tool_call
 
 import harnessweaver as hw
-
-from conftest import tool_call
 
 STRIP = ("t_ns", "duration_ns")
 
