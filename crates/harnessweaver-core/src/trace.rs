@@ -246,7 +246,7 @@ pub struct Taken {
     pub records: Vec<Record>,
     pub texts: Texts,
     /// From which index of `records` on each correlation holds (before the first: none).
-    pub spans: Vec<(usize, Correlation)>,
+    pub spans: Vec<(usize, Arc<Correlation>)>,
 }
 
 impl Taken {
@@ -261,7 +261,7 @@ impl Taken {
         let mut current = &Correlation::NONE;
         self.records.iter().enumerate().map(move |(index, record)| {
             while let Some((_, corr)) = spans.next_if(|(start, _)| *start <= index) {
-                current = corr;
+                current = &**corr;
             }
             record.view_with(current)
         })
@@ -390,19 +390,22 @@ impl TraceBuf {
     /// all came through `texts`: when it holds none, as on the plain-answer path, no record
     /// names one and they are not looked at for them.
     pub fn extend_packed_from(&mut self, records: &[Packed], texts: &Texts) {
-        self.extend_packed_from_with(records, texts, &Correlation::NONE);
+        self.note(records.len(), &Correlation::NONE);
+        self.extend_packed_inner(records, !texts.is_empty());
     }
 
     /// [`TraceBuf::extend_packed_from`] for records that carry `corr` (I21): an emit's
-    /// records. Equal to the last records' correlation (a pointer comparison when it is a
-    /// copy of it), it costs nothing more.
+    /// records. The same `Arc` as the last records' (a binding shares one between emits of
+    /// one event), it costs one comparison.
     pub fn extend_packed_from_with(
         &mut self,
         records: &[Packed],
         texts: &Texts,
-        corr: &Correlation,
+        corr: &Arc<Correlation>,
     ) {
-        self.note(records.len(), corr);
+        if !records.is_empty() {
+            self.spans.note_shared(self.total, corr);
+        }
         self.extend_packed_inner(records, !texts.is_empty());
     }
 

@@ -56,11 +56,12 @@ impl PartialEq for Correlation {
     }
 }
 
-/// From the record at position `start` on (until the next span), records carry `corr`.
+/// From the record at position `start` on (until the next span), records carry `corr`: 16
+/// bytes, the correlation itself shared with the emits that made it.
 #[derive(Debug, Clone)]
 pub(super) struct Span {
     pub start: u64,
-    pub corr: Correlation,
+    pub corr: Arc<Correlation>,
 }
 
 /// A trace's spans, oldest first. Records before the first span carry no correlation.
@@ -71,22 +72,31 @@ pub(super) struct Spans {
 
 impl Spans {
     /// Records appended from position `at` on (at least one) carry `corr`: a new span unless
-    /// the last one already says so.
+    /// the last one already says so (the same `Arc`, as an emit of the same event usually
+    /// hands in, is one comparison).
     #[inline]
+    pub fn note_shared(&mut self, at: u64, corr: &Arc<Correlation>) {
+        let same = match self.spans.back() {
+            Some(last) => Arc::ptr_eq(&last.corr, corr) || *last.corr == **corr,
+            None => corr.is_none(),
+        };
+        if !same {
+            self.push(at, Arc::clone(corr));
+        }
+    }
+
+    /// [`Spans::note_shared`] for a correlation not yet shared: copied only when it is new.
     pub fn note(&mut self, at: u64, corr: &Correlation) {
-        let last = self.spans.back().map_or(&Correlation::NONE, |s| &s.corr);
+        let last = self.spans.back().map_or(&Correlation::NONE, |s| &*s.corr);
         if last != corr {
-            self.note_new(at, corr);
+            self.push(at, Arc::new(corr.clone()));
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn note_new(&mut self, at: u64, corr: &Correlation) {
-        self.spans.push_back(Span {
-            start: at,
-            corr: corr.clone(),
-        });
+    fn push(&mut self, at: u64, corr: Arc<Correlation>) {
+        self.spans.push_back(Span { start: at, corr });
     }
 
     /// Forgets the spans wholly before position `first` (the first record still held), keeping
@@ -102,7 +112,7 @@ impl Spans {
         let after = self.spans.partition_point(|s| s.start <= at);
         after
             .checked_sub(1)
-            .map_or(&Correlation::NONE, |i| &self.spans[i].corr)
+            .map_or(&Correlation::NONE, |i| &*self.spans[i].corr)
     }
 
     /// A cursor for records read in order from position `from` on.
@@ -113,20 +123,19 @@ impl Spans {
             next,
             current: next
                 .checked_sub(1)
-                .map_or(&Correlation::NONE, |i| &self.spans[i].corr),
+                .map_or(&Correlation::NONE, |i| &*self.spans[i].corr),
         }
     }
 
     /// The correlations of the `count` records from position `from` on, as spans re-based to
     /// indices among them (for records taken out of the trace).
-    pub fn slice(&self, from: u64, count: usize) -> Vec<(usize, Correlation)> {
+    pub fn slice(&self, from: u64, count: usize) -> Vec<(usize, Arc<Correlation>)> {
         let mut out = Vec::new();
-        let first = self.at(from);
-        if !first.is_none() {
-            out.push((0, first.clone()));
+        let next = self.spans.partition_point(|s| s.start <= from);
+        if let Some(first) = next.checked_sub(1).map(|i| &self.spans[i].corr) {
+            out.push((0, Arc::clone(first)));
         }
         let end = from + count as u64;
-        let next = self.spans.partition_point(|s| s.start <= from);
         for span in self.spans.range(next..).take_while(|s| s.start < end) {
             // Positions past `from` and before `end`: below `count`, so they fit.
             let index = usize::try_from(span.start - from).unwrap_or(usize::MAX);
@@ -140,10 +149,12 @@ impl Spans {
         self.spans.len()
     }
 
-    /// The bytes the spans take (their list; the texts are shared with the emits that made
-    /// them).
+    /// The bytes the spans take: their list, and each one's correlation (two counters and
+    /// the fields; counted once per span, though spans may share one). The texts are shared
+    /// with the run contexts and events they came from and not counted.
     pub fn memory_bytes(&self) -> usize {
-        self.spans.capacity() * std::mem::size_of::<Span>()
+        let shared = 2 * std::mem::size_of::<usize>() + std::mem::size_of::<Correlation>();
+        self.spans.capacity() * std::mem::size_of::<Span>() + self.spans.len() * shared
     }
 }
 
@@ -162,7 +173,7 @@ impl<'a> Cursor<'a> {
             if span.start > at {
                 break;
             }
-            self.current = &span.corr;
+            self.current = &*span.corr;
             self.next += 1;
         }
         self.current
@@ -170,11 +181,11 @@ impl<'a> Cursor<'a> {
 }
 
 /// The correlation of record `index` of records whose re-based spans are `spans`.
-pub(super) fn in_slice(spans: &[(usize, Correlation)], index: usize) -> &Correlation {
+pub(super) fn in_slice(spans: &[(usize, Arc<Correlation>)], index: usize) -> &Correlation {
     let after = spans.partition_point(|(start, _)| *start <= index);
     after
         .checked_sub(1)
-        .map_or(&Correlation::NONE, |i| &spans[i].1)
+        .map_or(&Correlation::NONE, |i| &*spans[i].1)
 }
 
 /// Text from the bytes of a string that may hold surrogate code points, encoded as UTF-8
@@ -286,10 +297,20 @@ mod tests {
         spans.note(10, &a);
         spans.note(14, &b);
         let slice = spans.slice(8, 10);
-        assert_eq!(slice, [(2, a.clone()), (6, b.clone())]);
+        let plain: Vec<(usize, Correlation)> =
+            slice.iter().map(|(i, c)| (*i, (**c).clone())).collect();
+        assert_eq!(plain, [(2, a.clone()), (6, b.clone())]);
         assert_eq!(in_slice(&slice, 1), &Correlation::NONE);
         assert_eq!(in_slice(&slice, 5), &a);
         assert_eq!(in_slice(&slice, 9), &b);
-        assert_eq!(spans.slice(12, 2), [(0, a)]);
+        assert_eq!(*spans.slice(12, 2)[0].1, a);
+        assert_eq!(spans.slice(12, 2).len(), 1);
+        // A shared correlation compares by pointer first, by value then.
+        let shared = Arc::new(b.clone());
+        spans.note_shared(20, &shared);
+        spans.note_shared(21, &Arc::new(b));
+        assert_eq!(spans.len(), 2);
+        spans.note_shared(22, &Arc::new(Correlation::NONE));
+        assert_eq!(spans.len(), 3);
     }
 }
