@@ -426,7 +426,8 @@ impl Trace {
     }
 
     /// Bytes held, for `sys.getsizeof`: this object and its record storage (32 bytes a record,
-    /// plus at most one chunk of room to grow).
+    /// plus at most one chunk of room to grow, plus the correlation spans of I21: one per
+    /// change of run, step or tool).
     fn __sizeof__(&self) -> usize {
         std::mem::size_of::<Self>() + self.lock().memory_bytes()
     }
