@@ -91,4 +91,7 @@ class Envelope:
     def __post_init__(self) -> None:
         if not isinstance(self.clock, Clock):
             raise TypeError(f"Envelope clock must have now() and is_weekend(), got {self.clock!r}")
+        if not isinstance(self.run_id, str):
+            # Every trace record names its run (I21): as text.
+            raise TypeError(f"Envelope run_id must be a string, got {self.run_id!r} (I21)")
         object.__setattr__(self, "attributes", MappingProxyType(dict(self.attributes)))

@@ -123,6 +123,9 @@ async def test_cancellation_from_outside_propagates_and_is_not_a_failure(
     assert untimed(ctx.trace)[-1] == {
         "emit": 2,
         "hook": "tool.before",
+        "run": ctx.envelope.run_id,
+        "step": 0,
+        "tool": "refund_payment",
         "kind": "hook",
         "outcome": "continue",
         "modified": False,

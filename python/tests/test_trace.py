@@ -40,7 +40,7 @@ def traced(emits: int = 2) -> hw.Trace:
 
     bus.register(broken)
     bus.register(cap)
-    ctx = hw.RunContext()
+    ctx = hw.RunContext(envelope=hw.Envelope(run_id="traced"))
 
     async def go() -> None:
         for _ in range(emits):
@@ -57,6 +57,9 @@ def test_records_have_the_fields_of_i8() -> None:
     assert {k: v for k, v in failure.items() if k not in ("t_ns", "duration_ns")} == {
         "emit": 1,
         "hook": "tool.before",
+        "run": "traced",
+        "step": 0,
+        "tool": "refund_payment",
         "kind": "failure",
         "middleware": "broken",
         "band": "platform",
@@ -105,6 +108,9 @@ def test_every_line_is_one_compact_object_in_the_i8_key_order() -> None:
     assert list(json.loads(lines[0])) == [
         "emit",
         "hook",
+        "run",
+        "step",
+        "tool",
         "kind",
         "middleware",
         "band",
@@ -480,9 +486,10 @@ def test_a_jsonl_sink_writes_to_a_stream_and_only_closes_its_own_files(tmp_path:
 def test_a_jsonl_sink_gets_what_the_trace_would_hold(tmp_path: Path, batch: int) -> None:
     path = tmp_path / "trace.jsonl"
     reference = hw.Trace()
-    _emit_into(hw.RunContext(trace=reference), 25)
+    envelope = hw.Envelope(run_id="sunk")  # one run id, so both traces name the same (I21)
+    _emit_into(hw.RunContext(envelope=envelope, trace=reference), 25)
     with hw.Trace(sink=hw.JsonlSink(path), batch=batch) as trace:
-        _emit_into(hw.RunContext(trace=trace), 25)
+        _emit_into(hw.RunContext(envelope=envelope, trace=trace), 25)
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 50 and len(trace) == 0
     strip = ("t_ns", "duration_ns")

@@ -79,6 +79,31 @@ pub fn hook_name(id: HookId) -> &'static str {
     hook_point(id).map_or("", |point| point.name)
 }
 
+/// Whether the event of each hook point has a `step`, and whether it names a tool
+/// (`tool.name`), in [`CATALOGUE`] order: what its trace records carry (I21).
+const CARRIES: [(bool, bool); 8] = [
+    (false, false), // task.start
+    (true, false),  // step.start
+    (true, false),  // model.before
+    (true, false),  // model.after
+    (true, true),   // tool.before
+    (true, true),   // tool.after
+    (true, false),  // step.end
+    (false, false), // task.end
+];
+
+/// Whether the records of hook point `id` carry the event's `step` (I21): every hook point's
+/// but `task.start`'s and `task.end`'s. A table look-up: every emit asks.
+pub fn carries_step(id: HookId) -> bool {
+    CARRIES.get(usize::from(id)).is_some_and(|c| c.0)
+}
+
+/// Whether the records of hook point `id` carry the event's `tool.name` (I21): `tool.before`
+/// and `tool.after`.
+pub fn carries_tool(id: HookId) -> bool {
+    CARRIES.get(usize::from(id)).is_some_and(|c| c.1)
+}
+
 /// How many hook points there are.
 pub fn hook_count() -> usize {
     CATALOGUE.len()
@@ -157,6 +182,31 @@ mod tests {
             );
             assert!(error.message.contains("(ruling 2)"));
         }
+    }
+
+    #[test]
+    fn which_hook_points_carry_a_step_and_a_tool_i21() {
+        let step: Vec<&str> = (0..8)
+            .filter(|&id| carries_step(id))
+            .map(hook_name)
+            .collect();
+        let tool: Vec<&str> = (0..8)
+            .filter(|&id| carries_tool(id))
+            .map(hook_name)
+            .collect();
+        assert_eq!(
+            step,
+            [
+                "step.start",
+                "model.before",
+                "model.after",
+                "tool.before",
+                "tool.after",
+                "step.end"
+            ]
+        );
+        assert_eq!(tool, ["tool.before", "tool.after"]);
+        assert!(!carries_step(8) && !carries_tool(HookId::MAX));
     }
 
     #[test]

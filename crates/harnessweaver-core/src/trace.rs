@@ -8,6 +8,7 @@
 //! chunk of unused room (a `Vec` that doubles could hold twice what it uses). Reading JSON Lines
 //! back lives in the `read` submodule.
 
+mod correlation;
 mod packed;
 mod read;
 pub mod spare;
@@ -16,9 +17,12 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::{self, BufWriter, Write};
 use std::ops::Deref;
+use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
+use self::correlation::{in_slice, Spans};
+pub use self::correlation::{text_replacing_surrogates, Correlation};
 pub use self::packed::Packed;
 use self::packed::{join, Stored};
 
@@ -100,11 +104,19 @@ pub struct Record {
 const _: () = assert!(std::mem::size_of::<Record>() <= 48);
 
 impl Record {
-    /// The record as readable values.
+    /// The record as readable values, without a correlation.
     pub fn view(&self) -> RecordView {
+        self.view_with(&Correlation::NONE)
+    }
+
+    /// The record as readable values, naming the run, step and tool of `corr` (I21).
+    pub fn view_with(&self, corr: &Correlation) -> RecordView {
         RecordView {
             emit: self.emit,
             hook: hook_name(self.hook),
+            run: corr.run.clone(),
+            step: corr.step,
+            tool: corr.tool.clone(),
             kind: self.kind.as_str(),
             middleware: text(self.middleware),
             band: Band::from_u8(self.band).map(Band::as_str),
@@ -123,12 +135,28 @@ impl Record {
 
 /// A record as names, in the key order of its JSON form. Absent fields are skipped when
 /// serialised. Every string is `'static` (catalogue names or permanent symbols) but the copy of
-/// a counted symbol's text (`symbol.rs`), so a view allocates only for those. Deserialising
-/// goes through the strict checks of `read_jsonl`.
+/// a counted symbol's text (`symbol.rs`), so a view allocates only for those; the run and the
+/// tool (I21) are shared with the trace. Deserialising goes through the strict checks of
+/// `read_jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RecordView {
     pub emit: u64,
     pub hook: &'static str,
+    /// The run id of the emit's context (I21).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "shared_text"
+    )]
+    pub run: Option<Arc<str>>,
+    /// The `step` of the event the caller emitted, where its hook point has one (I21).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
+    /// The `tool.name` of the event the caller emitted, on `tool.before`/`tool.after` (I21).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "shared_text"
+    )]
+    pub tool: Option<Arc<str>>,
     pub kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub middleware: Option<Cow<'static, str>>,
@@ -148,6 +176,15 @@ pub struct RecordView {
     pub contract: Option<&'static str>,
     pub t_ns: u64,
     pub duration_ns: u64,
+}
+
+/// A shared text as a JSON string (serde writes an `Arc<str>` only with its `rc` feature).
+#[allow(clippy::ref_option)] // the signature serde's `serialize_with` calls
+fn shared_text<S: Serializer>(text: &Option<Arc<str>>, out: S) -> Result<S::Ok, S::Error> {
+    match text {
+        Some(text) => out.serialize_str(text),
+        None => out.serialize_none(),
+    }
 }
 
 /// Precise monotonic nanoseconds (see [`crate::clock`]), so record times from different traces
@@ -202,11 +239,38 @@ impl Chunk {
     }
 }
 
-/// Records taken out of a trace, holding the counted texts they name for as long as they live.
+/// Records taken out of a trace, holding the counted texts they name for as long as they live,
+/// and their correlations (I21).
 #[derive(Debug)]
 pub struct Taken {
     pub records: Vec<Record>,
     pub texts: Texts,
+    /// From which index of `records` on each correlation holds (before the first: none).
+    pub spans: Vec<(usize, Arc<Correlation>)>,
+}
+
+impl Taken {
+    /// The correlation of `records[index]`.
+    pub fn correlation(&self, index: usize) -> &Correlation {
+        in_slice(&self.spans, index)
+    }
+
+    /// The records as views, with their correlations, in order.
+    pub fn views(&self) -> impl Iterator<Item = RecordView> + '_ {
+        let mut spans = self.spans.iter().peekable();
+        let mut current = &Correlation::NONE;
+        self.records.iter().enumerate().map(move |(index, record)| {
+            while let Some((_, corr)) = spans.next_if(|(start, _)| *start <= index) {
+                current = &**corr;
+            }
+            record.view_with(current)
+        })
+    }
+
+    /// The records as JSON Lines, as [`TraceBuf::to_jsonl`] writes them.
+    pub fn to_jsonl(&self) -> String {
+        views_to_jsonl(self.views(), self.records.len())
+    }
 }
 
 impl Deref for Taken {
@@ -231,6 +295,8 @@ pub struct TraceBuf {
     emits: u64,
     limit: usize,
     dropped: u64,
+    /// The records' correlations (I21), run-length encoded by position (`correlation.rs`).
+    spans: Spans,
 }
 
 impl Default for TraceBuf {
@@ -267,6 +333,7 @@ impl TraceBuf {
             emits: 0,
             limit: limit.map_or(usize::MAX, |n| n.max(1)),
             dropped: 0,
+            spans: Spans::default(),
         }
     }
 
@@ -301,14 +368,21 @@ impl TraceBuf {
         self.extend(std::slice::from_ref(&record));
     }
 
-    /// Appends one emit's records in one go.
+    /// Appends one emit's records in one go, without a correlation.
     pub fn extend(&mut self, records: &[Record]) {
+        self.extend_with(records, &Correlation::NONE);
+    }
+
+    /// Appends one emit's records in one go; they carry `corr` (I21).
+    pub fn extend_with(&mut self, records: &[Record], corr: &Correlation) {
+        self.note(records.len(), corr);
         self.append(records, Packed::pack);
     }
 
     /// Appends records already packed: a binding packs each as it records it, so writing an
     /// emit's records to the trace is a copy.
     pub fn extend_packed(&mut self, records: &[Packed]) {
+        self.note(records.len(), &Correlation::NONE);
         self.extend_packed_inner(records, true);
     }
 
@@ -316,7 +390,31 @@ impl TraceBuf {
     /// all came through `texts`: when it holds none, as on the plain-answer path, no record
     /// names one and they are not looked at for them.
     pub fn extend_packed_from(&mut self, records: &[Packed], texts: &Texts) {
+        self.note(records.len(), &Correlation::NONE);
         self.extend_packed_inner(records, !texts.is_empty());
+    }
+
+    /// [`TraceBuf::extend_packed_from`] for records that carry `corr` (I21): an emit's
+    /// records. The same `Arc` as the last records' (a binding shares one between emits of
+    /// one event), it costs one comparison.
+    pub fn extend_packed_from_with(
+        &mut self,
+        records: &[Packed],
+        texts: &Texts,
+        corr: &Arc<Correlation>,
+    ) {
+        if !records.is_empty() {
+            self.spans.note_shared(self.total, corr);
+        }
+        self.extend_packed_inner(records, !texts.is_empty());
+    }
+
+    /// The next `count` records appended carry `corr`.
+    #[inline]
+    fn note(&mut self, count: usize, corr: &Correlation) {
+        if count > 0 {
+            self.spans.note(self.total, corr);
+        }
     }
 
     fn extend_packed_inner(&mut self, records: &[Packed], counted: bool) {
@@ -399,6 +497,7 @@ impl TraceBuf {
     fn discard(&mut self, count: usize, mut into: Option<&mut Texts>) {
         let mut count = count.min(self.len);
         self.len -= count;
+        self.spans.forget_before(self.first());
         while count > 0 {
             let only = self.chunks.len() == 1;
             let Some(front) = self.chunks.front_mut() else {
@@ -427,9 +526,19 @@ impl TraceBuf {
     /// held. Emit ordinals go on.
     pub fn take(&mut self, most: usize) -> Taken {
         let records: Vec<Record> = self.raw().take(most).collect();
+        let spans = self.spans.slice(self.first(), records.len());
         let mut texts = Texts::new();
         self.discard(records.len(), Some(&mut texts));
-        Taken { records, texts }
+        Taken {
+            records,
+            texts,
+            spans,
+        }
+    }
+
+    /// The position (among every record ever appended) of the first record held.
+    fn first(&self) -> u64 {
+        self.total - self.len as u64
     }
 
     /// Takes out every record held; see [`TraceBuf::take`].
@@ -446,11 +555,12 @@ impl TraceBuf {
         self.len == 0
     }
 
-    /// The bytes this trace's storage takes: the records' chunks and the list of chunks.
+    /// The bytes this trace's storage takes: the records' chunks, the list of chunks and the
+    /// correlations' spans.
     pub fn memory_bytes(&self) -> usize {
         let chunks = self.chunks.capacity() * std::mem::size_of::<Chunk>();
         let records: usize = self.chunks.iter().map(|c| c.records.capacity()).sum();
-        chunks + records * RECORD_BYTES
+        chunks + records * RECORD_BYTES + self.spans.memory_bytes()
     }
 
     pub fn get(&self, index: usize) -> Option<RecordView> {
@@ -469,14 +579,19 @@ impl TraceBuf {
             }
         };
         let offset = usize::try_from(at - found.start).ok()?;
+        let corr = self.spans.at(at);
         found
             .records
             .get(offset)
-            .map(|stored| stored.unpack(found.high).view())
+            .map(|stored| stored.unpack(found.high).view_with(corr))
     }
 
+    /// The records as views, with their correlations (I21), in order.
     pub fn iter(&self) -> impl Iterator<Item = RecordView> + '_ {
-        self.raw().map(|record| record.view())
+        let mut cursor = self.spans.cursor(self.first());
+        (self.first()..)
+            .zip(self.raw())
+            .map(move |(at, record)| record.view_with(cursor.at(at)))
     }
 
     /// The records themselves, in order. Their counted symbols (`symbol.rs`) stand for their
@@ -499,11 +614,17 @@ impl TraceBuf {
 
     /// One compact JSON object per record, each followed by `\n`. Buffered internally.
     pub fn write_jsonl<W: Write>(&self, writer: W) -> io::Result<()> {
-        write_records_jsonl(self.raw(), writer)
+        write_views_jsonl(self.iter(), writer)
     }
 
     pub fn to_jsonl(&self) -> String {
-        records_to_jsonl(self.raw(), self.len)
+        views_to_jsonl(self.iter(), self.len)
+    }
+
+    /// How many correlation spans the trace keeps (`correlation.rs`): for tests of their
+    /// run-length encoding.
+    pub fn correlation_spans(&self) -> usize {
+        self.spans.len()
     }
 
     /// Reads a trace written by [`TraceBuf::write_jsonl`]; see [`read_jsonl`].
@@ -517,25 +638,25 @@ impl TraceBuf {
     }
 }
 
-/// `records` as JSON Lines: one compact object each, followed by `\n`. Buffered internally.
-pub fn write_records_jsonl<W: Write>(
-    records: impl Iterator<Item = Record>,
+/// `views` as JSON Lines: one compact object each, followed by `\n`. Buffered internally.
+pub fn write_views_jsonl<W: Write>(
+    views: impl Iterator<Item = RecordView>,
     writer: W,
 ) -> io::Result<()> {
     let mut out = BufWriter::new(writer);
-    for record in records {
-        serde_json::to_writer(&mut out, &record.view())?;
+    for view in views {
+        serde_json::to_writer(&mut out, &view)?;
         out.write_all(b"\n")?;
     }
     out.flush()
 }
 
-/// `records` (about `count` of them) as one JSON Lines string.
-pub fn records_to_jsonl(records: impl Iterator<Item = Record>, count: usize) -> String {
+/// `views` (about `count` of them) as one JSON Lines string.
+pub fn views_to_jsonl(views: impl Iterator<Item = RecordView>, count: usize) -> String {
     let mut bytes = Vec::with_capacity(count * 160);
     // Writing to a Vec cannot fail and a view always serialises, so there is no error to
     // report; should one ever happen, the lines written so far are returned.
-    let _ = write_records_jsonl(records, &mut bytes);
+    let _ = write_views_jsonl(views, &mut bytes);
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
 }
 
@@ -848,6 +969,195 @@ pub(crate) mod tests {
         assert_eq!(taken as u64, next);
         assert_eq!(trace.emits(), next);
         assert_eq!(trace.dropped(), 0);
+    }
+
+    /// A correlation of run `run`, step `step` and maybe tool `tool`.
+    pub(crate) fn corr(run: &str, step: u64, tool: Option<&str>) -> Correlation {
+        Correlation {
+            run: Some(Arc::from(run)),
+            step: Some(step),
+            tool: tool.map(Arc::from),
+        }
+    }
+
+    /// The (run, step, tool) of each record, in order.
+    fn correlations(views: impl Iterator<Item = RecordView>) -> Vec<(String, Option<u64>, String)> {
+        views
+            .map(|v| {
+                let text = |t: Option<Arc<str>>| t.map_or_else(String::new, |t| t.to_string());
+                (text(v.run), v.step, text(v.tool))
+            })
+            .collect()
+    }
+
+    fn row(run: &str, step: Option<u64>, tool: &str) -> (String, Option<u64>, String) {
+        (run.to_owned(), step, tool.to_owned())
+    }
+
+    #[test]
+    fn emits_with_the_same_correlation_share_one_span_i21() {
+        let mut trace = TraceBuf::new();
+        let one = corr("run-1", 3, Some("lookup"));
+        for _ in 0..1000 {
+            // A fresh copy of the texts each time: equal text is enough.
+            trace.extend_with(&samples(), &corr("run-1", 3, Some("lookup")));
+        }
+        assert_eq!(trace.correlation_spans(), 1);
+        trace.extend_with(&samples(), &one);
+        assert_eq!(trace.correlation_spans(), 1);
+        trace.extend_with(&samples(), &corr("run-1", 4, Some("lookup")));
+        trace.extend_with(&[], &corr("run-2", 4, None)); // no records: nothing to say
+        assert_eq!(trace.correlation_spans(), 2);
+        // Records without a correlation after some with one start a span of none.
+        trace.extend(&samples());
+        assert_eq!(trace.correlation_spans(), 3);
+        assert_eq!(trace.get(3003).map(|v| v.step), Some(Some(4)));
+        assert_eq!(trace.get(3006).map(|v| v.run), Some(None));
+        // A trace that never had one keeps no span at all.
+        let mut plain = TraceBuf::new();
+        plain.extend(&samples());
+        plain.push(samples()[0]);
+        assert_eq!(plain.correlation_spans(), 0);
+    }
+
+    #[test]
+    fn get_iter_and_json_show_the_correlation_in_i21_order() {
+        let mut trace = TraceBuf::new();
+        let [outcome, failure, hook] = samples();
+        trace.extend_with(&[outcome], &corr("r1", 7, Some("refund")));
+        trace.extend_with(
+            &[failure],
+            &Correlation {
+                step: None,
+                ..corr("r\"2", 0, None)
+            },
+        );
+        trace.extend(&[hook]);
+        let expected = concat!(
+            r#"{"emit":1,"hook":"tool.before","run":"r1","step":7,"tool":"refund","#,
+            r#""kind":"outcome","middleware":"acme.guard","band":"app","outcome":"block","#,
+            r#""modified":false,"code":"refund_cap","t_ns":10,"duration_ns":5}"#,
+            "\n",
+            r#"{"emit":2,"hook":"tool.before","run":"r\"2","kind":"failure","#,
+        );
+        assert!(
+            trace.to_jsonl().starts_with(expected),
+            "{}",
+            trace.to_jsonl()
+        );
+        assert!(trace.to_jsonl().ends_with(
+            "{\"emit\":2,\"hook\":\"task.end\",\"kind\":\"hook\",\"outcome\":\"continue\",\
+             \"modified\":true,\"t_ns\":30,\"duration_ns\":0}\n"
+        ));
+        let mut written = Vec::new();
+        trace.write_jsonl(&mut written).unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), trace.to_jsonl());
+        let rows = vec![
+            row("r1", Some(7), "refund"),
+            row("r\"2", None, ""),
+            row("", None, ""),
+        ];
+        assert_eq!(correlations(trace.iter()), rows);
+        assert_eq!(correlations((0..3).filter_map(|i| trace.get(i))), rows);
+    }
+
+    #[test]
+    fn emits_that_finish_out_of_order_keep_their_own_correlation() {
+        // Emit 1 flushes one record and suspends; emit 2 runs whole; emit 1 finishes.
+        let (a, b) = (corr("r", 1, Some("slow")), corr("r", 2, Some("fast")));
+        let [outcome, _, hook] = samples();
+        let mut trace = TraceBuf::new();
+        trace.extend_with(&[outcome], &a);
+        trace.extend_with(
+            &[Record { emit: 2, ..outcome }, Record { emit: 2, ..hook }],
+            &b,
+        );
+        trace.extend_with(&[Record { emit: 1, ..hook }], &a);
+        let steps: Vec<(u64, Option<u64>)> = trace.iter().map(|v| (v.emit, v.step)).collect();
+        assert_eq!(
+            steps,
+            [(1, Some(1)), (2, Some(2)), (2, Some(2)), (1, Some(1))]
+        );
+        assert_eq!(trace.get(3).and_then(|v| v.tool).as_deref(), Some("slow"));
+    }
+
+    #[test]
+    fn limits_and_takes_keep_each_record_s_correlation_at_their_boundaries() {
+        // Emits of 3 records each, every emit a new step.
+        let emit = |i: u64| -> Vec<Record> {
+            samples()
+                .iter()
+                .map(|r| Record {
+                    emit: i + 1,
+                    t_ns: i,
+                    ..*r
+                })
+                .collect()
+        };
+        let mut trace = TraceBuf::with_limit(Some(10));
+        for i in 0..10 {
+            trace.extend_with(&emit(i), &corr("r", i, None));
+        }
+        // 30 appended, the newest 10 held: the last record of emit 6, then emits 7, 8 and 9.
+        assert_eq!(trace.len(), 10);
+        let steps: Vec<Option<u64>> = trace.iter().map(|v| v.step).collect();
+        assert_eq!(steps[..4], [Some(6), Some(7), Some(7), Some(7)]);
+        assert_eq!(trace.get(0).map(|v| (v.t_ns, v.step)), Some((6, Some(6))));
+        assert_eq!(
+            trace.correlation_spans(),
+            4,
+            "the spans of dropped records are forgotten"
+        );
+        // A take that splits emit 7 in two: each half keeps step 7.
+        let first = trace.take(2);
+        let firsts: Vec<Option<u64>> = first.views().map(|v| v.step).collect();
+        assert_eq!(firsts, [Some(6), Some(7)]);
+        assert_eq!(first.correlation(1).step, Some(7));
+        assert!(first.to_jsonl().contains("\"step\":7"));
+        assert_eq!(trace.get(0).map(|v| v.step), Some(Some(7)));
+        let rest = trace.drain();
+        let rests: Vec<Option<u64>> = rest.views().map(|v| v.step).collect();
+        assert_eq!(rests, [7, 7, 8, 8, 8, 9, 9, 9].map(Some));
+        assert_eq!(rest.len(), 8);
+        assert_eq!(
+            trace.correlation_spans(),
+            1,
+            "the last span is kept to compare with"
+        );
+        // The next emit of the same step adds no span; its records still carry it.
+        trace.extend_with(&emit(10), &corr("r", 9, None));
+        assert_eq!(trace.correlation_spans(), 1);
+        assert_eq!(trace.get(2).map(|v| v.step), Some(Some(9)));
+        // Records from before any correlation, then some with one: a take of both halves.
+        let mut mixed = TraceBuf::new();
+        mixed.extend(&emit(0));
+        mixed.extend_with(&emit(1), &corr("r", 1, None));
+        let taken = mixed.take(4);
+        let got: Vec<Option<u64>> = taken.views().map(|v| v.step).collect();
+        assert_eq!(got, [None, None, None, Some(1)]);
+    }
+
+    #[test]
+    fn spans_are_counted_in_the_memory_figure() {
+        let mut trace = TraceBuf::new();
+        trace.extend(&samples());
+        let before = trace.memory_bytes();
+        for i in 0..100 {
+            trace.extend_with(&samples(), &corr("r", i, None));
+        }
+        let chunks_only = trace.chunks.capacity() * std::mem::size_of::<Chunk>()
+            + trace
+                .chunks
+                .iter()
+                .map(|c| c.records.capacity())
+                .sum::<usize>()
+                * RECORD_BYTES;
+        assert_eq!(chunks_only, before);
+        assert!(
+            trace.memory_bytes() >= chunks_only + 100 * 40,
+            "{}",
+            trace.memory_bytes()
+        );
     }
 
     #[test]

@@ -1,12 +1,16 @@
 //! `hw.RunContext` (paired with `_pycore/context.py`): the envelope middleware see and the
 //! trace an emit writes. A native class so an emit reads both fields without attribute
-//! lookups.
+//! lookups, and the envelope's run id (I21) once: an `Envelope` is frozen.
+
+use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
+use crate::correlation::run_text;
 use crate::trace::Trace;
 
 static ENVELOPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -31,6 +35,8 @@ pub struct RunContext {
     pub envelope: Py<PyAny>,
     #[pyo3(get)]
     pub trace: Py<Trace>,
+    /// `envelope.run_id` as trace text (I21).
+    pub run: Arc<str>,
 }
 
 #[pymethods]
@@ -65,9 +71,11 @@ impl RunContext {
                 }
             },
         };
+        let run = run_text(&envelope.getattr(intern!(py, "run_id"))?, None)?;
         Ok(Self {
             envelope: envelope.unbind(),
             trace,
+            run,
         })
     }
 

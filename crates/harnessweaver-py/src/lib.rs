@@ -10,6 +10,7 @@
 mod backend;
 mod context;
 mod contract;
+mod correlation;
 mod declaration;
 mod emit;
 mod emitter;

@@ -19,6 +19,7 @@ use harnessweaver_core::{Chain, ErrorKind, Registry as CoreRegistry};
 use crate::backend::structured;
 use crate::context::RunContext;
 use crate::contract::mode_of;
+use crate::correlation::{LastSeen, Run};
 use crate::declaration::{layer_of, overridden, Declaration};
 use crate::emitter::{emitter, new_emit, Spare};
 use crate::errors::{to_py, wrong_type, Phase};
@@ -42,6 +43,8 @@ pub struct Registry {
     contracts: Option<ContractMode>,
     /// A finished `Emit` kept for reuse (see `emitter.rs`).
     pub spare: Spare,
+    /// The last emit's correlation (I21), for the next emit of the same event to share.
+    last_seen: LastSeen,
 }
 
 /// One hook point's chain, and whether any of it has a timeout.
@@ -121,14 +124,17 @@ impl Registry {
         if let Ok(native) = ctx.cast::<RunContext>() {
             let native = native.get();
             let (env, trace) = (native.envelope.bind(py), native.trace.bind(py).as_any());
-            return self.start(py, hook, chain, event, env, trace);
+            let run = Run::Read(&native.run);
+            return self.start(py, hook, chain, event, env, trace, &run);
         }
         let env = ctx.getattr(intern!(py, "envelope"))?;
         let trace = ctx.getattr(intern!(py, "trace"))?;
-        self.start(py, hook, chain, event, &env, &trace)
+        self.start(py, hook, chain, event, &env, &trace, &Run::Envelope(&env))
     }
 
-    /// Checks the event, then walks the chain until it ends or a middleware suspends.
+    /// Checks the event, reads the emit's correlation (I21), then walks the chain until it
+    /// ends or a middleware suspends.
+    #[allow(clippy::too_many_arguments)]
     fn start(
         &self,
         py: Python<'_>,
@@ -137,6 +143,7 @@ impl Registry {
         event: &Bound<'_, PyAny>,
         env: &Bound<'_, PyAny>,
         trace: &Bound<'_, PyAny>,
+        run: &Run<'_, '_>,
     ) -> PyResult<Py<PyAny>> {
         let event_type = self.event_types[usize::from(hook)].bind(py);
         // The real type (I18): `isinstance` would believe a `__class__` that claims the event
@@ -150,6 +157,7 @@ impl Registry {
                 trace.repr()?
             )));
         };
+        let corr = self.last_seen.correlation(py, hook, event, run)?;
         let trace_ref = trace.get();
         let precise = trace_ref.precise;
         let t_emit = clock::now(precise);
@@ -174,6 +182,7 @@ impl Registry {
             records: Records::new(),
             contracts: self.contracts,
             texts: Texts::new(),
+            corr,
         };
         match state.run(py)? {
             Stop::Done(result) => Ok(result.into_any()),
@@ -230,6 +239,7 @@ impl Registry {
             event_types: types,
             contracts,
             spare: Spare::default(),
+            last_seen: LastSeen::default(),
         })
     }
 
@@ -356,7 +366,7 @@ impl Registry {
     ) -> PyResult<Py<PyAny>> {
         let hook = hook_of(hook)?;
         let (chain, _) = self.planned(py, hook);
-        self.start(py, hook, chain, event, env, trace)
+        self.start(py, hook, chain, event, env, trace, &Run::Envelope(env))
     }
 
     /// `emit` with the run context's envelope and trace, as `HookBus.emit` calls it; or `None`
@@ -393,6 +403,7 @@ impl Registry {
             visit.call(t)?;
         }
         self.spare.traverse(&visit)?;
+        self.last_seen.traverse(&visit)?;
         if let Ok(inner) = self.inner.try_lock() {
             for entry in inner.entries() {
                 visit.call(&entry.payload.call)?;
@@ -412,6 +423,7 @@ impl Registry {
                 (old, self.withdraw(py, hooks))
             };
             drop(released); // after the lock (see `withdraw`)
+            self.last_seen.clear(py);
         });
     }
 }

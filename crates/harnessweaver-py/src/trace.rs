@@ -21,7 +21,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyType};
 use pyo3::{intern, IntoPyObjectExt};
 
 use harnessweaver_core::trace::{
-    read_jsonl_into, records_to_jsonl, Record, RecordView, TraceBuf, DEFAULT_LIMIT, MAX_EMIT,
+    read_jsonl_into, RecordView, Taken, TraceBuf, DEFAULT_LIMIT, MAX_EMIT,
 };
 
 use crate::errors::{to_py, Phase};
@@ -216,10 +216,9 @@ impl Trace {
     }
 
     /// One batch to the sink: JSON Lines text for a `JsonlSink`, else a list of dicts.
-    fn hand(&self, py: Python<'_>, sink: &Bound<'_, PyAny>, records: &[Record]) -> PyResult<()> {
+    fn hand(&self, py: Python<'_>, sink: &Bound<'_, PyAny>, records: &Taken) -> PyResult<()> {
         if self.jsonl {
-            let text = records_to_jsonl(records.iter().copied(), records.len());
-            sink.call_method1(intern!(py, "write_text"), (text,))?;
+            sink.call_method1(intern!(py, "write_text"), (records.to_jsonl(),))?;
         } else {
             sink.call1((dicts(py, records)?,))?;
         }
@@ -227,11 +226,11 @@ impl Trace {
     }
 }
 
-/// Records as a list of dicts.
-fn dicts<'py>(py: Python<'py>, records: &[Record]) -> PyResult<Bound<'py, PyList>> {
+/// Records taken out, with their correlations (I21), as a list of dicts.
+fn dicts<'py>(py: Python<'py>, records: &Taken) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
-    for record in records {
-        list.append(as_dict(py, &record.view())?)?;
+    for view in records.views() {
+        list.append(as_dict(py, &view)?)?;
     }
     Ok(list)
 }
@@ -262,6 +261,16 @@ fn as_dict<'py>(py: Python<'py>, view: &RecordView) -> PyResult<Bound<'py, PyDic
     let dict = PyDict::new(py);
     dict.set_item(intern!(py, "emit"), view.emit)?;
     dict.set_item(intern!(py, "hook"), PyString::intern(py, view.hook))?;
+    // The correlation (I21), between hook and kind.
+    if let Some(run) = &view.run {
+        dict.set_item(intern!(py, "run"), PyString::new(py, run))?;
+    }
+    if let Some(step) = view.step {
+        dict.set_item(intern!(py, "step"), step)?;
+    }
+    if let Some(tool) = &view.tool {
+        dict.set_item(intern!(py, "tool"), PyString::new(py, tool))?;
+    }
     dict.set_item(intern!(py, "kind"), PyString::intern(py, view.kind))?;
     if let Some(name) = &view.middleware {
         dict.set_item(intern!(py, "middleware"), text_object(py, name))?;
@@ -417,7 +426,8 @@ impl Trace {
     }
 
     /// Bytes held, for `sys.getsizeof`: this object and its record storage (32 bytes a record,
-    /// plus at most one chunk of room to grow).
+    /// plus at most one chunk of room to grow, plus the correlation spans of I21: one per
+    /// change of run, step or tool).
     fn __sizeof__(&self) -> usize {
         std::mem::size_of::<Self>() + self.lock().memory_bytes()
     }

@@ -29,6 +29,7 @@ use harnessweaver_core::{duration::nanos_to_seconds, Sym};
 use smallvec::SmallVec;
 
 use crate::contract::violation;
+use crate::correlation::Shared;
 use crate::declaration::Declaration;
 use crate::held::Held;
 use crate::outcome::{plain_continue, Block, Continue, Escalate, HookResult, Retry, Suspend};
@@ -70,6 +71,8 @@ pub struct EmitState {
     /// Holds the codes and error type names this emit's records name until the trace holds
     /// them (`symbol.rs`, issue 13): dropped after `records` are flushed.
     pub texts: Texts,
+    /// The run, step and tool every record of this emit names (I21).
+    pub corr: Shared,
 }
 
 /// Records of one emit, packed as the trace stores them (so flushing them is a copy): inline
@@ -247,7 +250,11 @@ impl EmitState {
     /// Writes the buffered records to the trace, once.
     fn flush(&mut self) {
         if !self.records.is_empty() {
-            (self.trace.get().get().lock()).extend_packed_from(&self.records, &self.texts);
+            (self.trace.get().get().lock()).extend_packed_from_with(
+                &self.records,
+                &self.texts,
+                &self.corr,
+            );
             self.records.clear();
         }
     }

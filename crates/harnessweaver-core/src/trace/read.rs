@@ -5,15 +5,17 @@
 //! `code` only when the outcome has one (never on a continue); middleware records add
 //! `middleware` and `band`; failure records add `failure`, `error` and `fail_mode` and carry the
 //! outcome and code that their fail mode resolves to (rulings 11–12). `t_ns` and `duration_ns`
-//! are optional (0 when absent) because conformance strips them. Anything else is an error
-//! naming the line.
+//! are optional (0 when absent) because conformance strips them. The correlation (I21) is
+//! optional too (traces written before it have none): `run` and `tool` are strings, `step` an
+//! integer from 0 to 2^53 − 1. Anything else is an error naming the line.
 
 use std::borrow::Cow;
 use std::io::BufRead;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer};
 
-use super::{Record, RecordKind, RecordView, TraceBuf, ABSENT, MAX_EMIT};
+use super::{Correlation, Record, RecordKind, RecordView, TraceBuf, ABSENT, MAX_EMIT};
 use crate::band::Band;
 use crate::catalogue::hook_id;
 use crate::contract::Rule;
@@ -35,6 +37,9 @@ pub fn read_jsonl_into<R: BufRead>(mut reader: R, mut trace: TraceBuf) -> Result
     let mut number = 0usize;
     // Holds a line's counted texts until the trace holds them (`symbol.rs`).
     let mut texts = Texts::new();
+    // The last line's correlation, whose texts the next line shares when it names the same
+    // (so the trace keeps one span for a run of them, as it did when they were recorded).
+    let mut last = Correlation::NONE;
     loop {
         line.clear();
         number += 1;
@@ -46,8 +51,10 @@ pub fn read_jsonl_into<R: BufRead>(mut reader: R, mut trace: TraceBuf) -> Result
         if line.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
             continue;
         }
-        let record = parse_line(&line, &mut texts);
-        trace.push(record.map_err(|problem| invalid_trace(number, &problem))?);
+        let (record, corr) = parse_line(&line, &mut texts, &last)
+            .map_err(|problem| invalid_trace(number, &problem))?;
+        trace.extend_with(std::slice::from_ref(&record), &corr);
+        last = corr;
         texts.clear();
     }
     Ok(trace)
@@ -57,10 +64,14 @@ pub fn from_jsonl_str(text: &str) -> Result<TraceBuf, Error> {
     read_jsonl(text.as_bytes())
 }
 
-fn parse_line(line: &str, texts: &mut Texts) -> Result<Record, String> {
-    serde_json::from_str::<Wire<'_>>(line)
-        .map_err(|e| json_problem(&e))?
-        .into_record(texts)
+fn parse_line(
+    line: &str,
+    texts: &mut Texts,
+    last: &Correlation,
+) -> Result<(Record, Correlation), String> {
+    let wire = serde_json::from_str::<Wire<'_>>(line).map_err(|e| json_problem(&e))?;
+    let corr = wire.correlation(last)?;
+    Ok((wire.into_record(texts)?, corr))
 }
 
 /// `serde_json`'s message without its "at line 1 column N" suffix (the line is ours to give).
@@ -108,6 +119,13 @@ struct Wire<'a> {
     hook: Text<'a>,
     #[serde(borrow)]
     kind: Text<'a>,
+    /// The correlation (I21), checked by hand to name the field and the rule.
+    #[serde(default)]
+    run: Option<serde_json::Value>,
+    #[serde(default)]
+    step: Option<serde_json::Value>,
+    #[serde(default)]
+    tool: Option<serde_json::Value>,
     #[serde(borrow, default)]
     middleware: Option<Text<'a>>,
     #[serde(borrow, default)]
@@ -131,7 +149,45 @@ struct Wire<'a> {
     duration_ns: u64,
 }
 
+/// A correlation text (I21): a string, shared with `last` when it is the same text.
+fn shared(
+    value: Option<&serde_json::Value>,
+    what: &str,
+    last: Option<&Arc<str>>,
+) -> Result<Option<Arc<str>>, String> {
+    match value {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(text)) => Ok(Some(match last {
+            Some(last) if **last == **text => last.clone(),
+            _ => Arc::from(text.as_str()),
+        })),
+        Some(other) => Err(format!(
+            "invalid {what} {other}: it is a string when present (I21)"
+        )),
+    }
+}
+
 impl Wire<'_> {
+    /// The record's correlation (I21), its texts shared with `last` where they are equal.
+    fn correlation(&self, last: &Correlation) -> Result<Correlation, String> {
+        let step = match &self.step {
+            None | Some(serde_json::Value::Null) => None,
+            Some(value) => match value.as_u64() {
+                Some(step) if step <= MAX_EMIT && !value.is_f64() => Some(step),
+                _ => {
+                    return Err(format!(
+                        "invalid step {value}: a step is an integer from 0 to {MAX_EMIT} (I21)"
+                    ))
+                }
+            },
+        };
+        Ok(Correlation {
+            run: shared(self.run.as_ref(), "run", last.run.as_ref())?,
+            step,
+            tool: shared(self.tool.as_ref(), "tool", last.tool.as_ref())?,
+        })
+    }
+
     /// The checks of I8, then the compact record.
     /// The record, its texts interned into `texts` (which holds the counted ones).
     fn into_record(self, texts: &mut Texts) -> Result<Record, String> {
@@ -294,10 +350,14 @@ fn check_resolution(
 impl<'de> Deserialize<'de> for RecordView {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut texts = Texts::new();
-        let record = Wire::deserialize(deserializer)?
+        let wire = Wire::deserialize(deserializer)?;
+        let corr = wire
+            .correlation(&Correlation::NONE)
+            .map_err(serde::de::Error::custom)?;
+        let record = wire
             .into_record(&mut texts)
             .map_err(serde::de::Error::custom)?;
-        Ok(record.view())
+        Ok(record.view_with(&corr))
     }
 }
 
@@ -518,6 +578,85 @@ mod tests {
                 record.view()
             );
         }
+    }
+
+    #[test]
+    fn correlations_are_read_and_round_trip_exactly_i21() {
+        use crate::trace::tests::corr;
+        let [outcome, failure, hook] = samples();
+        let mut trace = TraceBuf::new();
+        trace.extend_with(
+            &[outcome, failure],
+            &corr("run \u{e9}\"1", 0, Some("lookup")),
+        );
+        trace.extend_with(&[hook], &corr("run \u{e9}\"1", MAX_EMIT, None));
+        trace.extend(&[hook]);
+        trace.extend_with(&[hook], &corr("\u{fffd}", 2, Some("\u{fffd}x")));
+        let text = trace.to_jsonl();
+        let back = from_jsonl_str(&text).unwrap();
+        assert_eq!(back.to_jsonl(), text);
+        assert_eq!(back.records(), trace.records());
+        assert_eq!(
+            back.iter().collect::<Vec<_>>(),
+            trace.iter().collect::<Vec<_>>()
+        );
+        // Rebuilt run-length, as they were recorded.
+        assert_eq!(back.correlation_spans(), trace.correlation_spans());
+        assert_eq!(back.correlation_spans(), 4);
+        // Lines written before I21, without them, still read; null is absent like elsewhere.
+        let old = from_jsonl_str(&format!(
+            "{{{HOOK}}}\n{{{HOOK},\"run\":null,\"step\":null}}\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            old.get(1).map(|v| (v.run, v.step, v.tool)),
+            Some((None, None, None))
+        );
+        // Deserialising a view reads them too.
+        let view: RecordView =
+            serde_json::from_str(&format!("{{{HOOK},\"run\":\"r\",\"step\":3}}")).unwrap();
+        assert_eq!((view.run.as_deref(), view.step), (Some("r"), Some(3)));
+    }
+
+    #[test]
+    fn bad_correlations_are_rejected_naming_the_field_and_the_rule_i21() {
+        let line = |extra: &str| format!("{{{HOOK},{extra}}}");
+        for (extra, expected) in [
+            (
+                "\"step\":-1",
+                "invalid step -1: a step is an integer from 0 to 9007199254740991 (I21)",
+            ),
+            (
+                "\"step\":9007199254740992",
+                "invalid step 9007199254740992: a step is an integer",
+            ),
+            ("\"step\":1.5", "invalid step 1.5: a step is an integer"),
+            ("\"step\":3.0", "invalid step 3.0: a step is an integer"),
+            ("\"step\":\"3\"", "invalid step \"3\": a step is an integer"),
+            ("\"step\":true", "invalid step true: a step is an integer"),
+            ("\"step\":[]", "invalid step []: a step is an integer"),
+            (
+                "\"run\":5",
+                "invalid run 5: it is a string when present (I21)",
+            ),
+            (
+                "\"run\":{}",
+                "invalid run {}: it is a string when present (I21)",
+            ),
+            (
+                "\"tool\":false",
+                "invalid tool false: it is a string when present (I21)",
+            ),
+        ] {
+            let message = problem(&line(extra));
+            assert!(message.contains(expected), "{extra}: {message}");
+            assert!(message.starts_with("invalid trace line 1: "), "{message}");
+            assert!(serde_json::from_str::<RecordView>(&line(extra)).is_err());
+        }
+        assert!(from_jsonl_str(&line("\"step\":9007199254740991")).is_ok());
+        assert!(from_jsonl_str(&line("\"step\":0,\"run\":\"\",\"tool\":\"\"")).is_ok());
+        // Unknown keys stay rejected.
+        assert!(problem(&line("\"runs\":\"r\"")).contains("unknown field `runs`"));
     }
 
     #[test]
