@@ -296,3 +296,13 @@ async def test_concurrent_suspended_emits_keep_their_own_correlation() -> None:
     for record in records:
         step = record["step"]
         assert (record["run"], record["tool"]) == (f"run-{step}", f"tool-{step}")
+
+
+@pytest.mark.parametrize("text", ['"run":"r\\ud800"', '"tool":"\\udcffx"'])
+def test_a_lone_surrogate_escape_in_a_read_trace_is_refused(text: str) -> None:
+    # No writer writes one (I21 writes U+FFFD in its place); the Rust core's JSON reader
+    # refuses it, and so does the pure core's.
+    head, tail = '{"emit":1,"hook":"tool.after",', ',"kind":"hook","outcome":"continue"}'
+    line = head + text + tail.replace("}", ',"modified":false}')
+    with pytest.raises(hw.TraceFormatError):
+        hw.Trace.from_jsonl(line)

@@ -137,29 +137,16 @@ fn hook_names(value: &Bound<'_, PyAny>, phase: Phase) -> PyResult<Vec<String>> {
         || value.is_instance_of::<PyTuple>()
         || value.is_instance_of::<PySet>()
         || value.is_instance_of::<PyFrozenSet>();
+    // Not a list of strings: the whole value is named, whichever item gave it away.
+    let not_a_list = || wrong_type(py, phase, ErrorKind::InvalidHooks, "hooks", value);
     if !listed {
-        return Err(wrong_type(
-            py,
-            phase,
-            ErrorKind::InvalidHooks,
-            "hooks",
-            value,
-        ));
+        return Err(not_a_list());
     }
     let mut items = Vec::new();
     for item in value.try_iter()? {
-        let item = item?;
-        match item.cast_into::<PyString>() {
+        match item?.cast_into::<PyString>() {
             Ok(s) => items.push(s),
-            Err(_) => {
-                return Err(wrong_type(
-                    py,
-                    phase,
-                    ErrorKind::InvalidHooks,
-                    "hooks",
-                    value,
-                ))
-            }
+            Err(_) => return Err(not_a_list()),
         }
     }
     if items.is_empty() {

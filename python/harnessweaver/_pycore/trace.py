@@ -466,6 +466,9 @@ def _record(data: dict[str, Any]) -> Record:
         raise ValueError("emit is an ordinal from 1, not 0")
     if emit > MAX_EMIT:
         raise ValueError(f"invalid emit {emit}: ordinals end at {MAX_EMIT} (I19)")
+    for key, what in (("run", "a run id"), ("tool", "a tool name")):
+        if key in data and not isinstance(data[key], str):
+            raise ValueError(f"invalid {key} {data[key]!r}: {what} is a string (I21)")
     texts = {key: _text(data, key) for key in ("hook", "kind", "outcome", "run", "tool", *_OPTIONAL)}
     step = data.get("step")
     if step is not None and not valid_step(step):
