@@ -253,6 +253,17 @@ def test_a_duck_typed_context_names_its_envelopes_run() -> None:
     assert [r["run"] for r in trace.records()] == ["a", "a", "b", "b"]
 
 
+def test_a_duck_typed_envelope_without_a_text_run_id_is_a_type_error_naming_it() -> None:
+    class Envelope:  # no hw.Envelope, so nothing checked its run_id when it was made
+        run_id = 42
+
+    class Ctx:
+        envelope, trace = Envelope(), hw.Trace()
+
+    with pytest.raises(TypeError, match=re.escape("run_id must be a string, got 42 (I21)")):
+        emit(bus_with("tool.before"), "tool.before", tool_call(), Ctx())
+
+
 @pytest.mark.anyio
 async def test_records_of_a_middleware_that_suspends_carry_the_correlation() -> None:
     ctx = context("slow")

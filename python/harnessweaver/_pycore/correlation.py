@@ -51,6 +51,8 @@ def emit_key(emit: int, hook: str, event: Any, env: Any) -> tuple[Any, ...]:
     if event is last_event and env is last_env and hook is last_hook:
         return (emit, hook, *tail)
     run = env.run_id
+    if not isinstance(run, str):  # only an envelope that is no hw.Envelope gets this far
+        raise TypeError(f"Envelope run_id must be a string, got {run!r} (I21)")
     if not run.isascii():
         run = shown_text(run)
     step = tool = None
@@ -60,6 +62,9 @@ def emit_key(emit: int, hook: str, event: Any, env: Any) -> tuple[Any, ...]:
             step = None
         if hook in TOOLED:
             tool = getattr(getattr(event, "tool", None), "name", None)
-            tool = None if type(tool) is not str else tool if tool.isascii() else shown_text(tool)
+            if not isinstance(tool, str):  # a str subclass is text too, as in the Rust core
+                tool = None
+            elif not tool.isascii():
+                tool = shown_text(tool)
     _last = (hook, event, env, (run, step, tool))
     return (emit, hook, run, step, tool)

@@ -469,7 +469,8 @@ def _record(data: dict[str, Any]) -> Record:
     for key, what in (("run", "a run id"), ("tool", "a tool name")):
         if key in data and not isinstance(data[key], str):
             raise ValueError(f"invalid {key} {data[key]!r}: {what} is a string (I21)")
-    texts = {key: _text(data, key) for key in ("hook", "kind", "outcome", "run", "tool", *_OPTIONAL)}
+    keys = ("hook", "kind", "outcome", "run", "tool", *_OPTIONAL)
+    texts = {key: _text(data, key) for key in keys}
     step = data.get("step")
     if step is not None and not valid_step(step):
         raise ValueError(f"invalid step {step!r}: a step is an integer from 0 to {MAX_EMIT} (I21)")

@@ -15,8 +15,8 @@ from typing import Any
 
 from .._slowpath import NOT_STARTED, DeadlinePassed, drive_with_deadline, stray_cancellation
 from ..buslog import contract_warning, failed_open
-from .correlation import emit_key
 from .contracts import violation
+from .correlation import emit_key
 from .failure import (
     CANCELLED,
     CONTRACT_VIOLATION,
