@@ -99,7 +99,7 @@ def test_the_step_is_the_callers_not_a_modifications() -> None:
     assert [r["step"] for r in records] == [3, 3]
 
 
-@pytest.mark.parametrize("step", [-1, 2**53, True, 1.0, "3", None])
+@pytest.mark.parametrize("step", [-1, -(2**63), 2**53, 2**64, 10**40, True, 1.0, "3", None])
 def test_a_step_that_is_no_integer_from_0_to_2_53_minus_1_is_left_out(step: Any) -> None:
     ctx = context()
     # Built without validation: an event may hold anything (I21).

@@ -37,8 +37,11 @@ CODES = (None, "policy", "cap")
 # Texts that are no valid text (I16): an outcome holding one is an invalid return.
 BAD_TEXTS = ("r\udcff", "\ud800", "\udcffx")
 # Steps and tool names a record shows, or leaves out, alike in every implementation (I21): out
-# of range on either side, at the bounds, past 64 bits; text UTF-8 cannot carry, empty, non-ASCII.
-STEPS = (-1, -(2**63), 2**53 - 1, 2**53, 2**64)
+# of range on either side and at the bounds; text UTF-8 cannot carry, empty, non-ASCII. Only
+# integers a JSON number holds exactly in every language: an event's own JSON form (§6.3) of
+# a larger one differs between Python and TypeScript, whatever its trace records say. The
+# Python tests take steps past 64 bits (python/tests/test_trace_correlation.py).
+STEPS = (-1, -(2**53), 2**53 - 1, 2**53)
 TOOL_NAMES = ("sh\udcff", "\ud800x", "", "r\u00e9sum\u00e9")
 # Declaration values every implementation must judge alike (I17), each one invalid, so that
 # none of them can turn a sure timing into a race: field -> values.
