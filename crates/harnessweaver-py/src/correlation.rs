@@ -58,7 +58,10 @@ impl LastSeen {
         let same = |seen: &Option<Seen>| {
             let seen = seen.as_ref()?;
             let Run::Read(run) = run else { return None };
-            let same_run = seen.corr.run.as_ref().is_some_and(|r| Arc::ptr_eq(r, run));
+            // A new context of the same run (one per round, per request) holds its own copy
+            // of the run id: equal text is the same run.
+            let same_run =
+                (seen.corr.run.as_ref()).is_some_and(|r| Arc::ptr_eq(r, run) || r == *run);
             let same_event = seen.event.get().as_ptr() == event.as_ptr();
             (same_run && same_event && seen.hook == hook).then(|| Arc::clone(&seen.corr))
         };
