@@ -1,0 +1,61 @@
+"""The bus inside the OpenAI Agents SDK (``pip install harnessweaver[openai-agents]``).
+
+```python
+adapter = OpenAIAgentsAdapter(hw.load("harness.yaml"))   # or a bare hw.HookBus
+agent = adapter.guard(agent)                              # its function tools, guarded
+run = adapter.new_run(run_id="refund-7")                  # one hw.RunContext per run
+result = await run.run(agent, "Refund order 7")
+if result.interruptions:                                  # a Suspend at tool.before
+    state = result.to_state()
+    state.approve(result.interruptions[0])                # or state.reject(...)
+    result = await run.run(agent, state)
+```
+
+What maps to what, and what the SDK cannot express: ``docs/integrations/openai-agents.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents import Agent, FunctionTool
+
+from ...bus import HookBus
+from ...context import Trace
+from .run import GuardedRun
+from .stops import HarnessStopped
+from .tools import guard_tool, refusal
+
+__all__ = ["GuardedRun", "HarnessStopped", "OpenAIAgentsAdapter", "guard_tool", "refusal"]
+
+
+class OpenAIAgentsAdapter:
+    """Puts a harness's bus in front of OpenAI Agents SDK agents.
+
+    ``source`` is a harness (``hw.load(...)``'s result: its ``.bus`` is used) or an
+    ``hw.HookBus``. ``guard(agent)`` guards an agent's function tools; ``new_run()`` starts a
+    run whose ``RunHooks`` emit the model and step points.
+    """
+
+    def __init__(self, source: Any) -> None:
+        bus = source if isinstance(source, HookBus) else getattr(source, "bus", None)
+        if not isinstance(bus, HookBus):
+            raise TypeError(
+                f"OpenAIAgentsAdapter takes a harness (with .bus) or an hw.HookBus, got "
+                f"{type(source).__name__}"
+            )
+        self.bus = bus
+
+    def guard(self, agent: Agent[Any]) -> Agent[Any]:
+        """A clone of ``agent`` whose function tools are guarded (others stay as they are:
+        the run's hooks stop the run for them where the bus does not admit them)."""
+        tools = [guard_tool(t) if isinstance(t, FunctionTool) else t for t in agent.tools]
+        return agent.clone(tools=tools)
+
+    def guard_tool(self, tool: FunctionTool) -> FunctionTool:
+        return guard_tool(tool)
+
+    def new_run(self, run_id: str | None = None, trace: Trace | None = None) -> GuardedRun:
+        """A run under the bus: a new ``hw.RunContext`` with ``run_id`` (random when not
+        given) and ``trace`` (a new one when not given)."""
+        return GuardedRun(self.bus, run_id=run_id, trace=trace)

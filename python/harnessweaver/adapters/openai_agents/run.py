@@ -1,0 +1,267 @@
+"""One run of an SDK agent under the bus: its run context, its step count, its tool calls.
+
+A :class:`GuardedRun` is made once per run (``adapter.new_run()``) and lives across the
+run's interruptions: ``await run.run(agent, input)``, then, after approving or rejecting on
+the ``RunState``, ``await run.run(agent, state)``. Every emit of the run uses its one
+``hw.RunContext`` (a stable run id, I21), so its trace records carry run, step and tool.
+
+The guarded tools find the run in flight through a context variable that ``run()`` sets:
+the SDK starts its tool calls as tasks of the run, which inherit it.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agents import RunHooks, Runner
+
+from ...context import RunContext, Trace
+from ...envelope import Envelope
+from ...events import (
+    ModelRequest,
+    ModelRequestEvent,
+    ModelResponseEvent,
+    StepEndEvent,
+    StepStartEvent,
+    TaskEndEvent,
+    TaskStartEvent,
+    ToolCallEvent,
+    ToolResult,
+    ToolResultEvent,
+    Usage,
+)
+from ...outcomes import Block, Continue, HookResult
+from .convert import arguments_of, jsonable, messages_of, model_name, response_of, spec_of, specs_of
+from .stops import HarnessStopped, stop_for
+
+if TYPE_CHECKING:
+    from ...bus import HookBus
+
+__all__ = ["GuardedRun", "ToolCallRecord", "current_run"]
+
+logger = logging.getLogger(__name__)
+_CURRENT: ContextVar[GuardedRun | None] = ContextVar("harnessweaver_openai_agents_run", default=None)
+GUARDED = "__harnessweaver_guarded__"
+"""Set on a tool the adapter guarded: its tool points are emitted by the tool itself."""
+
+
+@dataclass(slots=True)
+class ToolCallRecord:
+    """What the bus answered for one tool call (by call id) while the call is under way."""
+
+    before: HookResult
+    event: ToolCallEvent
+    """The event as emitted (the chain's version is ``before.event``)."""
+    approval_asked: bool
+    """The answer came through ``needs_approval``: a ``Suspend`` became an SDK approval."""
+    after: HookResult | None = None
+
+
+def current_run() -> GuardedRun | None:
+    """The guarded run in flight in this task, if any."""
+    return _CURRENT.get()
+
+
+class GuardedRun:
+    """One run under the bus. ``ctx`` is its run context (``ctx.trace`` its records),
+    ``steps`` the model turns so far; ``run()`` starts or resumes it."""
+
+    def __init__(self, bus: HookBus, run_id: str | None = None, trace: Trace | None = None):
+        envelope = Envelope() if run_id is None else Envelope(run_id=run_id)
+        self.bus = bus
+        self.ctx = RunContext(envelope=envelope, trace=trace)
+        self.steps = 0
+        self.hooks: RunHooks[Any] = _BusHooks(self)
+        self._step_open = False
+        self._step_usage = Usage()
+        self._started = False
+        self._calls: dict[str, ToolCallRecord] = {}
+
+    @property
+    def run_id(self) -> str:
+        return self.ctx.envelope.run_id
+
+    @property
+    def trace(self) -> Trace:
+        return self.ctx.trace
+
+    async def emit(self, hook: str, event: Any) -> HookResult:
+        return await self.bus.emit(hook, event, self.ctx)
+
+    async def run(self, agent: Any, input: Any, **kwargs: Any) -> Any:
+        """``Runner.run(agent, input, hooks=..., **kwargs)`` under the bus; ``input`` is the
+        task's input, or the ``RunState`` of this run to resume. Emits ``task.start`` once per
+        run and ``task.end`` whenever a segment stops (``suspended`` when it has
+        interruptions), as harnessweaver's own run loop does. ``HarnessStopped`` is raised
+        when the bus's answer ended the run."""
+        if "hooks" in kwargs:
+            raise TypeError("GuardedRun.run sets hooks itself: compose them into one RunHooks")
+        token = _CURRENT.set(self)
+        try:
+            try:
+                if not self._started:
+                    await self._task_start(agent, input)
+                result = await Runner.run(agent, input, hooks=self.hooks, **kwargs)
+            except HarnessStopped as stop:
+                await self._task_end(None, _EXIT_REASONS.get(stop.outcome, "blocked"))
+                raise
+            except Exception as exc:
+                await self._task_end(None, "error")
+                logger.info("run %s failed: %s", self.run_id, type(exc).__name__)  # R9
+                raise
+            if result.interruptions:
+                await self._task_end(None, "suspended")
+                return result
+            result.final_output = await self._task_end(result.final_output, "completed")
+            return result
+        finally:
+            _CURRENT.reset(token)
+
+    # --- task and step points ----------------------------------------------------------------
+
+    async def _task_start(self, agent: Any, input: Any) -> None:
+        self._started = True
+        event = TaskStartEvent(task=str(getattr(agent, "name", "") or ""), input=jsonable(input))
+        stop = stop_for("task.start", await self.emit("task.start", event), event, "task input")
+        if stop is not None:
+            raise stop
+
+    async def _task_end(self, output: Any, exit_reason: str) -> Any:
+        """``task.end`` for a segment that stopped; the output the run reports, as the run
+        loop reports it: a ``Continue(modified)`` replaces it, a ``Block`` withholds it
+        (``None``), any other outcome leaves it (the run is over: nothing is left to suspend
+        or repeat). A suspended segment leaves its step open: the resumed run goes on in it."""
+        if exit_reason != "suspended":
+            await self.end_step()
+        event = TaskEndEvent(output=jsonable(output), exit_reason=exit_reason, steps=self.steps)
+        result = await self.emit("task.end", event)
+        if isinstance(result.outcome, Continue):
+            return output if result.event == event else result.event.output
+        return None if isinstance(result.outcome, Block) else output
+
+    async def start_step(self, agent: Any, system: str | None, items: list[Any]) -> None:
+        """A model turn begins: ``step.start`` and ``model.before`` (the previous turn's
+        ``step.end`` first). Anything but a plain ``Continue`` ends the run."""
+        await self.end_step()
+        self.steps += 1
+        self._step_open = True
+        tools = specs_of(getattr(agent, "tools", ()) or ())
+        messages = messages_of(system, items)
+        start = StepStartEvent(step=self.steps, messages=messages, tools=tools)
+        self._raise(stop_for("step.start", await self.emit("step.start", start), start, "step"))
+        request = ModelRequest(model=model_name(agent), messages=messages, tools=tools)
+        event = ModelRequestEvent(step=self.steps, request=request)
+        result = await self.emit("model.before", event)
+        self._raise(stop_for("model.before", result, event, "model request"))
+
+    async def model_answered(self, response: Any) -> None:
+        """``model.after``: the run ends unless the chain admits the response unchanged."""
+        converted = response_of(response)
+        usage = self._step_usage
+        self._step_usage = Usage(
+            input_tokens=usage.input_tokens + converted.usage.input_tokens,
+            output_tokens=usage.output_tokens + converted.usage.output_tokens,
+        )
+        event = ModelResponseEvent(step=self.steps, response=converted)
+        result = await self.emit("model.after", event)
+        self._raise(stop_for("model.after", result, event, "model response"))
+
+    async def end_step(self) -> None:
+        if not self._step_open:
+            return
+        self._step_open = False
+        event = StepEndEvent(step=self.steps, usage=self._step_usage)
+        self._step_usage = Usage()
+        self._raise(stop_for("step.end", await self.emit("step.end", event), event, "step"))
+
+    @staticmethod
+    def _raise(stop: HarnessStopped | None) -> None:
+        if stop is not None:
+            raise stop
+
+    # --- tool points -------------------------------------------------------------------------
+
+    def call(self, call_id: str) -> ToolCallRecord | None:
+        return self._calls.get(call_id)
+
+    def forget(self, call_id: str) -> None:
+        self._calls.pop(call_id, None)
+
+    async def tool_before(
+        self, tool: Any, call_id: str, arguments: dict[str, Any], *, approval_asked: bool
+    ) -> ToolCallRecord:
+        """Emit ``tool.before`` for a call and keep the answer for the rest of the call."""
+        event = ToolCallEvent.model_validate(
+            {
+                "step": self.steps,
+                "tool": spec_of(tool),
+                "call": {"id": call_id, "name": getattr(tool, "name", ""), "arguments": arguments},
+            }
+        )
+        record = ToolCallRecord(await self.emit("tool.before", event), event, approval_asked)
+        self._calls[call_id] = record
+        return record
+
+    async def tool_after(
+        self, record: ToolCallRecord, output: Any
+    ) -> tuple[HookResult, ToolResultEvent]:
+        """Emit ``tool.after`` for a call that ran, with the call as it ran; the answer and
+        the event as emitted."""
+        call = record.before.event.call
+        result = ToolResult(output=jsonable(output))
+        event = ToolResultEvent(
+            step=self.steps, tool=record.event.tool, call=call, result=result
+        )
+        record.after = await self.emit("tool.after", event)
+        return record.after, event
+
+
+_EXIT_REASONS = {"block": "blocked", "escalate": "escalated", "retry": "retry_exhausted"}
+"""task.end's exit reason when the bus ended the run; a Suspend or a change the SDK cannot
+carry out ended it as a Block would (the safer mapping): ``blocked``."""
+
+
+class _BusHooks(RunHooks[Any]):
+    """The run's ``RunHooks``: model turns, and the tools the adapter did not guard."""
+
+    def __init__(self, run: GuardedRun) -> None:
+        self._run = run
+
+    async def on_llm_start(
+        self, context: Any, agent: Any, system_prompt: str | None, input_items: list[Any]
+    ) -> None:
+        await self._run.start_step(agent, system_prompt, input_items)
+
+    async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+        await self._run.model_answered(response)
+
+    async def on_agent_end(self, context: Any, agent: Any, output: Any) -> None:
+        await self._run.end_step()
+
+    async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+        """A tool the adapter did not guard (a hosted, shell or unguarded function tool)
+        can only be let through or stopped: anything but a plain ``Continue`` ends the run
+        before the tool runs."""
+        if getattr(tool, GUARDED, False):
+            return  # its own guardrails emit for it
+        call_id = str(getattr(context, "tool_call_id", "") or "")
+        arguments = arguments_of(getattr(context, "tool_arguments", None)) or {}
+        record = await self._run.tool_before(tool, call_id, arguments, approval_asked=False)
+        self._run.forget(call_id)
+        self._run._raise(stop_for("tool.before", record.before, record.event, "tool call"))
+
+    async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: object) -> None:
+        if getattr(tool, GUARDED, False):
+            return
+        call_id = str(getattr(context, "tool_call_id", "") or "")
+        event = ToolResultEvent(
+            step=self._run.steps,
+            tool=spec_of(tool),
+            call={"id": call_id, "name": str(getattr(tool, "name", ""))},
+            result=ToolResult(output=jsonable(result)),
+        )
+        answer = await self._run.emit("tool.after", event)
+        self._run._raise(stop_for("tool.after", answer, event, "tool result"))
