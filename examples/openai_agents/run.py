@@ -16,11 +16,11 @@ from typing import Any
 
 os.environ.setdefault("OPENAI_API_KEY", "sk-offline-example")  # the SDK wants one; unused
 
-import agents  # noqa: E402
+import agents
 
-import harnessweaver as hw  # noqa: E402
-from harnessweaver.adapters.openai_agents import OpenAIAgentsAdapter  # noqa: E402
-from harnessweaver.adapters.openai_agents.scripted import ScriptedModel, call, say  # noqa: E402
+import harnessweaver as hw
+from harnessweaver.adapters.openai_agents import OpenAIAgentsAdapter
+from harnessweaver.adapters.openai_agents.scripted import ScriptedModel, call, say
 
 agents.set_tracing_disabled(True)  # nothing is exported anywhere
 

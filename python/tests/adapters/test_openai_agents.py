@@ -116,6 +116,24 @@ def test_a_suspended_call_approved_on_the_run_state_runs_once() -> None:
     assert {r["run"] for r in run.trace.records()} == {"oa-1"}  # one run id across the resume
 
 
+def test_an_approved_call_runs_as_the_chain_left_it() -> None:
+    """As in the run loop, an approval admits the pending event: a rewrite by one middleware
+    and a Suspend by another, approved, run the rewritten call."""
+    cap = at(
+        "tool.before",
+        lambda e: hw.Continue(modified=e.updated({"call.arguments.amount": 60})),
+        name="cap",
+    )
+    ask = at("tool.before", lambda e: hw.Suspend("needs a manager"), name="ask")
+    run, agent, model, refunds = setup(cap, ask, turns=refund_turns(70))
+    first = asyncio.run(run.run(agent, "refund 70"))
+    state = first.to_state()
+    state.approve(first.interruptions[0])
+    asyncio.run(run.run(agent, state))
+    assert refunds.ran == [60]
+    assert tool_output_seen(model) == "refunded 60"
+
+
 def test_a_suspended_call_rejected_on_the_run_state_never_runs() -> None:
     policy = at("tool.before", lambda e: hw.Suspend("needs a manager"))
     run, agent, model, refunds = setup(policy, turns=refund_turns(70))
@@ -169,7 +187,7 @@ def test_a_call_changed_into_another_tool_is_refused_not_run() -> None:
 
 def test_block_at_model_before_ends_the_run_with_the_reason() -> None:
     stop = at("model.before", lambda e: hw.Block("model calls are off", code="freeze"))
-    run, agent, model, refunds = setup(stop, turns=refund_turns(5))
+    run, agent, model, _refunds = setup(stop, turns=refund_turns(5))
     with pytest.raises(HarnessStopped) as raised:
         asyncio.run(run.run(agent, "refund 5"))
     assert (raised.value.hook, raised.value.outcome) == ("model.before", "block")
@@ -183,7 +201,7 @@ def test_a_rewritten_model_request_ends_the_run_rather_than_run_unchanged() -> N
     rewrite = at(
         "model.before", lambda e: hw.Continue(modified=e.updated({"request.model": "other"}))
     )
-    run, agent, model, refunds = setup(rewrite, turns=refund_turns(5))
+    run, agent, model, _refunds = setup(rewrite, turns=refund_turns(5))
     with pytest.raises(HarnessStopped) as raised:
         asyncio.run(run.run(agent, "refund 5"))
     assert (raised.value.hook, raised.value.outcome) == ("model.before", "modified")
@@ -192,7 +210,7 @@ def test_a_rewritten_model_request_ends_the_run_rather_than_run_unchanged() -> N
 
 def test_escalate_at_tool_before_ends_the_run() -> None:
     up = at("tool.before", lambda e: hw.Escalate("fraud suspected", to="security"))
-    run, agent, model, refunds = setup(up, turns=refund_turns(5))
+    run, agent, _model, refunds = setup(up, turns=refund_turns(5))
     with pytest.raises(HarnessStopped) as raised:
         asyncio.run(run.run(agent, "refund 5"))
     assert (raised.value.hook, raised.value.outcome) == ("tool.before", "escalate")
@@ -220,7 +238,7 @@ def test_a_raising_fail_closed_middleware_blocks_the_call() -> None:
 
 
 def test_a_raising_fail_open_middleware_lets_the_call_run() -> None:
-    run, agent, model, refunds = setup(
+    run, agent, _model, refunds = setup(
         at("tool.before", boom, fail_mode="open"), turns=refund_turns(5)
     )
     asyncio.run(run.run(agent, "refund 5"))
@@ -228,7 +246,7 @@ def test_a_raising_fail_open_middleware_lets_the_call_run() -> None:
 
 
 def test_the_trace_holds_run_step_and_tool_in_the_run_loops_order() -> None:
-    run, agent, model, refunds = setup(turns=refund_turns(5), run_id="oa-trace")
+    run, agent, _model, _refunds = setup(turns=refund_turns(5), run_id="oa-trace")
     asyncio.run(run.run(agent, "refund 5"))
     assert hooks(run) == [
         ("task.start", None, None, "continue"),
@@ -311,7 +329,7 @@ def test_a_tool_the_adapter_did_not_guard_is_stopped_by_the_run_hooks() -> None:
 
 
 def test_block_at_task_start_ends_the_run_before_the_model_is_called() -> None:
-    run, agent, model, refunds = setup(
+    run, agent, model, _refunds = setup(
         at("task.start", lambda e: hw.Block("closed today")), turns=refund_turns(5)
     )
     with pytest.raises(HarnessStopped) as raised:
@@ -323,10 +341,10 @@ def test_block_at_task_start_ends_the_run_before_the_model_is_called() -> None:
 
 def test_task_end_rewrites_or_withholds_the_output_as_the_run_loop_does() -> None:
     shout = at("task.end", lambda e: hw.Continue(modified=e.model_copy(update={"output": "DONE"})))
-    run, agent, model, refunds = setup(shout, turns=refund_turns(5))
+    run, agent, _model, _refunds = setup(shout, turns=refund_turns(5))
     assert asyncio.run(run.run(agent, "refund 5")).final_output == "DONE"
     withhold = at("task.end", lambda e: hw.Block("not for you"))
-    run, agent, model, refunds = setup(withhold, turns=refund_turns(5))
+    run, agent, _model, _refunds = setup(withhold, turns=refund_turns(5))
     assert asyncio.run(run.run(agent, "refund 5")).final_output is None
 
 
@@ -339,7 +357,7 @@ def test_the_adapter_is_built_from_a_harness_too() -> None:
 
 
 def test_a_guarded_tool_outside_a_guarded_run_does_not_run() -> None:
-    run, agent, model, refunds = setup(turns=refund_turns(5))
+    _run, agent, _model, refunds = setup(turns=refund_turns(5))
     with pytest.raises(agents.exceptions.UserError, match="guarded by harnessweaver"):
         asyncio.run(agents.Runner.run(agent, "refund 5"))
     assert refunds.ran == []

@@ -43,7 +43,9 @@ if TYPE_CHECKING:
 __all__ = ["GuardedRun", "ToolCallRecord", "current_run"]
 
 logger = logging.getLogger(__name__)
-_CURRENT: ContextVar[GuardedRun | None] = ContextVar("harnessweaver_openai_agents_run", default=None)
+_CURRENT: ContextVar[GuardedRun | None] = ContextVar(
+    "harnessweaver_openai_agents_run", default=None
+)
 GUARDED = "__harnessweaver_guarded__"
 """Set on a tool the adapter guarded: its tool points are emitted by the tool itself."""
 
@@ -72,7 +74,11 @@ class GuardedRun:
     def __init__(self, bus: HookBus, run_id: str | None = None, trace: Trace | None = None):
         envelope = Envelope() if run_id is None else Envelope(run_id=run_id)
         self.bus = bus
-        self.ctx = RunContext(envelope=envelope, trace=trace)
+        self.ctx = (
+            RunContext(envelope=envelope)
+            if trace is None
+            else RunContext(envelope=envelope, trace=trace)
+        )
         self.steps = 0
         self.hooks: RunHooks[Any] = _BusHooks(self)
         self._step_open = False
@@ -212,9 +218,7 @@ class GuardedRun:
         the event as emitted."""
         call = record.before.event.call
         result = ToolResult(output=jsonable(output))
-        event = ToolResultEvent(
-            step=self.steps, tool=record.event.tool, call=call, result=result
-        )
+        event = ToolResultEvent(step=self.steps, tool=record.event.tool, call=call, result=result)
         record.after = await self.emit("tool.after", event)
         return record.after, event
 

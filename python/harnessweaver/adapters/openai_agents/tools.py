@@ -67,7 +67,7 @@ def _changed_beyond_arguments(record: ToolCallRecord) -> bool:
     another call id)."""
     chained = record.before.event
     same_args = chained.call.model_copy(update={"arguments": record.event.call.arguments})
-    return chained.model_copy(update={"call": same_args}) != record.event
+    return bool(chained.model_copy(update={"call": same_args}) != record.event)
 
 
 def _before_verdict(run: GuardedRun, record: ToolCallRecord) -> ToolGuardrailFunctionOutput:
@@ -113,7 +113,9 @@ def guard_tool(tool: FunctionTool) -> FunctionTool:
     invoke = tool.on_invoke_tool
     own_policy = tool.needs_approval
 
-    async def needs_approval(ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
+    async def needs_approval(
+        ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str
+    ) -> bool:
         run = _run_of(tool)
         record = await run.tool_before(tool, call_id, dict(params), approval_asked=True)
         outcome = record.before.outcome
