@@ -363,6 +363,15 @@ def test_a_guarded_tool_outside_a_guarded_run_does_not_run() -> None:
     assert refunds.ran == []
 
 
+def test_importing_harnessweaver_does_not_import_the_sdk() -> None:
+    code = (
+        "import sys, harnessweaver, harnessweaver.adapters; "
+        "print('agents' in sys.modules, 'openai' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
+
+
 def test_the_example_runs_offline_and_shows_each_outcome() -> None:
     root = require_checkout()
     done = subprocess.run(
