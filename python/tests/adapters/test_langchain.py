@@ -56,7 +56,9 @@ MODES = ["sync", "async"]
 class Agent:
     """One agent over a scripted model, a shop and a bus; ``run`` and ``resume`` by mode."""
 
-    def __init__(self, mode: str, bus: hw.HookBus, script: list[AIMessage | str], **kw: Any) -> None:
+    def __init__(
+        self, mode: str, bus: hw.HookBus, script: list[AIMessage | str], **kw: Any
+    ) -> None:
         self.mode = mode
         self.shop = Shop()
         self.model = ScriptedChat(messages=iter(script))
@@ -129,7 +131,11 @@ def test_a_blocked_tool_call_never_runs_and_the_model_reads_why(mode: str) -> No
 @pytest.mark.parametrize(
     ("decision", "refunds", "tool_text"),
     [
-        ({"decision": "approve", "role": "finance"}, [(42, 250.0)], "refunded 250.0 USD for order 42"),
+        (
+            {"decision": "approve", "role": "finance"},
+            [(42, 250.0)],
+            "refunded 250.0 USD for order 42",
+        ),
         (hw.Decision.approve(role="finance"), [(42, 250.0)], "refunded 250.0 USD for order 42"),
         (
             {"decision": "deny", "reason": "too much", "role": "finance"},
@@ -290,7 +296,10 @@ def test_retry_repeats_the_tool_within_the_bound_then_blocks(mode: str) -> None:
     a = Agent(mode, bus, [REFUND, "gave up"])
     result = a.run("Refund order 42")
     assert len(a.shop.refunds) == DEFAULT_MAX_RETRIES + 1
-    assert tool_messages(result)[0].text == "The harness withheld this tool's result: out of retries: flaky"
+    assert (
+        tool_messages(result)[0].text
+        == "The harness withheld this tool's result: out of retries: flaky"
+    )
 
 
 def test_escalate_at_a_tool_refuses_the_call_and_ends_the_run(mode: str) -> None:
@@ -308,7 +317,10 @@ def test_escalate_at_a_tool_refuses_the_call_and_ends_the_run(mode: str) -> None
     a = Agent(mode, bus, [REFUND, "never asked"])
     result = a.run("Refund order 42")
     assert a.shop.refunds == []
-    assert tool_messages(result)[0].text == "The harness escalated this tool call to fraud-team: unusual"
+    assert (
+        tool_messages(result)[0].text
+        == "The harness escalated this tool call to fraud-team: unusual"
+    )
     assert ended == ["escalated"]
     assert next(a.model.messages) == "never asked"  # no model turn after the escalation
 
@@ -316,7 +328,9 @@ def test_escalate_at_a_tool_refuses_the_call_and_ends_the_run(mode: str) -> None
 def test_the_trace_records_carry_the_run_the_step_and_the_tool(mode: str) -> None:
     bus = hw.HookBus()
     bus.register(on(["tool.before"], big_refunds_wait))
-    a = Agent(mode, bus, [call("refund_payment", {"order": 1, "amount_usd": 5}, "c1"), REFUND, "Done."])
+    a = Agent(
+        mode, bus, [call("refund_payment", {"order": 1, "amount_usd": 5}, "c1"), REFUND, "Done."]
+    )
     a.run("Refund orders 1 and 42")
     a.resume({"decision": "approve"})
     records = a.records()
@@ -351,7 +365,9 @@ def test_without_a_thread_each_run_has_its_own_id(mode: str) -> None:
     bus = hw.HookBus()
     shop = Shop()
     middleware = HarnessMiddleware(bus)
-    agent = create_agent(ScriptedChat(messages=iter(["a", "b"])), [shop.refund_payment], middleware=[middleware])
+    agent = create_agent(
+        ScriptedChat(messages=iter(["a", "b"])), [shop.refund_payment], middleware=[middleware]
+    )
     for text in ("one", "two"):
         if mode == "sync":
             agent.invoke({"messages": [{"role": "user", "content": text}]})
@@ -366,7 +382,7 @@ def test_a_harness_gives_its_bus_task_and_retry_bound() -> None:
     harness = hw.Harness.from_bus(bus, task="refund", max_retries=5)
     middleware = HarnessMiddleware(harness)
     assert (middleware.bus, middleware.task, middleware.max_retries) == (bus, "refund", 5)
-    with pytest.raises(TypeError, match="harness \\(with .bus\\) or an hw.HookBus, got int"):
+    with pytest.raises(TypeError, match=r"harness \(with \.bus\) or an hw\.HookBus, got int"):
         HarnessMiddleware(3)
 
 

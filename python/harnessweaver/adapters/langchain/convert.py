@@ -13,6 +13,7 @@ from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
+    AnyMessage,
     BaseMessage,
     HumanMessage,
     SystemMessage,
@@ -47,14 +48,16 @@ def hw_call(call: LcToolCall) -> ToolCall:
 
 def lc_call(call: ToolCall, like: LcToolCall) -> LcToolCall:
     """``call`` as LangChain's tool call; the id stays the model's (results pair by id)."""
-    return LcToolCall(name=call.name, args=dict(call.arguments), id=like.get("id"), type="tool_call")
+    return LcToolCall(
+        name=call.name, args=dict(call.arguments), id=like.get("id"), type="tool_call"
+    )
 
 
 def hw_message(message: BaseMessage) -> Message:
     role = _ROLES.get(message.type, "user")
     calls = tuple(hw_call(c) for c in message.tool_calls) if isinstance(message, AIMessage) else ()
     return Message(
-        role=role,  # type: ignore[arg-type]  # a Literal by the map above
+        role=role,
         content=message.text,
         name=message.name,
         tool_call_id=message.tool_call_id if isinstance(message, ToolMessage) else None,
@@ -62,12 +65,14 @@ def hw_message(message: BaseMessage) -> Message:
     )
 
 
-def hw_messages(system: SystemMessage | None, messages: Sequence[BaseMessage]) -> tuple[Message, ...]:
+def hw_messages(
+    system: SystemMessage | None, messages: Sequence[BaseMessage]
+) -> tuple[Message, ...]:
     head = (hw_message(system),) if system is not None else ()
     return (*head, *(hw_message(m) for m in messages))
 
 
-def _lc_message(message: Message) -> BaseMessage:
+def _lc_message(message: Message) -> AnyMessage:
     if message.role == "system":
         return SystemMessage(content=message.content, name=message.name)
     if message.role == "user":
@@ -83,9 +88,7 @@ def _lc_message(message: Message) -> BaseMessage:
     return AIMessage(content=message.content, name=message.name, tool_calls=calls)
 
 
-def lc_messages(
-    changed: Sequence[Message], original: Sequence[BaseMessage]
-) -> list[BaseMessage]:
+def lc_messages(changed: Sequence[Message], original: Sequence[AnyMessage]) -> list[AnyMessage]:
     """``changed`` as LangChain messages: an unchanged message stays LangChain's own."""
     seen = [(hw_message(m), m) for m in original]
     return [next((lc for hw, lc in seen if hw == m), None) or _lc_message(m) for m in changed]

@@ -110,4 +110,3 @@ async def drive_async(flow: Flow[R]) -> R:
                 await asyncio.sleep(op.seconds)
         except Exception as exc:
             error = exc
-

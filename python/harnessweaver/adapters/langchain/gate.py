@@ -89,7 +89,9 @@ def ask(
             update={"call": event.call.model_copy(update={"arguments": answer.arguments})}
         )
         return (yield from ask(place, hook, edited, emit))  # what will run passes the chain
-    reason = answer.reason or ("an edit applies only to a tool call" if answer.kind == "edit" else "")
+    reason = answer.reason or (
+        "an edit applies only to a tool call" if answer.kind == "edit" else ""
+    )
     return Verdict("deny", event, reason, outcome.code)
 
 

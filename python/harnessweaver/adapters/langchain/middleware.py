@@ -40,6 +40,7 @@ from langgraph.types import Command
 from ...bus import HookBus
 from ...context import RunContext, Trace
 from ...envelope import Envelope
+from ...events import ModelRequest as HwRequest
 from ...events import (
     ModelRequestEvent,
     ModelResponseEvent,
@@ -53,7 +54,6 @@ from ...events import (
     ToolSpec,
     Usage,
 )
-from ...events import ModelRequest as HwRequest
 from ...events import ModelResponse as HwResponse
 from ...outcomes import Block, Continue, Retry
 from .convert import (
@@ -109,8 +109,13 @@ def _exit(hook: str, verdict: Verdict) -> Exit:
 
 
 def _exhausted(hook: str, verdict: Verdict) -> Exit:
-    return {"exit_reason": "retry_exhausted", "hook": hook, "reason": verdict.reason,
-            "code": verdict.code, "to": None}
+    return {
+        "exit_reason": "retry_exhausted",
+        "hook": hook,
+        "reason": verdict.reason,
+        "code": verdict.code,
+        "to": None,
+    }
 
 
 def _ended_text(exit: Exit) -> str:
@@ -251,8 +256,12 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         verdict = yield from self._gate(place, "task.start", event, self._emitter(run_id))
         self._done(place)
         if not isinstance(verdict, Verdict):
-            return {**update, "hw_exit": verdict, "jump_to": "end",
-                    "messages": [AIMessage(content=_ended_text(verdict))]}
+            return {
+                **update,
+                "hw_exit": verdict,
+                "jump_to": "end",
+                "messages": [AIMessage(content=_ended_text(verdict))],
+            }
         given = verdict.event.input
         if asked is not None and given != event.input:
             update["messages"] = [HumanMessage(content=_text(given), id=asked.id)]
@@ -287,8 +296,12 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             ended = yield from self._step_end(run_id, state)
             update["hw_step_open"] = False
             if ended is not None:
-                return {**update, "hw_exit": ended, "jump_to": "end",
-                        "messages": [AIMessage(content=_ended_text(ended))]}
+                return {
+                    **update,
+                    "hw_exit": ended,
+                    "jump_to": "end",
+                    "messages": [AIMessage(content=_ended_text(ended))],
+                }
         step = state.get("hw_step", 0) + 1
         messages = state["messages"]
         event = StepStartEvent(step=step, messages=hw_messages(None, messages))
@@ -298,11 +311,17 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         if isinstance(verdict, Verdict) and verdict.event.tools:
             # LangChain gives the tools to the model call only: a change to them here has
             # nowhere to go, so the step does not run (change them at model.before).
-            verdict = _exit("step.start", Verdict(
-                "block", event, "step.start cannot change the tools under LangChain"))
+            verdict = _exit(
+                "step.start",
+                Verdict("block", event, "step.start cannot change the tools under LangChain"),
+            )
         if not isinstance(verdict, Verdict):
-            return {**update, "hw_exit": verdict, "jump_to": "end",
-                    "messages": [AIMessage(content=_ended_text(verdict))]}
+            return {
+                **update,
+                "hw_exit": verdict,
+                "jump_to": "end",
+                "messages": [AIMessage(content=_ended_text(verdict))],
+            }
         update.update(hw_step=step, hw_step_open=True)
         if verdict.event.messages != event.messages:
             changed = lc_messages(verdict.event.messages, messages)
@@ -353,7 +372,9 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
                 stop_reason="tool_use" if message.tool_calls else "end_turn",
                 usage=hw_usage(message),
             )
-            after = yield from ask(place, "model.after", ModelResponseEvent(step=step, response=got), emit)
+            after = yield from ask(
+                place, "model.after", ModelResponseEvent(step=step, response=got), emit
+            )
             if after.action == "retry":
                 if retries >= self._bound(after.retry):
                     self._done(place)
@@ -396,7 +417,9 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         asked_call = request.tool_call
         emit = self._emitter(run_id)
         place = self._place(run_id, f"tool:{asked_call.get('id')}")
-        spec = hw_tool(request.tool) if request.tool is not None else ToolSpec(name=asked_call["name"])
+        spec = (
+            hw_tool(request.tool) if request.tool is not None else ToolSpec(name=asked_call["name"])
+        )
         asked = ToolCallEvent(step=step, tool=spec, call=hw_call(asked_call))
         retries = 0
         while True:
@@ -408,8 +431,11 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             if before.action == "retry":
                 if retries >= self._bound(before.retry):
                     self._done(place)
-                    return _refuse_tool(request, "tool.before", Verdict(
-                        "block", asked, f"out of retries: {before.reason}", before.code))
+                    return _refuse_tool(
+                        request,
+                        "tool.before",
+                        Verdict("block", asked, f"out of retries: {before.reason}", before.code),
+                    )
                 retries += 1
                 if before.retry is not None and before.retry.delay:
                     yield Sleep(before.retry.delay)
@@ -418,8 +444,11 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
                 self._done(place)
                 return _refuse_tool(request, "tool.before", before)
             call = before.event.call
-            run = request if call == asked.call else request.override(
-                tool_call=lc_call(call, asked_call))
+            run = (
+                request
+                if call == asked.call
+                else request.override(tool_call=lc_call(call, asked_call))
+            )
             out = yield Call(handler, run)
             result = hw_result(out) if isinstance(out, ToolMessage) else ToolResult()
             event = ToolResultEvent(step=step, tool=spec, call=call, result=result)
@@ -427,8 +456,11 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             if after.action == "retry":
                 if retries >= self._bound(after.retry):
                     self._done(place)
-                    return _refuse_tool(request, "tool.after", Verdict(
-                        "block", event, f"out of retries: {after.reason}", after.code))
+                    return _refuse_tool(
+                        request,
+                        "tool.after",
+                        Verdict("block", event, f"out of retries: {after.reason}", after.code),
+                    )
                 retries += 1
                 if after.retry is not None and after.retry.delay:
                     yield Sleep(after.retry.delay)
@@ -469,17 +501,20 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             ended = yield from self._step_end(run_id, state)
             update["hw_step_open"] = False
             exit = exit or ended
-        messages = state["messages"][state.get("hw_first", 0):]
+        messages = state["messages"][state.get("hw_first", 0) :]
         answer = _last(messages, AIMessage)
         usage = Usage()
         for message in messages:
             got = hw_usage(message)
-            usage = Usage(input_tokens=usage.input_tokens + got.input_tokens,
-                          output_tokens=usage.output_tokens + got.output_tokens)
+            usage = Usage(
+                input_tokens=usage.input_tokens + got.input_tokens,
+                output_tokens=usage.output_tokens + got.output_tokens,
+            )
         reason = exit["exit_reason"] if exit else "completed"
         output = answer.text if answer is not None and exit is None else None
-        event = TaskEndEvent(output=output, exit_reason=reason,
-                             steps=state.get("hw_step", 0), usage=usage)
+        event = TaskEndEvent(
+            output=output, exit_reason=reason, steps=state.get("hw_step", 0), usage=usage
+        )
         result = yield self._emitter(run_id)("task.end", event)
         with self._lock:
             self._contexts.pop(run_id, None)
@@ -543,7 +578,9 @@ def _refused_message(request: ToolCallRequest, text: str) -> ToolMessage:
     )
 
 
-def _refuse_tool(request: ToolCallRequest, hook: str, verdict: Verdict) -> ToolMessage | Command[Any]:
+def _refuse_tool(
+    request: ToolCallRequest, hook: str, verdict: Verdict
+) -> ToolMessage | Command[Any]:
     """The model reads why instead of the tool's result and the run goes on; an Escalate
     also ends the run after this step (before the next model turn)."""
     message = _refused_message(request, _refusal(hook, verdict))
