@@ -183,14 +183,44 @@ def test_a_suspended_call_waits_in_the_checkpointer_and_resumes_with_the_decisio
     assert asked == [{"order": 42, "amount_usd": 250}, *edited]
 
 
-def test_a_decision_by_the_wrong_role_is_refused_and_nothing_runs(mode: str) -> None:
+def test_a_decision_by_the_wrong_role_is_refused_and_the_call_waits_again(mode: str) -> None:
     bus = hw.HookBus()
     bus.register(on(["tool.before"], big_refunds_wait))
     a = Agent(mode, bus, [REFUND, "Done."])
     a.run("Refund order 42, 250 USD")
-    with pytest.raises(ValueError, match="waits for 'finance'"):
-        a.resume({"decision": "approve", "role": "intern"})
+    again = a.resume({"decision": "approve", "role": "intern"})
     assert a.shop.refunds == []
+    [waiting] = again["__interrupt__"]
+    assert waiting.value["refused"] == (
+        "the decision by role 'intern' was refused: this call waits for 'finance'"
+    )
+    done = a.resume({"decision": "approve", "role": "finance"})  # still waiting for finance
+    assert a.shop.refunds == [(42, 250.0)]
+    assert last_text(done) == "Done."
+
+
+@pytest.mark.parametrize("answer", ["approve", "deny"])
+def test_a_suspended_model_call_is_resumed_or_ends_the_run_denied(mode: str, answer: str) -> None:
+    ended: list[str] = []
+
+    async def ask_first(event: hw.ModelRequestEvent, env: hw.Envelope) -> hw.Outcome | None:
+        return hw.Suspend(reason="first call needs a look") if event.step == 1 else None
+
+    async def end(event: hw.TaskEndEvent, env: hw.Envelope) -> None:
+        ended.append(event.exit_reason)
+
+    bus = hw.HookBus()
+    bus.register(on(["model.before"], ask_first))
+    bus.register(on(["task.end"], end))
+    a = Agent(mode, bus, ["hello"])
+    paused = a.run("hi")
+    assert paused["__interrupt__"][0].value["hook"] == "model.before"
+    done = a.resume({"decision": answer, "reason": "not today"})
+    if answer == "approve":
+        assert (last_text(done), ended) == ("hello", ["completed"])
+    else:
+        assert last_text(done) == "The approver denied model.before: not today"
+        assert ended == ["denied"]
 
 
 def test_a_rewritten_call_runs_with_the_modified_arguments(mode: str) -> None:

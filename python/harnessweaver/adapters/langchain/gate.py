@@ -75,13 +75,15 @@ def ask(
         event = result.event
         place.suspended.append((event, outcome))
     place.met += 1
-    answer = read_answer(interrupt(_payload(place, hook, event, outcome)))
-    if outcome.approver_role and answer.role and answer.role != outcome.approver_role:
-        # Never applied in silence: a decision by another role than the one asked for.
-        raise ValueError(
-            f"the decision names role {answer.role!r}, but the call at {hook} waits for "
-            f"{outcome.approver_role!r} (approver roles must match)"
-        )
+    payload = _payload(place, hook, event, outcome)
+    answer = read_answer(interrupt(payload))
+    while outcome.approver_role and answer.role and answer.role != outcome.approver_role:
+        # A decision by another role than the one asked for is refused, and nothing runs:
+        # the call waits again (LangGraph pairs each interrupt of a node with its own resume
+        # value, in order, so the refused decision stays refused when the node runs again).
+        refused = f"the decision by role {answer.role!r} was refused: this call waits for "
+        payload = {**payload, "refused": refused + repr(outcome.approver_role)}
+        answer = read_answer(interrupt(payload))
     if answer.kind == "approve":
         return Verdict("go", event, outcome.reason, outcome.code)
     if answer.kind == "edit" and isinstance(event, ToolCallEvent):
