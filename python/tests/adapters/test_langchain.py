@@ -420,3 +420,40 @@ def test_importing_harnessweaver_does_not_import_langchain() -> None:
     code = "import sys, harnessweaver; print('langchain' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_task_start_redacts_the_input_and_a_block_there_ends_the_run(mode: str) -> None:
+    seen: list[str] = []
+
+    async def redact(event: hw.TaskStartEvent, env: hw.Envelope) -> hw.Outcome:
+        if event.input == "forbidden":
+            return hw.Block(reason="not this task")
+        return hw.Continue(modified=event.model_copy(update={"input": "card [redacted]"}))
+
+    async def look(event: hw.ModelRequestEvent, env: hw.Envelope) -> None:
+        seen.append(event.request.messages[-1].content)
+
+    bus = hw.HookBus()
+    bus.register(on(["task.start"], redact))
+    bus.register(on(["model.before"], look))
+    a = Agent(mode, bus, ["ok", "never"])
+    result = a.run("card 4111 1111 1111 1111")
+    assert seen == ["card [redacted]"]
+    assert result["messages"][0].text == "card [redacted]"  # the state keeps the redaction
+    a.config = {"configurable": {"thread_id": "thread-8"}}
+    blocked = a.run("forbidden")
+    assert last_text(blocked) == "The harness blocked task.start: not this task"
+    assert seen == ["card [redacted]"]  # no model call
+    assert next(a.model.messages) == "never"
+
+
+def test_a_block_at_task_end_withholds_the_output(mode: str) -> None:
+    async def withhold(event: hw.TaskEndEvent, env: hw.Envelope) -> hw.Outcome:
+        return hw.Block(reason="output review failed")
+
+    bus = hw.HookBus()
+    bus.register(on(["task.end"], withhold))
+    a = Agent(mode, bus, ["the secret answer"])
+    result = a.run("hi")
+    assert last_text(result) == "The harness withheld the output: output review failed"
+    assert "the secret answer" not in [m.text for m in result["messages"]]
