@@ -181,6 +181,8 @@ def test_a_suspended_call_waits_in_the_checkpointer_and_resumes_with_the_decisio
     # the chain was not asked again for the call it suspended; an edit was asked once more
     edited = [{"order": 42, "amount_usd": 90}] if refunds == [(42, 90.0)] else []
     assert asked == [{"order": 42, "amount_usd": 250}, *edited]
+    # nothing of the finished run is kept: neither its suspensions nor its context
+    assert (a.middleware._suspended, a.middleware._contexts) == ({}, {})
 
 
 def test_a_decision_by_the_wrong_role_is_refused_and_the_call_waits_again(mode: str) -> None:

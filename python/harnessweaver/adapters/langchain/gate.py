@@ -48,6 +48,8 @@ class Place:
     run_id: str
     key: str
     suspended: list[tuple[Any, Suspend]]
+    kept: dict[tuple[str, str], list[tuple[Any, Suspend]]]
+    """Where the middleware keeps the places that suspended (until the node finishes)."""
     met: int = 0
 
 
@@ -74,6 +76,7 @@ def ask(
         assert isinstance(outcome, Suspend), f"unknown outcome {outcome!r}"
         event = result.event
         place.suspended.append((event, outcome))
+        place.kept[(place.run_id, place.key)] = place.suspended  # only places that suspended
     place.met += 1
     payload = _payload(place, hook, event, outcome)
     answer = read_answer(interrupt(payload))

@@ -201,8 +201,8 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
 
     def _place(self, run_id: str, key: str) -> Place:
         with self._lock:
-            suspended = self._suspended.setdefault((run_id, key), [])
-        return Place(run_id, key, suspended)
+            suspended = self._suspended.get((run_id, key), [])
+        return Place(run_id, key, suspended, self._suspended)
 
     def _done(self, place: Place) -> None:
         with self._lock:
