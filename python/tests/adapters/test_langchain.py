@@ -459,3 +459,20 @@ def test_a_block_at_task_end_withholds_the_output(mode: str) -> None:
     result = a.run("hi")
     assert last_text(result) == "The harness withheld the output: output review failed"
     assert "the secret answer" not in [m.text for m in result["messages"]]
+
+
+def test_an_edit_the_chain_suspends_again_waits_for_a_second_decision(mode: str) -> None:
+    bus = hw.HookBus()
+    bus.register(on(["tool.before"], big_refunds_wait))
+    a = Agent(mode, bus, [REFUND, "Done."])
+    a.run("Refund order 42, 250 USD")
+    edit = {"decision": "edit", "arguments": {"order": 42, "amount_usd": 150}, "role": "finance"}
+    again = a.resume(edit)
+    [waiting] = again["__interrupt__"]
+    assert waiting.value["tool_call"]["arguments"] == {"order": 42, "amount_usd": 150}
+    assert a.shop.refunds == []
+    done = a.resume({"decision": "approve", "role": "finance"})
+    assert a.shop.refunds == [(42, 150.0)]
+    assert last_text(done) == "Done."
+    suspends = [r for r in a.records() if r["kind"] == "hook" and r["outcome"] == "suspend"]
+    assert len(suspends) == 2  # the original call, then the edited one: each asked once
