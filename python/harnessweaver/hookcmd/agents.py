@@ -225,9 +225,7 @@ def _gemini(request: Request, decision: Decision) -> Reply:
         return Reply({"hookSpecificOutput": {"tool_output": shown}})
     if name == "BeforeModel":
         roles = {"user": "user", "assistant": "model", "system": "system", "tool": "user"}
-        messages = [
-            {"role": roles[m.role], "content": m.content} for m in event.request.messages
-        ]
+        messages = [{"role": roles[m.role], "content": m.content} for m in event.request.messages]
         return Reply({"hookSpecificOutput": {"llm_request": {"messages": messages}}})
     if name == "AfterModel":
         response = event.response
@@ -246,4 +244,3 @@ AGENTS: dict[str, Agent] = {
     "codex": Agent("codex", "Codex", CODEX_EVENTS, _codex),
     "gemini": Agent("gemini", "Gemini CLI", GEMINI_EVENTS, _gemini),
 }
-

@@ -90,7 +90,7 @@ def _message(item: Any, where: str) -> Message:
             f"{where}: a message is {{role: user|model|system, content: string}}, got {item!r:.80}"
         )
     content = item.get("content", "")
-    return Message(role=GEMINI_ROLES[item["role"]], content=str(content))  # type: ignore[arg-type]
+    return Message(role=GEMINI_ROLES[item["role"]], content=str(content))
 
 
 def _llm_response(response: dict[str, Any]) -> ModelResponse:
