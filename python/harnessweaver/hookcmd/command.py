@@ -13,15 +13,16 @@ import asyncio
 import hashlib
 import json
 import logging
-import sqlite3
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .agents import AGENTS, Agent, parse
 from .protocol import EXIT_BLOCK, Decision, HookInputError, Reply, Request
-from .store import SessionRow, Store
+
+if TYPE_CHECKING:  # the store (and sqlite3) load only for an event with a hook point
+    from .store import SessionRow, Store
 
 __all__ = ["HookOptions", "handle", "main"]
 
@@ -72,6 +73,8 @@ def handle(agent: Agent, options: HookOptions, raw: bytes) -> Reply:
     request = parse(agent, raw)
     if request.hook is None:
         return Reply()  # no hook point: the agent's neutral answer, nothing loaded
+    import sqlite3
+
     harness, states = _load(options)
     key = _harness_key(options, harness)
     store = _open(options.state)
@@ -198,7 +201,9 @@ def _harness_key(options: HookOptions, harness: Any) -> str:
 
 
 def _open(path: Path | None) -> Store:
-    from .store import default_path
+    import sqlite3
+
+    from .store import Store, default_path
 
     try:
         return Store(path or default_path())
