@@ -144,8 +144,23 @@ def _registration_target(row: Row | None) -> Target:
     return Target(what, f"{total_s:.2f} s", limit, total_s < REGISTRATION_LIMIT_S)
 
 
+HOOK_LIMIT_MS = 150.0
+
+
+def _hook_target(row: Row | None) -> Target:
+    """Issue 14: ``harnessweaver hook``, a whole process per event, in under
+    ``HOOK_LIMIT_MS``; shown with its ratio to ``python -c pass`` timed in the same rounds."""
+    what = "hook command per event (Rust core)"
+    limit = f"< {HOOK_LIMIT_MS:g} ms"
+    if row is None:
+        return Target(what, "not measured", limit, False)
+    ms = row.median_ns / 1e6
+    ratio = "" if row.ratio is None else f" ({row.ratio:.1f}x python -c pass)"
+    return Target(what, f"{ms:.0f} ms{ratio}", limit, ms < HOOK_LIMIT_MS)
+
+
 def targets(rows: list[Row]) -> list[Target]:
-    """The targets of issues 5 and 13, each judged on this run's figures."""
+    """The targets of issues 5, 13 and 14, each judged on this run's figures."""
     found: list[Target] = []
     rust = [r for r in rows if r.implementation == "python-rust"]
     emit = {"workload": "emit", "kind": "complete"}
@@ -197,6 +212,7 @@ def targets(rows: list[Row]) -> list[Target]:
         )
     )
     found.append(_registration_target(find(rust, workload="register", n=REGISTRATIONS)))
+    found.append(_hook_target(find(rust, workload="hook-command")))
     ts = [r for r in rows if r.implementation == "ts"]
     if ts:
         row = find(ts, workload="emit", n=8, timeouts="2s")
@@ -278,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add_column(column, justify="right" if numeric else "left")
     for row in rows:
         table.add_row(*cells(row))
-    verdicts = Table(title="targets (issues 5 and 13)")
+    verdicts = Table(title="targets (issues 5, 13 and 14)")
     for column in ("target", "measured", "limit", "met"):
         verdicts.add_column(column)
     for target in judged:

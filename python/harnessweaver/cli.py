@@ -1,8 +1,10 @@
 """The ``harnessweaver`` command line.
 
 Each subcommand is a ``(configure, run)`` pair registered in :data:`SUBCOMMANDS`. This module
-imports only the conformance driver, never the bus: the driver judges implementations without
-loading one. ``hooks`` imports the harness-spec machinery when it runs.
+imports nothing heavy at its top: each subcommand imports what it needs when it is configured
+or run (the conformance driver for ``conformance`` and ``fuzz``, the harness-spec machinery
+for ``hooks`` and ``hook``), and :func:`main` configures only the subcommand it runs. That
+keeps ``harnessweaver hook``, which a coding agent starts for every tool call, fast to start.
 """
 
 from __future__ import annotations
@@ -12,21 +14,11 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from harnessweaver.conformance import fuzz
-from harnessweaver.conformance.cases import CaseLoadError, CorpusNotFound, load_cases, select
-from harnessweaver.conformance.driver import (
-    IMPL_NAME_HELP,
-    Implementation,
-    ImplementationError,
-    RunConfig,
-    builtin_implementations,
-    resolve_implementations,
-    run_conformance,
-)
-from harnessweaver.conformance.expectations import CaseResult, ExpectationsError
-from harnessweaver.conformance.report import make_console, print_report, write_results
+if TYPE_CHECKING:
+    from harnessweaver.conformance.driver import Implementation
+    from harnessweaver.conformance.expectations import CaseResult
 
 __all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_OK", "SUBCOMMANDS", "build_parser", "main"]
 
@@ -50,6 +42,8 @@ def _positive_seconds(text: str) -> float:
 
 
 def _configure_conformance(parser: argparse.ArgumentParser) -> None:
+    from harnessweaver.conformance.driver import IMPL_NAME_HELP
+
     parser.add_argument(
         "--cases",
         type=Path,
@@ -100,6 +94,8 @@ def _configure_conformance(parser: argparse.ArgumentParser) -> None:
 
 
 def _list_impls(out: TextIO) -> int:
+    from harnessweaver.conformance.driver import builtin_implementations
+
     for impl in builtin_implementations().values():
         command = " ".join(impl.command)
         note = "" if impl.name != "ts" or Path(impl.command[-1]).is_file() else "  (not built)"
@@ -112,6 +108,16 @@ def _progress(impl: Implementation, result: CaseResult) -> None:
 
 
 def _run_conformance(args: argparse.Namespace) -> int:
+    from harnessweaver.conformance.cases import CaseLoadError, CorpusNotFound, load_cases, select
+    from harnessweaver.conformance.driver import (
+        ImplementationError,
+        RunConfig,
+        resolve_implementations,
+        run_conformance,
+    )
+    from harnessweaver.conformance.expectations import ExpectationsError
+    from harnessweaver.conformance.report import make_console, print_report, write_results
+
     if args.list_impls:
         return _list_impls(sys.stdout)
     try:
@@ -185,6 +191,73 @@ def _run_hooks(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
+    from harnessweaver.conformance import fuzz
+
+    fuzz.configure(parser)
+
+
+def _run_fuzz(args: argparse.Namespace) -> int:
+    from harnessweaver.conformance import fuzz
+
+    return fuzz.run_command(args)
+
+
+def _configure_hook(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--agent",
+        required=True,
+        choices=("claude-code", "codex", "gemini"),
+        help="the coding agent whose hook protocol to speak",
+    )
+    parser.add_argument(
+        "--spec", type=Path, required=True, metavar="SPEC", help="the harness spec (harness.yaml)"
+    )
+    parser.add_argument("--task", metavar="NAME", help="the task whose guardrails to include")
+    parser.add_argument("--env", metavar="NAME", help="the environment overlay to include")
+    parser.add_argument(
+        "--state",
+        type=Path,
+        metavar="FILE",
+        help="the SQLite database of the guards' state per session (default: "
+        "$HARNESSWEAVER_HOOK_STATE, else $XDG_STATE_HOME/harnessweaver/hook-state.sqlite3)",
+    )
+    parser.add_argument(
+        "--org-profiles",
+        action="append",
+        type=Path,
+        metavar="DIR",
+        help="a directory org:// profiles are looked up in; repeatable",
+    )
+    parser.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the agent's settings snippet that wires this command in, then exit",
+    )
+
+
+def _run_hook(args: argparse.Namespace) -> int:
+    if args.print_config:
+        import json
+
+        from harnessweaver.hookcmd.config import snippet
+
+        spec = str(args.spec.resolve())
+        print(json.dumps(snippet(args.agent, spec, args.task, args.env), indent=2))
+        return EXIT_OK
+    from harnessweaver.hookcmd.command import HookOptions, run_cli
+
+    options = HookOptions(
+        agent=args.agent,
+        spec=args.spec,
+        task=args.task,
+        env=args.env,
+        state=args.state,
+        org_profiles=None if args.org_profiles is None else tuple(args.org_profiles),
+    )
+    return run_cli(options)
+
+
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Runner]] = {
     "conformance": (
         "run implementations over the conformance corpus and judge them",
@@ -193,18 +266,26 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Run
     ),
     "fuzz": (
         "compare implementations on generated cases (differential testing)",
-        fuzz.configure,
-        fuzz.run_command,
+        _configure_fuzz,
+        _run_fuzz,
     ),
     "hooks": (
         "print every hook point's middleware, in run order, as a harness spec loads them",
         _configure_hooks,
         _run_hooks,
     ),
+    "hook": (
+        "act as a coding agent's hook command (Claude Code, Codex, Gemini CLI): one event "
+        "on stdin through the harness's bus, the agent's decision on stdout",
+        _configure_hook,
+        _run_hook,
+    ),
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``only``, only that subcommand's arguments are
+    configured (the others are listed, and importing what they need is left undone)."""
     parser = argparse.ArgumentParser(
         prog="harnessweaver",
         description="harnessweaver: a hook bus for AI-agent harnesses.",
@@ -212,14 +293,21 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (summary, configure, run) in SUBCOMMANDS.items():
         sub = commands.add_parser(name, help=summary, description=summary)
-        configure(sub)
+        if only is None or only == name:
+            configure(sub)
         sub.set_defaults(run=run)
     return parser
 
 
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` runs, when its first word names one."""
+    return argv[0] if argv and argv[0] in SUBCOMMANDS else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harnessweaver`` console script; returns the exit status."""
-    args = build_parser().parse_args(None if argv is None else list(argv))
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_chosen(words)).parse_args(words)
     run: Runner = args.run
     return run(args)
 

@@ -31,11 +31,11 @@ def bench(workload: str, median_s: float, per: int = 1, **info: Any) -> dict[str
 
 
 def python_run(
-    core: str, emit_ns: float, pure_ns: float = 0.0, register_s: float = 0.5
+    core: str, emit_ns: float, pure_ns: float = 0.0, register_s: float = 0.5, hook_s: float = 0.1
 ) -> dict[str, Any]:
     """One core's pytest-benchmark JSON: floors of 1 µs, emits of ``emit_ns`` (``pure_ns`` for
-    the untimed pure-core row), trace memory, the round trip, and 100,000 registrations in
-    ``register_s`` seconds."""
+    the untimed pure-core row), trace memory, the round trip, 100,000 registrations in
+    ``register_s`` seconds, and three hook-command processes of ``hook_s`` seconds each."""
     benches = []
     for n in (0, 1, 8, 32):
         benches.append(bench("floor", 1000e-9, kind="complete", n=n))
@@ -48,6 +48,9 @@ def python_run(
     )
     benches.append(bench("register", 13e-3, per=1000, n=1000))
     benches.append(bench("register", register_s, per=100_000, n=100_000))
+    hook = bench("hook-command", 3 * hook_s, per=3, kind="claude-code PreToolUse", n=None)
+    hook["extra_info"].update(paired_ratio=hook_s / 0.02, paired_floor_ns=0.02e9)
+    benches.append(hook)
     return {"benchmarks": benches, "machine_info": {"cpu": {"brand_raw": "test", "count": 2}}}
 
 
@@ -133,3 +136,14 @@ def test_registering_100000_too_slowly_fails_the_run(tmp_path: Path) -> None:
     unmet = [(t["what"], t["measured"]) for t in results["targets"] if not t["met"]]
     assert unmet == [("100,000 registrations (Rust core)", "3.10 s")]
     assert status == 1
+
+
+def test_the_hook_command_is_judged_per_event_with_its_ratio_issue_14(tmp_path: Path) -> None:
+    report = _load_report()
+    for hook_s, met in ((0.12, True), (0.31, False)):
+        run = write(tmp_path, "rust.json", python_run("rust", 1100.0, hook_s=hook_s))
+        rows, _ = report.python_rows("rust", run)
+        judged = {t.what: t for t in report.targets(rows)}["hook command per event (Rust core)"]
+        ratio = hook_s / 0.02
+        assert judged.measured == f"{hook_s * 1000:.0f} ms ({ratio:.1f}x python -c pass)"
+        assert (judged.limit, judged.met) == ("< 150 ms", met)

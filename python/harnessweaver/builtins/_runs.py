@@ -13,17 +13,24 @@ the same run id. Such a run keeps its state, so a resumed run goes on with the c
 (a budget guard that forgot what a run spent would let a resumed run spend it again). Only
 the exit reasons after which a run cannot go on drop it; an exit reason this module does not
 know keeps the state, the safe side, until the bound drops it.
+
+State that outlives a process (``harnessweaver hook``: one process per event of a coding
+agent) goes through two small seams: :func:`tracked` collects the ``RunStates`` that the
+middleware built while a harness loads, in the order they were built, and each state can
+``dump()`` itself to JSON and ``restore()`` a dump into a fresh state. Tracking is off unless
+a caller turns it on, so nothing changes for a harness that lives in one process.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import Final, Generic, TypeVar
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Final, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from ..events import TaskEndEvent
 
-__all__ = ["FINAL_EXIT_REASONS", "MAX_RUNS", "RunStates"]
+__all__ = ["FINAL_EXIT_REASONS", "MAX_RUNS", "Persistent", "RunStates", "tracked"]
 
 S = TypeVar("S")
 
@@ -34,6 +41,38 @@ FINAL_EXIT_REASONS: Final = frozenset(
     {"completed", "blocked", "escalated", "denied", "retry_exhausted"}
 )
 """The exit reasons after which a run cannot be resumed: its state is dropped at ``task.end``."""
+
+
+@runtime_checkable
+class Persistent(Protocol):
+    """A state that can be written out as JSON and read back into a fresh state."""
+
+    def dump(self) -> Any:
+        """The state as JSON-compatible values."""
+        ...
+
+    def restore(self, data: Any) -> None:
+        """Take the state ``data`` holds (a ``dump()``); ``ValueError`` if it is malformed."""
+        ...
+
+
+_tracking: list[RunStates[Any]] | None = None
+
+
+@contextmanager
+def tracked() -> Iterator[list[RunStates[Any]]]:
+    """Collect every ``RunStates`` made inside the block, in the order they are made.
+
+    Loading one harness spec builds its middleware in the same order each time, so the n-th
+    state of one process is the n-th state of the next (a caller checks it loaded the same
+    harness). Not thread-safe: meant for a process that loads one harness.
+    """
+    global _tracking
+    previous, _tracking = _tracking, []
+    try:
+        yield _tracking
+    finally:
+        _tracking = previous
 
 
 class RunStates(Generic[S]):
@@ -47,6 +86,8 @@ class RunStates(Generic[S]):
         self._factory = factory
         self._limit = limit
         self._states: OrderedDict[str, S] = OrderedDict()
+        if _tracking is not None:
+            _tracking.append(self)
 
     def __len__(self) -> int:
         return len(self._states)
@@ -78,3 +119,19 @@ class RunStates(Generic[S]):
         """Forget the run at its ``task.end`` if it is over for good."""
         if event.exit_reason in FINAL_EXIT_REASONS:
             self._states.pop(run_id, None)
+
+    def dump(self) -> list[list[Any]]:
+        """Every run's state, least recently used first: ``[[run_id, state.dump()], ...]``."""
+        return [[run_id, cast(Persistent, state).dump()] for run_id, state in self._states.items()]
+
+    def restore(self, data: Any) -> None:
+        """Take the runs of a :meth:`dump` (each state made by the factory, then restored)."""
+        if not isinstance(data, list):
+            raise ValueError(f"RunStates.restore takes a list of [run_id, state], got {data!r}")
+        for item in data:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+                raise ValueError(f"RunStates.restore: not a [run_id, state] pair: {item!r}")
+            state = self[item[0]]
+            if not isinstance(state, Persistent):
+                raise ValueError(f"RunStates.restore: {type(state).__name__} cannot be restored")
+            state.restore(item[1])

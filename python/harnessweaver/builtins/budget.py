@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Self
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -63,6 +63,19 @@ class _Spent:
     tokens: int = 0
     cost_usd: float = 0.0
     warned: set[str] = field(default_factory=set)
+
+    def dump(self) -> dict[str, Any]:
+        """The usage so far and the warnings given, as JSON values (see ``_runs``)."""
+        return {"tokens": self.tokens, "cost_usd": self.cost_usd, "warned": sorted(self.warned)}
+
+    def restore(self, data: Any) -> None:
+        """Take a :meth:`dump`."""
+        try:
+            tokens, cost, warned = int(data["tokens"]), float(data["cost_usd"]), data["warned"]
+            warned = {str(name) for name in warned}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a budget_guard state: {type(exc).__name__}") from None
+        self.tokens, self.cost_usd, self.warned = tokens, cost, warned
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ failing forgotten first), and dropped at ``task.end`` (see ``_runs``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Self
+from typing import Any, Final, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -69,6 +69,17 @@ class _Failures:
 
     consecutive: int = 0
     total: int = 0
+
+    def dump(self) -> list[int]:
+        """``[consecutive, total]`` (see ``_runs``)."""
+        return [self.consecutive, self.total]
+
+    def restore(self, data: Any) -> None:
+        """Take a :meth:`dump`."""
+        try:
+            self.consecutive, self.total = (int(value) for value in data)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"not a tool_failure_guard state: {type(exc).__name__}") from None
 
 
 @middleware(

@@ -124,6 +124,23 @@ class _Calls:
         self.counts[key] += 1
         return self.counts[key]
 
+    def dump(self) -> dict[str, Any]:
+        """The window and the pending warnings, as JSON values (see ``_runs``)."""
+        pending = [[key, tool, count] for key, (tool, count) in self.pending.items()]
+        return {"recent": list(self.recent), "pending": pending}
+
+    def restore(self, data: Any) -> None:
+        """Take a :meth:`dump`; the window keeps this state's own length."""
+        try:
+            recent = [str(key) for key in data["recent"]]
+            pending = {str(k): (str(tool), int(count)) for k, tool, count in data["pending"]}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a loop_guard state: {type(exc).__name__}") from None
+        self.recent.clear()
+        self.recent.extend(recent)
+        self.counts = Counter(self.recent)
+        self.pending = {key: item for key, item in pending.items() if key in self.counts}
+
 
 @middleware(
     hooks=["tool.before", "model.before", "task.end"],

@@ -586,7 +586,9 @@ def test_driver_modules_import_no_other_harnessweaver_module() -> None:
         "package = types.ModuleType('harnessweaver')\n"
         f"package.__path__ = [{str(PYTHON_ROOT / 'harnessweaver')!r}]\n"
         "sys.modules['harnessweaver'] = package\n"
+        # the CLI imports each subcommand's modules when it runs it: import fuzz's too
         "import harnessweaver.cli, harnessweaver.conformance.report\n"
+        "import harnessweaver.conformance.fuzz\n"
         "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('harnessweaver'))))\n"
     )
     result = subprocess.run(
