@@ -68,10 +68,16 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = path
         self._db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable enough, fast
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable enough, fast
+            self._db.executescript(_SCHEMA)
+        except BaseException:
+            # Not a database, locked, read-only...: the caller gets the error, and the
+            # connection is closed now rather than left to the collector (Python 3.13 warns).
+            self._db.close()
+            raise
 
     def close(self) -> None:
         self._db.close()

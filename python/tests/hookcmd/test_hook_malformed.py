@@ -99,6 +99,29 @@ def test_an_unreadable_state_fails_closed(tmp_path: Path) -> None:
     assert "state database" in ran.stderr
 
 
+def test_a_state_that_is_no_database_leaves_no_connection_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Python 3.13 warns of a connection collected unclosed: the refused one is closed at once.
+    from harnessweaver.hookcmd import store
+
+    made: list[sqlite3.Connection] = []
+    real_connect = sqlite3.connect
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        made.append(real_connect(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(store.sqlite3, "connect", connect)
+    state = tmp_path / "st.db"
+    state.write_bytes(b"this is not an SQLite database, not at all" * 100)
+    with pytest.raises(sqlite3.DatabaseError):
+        store.Store(state)
+    assert len(made) == 1
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        made[0].execute("select 1")
+
+
 def test_a_corrupted_guard_state_fails_closed(tmp_path: Path) -> None:
     from hookcmd_support import GUARDS
 
