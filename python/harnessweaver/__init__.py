@@ -9,47 +9,14 @@ attached to it in a predictable order (four bands, onion direction), combines th
 from __future__ import annotations
 
 import logging as _logging
-from types import MappingProxyType
+import sys as _sys
+from importlib import import_module as _import_module
+from types import ModuleType as _ModuleType
 from typing import TYPE_CHECKING
 
-from ._pycore import layer as _layers
-from ._select import CORE
-from ._select import core as _core_module
-from .bus import HookBus
-from .context import JsonlSink, RunContext, Trace
-from .contracts import CONTRACT_RULES, ContractViolation, check_contract, check_contracts
-from .envelope import Clock, Envelope, FixedClock, SystemClock
-from .errors import (
-    DeclarationError,
-    EmitError,
-    HarnessweaverError,
-    RegistrationError,
-    TraceFormatError,
-)
-from .events import (
-    EVENT_TYPES,
-    Event,
-    Message,
-    ModelRequest,
-    ModelRequestEvent,
-    ModelResponse,
-    ModelResponseEvent,
-    StepEndEvent,
-    StepStartEvent,
-    TaskEndEvent,
-    TaskStartEvent,
-    ToolCall,
-    ToolCallEvent,
-    ToolResult,
-    ToolResultEvent,
-    ToolSpec,
-    Usage,
-)
-from .middleware import Middleware, MiddlewareSpec, middleware
-from .outcomes import Block, Continue, Escalate, HookResult, Outcome, Retry, Suspend
-from .plugin import Plugin
-
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from .agent import (
         AgentChanges,
         AgentError,
@@ -74,26 +41,61 @@ if TYPE_CHECKING:
         recover,
         tool,
     )
+    from .bus import HookBus
+    from .context import JsonlSink, RunContext, Trace
+    from .contracts import CONTRACT_RULES, ContractViolation, check_contract, check_contracts
+    from .envelope import Clock, Envelope, FixedClock, SystemClock
+    from .errors import (
+        DeclarationError,
+        EmitError,
+        HarnessweaverError,
+        RegistrationError,
+        TraceFormatError,
+    )
+    from .events import (
+        EVENT_TYPES,
+        Event,
+        Message,
+        ModelRequest,
+        ModelRequestEvent,
+        ModelResponse,
+        ModelResponseEvent,
+        StepEndEvent,
+        StepStartEvent,
+        TaskEndEvent,
+        TaskStartEvent,
+        ToolCall,
+        ToolCallEvent,
+        ToolResult,
+        ToolResultEvent,
+        ToolSpec,
+        Usage,
+    )
+    from .middleware import Middleware, MiddlewareSpec, middleware
+    from .outcomes import Block, Continue, Escalate, HookResult, Outcome, Retry, Suspend
+    from .plugin import Plugin
     from .spec import Harness, HarnessEntry, Problem, Provenance, SpecError, load
+
+    LAYERS: Mapping[str, str]
+    """Every harness-spec layer and the band it gives its middleware (I13)."""
+    __version__: str
+    """The installed distribution's version, read from its metadata on first use. It is set
+    in one place, the Cargo workspace's ``version`` (docs/packaging.md, "One version")."""
+
+from ._lazy import homes, loader
+from ._select import CORE
+from ._select import core as _core_module
 
 Declaration = _core_module.Declaration
 parse_duration = _core_module.parse_duration
 declare_in = _core_module.declare_in
-LAYERS = MappingProxyType(dict(_layers.LAYERS))
-"""Every harness-spec layer and the band it gives its middleware (I13)."""
 
 # Libraries stay silent unless the application configures logging: without this handler,
 # Python's last-resort handler would print our warnings to stderr (docs/logging.md).
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
-if TYPE_CHECKING:
-    __version__: str
-    """The installed distribution's version, read from its metadata on first use. It is set
-    in one place, the Cargo workspace's ``version`` (docs/packaging.md, "One version")."""
-
-_SPEC_NAMES = frozenset({"Harness", "HarnessEntry", "Problem", "Provenance", "SpecError", "load"})
-_AGENT_NAMES = frozenset(
-    {
+_HOMES: dict[str, tuple[str, ...]] = {
+    ".agent": (
         "AgentChanges",
         "AgentError",
         "AgentOptions",
@@ -116,8 +118,46 @@ _AGENT_NAMES = frozenset(
         "read_journal",
         "recover",
         "tool",
-    }
-)
+    ),
+    ".bus": ("HookBus",),
+    ".context": ("JsonlSink", "RunContext", "Trace"),
+    ".contracts": ("CONTRACT_RULES", "ContractViolation", "check_contract", "check_contracts"),
+    ".envelope": ("Clock", "Envelope", "FixedClock", "SystemClock"),
+    ".errors": (
+        "DeclarationError",
+        "EmitError",
+        "HarnessweaverError",
+        "RegistrationError",
+        "TraceFormatError",
+    ),
+    ".events": (
+        "EVENT_TYPES",
+        "Event",
+        "Message",
+        "ModelRequest",
+        "ModelRequestEvent",
+        "ModelResponse",
+        "ModelResponseEvent",
+        "StepEndEvent",
+        "StepStartEvent",
+        "TaskEndEvent",
+        "TaskStartEvent",
+        "ToolCall",
+        "ToolCallEvent",
+        "ToolResult",
+        "ToolResultEvent",
+        "ToolSpec",
+        "Usage",
+    ),
+    ".middleware": ("Middleware", "MiddlewareSpec", "middleware"),
+    ".outcomes": ("Block", "Continue", "Escalate", "HookResult", "Outcome", "Retry", "Suspend"),
+    ".plugin": ("Plugin",),
+    ".spec": ("Harness", "HarnessEntry", "Problem", "Provenance", "SpecError", "load"),
+}
+_HOME = homes(_HOMES)
+"""Where each public name lives. Nothing is imported until it is first used: a hook command
+started per tool call, or a program that only needs the bus, pays for what it touches."""
+_public = loader(__name__, _HOME)
 
 
 def _version() -> str:
@@ -129,25 +169,47 @@ def _version() -> str:
         return "0+unknown"
 
 
-def __getattr__(name: str) -> object:
-    """``hw.load`` and the harness-spec types are imported on first use, so importing
-    harnessweaver for the bus alone does not load the YAML machinery; ``__version__`` too."""
+def _resolve(name: str) -> object:
+    if name in _HOME:
+        return _public(name)
+    if name == "LAYERS":
+        from types import MappingProxyType
+
+        from ._pycore.layer import LAYERS
+
+        return MappingProxyType(dict(LAYERS))
     if name == "__version__":
-        globals()[name] = value = _version()
-        return value
-    if name in _SPEC_NAMES:
-        from . import spec
-
-        value = getattr(spec, name)
-        globals()[name] = value
-        return value
-    if name in _AGENT_NAMES:  # the run loop, like the spec machinery, loads on first use
-        from . import agent
-
-        value = getattr(agent, name)
-        globals()[name] = value
-        return value
+        return _version()
+    try:  # ``hw.events`` and the like: a submodule, imported as ``import harnessweaver`` used to
+        return _import_module(f".{name}", __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported on first use and kept (PEP 562)."""
+    globals()[name] = value = _resolve(name)
+    return value
+
+
+class _Package(_ModuleType):
+    """This package's module type. Importing a submodule sets it as an attribute of the
+    package; ``harnessweaver.middleware`` is also the name of the decorator, which must stay
+    ``hw.middleware`` whichever is imported first (as when this package imported it eagerly)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "middleware" and isinstance(value, _ModuleType):
+            value = value.middleware
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 __all__ = [

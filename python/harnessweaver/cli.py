@@ -245,7 +245,8 @@ def _run_hook(args: argparse.Namespace) -> int:
         spec = str(args.spec.resolve())
         print(json.dumps(snippet(args.agent, spec, args.task, args.env), indent=2))
         return EXIT_OK
-    from harnessweaver.hookcmd.command import HookOptions, run_cli
+    from harnessweaver.hookcmd.options import HookOptions
+    from harnessweaver.hookcmd.warm import run
 
     options = HookOptions(
         agent=args.agent,
@@ -255,7 +256,7 @@ def _run_hook(args: argparse.Namespace) -> int:
         state=args.state,
         org_profiles=None if args.org_profiles is None else tuple(args.org_profiles),
     )
-    return run_cli(options)
+    return run(options)
 
 
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Runner]] = {

@@ -50,3 +50,10 @@ def run_unless_stuck(code: str, stuck: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(command, capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         pytest.fail(stuck)
+
+
+@pytest.fixture(autouse=True)
+def _no_warm_hook_helper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``harnessweaver hook`` processes answer cold unless a test starts a warm helper
+    (hookcmd_support.warm_helper): no helper outlives the suite."""
+    monkeypatch.setenv("HARNESSWEAVER_HOOK_WARM", "0")

@@ -9,16 +9,21 @@ docs/agent.md.
 
 from __future__ import annotations
 
-from .budgets import Budgets
-from .errors import AgentError, JournalError, ProviderError, ScriptExhaustedError
-from .journal import read_journal, recover
-from .openai_chat import OpenAIChatProvider
-from .options import AgentChanges, AgentOptions
-from .provider import ModelProvider, Pricing, ScriptedProvider
-from .records import TraceExporter
-from .result import RunResult
-from .state import Decision, Exit, PendingApproval, RunState, StepRecord
-from .tools import Tool, tool
+from typing import TYPE_CHECKING
+
+from .._lazy import homes, loader
+
+if TYPE_CHECKING:
+    from .budgets import Budgets
+    from .errors import AgentError, JournalError, ProviderError, ScriptExhaustedError
+    from .exporter import TraceExporter
+    from .journal import read_journal, recover
+    from .openai_chat import OpenAIChatProvider
+    from .options import AgentChanges, AgentOptions
+    from .provider import ModelProvider, Pricing, ScriptedProvider
+    from .result import RunResult
+    from .state import Decision, Exit, PendingApproval, RunState, StepRecord
+    from .tools import Tool, tool
 
 __all__ = [
     "AgentChanges",
@@ -44,3 +49,46 @@ __all__ = [
     "recover",
     "tool",
 ]
+
+__getattr__ = loader(
+    __name__,
+    homes(
+        {
+            ".budgets": ("Budgets",),
+            ".errors": (
+                "AgentError",
+                "JournalError",
+                "ProviderError",
+                "ScriptExhaustedError",
+            ),
+            ".journal": (
+                "read_journal",
+                "recover",
+            ),
+            ".openai_chat": ("OpenAIChatProvider",),
+            ".options": (
+                "AgentChanges",
+                "AgentOptions",
+            ),
+            ".provider": (
+                "ModelProvider",
+                "Pricing",
+                "ScriptedProvider",
+            ),
+            ".exporter": ("TraceExporter",),
+            ".result": ("RunResult",),
+            ".state": (
+                "Decision",
+                "Exit",
+                "PendingApproval",
+                "RunState",
+                "StepRecord",
+            ),
+            ".tools": (
+                "Tool",
+                "tool",
+            ),
+        }
+    ),
+)
+"""The run loop loads on first use: the spec loader needs its options, not its journal."""

@@ -14,8 +14,8 @@ import anyio
 
 from .budgets import Budgets
 from .errors import AgentError
+from .exporter import TraceExporter
 from .provider import ModelProvider
-from .records import TraceExporter
 from .tools import DEFAULT_OUTPUT_LIMIT, Tool, toolbox
 
 __all__ = ["AgentChanges", "AgentOptions"]

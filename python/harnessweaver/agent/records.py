@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import IO, TYPE_CHECKING, Any
 
+from .exporter import TraceExporter
 from .journal import JournalWriter, Scan, cut_torn_tail, scan
 from .lines import Line
 
@@ -28,16 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["Recorder", "TraceExporter", "prepare_resume", "restore_trace"]
 
 logger = logging.getLogger(__name__)
-
-
-@runtime_checkable
-class TraceExporter(Protocol):
-    """Receives the bus trace records of a run segment when it stops (``harness.run`` or
-    ``harness.resume``), e.g. to turn them into OpenTelemetry spans."""
-
-    def export(
-        self, records: Sequence[Mapping[str, Any]], *, run_id: str, exit_reason: str
-    ) -> None: ...
 
 
 def restore_trace(path: Path | None) -> Trace:

@@ -13,32 +13,20 @@ import asyncio
 import hashlib
 import json
 import logging
-import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .agents import AGENTS, Agent, parse
+from .options import HookOptions
 from .protocol import EXIT_BLOCK, Decision, HookInputError, Reply, Request
 
 if TYPE_CHECKING:  # the store (and sqlite3) load only for an event with a hook point
     from .store import SessionRow, Store
 
-__all__ = ["HookOptions", "handle", "main"]
+__all__ = ["HookError", "HookOptions", "handle", "main"]
 
 _log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class HookOptions:
-    """The command's arguments."""
-
-    agent: str
-    spec: Path
-    task: str | None = None
-    env: str | None = None
-    state: Path | None = None
-    org_profiles: tuple[Path, ...] | None = None
 
 
 class HookError(Exception):
@@ -209,8 +197,3 @@ def _open(path: Path | None) -> Store:
         return Store(path or default_path())
     except (OSError, sqlite3.Error) as exc:
         raise HookError(f"cannot open the state database: {type(exc).__name__}") from None
-
-
-def run_cli(options: HookOptions) -> int:
-    """``main`` on the process's own streams."""
-    return main(options, sys.stdin.buffer, sys.stdout, sys.stderr)

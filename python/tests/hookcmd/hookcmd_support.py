@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,3 +107,47 @@ def run_process(
         check=False,
     )
     return Ran(done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+def _wait_for(check: Any, what: str, seconds: float = 90.0) -> None:
+    """Wait for a helper process to reach a state (a test of its outcome, not of its time:
+    the bound only keeps a broken helper from hanging the suite)."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+def sockets(folder: Path) -> list[Path]:
+    return sorted(folder.glob("hook-*.sock"))
+
+
+def stop_helpers(folder: Path) -> None:
+    """Stop every helper serving in ``folder`` (their pids are in the lock files)."""
+    for lock in folder.glob("hook-*.sock.lock"):
+        text = lock.read_text().strip()
+        if text.isdigit():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(text), signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def warm_helper(idle: int = 300) -> Iterator[dict[str, str]]:
+    """The environment of a hook that a warm helper answers: the helper is started by a first
+    (cold) event with no hook point, and is serving when this yields."""
+    folder = Path(tempfile.mkdtemp(prefix="hw-"))  # short: socket paths are limited
+    env = {
+        "HARNESSWEAVER_HOOK_WARM": "1",
+        "HARNESSWEAVER_HOOK_WARM_IDLE": str(idle),
+        "HARNESSWEAVER_HOOK_WARM_DIR": str(folder),
+    }
+    try:
+        notification = event("claude-code", "Notification")
+        ran = run_process("claude-code", notification, SCRIPTED, folder / "unused.db", env)
+        assert (ran.code, ran.stderr) == (0, ""), ran
+        _wait_for(lambda: sockets(folder), "the warm helper's socket")
+        yield env
+    finally:
+        stop_helpers(folder)
+        shutil.rmtree(folder, ignore_errors=True)

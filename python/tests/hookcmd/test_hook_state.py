@@ -6,16 +6,36 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hookcmd_support import GUARDS, MANY, event, run_in_process, run_process, start
+from hookcmd_support import (
+    GUARDS,
+    MANY,
+    event,
+    run_in_process,
+    run_process,
+    start,
+    warm_helper,
+)
 
 from harnessweaver.hookcmd.store import EXPIRE_AFTER, Store
 
 TOOL_EVENT = {"claude-code": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}
+
+
+@pytest.fixture(params=["cold", "warm"])
+def hook_env(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
+    """Each process answers in-process (cold), or through a warm helper (docs/integrations/
+    coding-agents.md, "Start-up"): the state is the same either way."""
+    if request.param == "cold":
+        yield {}
+        return
+    with warm_helper() as env:
+        yield env
 
 
 def _denied(agent: str, answer: Any) -> bool:
@@ -36,15 +56,16 @@ def _rows(state: Path) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini"])
 def test_loop_guard_blocks_the_third_identical_call_across_three_processes(
-    agent: str, tmp_path: Path
+    agent: str, tmp_path: Path, hook_env: dict[str, str]
 ) -> None:
     state = tmp_path / "st.db"
     doc = event(agent, TOOL_EVENT[agent], "s-loop")
-    answers = [run_process(agent, doc, GUARDS, state) for _ in range(3)]
+    answers = [run_process(agent, doc, GUARDS, state, hook_env) for _ in range(3)]
     assert [ran.code for ran in answers] == [0, 0, 0]
     assert [_denied(agent, ran.answer) for ran in answers] == [False, False, True]
     assert "loop_detected" in answers[2].stdout
-    other = run_process(agent, event(agent, TOOL_EVENT[agent], "s-other"), GUARDS, state)
+    other_doc = event(agent, TOOL_EVENT[agent], "s-other")
+    other = run_process(agent, other_doc, GUARDS, state, hook_env)
     assert not _denied(agent, other.answer)  # another session has its own count
 
 
@@ -125,10 +146,10 @@ def _finish(proc: Any) -> tuple[int, bytes, bytes]:
         return proc.wait(timeout=120), out, err
 
 
-def test_concurrent_invocations_lose_no_update(tmp_path: Path) -> None:
+def test_concurrent_invocations_lose_no_update(tmp_path: Path, hook_env: dict[str, str]) -> None:
     state = tmp_path / "st.db"
     count = 8
-    procs = [start("claude-code", MANY, state) for _ in range(count)]
+    procs = [start("claude-code", MANY, state, hook_env) for _ in range(count)]
     for number, proc in enumerate(procs):
         doc = event("claude-code", "PreToolUse", "s-many", tool_input={"command": f"echo {number}"})
         proc.stdin.write(json.dumps(doc).encode())
@@ -139,10 +160,12 @@ def test_concurrent_invocations_lose_no_update(tmp_path: Path) -> None:
     assert len(set(_recent(state, "s-many"))) == count
 
 
-def test_concurrent_identical_calls_are_counted_one_after_another(tmp_path: Path) -> None:
+def test_concurrent_identical_calls_are_counted_one_after_another(
+    tmp_path: Path, hook_env: dict[str, str]
+) -> None:
     state = tmp_path / "st.db"
     count = 6
-    procs = [start("gemini", GUARDS, state) for _ in range(count)]
+    procs = [start("gemini", GUARDS, state, hook_env) for _ in range(count)]
     doc = json.dumps(event("gemini", "BeforeTool", "s-race")).encode()
     for proc in procs:
         proc.stdin.write(doc)

@@ -1,0 +1,57 @@
+"""The hook command's arguments, and their form on the way to the warm helper."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+__all__ = ["HookOptions"]
+
+
+class HookOptions(NamedTuple):
+    """The command's arguments (a named tuple: the warm path does not load dataclasses)."""
+
+    agent: str
+    spec: Path
+    task: str | None = None
+    env: str | None = None
+    state: Path | None = None
+    org_profiles: tuple[Path, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON for the helper, paths made absolute (the helper's child runs elsewhere
+        first; it then takes this process's working directory)."""
+        profiles = self.org_profiles
+        return {
+            "agent": self.agent,
+            "spec": str(self.spec.absolute()),
+            "task": self.task,
+            "env": self.env,
+            "state": None if self.state is None else str(self.state.absolute()),
+            "org_profiles": None if profiles is None else [str(p.absolute()) for p in profiles],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> HookOptions:
+        """What :meth:`to_json` wrote (a ``TypeError`` or ``KeyError`` for anything else)."""
+        profiles = data["org_profiles"]
+        state = data["state"]
+        options = cls(
+            agent=_text(data["agent"]),
+            spec=Path(_text(data["spec"])),
+            task=_maybe(data["task"]),
+            env=_maybe(data["env"]),
+            state=None if state is None else Path(_text(state)),
+            org_profiles=None if profiles is None else tuple(Path(_text(p)) for p in profiles),
+        )
+        return options
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected text, got {type(value).__name__}")
+    return value
+
+
+def _maybe(value: object) -> str | None:
+    return None if value is None else _text(value)

@@ -1,0 +1,280 @@
+"""The warm helper (``hookcmd/warm.py``, ``hookcmd/helper.py``): later events of a machine are
+answered by a helper that imported the bus once, with the cold path's answers and state; it
+fails closed, never open, and leaves no process behind once idle."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hookcmd_support import (
+    GUARDS,
+    _wait_for,
+    command,
+    event,
+    run_in_process,
+    run_process,
+    sockets,
+    stop_helpers,
+    warm_helper,
+)
+
+from harnessweaver.hookcmd import protocol, warm
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper forks")
+
+BARRED = ("pydantic", "asyncio", "sqlite3", "yaml", "harnessweaver.spec", "harnessweaver.events")
+"""What a warm client must not import: all of it is the helper's."""
+
+CLIENT = """
+import json, sys
+for name in {barred!r}:
+    sys.modules[name] = None  # importing it fails: only the helper may answer
+from harnessweaver.cli import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+sys.stderr.write("\\nMODULES " + json.dumps(sorted(m for m, v in sys.modules.items() if v)) + "\\n")
+raise SystemExit(code)
+"""
+
+
+def _client(
+    doc: dict[str, Any], spec: Path, state: Path, env: dict[str, str], cwd: Path | None = None
+) -> tuple[int, str]:
+    """A hook process that cannot import the bus: it answers only through the helper."""
+    args = command("claude-code", spec, state)[3:]
+    done = subprocess.run(
+        [sys.executable, "-c", CLIENT.format(barred=BARRED), *args],
+        input=json.dumps(doc).encode(),
+        capture_output=True,
+        env={**os.environ, **env},
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+    err = done.stderr.decode()
+    assert "MODULES " in err, err
+    loaded = json.loads(err.rsplit("MODULES ", 1)[1])
+    assert not [m for m in loaded if m.split(".")[0] in BARRED or m.startswith(BARRED)]
+    return done.returncode, done.stdout.decode()
+
+
+@pytest.mark.parametrize(
+    "name", ["PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "Stop"]
+)
+def test_the_helper_answers_as_the_cold_path_does(name: str, tmp_path: Path) -> None:
+    doc = event("claude-code", name, "s-same")
+    cold = run_in_process("claude-code", doc, GUARDS, tmp_path / "cold.db")
+    with warm_helper() as env:
+        code, out = _client(doc, GUARDS, tmp_path / "warm.db", env)
+    assert (code, out) == (cold.code, cold.stdout)
+
+
+def test_the_helper_keeps_counting_where_cold_processes_left_off(tmp_path: Path) -> None:
+    state = tmp_path / "st.db"
+    doc = event("claude-code", "PreToolUse", "s-mixed")
+    first = run_process("claude-code", doc, GUARDS, state)  # cold
+    with warm_helper() as env:
+        second = _client(doc, GUARDS, state, env)
+        third = _client(doc, GUARDS, state, env)
+    assert first.code == 0 and first.stdout == ""
+    assert second == (0, "")
+    assert third[0] == 0 and "loop_detected" in third[1]
+
+
+def test_a_changed_spec_is_read_again(tmp_path: Path) -> None:
+    spec = tmp_path / "harness.yaml"
+    spec.write_text("middleware: []\n")
+    doc = event("claude-code", "PreToolUse", "s-edit")
+    with warm_helper() as env:
+        assert _client(doc, spec, tmp_path / "st.db", env) == (0, "")
+        allow = "middleware:\n  - {use: harnessweaver.tool_allowlist, allow: [Read]}\n"
+        spec.write_text(allow)
+        code, out = _client(doc, spec, tmp_path / "st.db", env)
+    assert code == 0
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_the_child_takes_the_clients_directory_and_environment(tmp_path: Path) -> None:
+    (tmp_path / "plugin_here.py").write_text(
+        "import os\nimport harnessweaver as hw\n\n"
+        "@hw.middleware(hooks=['tool.before'], fail_mode='closed')\n"
+        "async def by_env(event, ctx):\n"
+        "    if os.environ.get('HW_WARM_TEST') == 'block':\n"
+        "        return hw.Block(reason='blocked by ' + os.getcwd(), code='env')\n"
+        "    return hw.Continue()\n\n"
+        "plugin = hw.Plugin(namespace='here', version='1', middleware=[by_env])\n"
+    )
+    spec = tmp_path / "harness.yaml"
+    spec.write_text("plugins:\n  local: [plugin_here]\nmiddleware:\n  - {use: here.by_env}\n")
+    doc = event("claude-code", "PreToolUse", "s-env")
+    with warm_helper() as env:
+        allowed = _client(doc, Path("harness.yaml"), Path("st.db"), env, tmp_path)
+        blocked = _client(
+            doc, Path("harness.yaml"), Path("st.db"), {**env, "HW_WARM_TEST": "block"}, tmp_path
+        )
+    assert allowed == (0, "")
+    reason = json.loads(blocked[1])["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason == f"blocked by {tmp_path} (env)"
+
+
+def test_a_child_that_dies_after_taking_the_event_fails_closed(tmp_path: Path) -> None:
+    (tmp_path / "plugin_dies.py").write_text(
+        "import os\nimport harnessweaver as hw\n\n"
+        "@hw.middleware(hooks=['tool.before'], fail_mode='closed')\n"
+        "async def dies(event, ctx):\n"
+        "    os._exit(0)\n\n"
+        "plugin = hw.Plugin(namespace='dies', version='1', middleware=[dies])\n"
+    )
+    spec = tmp_path / "harness.yaml"
+    spec.write_text("plugins:\n  local: [plugin_dies]\nmiddleware:\n  - {use: dies.dies}\n")
+    with warm_helper() as env:
+        done = subprocess.run(
+            command("claude-code", spec, tmp_path / "st.db"),
+            input=json.dumps(event("claude-code", "PreToolUse")).encode(),
+            capture_output=True,
+            env={**os.environ, **env},
+            timeout=120,
+            check=False,
+        )
+        after = _client(event("claude-code", "SessionStart"), GUARDS, tmp_path / "b.db", env)
+    assert done.returncode == protocol.EXIT_BLOCK
+    assert done.stdout == b""
+    assert b"gave no answer (failing closed)" in done.stderr
+    assert after == (0, "")  # the helper itself goes on
+
+
+def test_a_hostile_request_ends_its_child_and_not_the_helper(tmp_path: Path) -> None:
+    with warm_helper() as env:
+        [path] = sockets(Path(env["HARNESSWEAVER_HOOK_WARM_DIR"]))
+        for junk in (b"", b"not json\n{}", b'{"options": 7}\n', b"\xff" * 100_000):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.connect(str(path))
+                assert conn.recv(1) == warm.ACK
+                conn.sendall(junk)
+                conn.shutdown(socket.SHUT_WR)
+                assert conn.recv(1) == b""  # no answer: a real client fails closed
+        doc = event("claude-code", "PreToolUse", "s-after")
+        assert _client(doc, GUARDS, tmp_path / "st.db", env) == (0, "")
+
+
+def test_a_stale_socket_is_replaced(tmp_path: Path) -> None:
+    with warm_helper() as env:
+        folder = Path(env["HARNESSWEAVER_HOOK_WARM_DIR"])
+        [path] = sockets(folder)
+        stop_helpers(folder)
+        _wait_for(lambda: not _serving(path), "the helper to stop")
+        assert path.exists()  # killed: its socket is left behind
+        ran = run_process(
+            "claude-code", event("claude-code", "PreToolUse"), GUARDS, tmp_path / "a", env
+        )
+        assert (ran.code, ran.stdout, ran.stderr) == (0, "", "")  # answered cold
+        _wait_for(lambda: _serving(path), "a new helper")
+        assert _client(event("claude-code", "Stop"), GUARDS, tmp_path / "b", env)[0] == 0
+
+
+def _serving(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        try:
+            conn.connect(str(path))
+            return conn.recv(1) == warm.ACK
+        except OSError:
+            return False
+
+
+def test_a_second_helper_for_the_same_socket_leaves_at_once(tmp_path: Path) -> None:
+    with warm_helper() as env:
+        [path] = sockets(Path(env["HARNESSWEAVER_HOOK_WARM_DIR"]))
+        done = subprocess.run(
+            [sys.executable, "-P", "-m", "harnessweaver.hookcmd.helper", str(path), "60"],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+        assert _serving(path)
+
+
+def test_an_idle_helper_exits_and_removes_its_socket() -> None:
+    with warm_helper(idle=1) as env:
+        folder = Path(env["HARNESSWEAVER_HOOK_WARM_DIR"])
+        _wait_for(lambda: not sockets(folder), "the idle helper to leave")
+
+
+@pytest.mark.parametrize("value", ["0", "off", "false", "no", " OFF "])
+def test_the_helper_can_be_turned_off(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(warm.ENV, value)
+    monkeypatch.setenv(warm.IDLE_ENV, "not even read")
+    assert warm.settings() is None
+
+
+@pytest.mark.parametrize(
+    ("value", "idle", "lifetime"),
+    [("", "", 600), ("1", "", 600), ("on", " 45 ", 45), ("yes", "1", 1), ("", "86400", 86400)],
+)
+def test_the_helper_lifetime(
+    value: str, idle: str, lifetime: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(warm.ENV, value)
+    monkeypatch.setenv(warm.IDLE_ENV, idle)
+    assert warm.settings() == lifetime
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("HARNESSWEAVER_HOOK_WARM", "2"),
+        ("HARNESSWEAVER_HOOK_WARM", "warm"),
+        ("HARNESSWEAVER_HOOK_WARM_IDLE", "0"),
+        ("HARNESSWEAVER_HOOK_WARM_IDLE", "-1"),
+        ("HARNESSWEAVER_HOOK_WARM_IDLE", "86401"),
+        ("HARNESSWEAVER_HOOK_WARM_IDLE", "1.5"),
+        ("HARNESSWEAVER_HOOK_WARM_IDLE", "\u0663"),
+    ],
+)
+def test_a_bad_setting_fails_closed_naming_it(name: str, value: str, tmp_path: Path) -> None:
+    env = {warm.ENV: "1", name: value}
+    doc = event("claude-code", "PreToolUse")
+    ran = run_process("claude-code", doc, GUARDS, tmp_path / "st.db", env)
+    assert ran.code == protocol.EXIT_BLOCK and ran.stdout == ""
+    assert f"{name}={value!r}" in ran.stderr and "failing closed" in ran.stderr
+
+
+def test_a_folder_others_can_enter_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="hw-"))
+    try:
+        folder.chmod(0o777)
+        monkeypatch.setenv(warm.DIR_ENV, str(folder))
+        assert warm.address() is None
+        folder.chmod(0o700)
+        assert warm.address() is not None
+    finally:
+        folder.rmdir()
+
+
+def test_a_socket_path_too_long_for_unix_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / ("x" * 90)
+    monkeypatch.setenv(warm.DIR_ENV, str(folder))
+    assert warm.address() is None
+
+
+def test_the_socket_and_its_folder_are_private() -> None:
+    with warm_helper() as env:
+        folder = Path(env["HARNESSWEAVER_HOOK_WARM_DIR"])
+        [path] = sockets(folder)
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0
+        assert stat.S_IMODE(folder.stat().st_mode) & 0o077 == 0
+
+
+def test_the_blocking_status_is_the_protocols() -> None:
+    assert warm.EXIT_BLOCK == protocol.EXIT_BLOCK
