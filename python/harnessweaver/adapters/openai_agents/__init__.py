@@ -22,11 +22,11 @@ from agents import Agent, FunctionTool
 
 from ...bus import HookBus
 from ...context import Trace
-from .run import GuardedRun
+from .run import GuardedRun, GuardedStream
 from .stops import HarnessStopped
 from .tools import guard_tool, refusal
 
-__all__ = ["GuardedRun", "HarnessStopped", "OpenAIAgentsAdapter", "guard_tool", "refusal"]
+__all__ = ["GuardedRun", "GuardedStream", "HarnessStopped", "OpenAIAgentsAdapter", "guard_tool", "refusal"]
 
 
 class OpenAIAgentsAdapter:

@@ -12,11 +12,12 @@ the SDK starts its tool calls as tasks of the run, which inherit it.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agents import RunHooks, Runner
+from agents import RunHooks, Runner, RunState
 
 from ...context import RunContext, Trace
 from ...envelope import Envelope
@@ -40,7 +41,7 @@ from .stops import HarnessStopped, stop_for
 if TYPE_CHECKING:
     from ...bus import HookBus
 
-__all__ = ["GuardedRun", "ToolCallRecord", "current_run"]
+__all__ = ["GuardedRun", "GuardedStream", "ToolCallRecord", "current_run"]
 
 logger = logging.getLogger(__name__)
 _CURRENT: ContextVar[GuardedRun | None] = ContextVar(
@@ -85,6 +86,7 @@ class GuardedRun:
         self._step_usage = Usage()
         self._started = False
         self._calls: dict[str, ToolCallRecord] = {}
+        self._decided: set[str] = set()
 
     @property
     def run_id(self) -> str:
@@ -103,28 +105,70 @@ class GuardedRun:
         run and ``task.end`` whenever a segment stops (``suspended`` when it has
         interruptions), as harnessweaver's own run loop does. ``HarnessStopped`` is raised
         when the bus's answer ended the run."""
-        if "hooks" in kwargs:
-            raise TypeError("GuardedRun.run sets hooks itself: compose them into one RunHooks")
+        _no_hooks(kwargs)
         token = _CURRENT.set(self)
         try:
             try:
-                if not self._started:
-                    await self._task_start(agent, input)
+                await self._begin(agent, input)
                 result = await Runner.run(agent, input, hooks=self.hooks, **kwargs)
-            except HarnessStopped as stop:
-                await self._task_end(None, _EXIT_REASONS.get(stop.outcome, "blocked"))
-                raise
             except Exception as exc:
-                await self._task_end(None, "error")
-                logger.info("run %s failed: %s", self.run_id, type(exc).__name__)  # R9
+                await self._failed(exc)
                 raise
-            if result.interruptions:
-                await self._task_end(None, "suspended")
-                return result
-            result.final_output = await self._task_end(result.final_output, "completed")
-            return result
+            return await self._finished(result)
         finally:
             _CURRENT.reset(token)
+
+    async def run_streamed(self, agent: Any, input: Any, **kwargs: Any) -> GuardedStream:
+        """``Runner.run_streamed`` under the bus: the same hook points, records and outcomes
+        as :meth:`run`. Iterate ``stream.stream_events()`` to the end; ``task.end`` is emitted
+        there, and ``stream.result`` is the SDK's ``RunResultStreaming`` (its
+        ``final_output`` as ``task.end`` left it, its ``interruptions`` to resume)."""
+        _no_hooks(kwargs)
+        token = _CURRENT.set(self)  # the SDK's run task copies the context it is started in
+        try:
+            try:
+                await self._begin(agent, input)
+                streamed = Runner.run_streamed(agent, input, hooks=self.hooks, **kwargs)
+            except Exception as exc:
+                await self._failed(exc)
+                raise
+        finally:
+            _CURRENT.reset(token)
+        return GuardedStream(self, streamed)
+
+    async def _begin(self, agent: Any, input: Any) -> None:
+        """``task.start`` for a new run. A ``RunState`` resumes a run that started before:
+        no ``task.start``, and a ``GuardedRun`` that did not see its start (a state restored
+        in another process) takes the step count and the calls awaiting a decision from it."""
+        if isinstance(input, RunState):
+            self._decided = {_call_id(item) for item in input.get_interruptions()}
+            if not self._started:
+                self._started = True
+                turn = getattr(input, "_current_turn", 0)  # the SDK's model turns so far
+                self.steps = turn if isinstance(turn, int) else 0
+                self._step_open = bool(self._decided) and self.steps > 0
+            return
+        if not self._started:
+            await self._task_start(agent, input)
+
+    async def _failed(self, exc: BaseException) -> None:
+        if isinstance(exc, HarnessStopped):
+            await self._task_end(None, _EXIT_REASONS.get(exc.outcome, "blocked"))
+            return
+        await self._task_end(None, "error")
+        logger.info("run %s failed: %s", self.run_id, type(exc).__name__)  # R9
+
+    async def _finished(self, result: Any) -> Any:
+        if result.interruptions:
+            await self._task_end(None, "suspended")
+            return result
+        result.final_output = await self._task_end(result.final_output, "completed")
+        return result
+
+    def decided(self, call_id: str) -> bool:
+        """Whether the ``RunState`` this segment resumed holds a decision for the call: the
+        SDK runs such a call only once approved, without asking ``needs_approval`` again."""
+        return call_id in self._decided
 
     # --- task and step points ----------------------------------------------------------------
 
@@ -139,10 +183,15 @@ class GuardedRun:
         """``task.end`` for a segment that stopped; the output the run reports, as the run
         loop reports it: a ``Continue(modified)`` replaces it, a ``Block`` withholds it
         (``None``), any other outcome leaves it (the run is over: nothing is left to suspend
-        or repeat). A suspended segment leaves its step open: the resumed run goes on in it."""
-        if exit_reason != "suspended":
+        or repeat). As in the run loop, a step cut short (blocked, suspended, an error) emits
+        no ``step.end`` and ``steps`` counts the completed ones; a suspended segment leaves its
+        step open: the resumed run goes on in it."""
+        if exit_reason == "completed":
             await self.end_step()
-        event = TaskEndEvent(output=jsonable(output), exit_reason=exit_reason, steps=self.steps)
+        completed = self.steps - 1 if self._step_open else self.steps
+        if exit_reason not in ("completed", "suspended"):
+            self._step_open = False  # the run is over: its last step stays cut short
+        event = TaskEndEvent(output=jsonable(output), exit_reason=exit_reason, steps=completed)
         result = await self.emit("task.end", event)
         if isinstance(result.outcome, Continue):
             return output if result.event == event else result.event.output
@@ -221,6 +270,37 @@ class GuardedRun:
         event = ToolResultEvent(step=self.steps, tool=record.event.tool, call=call, result=result)
         record.after = await self.emit("tool.after", event)
         return record.after, event
+
+
+class GuardedStream:
+    """A streamed segment of a :class:`GuardedRun`: ``stream_events()`` passes the SDK's
+    events on and emits ``task.end`` when the stream ends (or fails)."""
+
+    def __init__(self, run: GuardedRun, result: Any) -> None:
+        self.run = run
+        self.result = result
+        """The SDK's ``RunResultStreaming``."""
+
+    async def stream_events(self) -> AsyncIterator[Any]:
+        try:
+            async for event in self.result.stream_events():
+                yield event
+        except Exception as exc:
+            await self.run._failed(exc)
+            raise
+        await self.run._finished(self.result)
+
+
+def _no_hooks(kwargs: dict[str, Any]) -> None:
+    if "hooks" in kwargs:
+        raise TypeError("GuardedRun sets the run's hooks itself: compose them into one RunHooks")
+
+
+def _call_id(item: Any) -> str:
+    """The call id of an approval item (its raw call's)."""
+    raw = getattr(item, "raw_item", None)
+    found = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
+    return str(found or getattr(item, "call_id", "") or "")
 
 
 _EXIT_REASONS = {"block": "blocked", "escalate": "escalated", "retry": "retry_exhausted"}

@@ -136,8 +136,11 @@ def guard_tool(tool: FunctionTool) -> FunctionTool:
             if arguments is None:
                 why = "its arguments are not a JSON object"
                 return ToolGuardrailFunctionOutput.reject_content(refusal("tool.before", why))
+            # A call the resumed RunState holds an approval for (restored in another
+            # process, say): the chain is asked again, and its Suspend is that approval.
+            decided = run.decided(context.tool_call_id)
             record = await run.tool_before(
-                tool, context.tool_call_id, arguments, approval_asked=False
+                tool, context.tool_call_id, arguments, approval_asked=decided
             )
         return _before_verdict(run, record)
 
