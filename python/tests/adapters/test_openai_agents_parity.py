@@ -69,6 +69,7 @@ class Harness:
     def __post_init__(self) -> None:
         for hook in HOOKS:
             self.bus.register(self._watcher(hook))
+
         @hw.middleware(hooks=["tool.before"], fail_mode="closed", name="refund_policy")
         async def refund_policy(event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Outcome | None:
             amount = int(event.call.arguments.get("amount", 0))
@@ -84,7 +85,9 @@ class Harness:
         self.bus.register(refund_policy)
 
     def _watcher(self, hook: str) -> Any:
-        @hw.middleware(hooks=[hook], name="watch." + hook.replace(".", "_"), band="platform", fail_mode="open")
+        @hw.middleware(
+            hooks=[hook], name="watch." + hook.replace(".", "_"), band="platform", fail_mode="open"
+        )
         async def watch(event: Any, env: hw.Envelope) -> hw.Outcome | None:
             self.seen.append((env.run_id, *_saw(hook, event)))
             return None

@@ -26,7 +26,14 @@ from .run import GuardedRun, GuardedStream
 from .stops import HarnessStopped
 from .tools import guard_tool, refusal
 
-__all__ = ["GuardedRun", "GuardedStream", "HarnessStopped", "OpenAIAgentsAdapter", "guard_tool", "refusal"]
+__all__ = [
+    "GuardedRun",
+    "GuardedStream",
+    "HarnessStopped",
+    "OpenAIAgentsAdapter",
+    "guard_tool",
+    "refusal",
+]
 
 
 class OpenAIAgentsAdapter:
@@ -48,9 +55,22 @@ class OpenAIAgentsAdapter:
 
     def guard(self, agent: Agent[Any]) -> Agent[Any]:
         """A clone of ``agent`` whose function tools are guarded (others stay as they are:
-        the run's hooks stop the run for them where the bus does not admit them)."""
+        the run's hooks stop the run for them where the bus does not admit them), and so are
+        the agents it hands off to, and theirs (each agent cloned once, cycles kept). A
+        ``Handoff`` object (``handoff(agent, ...)``) hides its agent: guard the agent before
+        wrapping it."""
+        return self._guarded(agent, {})
+
+    def _guarded(self, agent: Agent[Any], done: dict[int, Agent[Any]]) -> Agent[Any]:
+        if id(agent) in done:
+            return done[id(agent)]
         tools = [guard_tool(t) if isinstance(t, FunctionTool) else t for t in agent.tools]
-        return agent.clone(tools=tools)
+        clone = agent.clone(tools=tools)
+        done[id(agent)] = clone  # before its handoffs: one that hands back finds this clone
+        clone.handoffs = [
+            self._guarded(to, done) if isinstance(to, Agent) else to for to in agent.handoffs
+        ]
+        return clone
 
     def guard_tool(self, tool: FunctionTool) -> FunctionTool:
         return guard_tool(tool)

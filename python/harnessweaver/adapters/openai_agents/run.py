@@ -35,7 +35,16 @@ from ...events import (
     Usage,
 )
 from ...outcomes import Block, Continue, HookResult
-from .convert import arguments_of, jsonable, messages_of, model_name, response_of, spec_of, specs_of
+from .convert import (
+    arguments_of,
+    handoff_specs,
+    jsonable,
+    messages_of,
+    model_name,
+    response_of,
+    spec_of,
+    specs_of,
+)
 from .stops import HarnessStopped, stop_for
 
 if TYPE_CHECKING:
@@ -203,7 +212,7 @@ class GuardedRun:
         await self.end_step()
         self.steps += 1
         self._step_open = True
-        tools = specs_of(getattr(agent, "tools", ()) or ())
+        tools = specs_of(getattr(agent, "tools", ()) or ()) + handoff_specs(agent)
         messages = messages_of(system, items)
         start = StepStartEvent(step=self.steps, messages=messages, tools=tools)
         self._raise(stop_for("step.start", await self.emit("step.start", start), start, "step"))

@@ -71,7 +71,7 @@ class ScriptedModel(Model):
         usage = Usage(requests=1, input_tokens=10, output_tokens=5, total_tokens=15)
         return ModelResponse(output=output, usage=usage, response_id=None)
 
-    async def stream_response(  # type: ignore[override]  # an async generator: the same call
+    async def stream_response(
         self,
         system_instructions: str | None,
         input: Any,
