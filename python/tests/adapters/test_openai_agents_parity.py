@@ -18,7 +18,11 @@ import pytest
 agents = pytest.importorskip("agents")
 
 import harnessweaver as hw  # noqa: E402
-from harnessweaver.adapters.openai_agents import HarnessStopped, OpenAIAgentsAdapter  # noqa: E402
+from harnessweaver.adapters.openai_agents import (  # noqa: E402
+    HarnessStopped,
+    OpenAIAgentsAdapter,
+    denial,
+)
 from harnessweaver.adapters.openai_agents.scripted import ScriptedModel, call, say  # noqa: E402
 
 S = hw.ScriptedProvider
@@ -147,6 +151,8 @@ class Side:
     ran: list[int]
     outcome: Any
     """The final output, or the HarnessStopped / exit the run stopped with."""
+    read: list[str]
+    """The tool outputs the model read on its last call, in order."""
 
 
 def strip(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -157,11 +163,12 @@ def through_the_loop(
     harness: Harness, script: list[Turn], decisions: list[bool], run_id: str
 ) -> Side:
     ran: list[int] = []
+    provider = S(loop_turns(script))
     built = hw.Harness.from_bus(
         harness.bus,
         task="support",
         system="Help.",
-        provider=S(loop_turns(script)),
+        provider=provider,
         tools=[loop_tool(ran)],
     )
     ctx = hw.RunContext(envelope=hw.Envelope(run_id=run_id))
@@ -179,7 +186,9 @@ def through_the_loop(
     result = asyncio.run(go())
     assert pending == []
     outcome = result.output if result.exit_reason == "completed" else result.exit.exit_reason
-    return Side(strip(ctx.trace.records()), harness.seen[start:], ran, outcome)
+    asked = provider.requests[-1].messages if provider.requests else ()
+    read = [str(m.content) for m in asked if m.role == "tool"]
+    return Side(strip(ctx.trace.records()), harness.seen[start:], ran, outcome, read)
 
 
 def through_the_sdk(
@@ -215,7 +224,7 @@ def through_the_sdk(
                 if pending.pop(0):
                     state.approve(item)
                 else:
-                    state.reject(item, rejection_message="no")
+                    state.reject(item, rejection_message=denial("no"))
             result = await segment(state)
         return result.final_output
 
@@ -225,7 +234,9 @@ def through_the_sdk(
     except HarnessStopped as stop:
         outcome = stop
     assert pending == []
-    return Side(strip(run.trace.records()), harness.seen[start:], ran, outcome)
+    asked = model.inputs[-1] if model.inputs else []
+    read = [str(i["output"]) for i in asked if isinstance(i, dict) and "output" in i]
+    return Side(strip(run.trace.records()), harness.seen[start:], ran, outcome, read)
 
 
 def both(
@@ -250,6 +261,9 @@ def test_one_call_a_turn_leaves_the_run_loops_records(approved: bool) -> None:
     assert sdk.seen == loop.seen
     assert sdk.ran == loop.ran == ([10, 70, 20] if approved else [10, 20])
     assert sdk.outcome == loop.outcome == "done"
+    assert sdk.read == loop.read  # what the model read of each call, refusals included
+    assert loop.read[0] == "The harness refused this tool call: $500 is over the limit"
+    assert loop.read[2] == ("refunded 70" if approved else denial("no"))
     hooks = {r["hook"] for r in sdk.records}
     assert hooks == set(HOOKS)  # every hook point is in the comparison
     assert {r["run"] for r in sdk.records} == {"parity-1"}
@@ -263,6 +277,7 @@ def test_streaming_leaves_the_same_records_as_runner_run() -> None:
     assert sdk.records == plain.records == loop.records
     assert sdk.seen == plain.seen == loop.seen
     assert sdk.ran == loop.ran == [10, 70, 20]
+    assert sdk.read == plain.read == loop.read
     assert sdk.outcome == "done"
 
 
@@ -317,6 +332,7 @@ def test_a_raising_middleware_leaves_the_run_loops_records(fail_mode: str) -> No
     assert sdk.records == loop.records
     assert sdk.seen == loop.seen
     assert sdk.ran == loop.ran == ([] if fail_mode == "closed" else [20])
+    assert sdk.read == loop.read
     assert "secret detail" not in str(sdk.records)
 
 
@@ -333,6 +349,7 @@ def test_several_calls_in_one_turn_differ_only_in_the_sdks_order() -> None:
     loop, sdk = both(script)
     assert sdk.ran == loop.ran == [10, 20]
     assert sdk.outcome == loop.outcome == "done"
+    assert sdk.read == loop.read  # the answers are paired with the calls in the calls' order
     expected = before_calls_first(loop.records)
     assert sdk.records == expected
     assert sorted(map(repr, sdk.seen)) == sorted(map(repr, loop.seen))
@@ -343,17 +360,47 @@ def test_two_calls_suspended_in_one_turn_are_asked_together() -> None:
     """Difference 2 (the SDK's): the SDK interrupts once for every call of the turn that needs
     approval, after running the calls it admitted; the run loop stops at the first suspended
     call, and asks the chain about the next one only after that decision. So the SDK's run
-    has one ``suspended`` segment where the run loop has two, and the calls behind a
-    suspended one run before the decision. Every call is asked once on both sides, and the
-    decisions do the same: approved runs, rejected does not."""
+    has one ``suspended`` segment where the run loop has two, the calls behind a suspended
+    one run before the decision, and the model reads the answers in the order they came.
+    Every call is asked once on both sides, and the decisions do the same: approved runs,
+    rejected does not."""
     script: list[Turn] = [[("c1", 70), ("c2", 80), ("c4", 20)], []]
     loop, sdk = both(script, [True, False])
     assert sorted(loop.ran) == sorted(sdk.ran) == [20, 70]
     assert (loop.ran, sdk.ran) == ([70, 20], [20, 70])
     assert sdk.outcome == loop.outcome == "done"
+    assert loop.read == ["refunded 70", denial("no"), "refunded 20"]
+    assert sdk.read == ["refunded 20", "refunded 70", denial("no")]  # in the order they ran
     ends = [r for r in sdk.records if r["hook"] == "task.end" and r["kind"] == "hook"]
     loop_ends = [r for r in loop.records if r["hook"] == "task.end" and r["kind"] == "hook"]
     assert len(ends) == 2 and len(loop_ends) == 3
+    hook_records = [
+        (r["emit"], r["hook"], r.get("step"), r.get("tool"), r["outcome"], r.get("code"))
+        for r in sdk.records
+        if r["kind"] == "hook"
+    ]
+    assert hook_records == [
+        (1, "task.start", None, None, "continue", None),
+        (2, "step.start", 1, None, "continue", None),
+        (3, "model.before", 1, None, "continue", None),
+        (4, "model.after", 1, None, "continue", None),
+        (5, "tool.before", 1, "refund", "suspend", "ask"),  # c1
+        (6, "tool.before", 1, "refund", "suspend", "ask"),  # c2
+        (7, "tool.before", 1, "refund", "continue", None),  # c4
+        (8, "tool.after", 1, "refund", "continue", None),  # c4
+        (9, "task.end", None, None, "continue", None),  # suspended for c1 and c2
+        (10, "tool.after", 1, "refund", "continue", None),  # c1 approved; c2 rejected
+        (11, "step.end", 1, None, "continue", None),
+        (12, "step.start", 2, None, "continue", None),
+        (13, "model.before", 2, None, "continue", None),
+        (14, "model.after", 2, None, "continue", None),
+        (15, "step.end", 2, None, "continue", None),
+        (16, "task.end", None, None, "continue", None),
+    ]
+    loop_hooks = [(r["hook"], r.get("step")) for r in loop.records if r["kind"] == "hook"]
+    assert sorted(loop_hooks, key=repr) == sorted(
+        [(h, step) for _, h, step, *_ in hook_records] + [("task.end", None)], key=repr
+    )  # the same emits, and one more task.end: the run loop's second suspension
     calls = [s[4][0] for s in sdk.seen if s[1] == "tool.before"]
     loop_calls = [s[4][0] for s in loop.seen if s[1] == "tool.before"]
     assert calls == loop_calls == ["c1", "c2", "c4"]  # each call asked once, in order

@@ -24,13 +24,14 @@ from ...bus import HookBus
 from ...context import Trace
 from .run import GuardedRun, GuardedStream
 from .stops import HarnessStopped
-from .tools import guard_tool, refusal
+from .tools import denial, guard_tool, refusal
 
 __all__ = [
     "GuardedRun",
     "GuardedStream",
     "HarnessStopped",
     "OpenAIAgentsAdapter",
+    "denial",
     "guard_tool",
     "refusal",
 ]

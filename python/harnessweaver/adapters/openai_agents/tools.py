@@ -39,7 +39,7 @@ from .convert import arguments_of
 from .run import GUARDED, GuardedRun, ToolCallRecord, current_run
 from .stops import HarnessStopped
 
-__all__ = ["guard_tool", "refusal"]
+__all__ = ["denial", "guard_tool", "refusal"]
 
 GUARDRAIL = "harnessweaver"
 
@@ -50,6 +50,12 @@ def refusal(hook: str, reason: str | None) -> str:
     if hook == "tool.after":
         return f"The harness withheld this tool's result: {reason}"
     return f"The harness refused this tool call: {reason}"
+
+
+def denial(reason: str | None = None) -> str:
+    """The run loop's wording for a call an approver denied, to give the SDK as the
+    rejection: ``state.reject(item, rejection_message=denial("too much"))``."""
+    return f"The approver denied this tool call: {reason or 'no reason given'}"
 
 
 def _run_of(tool: FunctionTool) -> GuardedRun:
