@@ -176,7 +176,7 @@ def through_the_loop(
 
     async def go() -> Any:
         result = await built.run("refund", ctx=ctx)
-        while result.exit_reason == "suspended":
+        while result.exit_reason == "suspended" and pending:  # else it stays suspended
             approved = pending.pop(0)
             decision = hw.Decision.approve() if approved else hw.Decision.deny("no")
             result = await built.resume(result.state, decision, ctx=ctx)
@@ -460,3 +460,56 @@ def _tools_grouped(items: list[Any], hook_of: Callable[[Any], str]) -> list[Any]
         if item is not None:
             out.append(item)
     return out
+
+
+def test_a_suspend_outside_a_tool_call_ends_the_sdk_run_as_blocked() -> None:
+    """Difference 3 (the SDK's): the SDK pauses a run only for a tool approval. A Suspend at
+    ``model.before`` leaves the same records on both sides, but the run loop's ``task.end``
+    says ``suspended`` (resumable) and the adapter's says ``blocked``: the SDK run is over
+    (``HarnessStopped``, outcome ``suspend``)."""
+    loop, sdk = both([[("c4", 20)], []], harness=with_stop("model.before", wait))
+    assert sdk.records == loop.records
+    assert loop.outcome == "suspended"
+    assert isinstance(sdk.outcome, HarnessStopped) and sdk.outcome.outcome == "suspend"
+    assert sdk.seen[:-1] == loop.seen[:-1]
+    assert (loop.seen[-1], sdk.seen[-1]) == (
+        ("parity-1", "task.end", "suspended", None, 0),
+        ("parity-1", "task.end", "blocked", None, 0),
+    )
+
+
+def wait(event: Any) -> hw.Outcome:
+    return hw.Suspend("wait")
+
+
+def again(event: Any) -> hw.Outcome:
+    return hw.Retry("rate limited")
+
+
+def test_a_retry_at_tool_before_refuses_the_call_where_the_run_loop_asks_again() -> None:
+    """Difference 4 (the adapter's mapping, docs: "Retry"): the run loop asks the chain again
+    up to its retry bound (2) and then ends the run ``retry_exhausted``; the adapter refuses
+    the call once and the run goes on (the model may ask again)."""
+    loop, sdk = both([[("c4", 20)], []], harness=with_stop("tool.before", again))
+    assert loop.outcome == "retry_exhausted" and sdk.outcome == "done"
+    assert sdk.ran == loop.ran == []
+    first = [r for r in loop.records if r["emit"] <= 5]
+    assert sdk.records[: len(first)] == first  # the same up to the first retry
+    loop_hooks = [(r["emit"], r["hook"], r["outcome"]) for r in loop.records if r["kind"] == "hook"]
+    sdk_hooks = [(r["emit"], r["hook"], r["outcome"]) for r in sdk.records if r["kind"] == "hook"]
+    assert loop_hooks[4:] == [
+        (5, "tool.before", "retry"),
+        (6, "tool.before", "retry"),
+        (7, "tool.before", "retry"),
+        (8, "task.end", "continue"),
+    ]
+    assert sdk_hooks[4:] == [
+        (5, "tool.before", "retry"),
+        (6, "step.end", "continue"),
+        (7, "step.start", "continue"),
+        (8, "model.before", "continue"),
+        (9, "model.after", "continue"),
+        (10, "step.end", "continue"),
+        (11, "task.end", "continue"),
+    ]
+    assert sdk.read == ["The harness refused this tool call: rate limited"]
