@@ -486,15 +486,16 @@ def again(event: Any) -> hw.Outcome:
     return hw.Retry("rate limited")
 
 
-def test_a_retry_at_tool_before_refuses_the_call_where_the_run_loop_asks_again() -> None:
-    """Difference 4 (the adapter's mapping, docs: "Retry"): the run loop asks the chain again
-    up to its retry bound (2) and then ends the run ``retry_exhausted``; the adapter refuses
-    the call once and the run goes on (the model may ask again)."""
+def test_a_retry_exhausted_at_tool_before_refuses_the_call_where_the_run_loop_ends() -> None:
+    """Difference 4 (the adapter's mapping, docs: "Retry"): both ask the chain again up to
+    the retry bound (2), with the same records; then the run loop ends the run
+    ``retry_exhausted`` and the adapter refuses the call and the run goes on (the model may
+    ask again)."""
     loop, sdk = both([[("c4", 20)], []], harness=with_stop("tool.before", again))
     assert loop.outcome == "retry_exhausted" and sdk.outcome == "done"
     assert sdk.ran == loop.ran == []
-    first = [r for r in loop.records if r["emit"] <= 5]
-    assert sdk.records[: len(first)] == first  # the same up to the first retry
+    asked = [r for r in loop.records if r["hook"] != "task.end"]
+    assert sdk.records[: len(asked)] == asked  # the same up to the last retry
     loop_hooks = [(r["emit"], r["hook"], r["outcome"]) for r in loop.records if r["kind"] == "hook"]
     sdk_hooks = [(r["emit"], r["hook"], r["outcome"]) for r in sdk.records if r["kind"] == "hook"]
     assert loop_hooks[4:] == [
@@ -505,11 +506,60 @@ def test_a_retry_at_tool_before_refuses_the_call_where_the_run_loop_asks_again()
     ]
     assert sdk_hooks[4:] == [
         (5, "tool.before", "retry"),
-        (6, "step.end", "continue"),
-        (7, "step.start", "continue"),
-        (8, "model.before", "continue"),
-        (9, "model.after", "continue"),
-        (10, "step.end", "continue"),
-        (11, "task.end", "continue"),
+        (6, "tool.before", "retry"),
+        (7, "tool.before", "retry"),
+        (8, "step.end", "continue"),
+        (9, "step.start", "continue"),
+        (10, "model.before", "continue"),
+        (11, "model.after", "continue"),
+        (12, "step.end", "continue"),
+        (13, "task.end", "continue"),
     ]
     assert sdk.read == ["The harness refused this tool call: rate limited"]
+
+
+def retry_first(hook: str, times: int, max_attempts: int | None = None) -> Callable[[], Harness]:
+    """A middleware at ``hook`` that answers Retry the first ``times`` times, then nothing."""
+
+    def build() -> Harness:
+        asked: list[int] = []
+
+        @hw.middleware(hooks=[hook], fail_mode="closed", name="flaky")
+        async def flaky(event: Any, env: hw.Envelope) -> hw.Outcome | None:
+            asked.append(1)
+            if len(asked) <= times:
+                return hw.Retry("busy", code="busy", max_attempts=max_attempts)
+            return None
+
+        return Harness().add(flaky)
+
+    return build
+
+
+@pytest.mark.parametrize(
+    "hook", ["task.start", "step.start", "model.before", "tool.before", "step.end"]
+)
+@pytest.mark.parametrize(
+    ("times", "max_attempts"), [(1, None), (2, None), (3, None), (2, 2)], ids=str
+)
+def test_a_retry_asks_the_chain_again_as_the_run_loop_does(
+    hook: str, times: int, max_attempts: int | None
+) -> None:
+    """Where the run loop answers a Retry by asking the chain again (``task.start``,
+    ``step.start``, ``model.before``, ``tool.before``, ``step.end``), so does the adapter,
+    up to the same bound (``max_retries`` 2, lowered by ``max_attempts``); past it the run
+    ends ``retry_exhausted`` on both sides (at ``tool.before``: difference 4)."""
+    loop, sdk = both([[("c4", 20)], []], harness=retry_first(hook, times, max_attempts))
+    exhausted = times > (2 if max_attempts is None else max_attempts - 1)
+    if exhausted and hook == "tool.before":
+        assert loop.outcome == "retry_exhausted" and sdk.outcome == "done"
+        return  # difference 4, asserted exactly above
+    assert sdk.records == loop.records
+    assert sdk.seen == loop.seen
+    assert sdk.ran == loop.ran
+    if exhausted:
+        assert loop.outcome == "retry_exhausted"
+        assert isinstance(sdk.outcome, HarnessStopped) and sdk.outcome.outcome == "retry"
+    else:
+        assert sdk.outcome == loop.outcome == "done"
+        assert sdk.ran == [20]

@@ -76,7 +76,10 @@ class OpenAIAgentsAdapter:
     def guard_tool(self, tool: FunctionTool) -> FunctionTool:
         return guard_tool(tool)
 
-    def new_run(self, run_id: str | None = None, trace: Trace | None = None) -> GuardedRun:
+    def new_run(
+        self, run_id: str | None = None, trace: Trace | None = None, *, max_retries: int = 2
+    ) -> GuardedRun:
         """A run under the bus: a new ``hw.RunContext`` with ``run_id`` (random when not
-        given) and ``trace`` (a new one when not given)."""
-        return GuardedRun(self.bus, run_id=run_id, trace=trace)
+        given) and ``trace`` (a new one when not given); ``max_retries`` bounds how often a
+        ``Retry`` asks the chain again, as the run loop's option does."""
+        return GuardedRun(self.bus, run_id=run_id, trace=trace, max_retries=max_retries)

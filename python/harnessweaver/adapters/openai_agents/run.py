@@ -11,6 +11,7 @@ the SDK starts its tool calls as tasks of the run, which inherit it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
@@ -34,7 +35,7 @@ from ...events import (
     ToolResultEvent,
     Usage,
 )
-from ...outcomes import Block, Continue, HookResult
+from ...outcomes import Block, Continue, HookResult, Retry
 from .convert import (
     arguments_of,
     handoff_specs,
@@ -81,9 +82,22 @@ class GuardedRun:
     """One run under the bus. ``ctx`` is its run context (``ctx.trace`` its records),
     ``steps`` the model turns so far; ``run()`` starts or resumes it."""
 
-    def __init__(self, bus: HookBus, run_id: str | None = None, trace: Trace | None = None):
+    def __init__(
+        self,
+        bus: HookBus,
+        run_id: str | None = None,
+        trace: Trace | None = None,
+        *,
+        max_retries: int = 2,
+    ):
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(
+                f"max_retries {max_retries!r}: the retries of one operation are a whole number "
+                "from 0 (the run loop's max_retries, docs/agent.md)"
+            )
         envelope = Envelope() if run_id is None else Envelope(run_id=run_id)
         self.bus = bus
+        self.max_retries = max_retries
         self.ctx = (
             RunContext(envelope=envelope)
             if trace is None
@@ -107,6 +121,27 @@ class GuardedRun:
 
     async def emit(self, hook: str, event: Any) -> HookResult:
         return await self.bus.emit(hook, event, self.ctx)
+
+    async def ask(self, hook: str, event: Any) -> HookResult:
+        """Emit at a point where the run loop answers a ``Retry`` by asking the chain again
+        (``task.start``, ``step.start``, ``model.before``, ``tool.before``, ``step.end``): so
+        does the adapter, after the Retry's delay, up to ``max_retries`` times (a
+        ``Retry(max_attempts=n)`` lowers that to ``n - 1``). The last answer is returned: a
+        Retry still, once the bound is reached, which the caller acts on."""
+        retries = 0
+        while True:
+            result = await self.emit(hook, event)
+            outcome = result.outcome
+            if not isinstance(outcome, Retry):
+                return result
+            bound = self.max_retries
+            if outcome.max_attempts is not None:
+                bound = min(bound, max(outcome.max_attempts - 1, 0))
+            if retries >= bound:
+                return result
+            retries += 1
+            if outcome.delay:
+                await asyncio.sleep(outcome.delay)
 
     async def run(self, agent: Any, input: Any, **kwargs: Any) -> Any:
         """``Runner.run(agent, input, hooks=..., **kwargs)`` under the bus; ``input`` is the
@@ -184,7 +219,7 @@ class GuardedRun:
     async def _task_start(self, agent: Any, input: Any) -> None:
         self._started = True
         event = TaskStartEvent(task=str(getattr(agent, "name", "") or ""), input=jsonable(input))
-        stop = stop_for("task.start", await self.emit("task.start", event), event, "task input")
+        stop = stop_for("task.start", await self.ask("task.start", event), event, "task input")
         if stop is not None:
             raise stop
 
@@ -215,10 +250,10 @@ class GuardedRun:
         tools = specs_of(getattr(agent, "tools", ()) or ()) + handoff_specs(agent)
         messages = messages_of(system, items)
         start = StepStartEvent(step=self.steps, messages=messages, tools=tools)
-        self._raise(stop_for("step.start", await self.emit("step.start", start), start, "step"))
+        self._raise(stop_for("step.start", await self.ask("step.start", start), start, "step"))
         request = ModelRequest(model=model_name(agent), messages=messages, tools=tools)
         event = ModelRequestEvent(step=self.steps, request=request)
-        result = await self.emit("model.before", event)
+        result = await self.ask("model.before", event)
         self._raise(stop_for("model.before", result, event, "model request"))
 
     async def model_answered(self, response: Any) -> None:
@@ -236,10 +271,10 @@ class GuardedRun:
     async def end_step(self) -> None:
         if not self._step_open:
             return
-        self._step_open = False
         event = StepEndEvent(step=self.steps, usage=self._step_usage)
+        self._raise(stop_for("step.end", await self.ask("step.end", event), event, "step"))
+        self._step_open = False  # admitted: the step is complete (else it was cut short)
         self._step_usage = Usage()
-        self._raise(stop_for("step.end", await self.emit("step.end", event), event, "step"))
 
     @staticmethod
     def _raise(stop: HarnessStopped | None) -> None:
@@ -265,7 +300,7 @@ class GuardedRun:
                 "call": {"id": call_id, "name": getattr(tool, "name", ""), "arguments": arguments},
             }
         )
-        record = ToolCallRecord(await self.emit("tool.before", event), event, approval_asked)
+        record = ToolCallRecord(await self.ask("tool.before", event), event, approval_asked)
         self._calls[call_id] = record
         return record
 

@@ -4,8 +4,9 @@ A guarded tool is a copy of a ``FunctionTool`` with
 
 * ``needs_approval``: emits ``tool.before`` (once per call, the answer kept by call id); a
   ``Suspend`` makes the SDK interrupt the run for approval (``result.interruptions``);
-* a tool input guardrail, first: a ``Block`` (or ``Retry``) answers ``reject_content`` with
-  the refusal, so the tool never runs and the model reads why; an ``Escalate`` ends the run;
+* a tool input guardrail, first: a ``Block`` (or a ``Retry`` still answered after the chain
+  was asked again up to the run's bound) answers ``reject_content`` with the refusal, so the
+  tool never runs and the model reads why; an ``Escalate`` ends the run;
 * ``on_invoke_tool`` wrapped: the tool runs with the arguments the chain left (a
   ``Continue(modified)`` is what runs), then ``tool.after`` is emitted and a modified
   result is what the model reads;
