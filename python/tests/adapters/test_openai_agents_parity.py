@@ -303,11 +303,13 @@ def with_stop(hook: str, outcome: Callable[[Any], hw.Outcome]) -> Callable[[], H
         ("task.start", lambda e: hw.Block("closed today"), "blocked"),
     ],
 )
+@pytest.mark.parametrize("streamed", [False, True], ids=["run", "streamed"])
 def test_a_run_the_bus_ends_leaves_the_run_loops_records(
-    hook: str, outcome: Callable[[Any], hw.Outcome], exit_reason: str
+    hook: str, outcome: Callable[[Any], hw.Outcome], exit_reason: str, streamed: bool
 ) -> None:
-    """A step cut short has no ``step.end``; ``task.end`` says how the run stopped."""
-    loop, sdk = both([[("c4", 20)], []], harness=with_stop(hook, outcome))
+    """A step cut short has no ``step.end``; ``task.end`` says how the run stopped. A
+    streamed run raises ``HarnessStopped`` from ``stream_events()``, with the same records."""
+    loop, sdk = both([[("c4", 20)], []], harness=with_stop(hook, outcome), streamed=streamed)
     assert loop.outcome == exit_reason
     assert isinstance(sdk.outcome, HarnessStopped) and sdk.outcome.hook == hook
     assert sdk.records == loop.records
