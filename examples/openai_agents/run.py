@@ -1,5 +1,6 @@
 """harnessweaver's bus in front of an OpenAI Agents SDK agent, offline: a blocked call, a
-suspended call resumed through the SDK's RunState, and a rewritten call.
+suspended call resumed through the SDK's RunState (approved, and rejected), a rewritten
+call, and a streamed run.
 
     python examples/openai_agents/run.py
 
@@ -19,7 +20,7 @@ os.environ.setdefault("OPENAI_API_KEY", "sk-offline-example")  # the SDK wants o
 import agents
 
 import harnessweaver as hw
-from harnessweaver.adapters.openai_agents import OpenAIAgentsAdapter
+from harnessweaver.adapters.openai_agents import OpenAIAgentsAdapter, denial
 from harnessweaver.adapters.openai_agents.scripted import ScriptedModel, call, say
 
 agents.set_tracing_disabled(True)  # nothing is exported anywhere
@@ -76,6 +77,23 @@ async def main() -> None:
     state.approve(pending)  # the manager said yes; state.reject(pending) would refuse it
     result = await run.run(agent, state)
     print(f"approved: refund(70) ran; the model read: {model_read(model)}")
+
+    agent, model = agent_for(adapter, 90)
+    run = adapter.new_run(run_id="rejected-90")
+    result = await run.run(agent, "Refund $90, please.")
+    state = result.to_state()
+    state.reject(result.interruptions[0], rejection_message=denial("not without a receipt"))
+    await run.run(agent, state)
+    print(f"rejected: refund(90) never ran; the model read: {model_read(model)}")
+
+    agent, model = agent_for(adapter, 30)
+    run = adapter.new_run(run_id="streamed-30")
+    stream = await run.run_streamed(agent, "Refund $30, please.")  # Runner.run_streamed
+    events = [event async for event in stream.stream_events()]
+    print(
+        f"streamed: refund({paid[-1]}) ran; {len(events)} stream events, "
+        f"final output {stream.result.final_output!r}"
+    )
 
     agent, model = agent_for(adapter, 13)
     run = adapter.new_run(run_id="rewritten-13")

@@ -386,6 +386,8 @@ def test_the_example_runs_offline_and_shows_each_outcome() -> None:
     assert "suspended: refund(70) waits for approval" in out
     assert "approved: refund(70) ran" in out
     assert "rewritten: the model asked refund(13), refund(10) ran" in out
+    assert "rejected: refund(90) never ran; the model read: The approver denied" in out
+    assert "streamed: refund(30) ran;" in out and "final output 'All done.'" in out
     trace = re.search(r"tool\.before +continue \(modified\) +(.*)", out)
     assert trace is not None
     assert trace.group(1).split() == ["run=rewritten-13", "step=1", "tool=refund"]

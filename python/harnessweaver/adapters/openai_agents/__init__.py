@@ -22,11 +22,19 @@ from agents import Agent, FunctionTool
 
 from ...bus import HookBus
 from ...context import Trace
-from .run import GuardedRun
+from .run import GuardedRun, GuardedStream
 from .stops import HarnessStopped
-from .tools import guard_tool, refusal
+from .tools import denial, guard_tool, refusal
 
-__all__ = ["GuardedRun", "HarnessStopped", "OpenAIAgentsAdapter", "guard_tool", "refusal"]
+__all__ = [
+    "GuardedRun",
+    "GuardedStream",
+    "HarnessStopped",
+    "OpenAIAgentsAdapter",
+    "denial",
+    "guard_tool",
+    "refusal",
+]
 
 
 class OpenAIAgentsAdapter:
@@ -48,14 +56,30 @@ class OpenAIAgentsAdapter:
 
     def guard(self, agent: Agent[Any]) -> Agent[Any]:
         """A clone of ``agent`` whose function tools are guarded (others stay as they are:
-        the run's hooks stop the run for them where the bus does not admit them)."""
+        the run's hooks stop the run for them where the bus does not admit them), and so are
+        the agents it hands off to, and theirs (each agent cloned once, cycles kept). A
+        ``Handoff`` object (``handoff(agent, ...)``) hides its agent: guard the agent before
+        wrapping it."""
+        return self._guarded(agent, {})
+
+    def _guarded(self, agent: Agent[Any], done: dict[int, Agent[Any]]) -> Agent[Any]:
+        if id(agent) in done:
+            return done[id(agent)]
         tools = [guard_tool(t) if isinstance(t, FunctionTool) else t for t in agent.tools]
-        return agent.clone(tools=tools)
+        clone = agent.clone(tools=tools)
+        done[id(agent)] = clone  # before its handoffs: one that hands back finds this clone
+        clone.handoffs = [
+            self._guarded(to, done) if isinstance(to, Agent) else to for to in agent.handoffs
+        ]
+        return clone
 
     def guard_tool(self, tool: FunctionTool) -> FunctionTool:
         return guard_tool(tool)
 
-    def new_run(self, run_id: str | None = None, trace: Trace | None = None) -> GuardedRun:
+    def new_run(
+        self, run_id: str | None = None, trace: Trace | None = None, *, max_retries: int = 2
+    ) -> GuardedRun:
         """A run under the bus: a new ``hw.RunContext`` with ``run_id`` (random when not
-        given) and ``trace`` (a new one when not given)."""
-        return GuardedRun(self.bus, run_id=run_id, trace=trace)
+        given) and ``trace`` (a new one when not given); ``max_retries`` bounds how often a
+        ``Retry`` asks the chain again, as the run loop's option does."""
+        return GuardedRun(self.bus, run_id=run_id, trace=trace, max_retries=max_retries)

@@ -11,11 +11,20 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agents import Agent, Handoff, handoff
 from pydantic_core import to_jsonable_python
 
 from ...events import Message, ModelResponse, ToolCall, ToolSpec, Usage
 
-__all__ = ["arguments_of", "jsonable", "messages_of", "model_name", "response_of", "specs_of"]
+__all__ = [
+    "arguments_of",
+    "handoff_specs",
+    "jsonable",
+    "messages_of",
+    "model_name",
+    "response_of",
+    "specs_of",
+]
 
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 
@@ -114,6 +123,24 @@ def spec_of(tool: Any) -> ToolSpec:
 
 def specs_of(tools: Iterable[Any]) -> tuple[ToolSpec, ...]:
     return tuple(spec_of(tool) for tool in tools)
+
+
+def handoff_specs(agent: Any) -> tuple[ToolSpec, ...]:
+    """The handoffs an agent offers the model, as the tools the model sees them as
+    (``transfer_to_<agent>``, or a ``Handoff``'s own name and schema)."""
+    specs = []
+    for to in getattr(agent, "handoffs", ()) or ():
+        offered = handoff(to) if isinstance(to, Agent) else to
+        if isinstance(offered, Handoff):
+            schema = offered.input_json_schema
+            specs.append(
+                ToolSpec(
+                    name=offered.tool_name,
+                    description=offered.tool_description or "",
+                    parameters=schema if isinstance(schema, dict) else {},
+                )
+            )
+    return tuple(specs)
 
 
 def model_name(agent: Any) -> str:

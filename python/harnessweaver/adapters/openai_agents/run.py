@@ -11,12 +11,14 @@ the SDK starts its tool calls as tasks of the run, which inherit it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agents import RunHooks, Runner
+from agents import RunHooks, Runner, RunState
 
 from ...context import RunContext, Trace
 from ...envelope import Envelope
@@ -33,14 +35,23 @@ from ...events import (
     ToolResultEvent,
     Usage,
 )
-from ...outcomes import Block, Continue, HookResult
-from .convert import arguments_of, jsonable, messages_of, model_name, response_of, spec_of, specs_of
+from ...outcomes import Block, Continue, HookResult, Retry
+from .convert import (
+    arguments_of,
+    handoff_specs,
+    jsonable,
+    messages_of,
+    model_name,
+    response_of,
+    spec_of,
+    specs_of,
+)
 from .stops import HarnessStopped, stop_for
 
 if TYPE_CHECKING:
     from ...bus import HookBus
 
-__all__ = ["GuardedRun", "ToolCallRecord", "current_run"]
+__all__ = ["GuardedRun", "GuardedStream", "ToolCallRecord", "current_run"]
 
 logger = logging.getLogger(__name__)
 _CURRENT: ContextVar[GuardedRun | None] = ContextVar(
@@ -71,9 +82,22 @@ class GuardedRun:
     """One run under the bus. ``ctx`` is its run context (``ctx.trace`` its records),
     ``steps`` the model turns so far; ``run()`` starts or resumes it."""
 
-    def __init__(self, bus: HookBus, run_id: str | None = None, trace: Trace | None = None):
+    def __init__(
+        self,
+        bus: HookBus,
+        run_id: str | None = None,
+        trace: Trace | None = None,
+        *,
+        max_retries: int = 2,
+    ):
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(
+                f"max_retries {max_retries!r}: the retries of one operation are a whole number "
+                "from 0 (the run loop's max_retries, docs/agent.md)"
+            )
         envelope = Envelope() if run_id is None else Envelope(run_id=run_id)
         self.bus = bus
+        self.max_retries = max_retries
         self.ctx = (
             RunContext(envelope=envelope)
             if trace is None
@@ -85,6 +109,7 @@ class GuardedRun:
         self._step_usage = Usage()
         self._started = False
         self._calls: dict[str, ToolCallRecord] = {}
+        self._decided: set[str] = set()
 
     @property
     def run_id(self) -> str:
@@ -97,41 +122,104 @@ class GuardedRun:
     async def emit(self, hook: str, event: Any) -> HookResult:
         return await self.bus.emit(hook, event, self.ctx)
 
+    async def ask(self, hook: str, event: Any) -> HookResult:
+        """Emit at a point where the run loop answers a ``Retry`` by asking the chain again
+        (``task.start``, ``step.start``, ``model.before``, ``tool.before``, ``step.end``): so
+        does the adapter, after the Retry's delay, up to ``max_retries`` times (a
+        ``Retry(max_attempts=n)`` lowers that to ``n - 1``). The last answer is returned: a
+        Retry still, once the bound is reached, which the caller acts on."""
+        retries = 0
+        while True:
+            result = await self.emit(hook, event)
+            outcome = result.outcome
+            if not isinstance(outcome, Retry):
+                return result
+            bound = self.max_retries
+            if outcome.max_attempts is not None:
+                bound = min(bound, max(outcome.max_attempts - 1, 0))
+            if retries >= bound:
+                return result
+            retries += 1
+            if outcome.delay:
+                await asyncio.sleep(outcome.delay)
+
     async def run(self, agent: Any, input: Any, **kwargs: Any) -> Any:
         """``Runner.run(agent, input, hooks=..., **kwargs)`` under the bus; ``input`` is the
         task's input, or the ``RunState`` of this run to resume. Emits ``task.start`` once per
         run and ``task.end`` whenever a segment stops (``suspended`` when it has
         interruptions), as harnessweaver's own run loop does. ``HarnessStopped`` is raised
         when the bus's answer ended the run."""
-        if "hooks" in kwargs:
-            raise TypeError("GuardedRun.run sets hooks itself: compose them into one RunHooks")
+        _no_hooks(kwargs)
         token = _CURRENT.set(self)
         try:
             try:
-                if not self._started:
-                    await self._task_start(agent, input)
+                await self._begin(agent, input)
                 result = await Runner.run(agent, input, hooks=self.hooks, **kwargs)
-            except HarnessStopped as stop:
-                await self._task_end(None, _EXIT_REASONS.get(stop.outcome, "blocked"))
-                raise
             except Exception as exc:
-                await self._task_end(None, "error")
-                logger.info("run %s failed: %s", self.run_id, type(exc).__name__)  # R9
+                await self._failed(exc)
                 raise
-            if result.interruptions:
-                await self._task_end(None, "suspended")
-                return result
-            result.final_output = await self._task_end(result.final_output, "completed")
-            return result
+            return await self._finished(result)
         finally:
             _CURRENT.reset(token)
+
+    async def run_streamed(self, agent: Any, input: Any, **kwargs: Any) -> GuardedStream:
+        """``Runner.run_streamed`` under the bus: the same hook points, records and outcomes
+        as :meth:`run`. Iterate ``stream.stream_events()`` to the end; ``task.end`` is emitted
+        there, and ``stream.result`` is the SDK's ``RunResultStreaming`` (its
+        ``final_output`` as ``task.end`` left it, its ``interruptions`` to resume)."""
+        _no_hooks(kwargs)
+        token = _CURRENT.set(self)  # the SDK's run task copies the context it is started in
+        try:
+            try:
+                await self._begin(agent, input)
+                streamed = Runner.run_streamed(agent, input, hooks=self.hooks, **kwargs)
+            except Exception as exc:
+                await self._failed(exc)
+                raise
+        finally:
+            _CURRENT.reset(token)
+        return GuardedStream(self, streamed)
+
+    async def _begin(self, agent: Any, input: Any) -> None:
+        """``task.start`` for a new run. A ``RunState`` resumes a run that started before:
+        no ``task.start``, and a ``GuardedRun`` that did not see its start (a state restored
+        in another process) takes the step count and the calls awaiting a decision from it."""
+        if isinstance(input, RunState):
+            self._decided = {_call_id(item) for item in input.get_interruptions()}
+            if not self._started:
+                self._started = True
+                turn = getattr(input, "_current_turn", 0)  # the SDK's model turns so far
+                self.steps = turn if isinstance(turn, int) else 0
+                self._step_open = bool(self._decided) and self.steps > 0
+            return
+        if not self._started:
+            await self._task_start(agent, input)
+
+    async def _failed(self, exc: BaseException) -> None:
+        if isinstance(exc, HarnessStopped):
+            await self._task_end(None, _EXIT_REASONS.get(exc.outcome, "blocked"))
+            return
+        await self._task_end(None, "error")
+        logger.info("run %s failed: %s", self.run_id, type(exc).__name__)  # R9
+
+    async def _finished(self, result: Any) -> Any:
+        if result.interruptions:
+            await self._task_end(None, "suspended")
+            return result
+        result.final_output = await self._task_end(result.final_output, "completed")
+        return result
+
+    def decided(self, call_id: str) -> bool:
+        """Whether the ``RunState`` this segment resumed holds a decision for the call: the
+        SDK runs such a call only once approved, without asking ``needs_approval`` again."""
+        return call_id in self._decided
 
     # --- task and step points ----------------------------------------------------------------
 
     async def _task_start(self, agent: Any, input: Any) -> None:
         self._started = True
         event = TaskStartEvent(task=str(getattr(agent, "name", "") or ""), input=jsonable(input))
-        stop = stop_for("task.start", await self.emit("task.start", event), event, "task input")
+        stop = stop_for("task.start", await self.ask("task.start", event), event, "task input")
         if stop is not None:
             raise stop
 
@@ -139,10 +227,15 @@ class GuardedRun:
         """``task.end`` for a segment that stopped; the output the run reports, as the run
         loop reports it: a ``Continue(modified)`` replaces it, a ``Block`` withholds it
         (``None``), any other outcome leaves it (the run is over: nothing is left to suspend
-        or repeat). A suspended segment leaves its step open: the resumed run goes on in it."""
-        if exit_reason != "suspended":
+        or repeat). As in the run loop, a step cut short (blocked, suspended, an error) emits
+        no ``step.end`` and ``steps`` counts the completed ones; a suspended segment leaves its
+        step open: the resumed run goes on in it."""
+        if exit_reason == "completed":
             await self.end_step()
-        event = TaskEndEvent(output=jsonable(output), exit_reason=exit_reason, steps=self.steps)
+        completed = self.steps - 1 if self._step_open else self.steps
+        if exit_reason not in ("completed", "suspended"):
+            self._step_open = False  # the run is over: its last step stays cut short
+        event = TaskEndEvent(output=jsonable(output), exit_reason=exit_reason, steps=completed)
         result = await self.emit("task.end", event)
         if isinstance(result.outcome, Continue):
             return output if result.event == event else result.event.output
@@ -154,13 +247,13 @@ class GuardedRun:
         await self.end_step()
         self.steps += 1
         self._step_open = True
-        tools = specs_of(getattr(agent, "tools", ()) or ())
+        tools = specs_of(getattr(agent, "tools", ()) or ()) + handoff_specs(agent)
         messages = messages_of(system, items)
         start = StepStartEvent(step=self.steps, messages=messages, tools=tools)
-        self._raise(stop_for("step.start", await self.emit("step.start", start), start, "step"))
+        self._raise(stop_for("step.start", await self.ask("step.start", start), start, "step"))
         request = ModelRequest(model=model_name(agent), messages=messages, tools=tools)
         event = ModelRequestEvent(step=self.steps, request=request)
-        result = await self.emit("model.before", event)
+        result = await self.ask("model.before", event)
         self._raise(stop_for("model.before", result, event, "model request"))
 
     async def model_answered(self, response: Any) -> None:
@@ -178,10 +271,10 @@ class GuardedRun:
     async def end_step(self) -> None:
         if not self._step_open:
             return
-        self._step_open = False
         event = StepEndEvent(step=self.steps, usage=self._step_usage)
+        self._raise(stop_for("step.end", await self.ask("step.end", event), event, "step"))
+        self._step_open = False  # admitted: the step is complete (else it was cut short)
         self._step_usage = Usage()
-        self._raise(stop_for("step.end", await self.emit("step.end", event), event, "step"))
 
     @staticmethod
     def _raise(stop: HarnessStopped | None) -> None:
@@ -207,7 +300,7 @@ class GuardedRun:
                 "call": {"id": call_id, "name": getattr(tool, "name", ""), "arguments": arguments},
             }
         )
-        record = ToolCallRecord(await self.emit("tool.before", event), event, approval_asked)
+        record = ToolCallRecord(await self.ask("tool.before", event), event, approval_asked)
         self._calls[call_id] = record
         return record
 
@@ -221,6 +314,37 @@ class GuardedRun:
         event = ToolResultEvent(step=self.steps, tool=record.event.tool, call=call, result=result)
         record.after = await self.emit("tool.after", event)
         return record.after, event
+
+
+class GuardedStream:
+    """A streamed segment of a :class:`GuardedRun`: ``stream_events()`` passes the SDK's
+    events on and emits ``task.end`` when the stream ends (or fails)."""
+
+    def __init__(self, run: GuardedRun, result: Any) -> None:
+        self.run = run
+        self.result = result
+        """The SDK's ``RunResultStreaming``."""
+
+    async def stream_events(self) -> AsyncIterator[Any]:
+        try:
+            async for event in self.result.stream_events():
+                yield event
+        except Exception as exc:
+            await self.run._failed(exc)
+            raise
+        await self.run._finished(self.result)
+
+
+def _no_hooks(kwargs: dict[str, Any]) -> None:
+    if "hooks" in kwargs:
+        raise TypeError("GuardedRun sets the run's hooks itself: compose them into one RunHooks")
+
+
+def _call_id(item: Any) -> str:
+    """The call id of an approval item (its raw call's)."""
+    raw = getattr(item, "raw_item", None)
+    found = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
+    return str(found or getattr(item, "call_id", "") or "")
 
 
 _EXIT_REASONS = {"block": "blocked", "escalate": "escalated", "retry": "retry_exhausted"}

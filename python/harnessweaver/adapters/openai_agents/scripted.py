@@ -1,8 +1,9 @@
 """A scripted model of the SDK's own kind, for tests and offline examples: no network, no key.
 
 ``ScriptedModel([[call("refund", {"amount": 5})], [say("done")]])`` answers each model call
-with the next turn's output items; ``model.inputs`` keeps what each call was asked (the
-refusals and tool results the model read).
+with the next turn's output items, for ``Runner.run`` and ``Runner.run_streamed`` alike (a
+stream of one ``response.completed`` event); ``model.inputs`` keeps what each call was asked
+(the refusals and tool results the model read).
 """
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ from agents.items import ModelResponse, TResponseOutputItem
 from agents.models.interface import Model
 from agents.usage import Usage
 from openai.types.responses import (
+    Response,
+    ResponseCompletedEvent,
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
+    ResponseUsage,
 )
+from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
 __all__ = ["ScriptedModel", "call", "say"]
 
@@ -62,11 +67,52 @@ class ScriptedModel(Model):
         conversation_id: str | None,
         prompt: Any,
     ) -> ModelResponse:
+        output = self._next(input)
+        usage = Usage(requests=1, input_tokens=10, output_tokens=5, total_tokens=15)
+        return ModelResponse(output=output, usage=usage, response_id=None)
+
+    async def stream_response(
+        self,
+        system_instructions: str | None,
+        input: Any,
+        model_settings: Any,
+        tools: Any,
+        output_schema: Any,
+        handoffs: Any,
+        tracing: Any,
+        *,
+        previous_response_id: str | None,
+        conversation_id: str | None,
+        prompt: Any,
+    ) -> AsyncIterator[Any]:
+        """The next turn as a stream: one ``response.completed`` event carrying it (the SDK
+        takes the turn's output from that event, as from a real stream's last one)."""
+        output = self._next(input)
+        usage = ResponseUsage(
+            input_tokens=10,
+            output_tokens=5,
+            total_tokens=15,
+            input_tokens_details=InputTokensDetails(cached_tokens=0, cache_write_tokens=0),
+            output_tokens_details=OutputTokensDetails(reasoning_tokens=0),
+        )
+        response = Response(
+            id="scripted",
+            created_at=0,
+            model="scripted",
+            object="response",
+            output=output,
+            tool_choice="auto",
+            tools=[],
+            parallel_tool_calls=True,
+            status="completed",
+            usage=usage,
+        )
+        yield ResponseCompletedEvent(
+            type="response.completed", response=response, sequence_number=0
+        )
+
+    def _next(self, input: Any) -> list[TResponseOutputItem]:
         self.inputs.append(list(input) if not isinstance(input, str) else [input])
         if not self.turns:
             raise RuntimeError("ScriptedModel: the script has no turn left")
-        usage = Usage(requests=1, input_tokens=10, output_tokens=5, total_tokens=15)
-        return ModelResponse(output=self.turns.pop(0), usage=usage, response_id=None)
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        raise NotImplementedError("ScriptedModel answers Runner.run only, not streaming")
+        return self.turns.pop(0)

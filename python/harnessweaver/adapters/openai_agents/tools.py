@@ -4,8 +4,9 @@ A guarded tool is a copy of a ``FunctionTool`` with
 
 * ``needs_approval``: emits ``tool.before`` (once per call, the answer kept by call id); a
   ``Suspend`` makes the SDK interrupt the run for approval (``result.interruptions``);
-* a tool input guardrail, first: a ``Block`` (or ``Retry``) answers ``reject_content`` with
-  the refusal, so the tool never runs and the model reads why; an ``Escalate`` ends the run;
+* a tool input guardrail, first: a ``Block`` (or a ``Retry`` still answered after the chain
+  was asked again up to the run's bound) answers ``reject_content`` with the refusal, so the
+  tool never runs and the model reads why; an ``Escalate`` ends the run;
 * ``on_invoke_tool`` wrapped: the tool runs with the arguments the chain left (a
   ``Continue(modified)`` is what runs), then ``tool.after`` is emitted and a modified
   result is what the model reads;
@@ -39,7 +40,7 @@ from .convert import arguments_of
 from .run import GUARDED, GuardedRun, ToolCallRecord, current_run
 from .stops import HarnessStopped
 
-__all__ = ["guard_tool", "refusal"]
+__all__ = ["denial", "guard_tool", "refusal"]
 
 GUARDRAIL = "harnessweaver"
 
@@ -50,6 +51,12 @@ def refusal(hook: str, reason: str | None) -> str:
     if hook == "tool.after":
         return f"The harness withheld this tool's result: {reason}"
     return f"The harness refused this tool call: {reason}"
+
+
+def denial(reason: str | None = None) -> str:
+    """The run loop's wording for a call an approver denied, to give the SDK as the
+    rejection: ``state.reject(item, rejection_message=denial("too much"))``."""
+    return f"The approver denied this tool call: {reason or 'no reason given'}"
 
 
 def _run_of(tool: FunctionTool) -> GuardedRun:
@@ -136,8 +143,11 @@ def guard_tool(tool: FunctionTool) -> FunctionTool:
             if arguments is None:
                 why = "its arguments are not a JSON object"
                 return ToolGuardrailFunctionOutput.reject_content(refusal("tool.before", why))
+            # A call the resumed RunState holds an approval for (restored in another
+            # process, say): the chain is asked again, and its Suspend is that approval.
+            decided = run.decided(context.tool_call_id)
             record = await run.tool_before(
-                tool, context.tool_call_id, arguments, approval_asked=False
+                tool, context.tool_call_id, arguments, approval_asked=decided
             )
         return _before_verdict(run, record)
 
