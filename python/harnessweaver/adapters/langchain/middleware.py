@@ -10,8 +10,9 @@ wrap_tool      ``tool.before``, the tool, ``tool.after``
 after_agent    ``step.end`` of the last step, then ``task.end``
 =============  ==================================================================
 
-The run's own facts (its id, step, exit) live in the agent's state, so the checkpointer
-keeps them across an interrupt. ``docs/integrations/langchain.md`` has the outcome table.
+A pause (LangGraph's interrupt) ends its segment with ``task.end`` (``suspended``), as in the
+run loop. The run's own facts (its id, step, exit) live in the agent's state, so the
+checkpointer keeps them across an interrupt. ``docs/integrations/langchain.md`` has the outcome table.
 """
 
 from __future__ import annotations
