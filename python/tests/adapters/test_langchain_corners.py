@@ -18,11 +18,10 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from test_langchain import REFUND, Agent, ScriptedChat, Shop, call, last_text, on, tool_messages
 
 import harnessweaver as hw
 from harnessweaver.adapters.langchain import HarnessMiddleware
-
-from test_langchain import REFUND, Agent, ScriptedChat, Shop, call, last_text, on, tool_messages
 
 
 @pytest.fixture(params=["sync", "async"])
@@ -215,9 +214,11 @@ def test_a_fresh_agent_over_the_saved_state_applies_the_decision(mode: str, answ
     refunded = [(42, 250.0)] if answer == "approve" else []
     assert shop.refunds == refunded
     text = tool_messages(done)[0].text
-    assert text == ("refunded 250.0 USD for order 42" if answer == "approve" else (
-        "The approver denied this tool call: no"
-    ))
+    assert text == (
+        "refunded 250.0 USD for order 42"
+        if answer == "approve"
+        else ("The approver denied this tool call: no")
+    )
     assert last_text(done) == "Done."
     # The inherent difference, named: the new process has no memory of the paused node, so
     # LangGraph runs it again from its start and the chain is asked again for the same call

@@ -342,9 +342,7 @@ def without_schemas(event: dict[str, Any]) -> dict[str, Any]:
 def check_schemas(loop: Outcome, lc: Outcome) -> None:
     """TOOL_SCHEMAS_ARE_THE_FRAMEWORKS, asserted: each side's schema is its framework's."""
     mine = {t.spec.name: t.spec.parameters for t in hw_tools([])}
-    theirs = {
-        t.name: convert_to_openai_tool(t)["function"]["parameters"] for t in lc_tools([])
-    }
+    theirs = {t.name: convert_to_openai_tool(t)["function"]["parameters"] for t in lc_tools([])}
     for outcome, schemas in ((loop, mine), (lc, theirs)):
         for event in outcome.seen:
             tools = [event["tool"]] if "tool" in event else []
@@ -380,13 +378,24 @@ OK = hw.Decision.approve()
 CASES: dict[str, tuple[Scenario, list[Turn], list[hw.Decision]]] = {
     "block-rewrite-suspend-approve": (refunds, SCRIPT, [hw.Decision.approve(role="finance")]),
     "block-rewrite-suspend-deny": (refunds, SCRIPT, [hw.Decision.deny("no", role="finance")]),
-    "retry-and-suspend-after": (after_hooks, AFTER_SCRIPT, [OK, OK, hw.Decision.approve(role="lead")]),
-    "suspend-after-deny": (after_hooks, AFTER_SCRIPT, [OK, hw.Decision.deny("withheld"), hw.Decision.deny("no", role="lead")]),
+    "retry-and-suspend-after": (
+        after_hooks,
+        AFTER_SCRIPT,
+        [OK, OK, hw.Decision.approve(role="lead")],
+    ),
+    "suspend-after-deny": (
+        after_hooks,
+        AFTER_SCRIPT,
+        [OK, hw.Decision.deny("withheld"), hw.Decision.deny("no", role="lead")],
+    ),
     "block-at-model-before": (model_block, SCRIPT, []),
     "escalate-and-fail-open": (
         escalation,
-        [[("refund_payment", {"order": 1, "amount_usd": 5}, "c1")],
-         [("refund_payment", {"order": 13, "amount_usd": 5}, "c2")], "never"],
+        [
+            [("refund_payment", {"order": 1, "amount_usd": 5}, "c1")],
+            [("refund_payment", {"order": 13, "amount_usd": 5}, "c2")],
+            "never",
+        ],
         [],
     ),
 }

@@ -92,7 +92,9 @@ def ask(
     return Verdict("deny", event, reason, outcome.code)
 
 
-def _wait(place: Place, payload: dict[str, Any], event: Any, emit: Callable[[str, Any], Emit]) -> Flow[Any]:
+def _wait(
+    place: Place, payload: dict[str, Any], event: Any, emit: Callable[[str, Any], Emit]
+) -> Flow[Any]:
     """The caller's decision; when LangGraph pauses the run for it, the segment ends with
     ``task.end`` (``suspended``), as the run loop's does. That emit is not replayed: the
     resumed node gets its decision instead."""

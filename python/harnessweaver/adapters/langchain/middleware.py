@@ -12,7 +12,8 @@ after_agent    ``step.end`` of the last step, then ``task.end``
 
 A pause (LangGraph's interrupt) ends its segment with ``task.end`` (``suspended``), as in the
 run loop. The run's own facts (its id, step, exit) live in the agent's state, so the
-checkpointer keeps them across an interrupt. ``docs/integrations/langchain.md`` has the outcome table.
+checkpointer keeps them across an interrupt. ``docs/integrations/langchain.md`` has the
+outcome table.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import json
 import logging
 import threading
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, NotRequired, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
@@ -158,7 +159,7 @@ def _add(a: Usage, b: Usage) -> Usage:
     )
 
 
-def _usage(state: HarnessState) -> Usage:
+def _usage(state: Mapping[str, Any]) -> Usage:
     """The run's usage so far: the responses in its conversation since it started."""
     usage = Usage()
     for message in state["messages"][state.get("hw_first", 0) :]:
@@ -401,7 +402,10 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             )
             spent = _add(spent, got.usage)
             after = yield from ask(
-                Place(run_id, spent), "model.after", ModelResponseEvent(step=step, response=got), emit
+                Place(run_id, spent),
+                "model.after",
+                ModelResponseEvent(step=step, response=got),
+                emit,
             )
             if after.action == "retry":
                 if retries >= self._bound(after.retry):
