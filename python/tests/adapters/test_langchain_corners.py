@@ -245,3 +245,21 @@ def test_a_denied_tool_result_is_answered_to_its_call(mode: str) -> None:
     assert message.tool_call_id == "c9"
     assert message.text == "The approver denied this tool call: withheld"
     assert a.shop.refunds == [(1, 5.0)]  # it ran once; the model reads the denial
+
+
+def test_a_refused_decision_adds_no_record_as_the_run_loop_refuses_it(mode: str) -> None:
+    async def wait(event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Outcome:
+        return hw.Suspend(reason="over 100 USD", approver_role="finance")
+
+    bus = hw.HookBus()
+    bus.register(on(["tool.before"], wait))
+    a = Agent(mode, bus, [REFUND, "Done."])
+    a.run("Refund order 42")
+    before = a.records()
+    again = a.resume({"decision": "approve", "role": "intern"})
+    assert "refused" in again["__interrupt__"][0].value
+    assert a.records() == before  # the run loop raises wrong_approver and emits nothing
+    a.resume({"decision": "approve", "role": "finance"})
+    assert a.shop.refunds == [(42, 250.0)]
+    ends = [r for r in a.records() if r["kind"] == "hook" and r["hook"] == "task.end"]
+    assert len(ends) == 2  # the pause, then the end

@@ -157,6 +157,34 @@ def escalation(seen: list[dict[str, Any]]) -> list[Any]:
     return [fraud, broken]
 
 
+def rewrites(seen: list[dict[str, Any]]) -> list[Any]:
+    """Continue(modified) at task.start, tool.after and task.end; a Retry at model.after."""
+    retried: list[int] = []
+
+    @on(["task.start"])
+    async def redact(event: hw.TaskStartEvent, env: hw.Envelope) -> hw.Outcome:
+        return hw.Continue(modified=event.model_copy(update={"input": "[redacted] request"}))
+
+    @on(["model.after"])
+    async def once_more(event: hw.ModelResponseEvent, env: hw.Envelope) -> hw.Outcome | None:
+        if event.step == 1 and not retried:
+            retried.append(1)
+            return hw.Retry(reason="try again")
+        return None
+
+    @on(["tool.after"])
+    async def mask(event: hw.ToolResultEvent, env: hw.Envelope) -> hw.Outcome:
+        return hw.Continue(modified=event.updated({"result.output": "[masked]"}))
+
+    @on(["task.end"])
+    async def sign(event: hw.TaskEndEvent, env: hw.Envelope) -> hw.Outcome | None:
+        if event.output is None:
+            return None
+        return hw.Continue(modified=event.model_copy(update={"output": f"{event.output} (ok)"}))
+
+    return [redact, once_more, mask, sign]
+
+
 def harness(scenario: Scenario) -> Harness:
     h = Harness(hw.HookBus())
 
@@ -389,6 +417,15 @@ CASES: dict[str, tuple[Scenario, list[Turn], list[hw.Decision]]] = {
         [OK, hw.Decision.deny("withheld"), hw.Decision.deny("no", role="lead")],
     ),
     "block-at-model-before": (model_block, SCRIPT, []),
+    "rewrites-and-model-retry": (
+        rewrites,
+        [
+            [("refund_payment", {"order": 3, "amount_usd": 5}, "c0")],
+            [("refund_payment", {"order": 3, "amount_usd": 5}, "c1")],
+            "Done.",
+        ],
+        [],
+    ),
     "escalate-and-fail-open": (
         escalation,
         [
