@@ -263,3 +263,30 @@ def test_a_refused_decision_adds_no_record_as_the_run_loop_refuses_it(mode: str)
     assert a.shop.refunds == [(42, 250.0)]
     ends = [r for r in a.records() if r["kind"] == "hook" and r["hook"] == "task.end"]
     assert len(ends) == 2  # the pause, then the end
+
+
+def test_usage_counts_every_model_call_as_the_run_loop(mode: str) -> None:
+    retried: list[int] = []
+    seen: list[tuple[str, int, int]] = []
+
+    async def once_more(event: hw.ModelResponseEvent, env: hw.Envelope) -> hw.Outcome | None:
+        if not retried:
+            retried.append(1)
+            return hw.Retry(reason="again")
+        return None
+
+    async def count(event: hw.StepEndEvent | hw.TaskEndEvent, env: hw.Envelope) -> None:
+        kind = "step" if isinstance(event, hw.StepEndEvent) else "task"
+        seen.append((kind, event.usage.input_tokens, event.usage.output_tokens))
+
+    def said(text: str, tokens: int) -> AIMessage:
+        usage = {"input_tokens": tokens, "output_tokens": 1, "total_tokens": tokens + 1}
+        return AIMessage(content=text, usage_metadata=usage)  # type: ignore[arg-type]
+
+    bus = hw.HookBus()
+    bus.register(on(["model.after"], once_more))
+    bus.register(on(["step.end", "task.end"], count))
+    a = Agent(mode, bus, [said("retried away", 100), said("kept", 10)])
+    assert last_text(a.run("hi")) == "kept"
+    # as the run loop, which charges every model call: the retried one too
+    assert seen == [("step", 110, 2), ("task", 110, 2)]

@@ -259,14 +259,7 @@ def loop_run(
 ) -> Outcome:
     h = harness(scenario)
     ran: list[str] = []
-    provider = S(
-        [
-            turn
-            if isinstance(turn, str)
-            else S.tool_calls(*(hw.ToolCall(id=i, name=n, arguments=a) for n, a, i in turn))
-            for turn in script
-        ]
-    )
+    provider = S([as_response(n, turn) for n, turn in enumerate(script)])
     runner = hw.Harness.from_bus(h.bus, task="refund", provider=provider, tools=hw_tools(ran))
     ctx = hw.RunContext(envelope=hw.Envelope(run_id=RUN))
     result = runner.run_sync(text, ctx=ctx)
@@ -286,11 +279,28 @@ class Chat(GenericFakeChatModel):
         return self
 
 
-def as_message(turn: Turn) -> AIMessage | str:
+def usage(n: int) -> hw.Usage:
+    """The usage of the script's ``n``-th response: each differs, so a miscount shows."""
+    return hw.Usage(input_tokens=10 * (n + 1), output_tokens=n + 1)
+
+
+def as_response(n: int, turn: Turn) -> hw.ModelResponse:
     if isinstance(turn, str):
-        return turn
-    calls = [{"name": n, "args": a, "id": i} for n, a, i in turn]
-    return AIMessage(content="", tool_calls=calls)  # type: ignore[arg-type]
+        return S.text(turn, usage=usage(n))
+    calls = (hw.ToolCall(id=i, name=name, arguments=a) for name, a, i in turn)
+    return S.tool_calls(*calls, usage=usage(n))
+
+
+def as_message(n: int, turn: Turn) -> AIMessage:
+    used = usage(n)
+    meta = {
+        "input_tokens": used.input_tokens,
+        "output_tokens": used.output_tokens,
+        "total_tokens": used.input_tokens + used.output_tokens,
+    }
+    calls = [] if isinstance(turn, str) else [{"name": m, "args": a, "id": i} for m, a, i in turn]
+    content = turn if isinstance(turn, str) else ""
+    return AIMessage(content=content, tool_calls=calls, usage_metadata=meta)  # type: ignore[arg-type]
 
 
 def answer(decision: hw.Decision) -> dict[str, Any]:
@@ -333,7 +343,7 @@ def lc_run(
     ran: list[str] = []
     middleware = HarnessMiddleware(h.bus, task="refund")
     agent = create_agent(
-        Chat(messages=iter([as_message(turn) for turn in script])),
+        Chat(messages=iter([as_message(n, turn) for n, turn in enumerate(script)])),
         lc_tools(ran),
         middleware=[middleware],
         checkpointer=InMemorySaver(),

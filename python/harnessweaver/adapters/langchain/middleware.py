@@ -98,6 +98,8 @@ class HarnessState(AgentState[Any]):
     hw_step_open: NotRequired[Annotated[bool, PrivateStateAttr]]
     hw_first: NotRequired[Annotated[int, PrivateStateAttr]]
     hw_exit: NotRequired[Annotated[Exit | None, PrivateStateAttr]]
+    hw_dropped: NotRequired[Annotated[list[list[float]], PrivateStateAttr]]
+    """The usage of responses the harness dropped: ``[step, input, output, cost]`` each."""
 
 
 _ENDED = {"block": "blocked", "deny": "denied", "escalate": "escalated"}
@@ -159,9 +161,20 @@ def _add(a: Usage, b: Usage) -> Usage:
     )
 
 
-def _usage(state: Mapping[str, Any]) -> Usage:
-    """The run's usage so far: the responses in its conversation since it started."""
+def _dropped(state: Mapping[str, Any], step: int | None = None) -> Usage:
+    """The usage of the responses the harness dropped (in ``step``, or in the whole run)."""
     usage = Usage()
+    for at, input_tokens, output_tokens, cost in state.get("hw_dropped") or []:
+        if step is None or at == step:
+            got = Usage(input_tokens=int(input_tokens), output_tokens=int(output_tokens))
+            usage = _add(usage, got.model_copy(update={"cost_usd": cost}))
+    return usage
+
+
+def _usage(state: Mapping[str, Any]) -> Usage:
+    """The run's usage so far: the responses in its conversation since it started, and those
+    the harness dropped (the run loop charges every model call)."""
+    usage = _dropped(state)
     for message in state["messages"][state.get("hw_first", 0) :]:
         usage = _add(usage, hw_usage(message))
     return usage
@@ -307,7 +320,8 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
 
     def _step_end(self, run_id: str, state: HarnessState) -> Flow[Exit | None]:
         step = state.get("hw_step", 0)
-        event = StepEndEvent(step=step, usage=hw_usage(_last(state["messages"], AIMessage)))
+        usage = _add(hw_usage(_last(state["messages"], AIMessage)), _dropped(state, step))
+        event = StepEndEvent(step=step, usage=usage)
         place = Place(run_id, _usage(state))
         verdict = yield from self._gate(place, "step.end", event, self._emitter(run_id))
         return None if isinstance(verdict, Verdict) else verdict
@@ -372,12 +386,23 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
     def _model(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Any]
     ) -> Flow[ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]]:
+        dropped: list[Usage] = []
+        out = yield from self._turn(request, handler, dropped)
+        return _charged(request.state, dropped, out)
+
+    def _turn(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Any],
+        dropped: list[Usage],
+    ) -> Flow[ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]]:
+        """The model turn; the usage of each response it drops (retried away, or refused)
+        goes to ``dropped``: the run loop charges every model call."""
         state = request.state
         run_id = str(state.get("hw_run_id") or "")
         step = int(state.get("hw_step", 0))  # type: ignore[call-overload]  # set by before_model
         emit = self._emitter(run_id)
-        place = Place(run_id, _usage(state))
-        spent = place.usage  # what a pause at model.after reports: the responses are charged
+        spent = _usage(state)  # what a pause reports: every response so far is charged
         asked = ModelRequestEvent(
             step=step,
             request=HwRequest(
@@ -388,7 +413,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         )
         retries = 0
         while True:
-            before = yield from self._gate(place, "model.before", asked, emit)
+            before = yield from self._gate(Place(run_id, spent), "model.before", asked, emit)
             if not isinstance(before, Verdict):
                 return _end_model(before)
             response = yield Call(handler, _sent(request, asked, before.event))
@@ -407,6 +432,8 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
                 ModelResponseEvent(step=step, response=got),
                 emit,
             )
+            if after.action != "go":
+                dropped.append(got.usage)
             if after.action == "retry":
                 if retries >= self._bound(after.retry):
                     return _end_model(_exhausted("model.after", after))
@@ -594,6 +621,27 @@ def _sent(
     return request.override(
         messages=lc_messages(messages, request.messages), system_message=system, tools=tools
     )
+
+
+def _charged(
+    state: Mapping[str, Any],
+    dropped: list[Usage],
+    out: ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any],
+) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+    """``out``, with the usage of the responses the turn dropped kept in the state (per
+    step), so that ``step.end`` and ``task.end`` count every model call, as the run loop's."""
+    step = state.get("hw_step", 0)
+    new = [[step, u.input_tokens, u.output_tokens, u.cost_usd] for u in dropped if u != Usage()]
+    if not new:
+        return out
+    update = {"hw_dropped": [*(state.get("hw_dropped") or []), *new]}
+    if isinstance(out, ExtendedModelResponse):
+        update = {**(out.command.update or {}), **update} if out.command else update
+        return ExtendedModelResponse(
+            model_response=out.model_response, command=Command(update=update)
+        )
+    response = out if isinstance(out, ModelResponse) else ModelResponse(result=[out])
+    return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
 
 def _end_model(exit: Exit) -> ExtendedModelResponse[Any]:
