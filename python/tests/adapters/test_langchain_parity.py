@@ -185,6 +185,39 @@ def rewrites(seen: list[dict[str, Any]]) -> list[Any]:
     return [redact, once_more, mask, sign]
 
 
+def at(hook: str, outcome: Callable[[Any], hw.Outcome | None]) -> Scenario:
+    """A harness with one middleware at ``hook`` answering ``outcome(event)``."""
+
+    def scenario(seen: list[dict[str, Any]]) -> list[Any]:
+        async def rule(event: Any, env: hw.Envelope) -> hw.Outcome | None:
+            return outcome(event)
+
+        rule.__name__ = f"rule_at_{hook.replace('.', '_')}"  # one name per middleware (I2)
+        return [on([hook])(rule)]
+
+    return scenario
+
+
+def closed_failure(seen: list[dict[str, Any]]) -> list[Any]:
+    """A middleware that raises at tool.before, failing closed (a Block)."""
+
+    @on(["tool.before"])
+    async def broken(event: hw.ToolCallEvent, env: hw.Envelope) -> None:
+        raise RuntimeError("a detail")
+
+    return [broken]
+
+
+def retry_once(hook: str) -> Scenario:
+    asked: list[int] = []
+
+    def outcome(event: Any) -> hw.Outcome | None:
+        asked.append(1)
+        return hw.Retry(reason="again") if len(asked) == 1 else None
+
+    return at(hook, outcome)
+
+
 def harness(scenario: Scenario) -> Harness:
     h = Harness(hw.HookBus())
 
@@ -427,6 +460,28 @@ CASES: dict[str, tuple[Scenario, list[Turn], list[hw.Decision]]] = {
         [OK, hw.Decision.deny("withheld"), hw.Decision.deny("no", role="lead")],
     ),
     "block-at-model-before": (model_block, SCRIPT, []),
+    "block-at-task-start": (at("task.start", lambda e: hw.Block(reason="no")), SCRIPT, []),
+    "suspend-at-task-start": (
+        at("task.start", lambda e: hw.Suspend(reason="new task")),
+        SCRIPT,
+        [OK],
+    ),
+    "suspend-at-model-before-deny": (
+        at("model.before", lambda e: hw.Suspend(reason="look") if e.step == 2 else None),
+        SCRIPT,
+        [hw.Decision.deny("not now")],
+    ),
+    "block-at-step-end": (
+        at("step.end", lambda e: hw.Block(reason="stop", code="x") if e.step == 2 else None),
+        SCRIPT,
+        [],
+    ),
+    "retry-at-tool-before-and-step-start": (
+        lambda seen: [*retry_once("tool.before")(seen), *retry_once("step.start")(seen)],
+        SCRIPT[1:],
+        [],
+    ),
+    "closed-failure": (closed_failure, SCRIPT, []),
     "rewrites-and-model-retry": (
         rewrites,
         [
