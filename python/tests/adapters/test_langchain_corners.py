@@ -286,7 +286,9 @@ def test_usage_counts_every_model_call_as_the_run_loop(mode: str) -> None:
     bus = hw.HookBus()
     bus.register(on(["model.after"], once_more))
     bus.register(on(["step.end", "task.end"], count))
-    a = Agent(mode, bus, [said("retried away", 100), said("kept", 10)])
+    a = Agent(mode, bus, [said("retried away", 100), said("kept", 10), said("next", 5)])
     assert last_text(a.run("hi")) == "kept"
     # as the run loop, which charges every model call: the retried one too
     assert seen == [("step", 110, 2), ("task", 110, 2)]
+    assert last_text(a.run("and now?")) == "next"  # a new task on the same thread
+    assert seen[2:] == [("step", 5, 1), ("task", 5, 1)]  # counts its own calls only

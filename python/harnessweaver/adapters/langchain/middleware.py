@@ -166,8 +166,10 @@ def _dropped(state: Mapping[str, Any], step: int | None = None) -> Usage:
     usage = Usage()
     for at, input_tokens, output_tokens, cost in state.get("hw_dropped") or []:
         if step is None or at == step:
-            got = Usage(input_tokens=int(input_tokens), output_tokens=int(output_tokens))
-            usage = _add(usage, got.model_copy(update={"cost_usd": cost}))
+            got = Usage(
+                input_tokens=int(input_tokens), output_tokens=int(output_tokens), cost_usd=cost
+            )
+            usage = _add(usage, got)
     return usage
 
 
@@ -283,6 +285,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             "hw_step_open": False,
             "hw_first": len(messages),
             "hw_exit": None,
+            "hw_dropped": [],  # a new task on the thread counts its own calls
         }
         asked = _last(messages, HumanMessage)
         event = TaskStartEvent(task=self.task, input=asked.text if asked else None)
