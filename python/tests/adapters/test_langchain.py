@@ -218,11 +218,12 @@ def test_a_suspended_model_call_is_resumed_or_ends_the_run_denied(mode: str, ans
     paused = a.run("hi")
     assert paused["__interrupt__"][0].value["hook"] == "model.before"
     done = a.resume({"decision": answer, "reason": "not today"})
+    # as in the run loop, each segment ends with its own task.end: the pause, then the end
     if answer == "approve":
-        assert (last_text(done), ended) == ("hello", ["completed"])
+        assert (last_text(done), ended) == ("hello", ["suspended", "completed"])
     else:
         assert last_text(done) == "The approver denied model.before: not today"
-        assert ended == ["denied"]
+        assert ended == ["suspended", "denied"]
 
 
 def test_a_rewritten_call_runs_with_the_modified_arguments(mode: str) -> None:
@@ -379,6 +380,7 @@ def test_the_trace_records_carry_the_run_the_step_and_the_tool(mode: str) -> Non
         ("model.before", 2, None),
         ("model.after", 2, None),
         ("tool.before", 2, "refund_payment"),  # suspended; not asked again on resume
+        ("task.end", None, None),  # the paused segment ends, as in the run loop
         ("tool.after", 2, "refund_payment"),
         ("step.end", 2, None),
         ("step.start", 3, None),

@@ -32,4 +32,5 @@ def test_the_example_blocks_suspends_resumes_and_rewrites() -> None:
     assert "support-1042 tool.before  step 2  refund_payment  continue (modified)" in out
     assert "support-1042 tool.before  step 3  refund_payment  suspend" in out
     assert out.count("tool.before  step 3") == 1  # the chain was not asked again on resume
+    assert out.count(" task.end ") == 2  # the paused segment's end, then the run's
     assert "answer: Refunds done; the shell command was refused." in out

@@ -21,7 +21,7 @@ from ...bus import HookBus
 from ...context import RunContext
 from ...outcomes import HookResult
 
-__all__ = ["Call", "Emit", "Flow", "Sleep", "drive", "drive_async"]
+__all__ = ["Call", "Emit", "Flow", "Sleep", "drive", "drive_async", "replay"]
 
 R = TypeVar("R")
 
@@ -32,6 +32,8 @@ class Emit:
     hook: str
     event: Any
     ctx: RunContext
+    replayed: bool = True
+    """Whether a node run again answers it from memory (see :func:`replay`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,40 @@ class Sleep:
 
 Op = Emit | Call | Sleep
 Flow = Generator[Op, Any, R]
+
+
+def replay(flow: Flow[R], memo: list[tuple[bool, Any]]) -> Flow[R]:
+    """Run ``flow``, answering its first operations from ``memo`` (what a node that LangGraph
+    runs again after an interrupt already did: the emits' results, the tool's or the
+    model's answer, each as ``(raised, value)``) and adding what it does beyond them.
+
+    So a resumed node goes on where it paused: the bus sees each emit once, the tool and the
+    model run once, as in harnessweaver's own run loop. The flow is deterministic given its
+    operations' results, so it asks for the same operations again."""
+    done = 0
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            op = flow.throw(error) if error is not None else flow.send(value)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        if isinstance(op, Emit) and not op.replayed:
+            try:
+                value, error = (yield op), None
+            except Exception as exc:
+                value, error = None, exc
+            continue
+        if done < len(memo):
+            raised, got = memo[done]
+        else:
+            try:
+                raised, got = False, (yield op)
+            except Exception as exc:
+                raised, got = True, exc
+            memo.append((raised, got))
+        done += 1
+        value, error = (None, got) if raised else (got, None)
 
 
 def _run_coroutine(coro: Coroutine[Any, Any, R]) -> R:

@@ -6,22 +6,24 @@ left (``go``), or not (``block``, ``deny``, ``escalate``), or ask again (``retry
 value (the caller's decision) turns it into ``go`` or ``deny``; an edit is asked of the
 chain again as the call that will really run.
 
-LangGraph runs a node again from its start when it is resumed. So that the chain that
-suspended is not asked again for the same call (as in harnessweaver's own run loop), the
-events that suspended are kept in memory per run and place until the node finishes; a node
-resumed in another process, which has no such memory, asks the chain again (a chain that
-suspends again then receives the decision).
+A pause is a segment's end, as in harnessweaver's own run loop: when LangGraph's interrupt
+stops the run, ``task.end`` is emitted with ``exit_reason="suspended"`` (the steps completed
+and the usage so far), and the run's ``task.end`` follows when it really ends. LangGraph runs
+the interrupted node again from its start when it is resumed: ``flow.replay`` answers what
+the node already did (the emits, the model or tool call) from memory, so the chain is not
+asked again and nothing runs twice.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from langgraph.errors import GraphInterrupt
 from langgraph.types import interrupt
 
-from ...events import ToolCallEvent
+from ...events import TaskEndEvent, ToolCallEvent, Usage
 from ...outcomes import Block, Continue, Escalate, Retry, Suspend
 from .decisions import read_answer
 from .flow import Emit, Flow
@@ -40,17 +42,13 @@ class Verdict:
     retry: Retry | None = None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Place:
-    """One place of a run where the bus is asked (a tool call, a model turn...), and the
-    events that suspended there, in the order the node met them."""
+    """Where in a run the bus is asked: the run, and its usage so far (what a pause's
+    ``task.end`` reports)."""
 
     run_id: str
-    key: str
-    suspended: list[tuple[Any, Suspend]]
-    kept: dict[tuple[str, str], list[tuple[Any, Suspend]]]
-    """Where the middleware keeps the places that suspended (until the node finishes)."""
-    met: int = 0
+    usage: Usage
 
 
 def ask(
@@ -60,26 +58,20 @@ def ask(
     emit: Callable[[str, Any], Emit],
 ) -> Flow[Verdict]:
     """Emit ``hook`` at ``place``; a ``Suspend`` waits for the caller's decision."""
-    if place.met < len(place.suspended):
-        event, outcome = place.suspended[place.met]  # resumed: the chain had its say
-    else:
-        result = yield emit(hook, event)
-        outcome = result.outcome
-        if isinstance(outcome, Continue):
-            return Verdict("go", result.event)
-        if isinstance(outcome, Block):
-            return Verdict("block", event, outcome.reason, outcome.code)
-        if isinstance(outcome, Escalate):
-            return Verdict("escalate", event, outcome.reason, outcome.code, to=outcome.to)
-        if isinstance(outcome, Retry):
-            return Verdict("retry", event, outcome.reason, outcome.code, retry=outcome)
-        assert isinstance(outcome, Suspend), f"unknown outcome {outcome!r}"
-        event = result.event
-        place.suspended.append((event, outcome))
-        place.kept[(place.run_id, place.key)] = place.suspended  # only places that suspended
-    place.met += 1
+    result = yield emit(hook, event)
+    outcome = result.outcome
+    if isinstance(outcome, Continue):
+        return Verdict("go", result.event)
+    if isinstance(outcome, Block):
+        return Verdict("block", event, outcome.reason, outcome.code)
+    if isinstance(outcome, Escalate):
+        return Verdict("escalate", event, outcome.reason, outcome.code, to=outcome.to)
+    if isinstance(outcome, Retry):
+        return Verdict("retry", event, outcome.reason, outcome.code, retry=outcome)
+    assert isinstance(outcome, Suspend), f"unknown outcome {outcome!r}"
+    event = result.event
     payload = _payload(place, hook, event, outcome)
-    answer = read_answer(interrupt(payload))
+    answer = read_answer((yield from _wait(place, payload, event, emit)))
     while outcome.approver_role and answer.role and answer.role != outcome.approver_role:
         # A decision by another role than the one asked for is refused, and nothing runs:
         # the call waits again (LangGraph pairs each interrupt of a node with its own resume
@@ -98,6 +90,21 @@ def ask(
         "an edit applies only to a tool call" if answer.kind == "edit" else ""
     )
     return Verdict("deny", event, reason, outcome.code)
+
+
+def _wait(
+    place: Place, payload: dict[str, Any], event: Any, emit: Callable[[str, Any], Emit]
+) -> Flow[Any]:
+    """The caller's decision; when LangGraph pauses the run for it, the segment ends with
+    ``task.end`` (``suspended``), as the run loop's does. That emit is not replayed: the
+    resumed node gets its decision instead."""
+    try:
+        return interrupt(payload)
+    except GraphInterrupt:
+        steps = max(getattr(event, "step", 1) - 1, 0)  # the steps completed; task.start: 0
+        paused = TaskEndEvent(output=None, exit_reason="suspended", steps=steps, usage=place.usage)
+        yield replace(emit("task.end", paused), replayed=False)
+        raise
 
 
 def _payload(place: Place, hook: str, event: Any, outcome: Suspend) -> dict[str, Any]:

@@ -10,8 +10,10 @@ wrap_tool      ``tool.before``, the tool, ``tool.after``
 after_agent    ``step.end`` of the last step, then ``task.end``
 =============  ==================================================================
 
-The run's own facts (its id, step, exit) live in the agent's state, so the checkpointer
-keeps them across an interrupt. ``docs/integrations/langchain.md`` has the outcome table.
+A pause (LangGraph's interrupt) ends its segment with ``task.end`` (``suspended``), as in the
+run loop. The run's own facts (its id, step, exit) live in the agent's state, so the
+checkpointer keeps them across an interrupt. ``docs/integrations/langchain.md`` has the
+outcome table.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ import json
 import logging
 import threading
 import uuid
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, NotRequired
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Annotated, Any, NotRequired, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain.agents.middleware.types import (
@@ -32,6 +34,7 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.config import get_config
+from langgraph.errors import GraphInterrupt
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
@@ -69,12 +72,14 @@ from .convert import (
     model_name,
     tool_message,
 )
-from .flow import Call, Emit, Flow, Sleep, drive, drive_async
+from .flow import Call, Emit, Flow, Sleep, drive, drive_async, replay
 from .gate import Place, Verdict, ask
 
 __all__ = ["DEFAULT_MAX_RETRIES", "HarnessMiddleware", "HarnessState"]
 
 logger = logging.getLogger(__name__)
+
+R = TypeVar("R")
 
 DEFAULT_MAX_RETRIES = 2
 """Retries of one operation a ``Retry`` may ask for when the source gives no bound (the
@@ -93,6 +98,8 @@ class HarnessState(AgentState[Any]):
     hw_step_open: NotRequired[Annotated[bool, PrivateStateAttr]]
     hw_first: NotRequired[Annotated[int, PrivateStateAttr]]
     hw_exit: NotRequired[Annotated[Exit | None, PrivateStateAttr]]
+    hw_dropped: NotRequired[Annotated[list[list[float]], PrivateStateAttr]]
+    """The usage of responses the harness dropped: ``[step, input, output, cost]`` each."""
 
 
 _ENDED = {"block": "blocked", "deny": "denied", "escalate": "escalated"}
@@ -144,6 +151,35 @@ def _refusal(hook: str, verdict: Verdict) -> str:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _add(a: Usage, b: Usage) -> Usage:
+    return Usage(
+        input_tokens=a.input_tokens + b.input_tokens,
+        output_tokens=a.output_tokens + b.output_tokens,
+        cost_usd=a.cost_usd + b.cost_usd,
+    )
+
+
+def _dropped(state: Mapping[str, Any], step: int | None = None) -> Usage:
+    """The usage of the responses the harness dropped (in ``step``, or in the whole run)."""
+    usage = Usage()
+    for at, input_tokens, output_tokens, cost in state.get("hw_dropped") or []:
+        if step is None or at == step:
+            got = Usage(
+                input_tokens=int(input_tokens), output_tokens=int(output_tokens), cost_usd=cost
+            )
+            usage = _add(usage, got)
+    return usage
+
+
+def _usage(state: Mapping[str, Any]) -> Usage:
+    """The run's usage so far: the responses in its conversation since it started, and those
+    the harness dropped (the run loop charges every model call)."""
+    usage = _dropped(state)
+    for message in state["messages"][state.get("hw_first", 0) :]:
+        usage = _add(usage, hw_usage(message))
+    return usage
 
 
 def _last(messages: list[AnyMessage], kind: type[Any]) -> Any:
@@ -199,14 +235,17 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
                 self._contexts[run_id] = ctx
             return ctx
 
-    def _place(self, run_id: str, key: str) -> Place:
+    def _node(self, run_id: str, key: str, flow: Flow[R]) -> Flow[R]:
+        """Run a node's flow; when LangGraph interrupts it, what it did is kept (in memory,
+        until the node runs again) so the resumed node replays it instead of redoing it."""
         with self._lock:
-            suspended = self._suspended.get((run_id, key), [])
-        return Place(run_id, key, suspended, self._suspended)
-
-    def _done(self, place: Place) -> None:
-        with self._lock:
-            self._suspended.pop((place.run_id, place.key), None)
+            memo = self._suspended.pop((run_id, key), [])
+        try:
+            return (yield from replay(flow, memo))
+        except GraphInterrupt:
+            with self._lock:
+                self._suspended[(run_id, key)] = memo
+            raise
 
     def _emitter(self, run_id: str) -> Callable[[str, Any], Emit]:
         ctx = self.context(run_id)
@@ -238,10 +277,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
 
     # --- task.start ----------------------------------------------------------------------------
 
-    def _start(self, state: HarnessState) -> Flow[dict[str, Any] | None]:
-        configurable = get_config().get("configurable") or {}
-        thread = configurable.get("thread_id")
-        run_id = str(thread) if thread is not None else uuid.uuid4().hex
+    def _start(self, run_id: str, state: HarnessState) -> Flow[dict[str, Any] | None]:
         messages = state["messages"]
         update: dict[str, Any] = {
             "hw_run_id": run_id,
@@ -249,12 +285,12 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             "hw_step_open": False,
             "hw_first": len(messages),
             "hw_exit": None,
+            "hw_dropped": [],  # a new task on the thread counts its own calls
         }
         asked = _last(messages, HumanMessage)
         event = TaskStartEvent(task=self.task, input=asked.text if asked else None)
-        place = self._place(run_id, "task.start")
+        place = Place(run_id, Usage())
         verdict = yield from self._gate(place, "task.start", event, self._emitter(run_id))
-        self._done(place)
         if not isinstance(verdict, Verdict):
             return {
                 **update,
@@ -267,24 +303,30 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             update["messages"] = [HumanMessage(content=_text(given), id=asked.id)]
         return update
 
+    def _started(self, state: HarnessState) -> Flow[dict[str, Any] | None]:
+        configurable = get_config().get("configurable") or {}
+        thread = configurable.get("thread_id")
+        run_id = str(thread) if thread is not None else uuid.uuid4().hex
+        return self._node(run_id, "task.start", self._start(run_id, state))
+
     @hook_config(can_jump_to=["end"])
     def before_agent(self, state: HarnessState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        return drive(self._start(state))
+        return drive(self._started(state))
 
     @hook_config(can_jump_to=["end"])
     async def abefore_agent(
         self, state: HarnessState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        return await drive_async(self._start(state))
+        return await drive_async(self._started(state))
 
     # --- step.end, step.start ------------------------------------------------------------------
 
     def _step_end(self, run_id: str, state: HarnessState) -> Flow[Exit | None]:
         step = state.get("hw_step", 0)
-        event = StepEndEvent(step=step, usage=hw_usage(_last(state["messages"], AIMessage)))
-        place = self._place(run_id, f"step.end:{step}")
+        usage = _add(hw_usage(_last(state["messages"], AIMessage)), _dropped(state, step))
+        event = StepEndEvent(step=step, usage=usage)
+        place = Place(run_id, _usage(state))
         verdict = yield from self._gate(place, "step.end", event, self._emitter(run_id))
-        self._done(place)
         return None if isinstance(verdict, Verdict) else verdict
 
     def _next_step(self, state: HarnessState) -> Flow[dict[str, Any] | None]:
@@ -305,9 +347,8 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         step = state.get("hw_step", 0) + 1
         messages = state["messages"]
         event = StepStartEvent(step=step, messages=hw_messages(None, messages))
-        place = self._place(run_id, f"step.start:{step}")
+        place = Place(run_id, _usage(state))
         verdict = yield from self._gate(place, "step.start", event, self._emitter(run_id))
-        self._done(place)
         if isinstance(verdict, Verdict) and verdict.event.tools:
             # LangChain gives the tools to the model call only: a change to them here has
             # nowhere to go, so the step does not run (change them at model.before).
@@ -328,26 +369,43 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *changed]
         return update
 
+    def _stepping(self, state: HarnessState) -> Flow[dict[str, Any] | None]:
+        run_id = state.get("hw_run_id") or ""
+        key = f"before_model:{state.get('hw_step', 0)}"
+        return self._node(run_id, key, self._next_step(state))
+
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: HarnessState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        return drive(self._next_step(state))
+        return drive(self._stepping(state))
 
     @hook_config(can_jump_to=["end"])
     async def abefore_model(
         self, state: HarnessState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        return await drive_async(self._next_step(state))
+        return await drive_async(self._stepping(state))
 
     # --- model.before, the model, model.after --------------------------------------------------
 
     def _model(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Any]
     ) -> Flow[ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]]:
+        dropped: list[Usage] = []
+        out = yield from self._turn(request, handler, dropped)
+        return _charged(request.state, dropped, out)
+
+    def _turn(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Any],
+        dropped: list[Usage],
+    ) -> Flow[ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]]:
+        """The model turn; the usage of each response it drops (retried away, or refused)
+        goes to ``dropped``: the run loop charges every model call."""
         state = request.state
         run_id = str(state.get("hw_run_id") or "")
         step = int(state.get("hw_step", 0))  # type: ignore[call-overload]  # set by before_model
         emit = self._emitter(run_id)
-        place = self._place(run_id, f"model:{step}")
+        spent = _usage(state)  # what a pause reports: every response so far is charged
         asked = ModelRequestEvent(
             step=step,
             request=HwRequest(
@@ -358,32 +416,34 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         )
         retries = 0
         while True:
-            before = yield from self._gate(place, "model.before", asked, emit)
+            before = yield from self._gate(Place(run_id, spent), "model.before", asked, emit)
             if not isinstance(before, Verdict):
-                self._done(place)
                 return _end_model(before)
             response = yield Call(handler, _sent(request, asked, before.event))
             message = _last(response.result, AIMessage)
             if message is None:  # nothing harnessweaver can read as a response: as it is
-                self._done(place)
                 return response  # type: ignore[no-any-return]
             got = HwResponse(
                 message=hw_message(message),
                 stop_reason="tool_use" if message.tool_calls else "end_turn",
                 usage=hw_usage(message),
             )
+            spent = _add(spent, got.usage)
             after = yield from ask(
-                place, "model.after", ModelResponseEvent(step=step, response=got), emit
+                Place(run_id, spent),
+                "model.after",
+                ModelResponseEvent(step=step, response=got),
+                emit,
             )
+            if after.action != "go":
+                dropped.append(got.usage)
             if after.action == "retry":
                 if retries >= self._bound(after.retry):
-                    self._done(place)
                     return _end_model(_exhausted("model.after", after))
                 retries += 1
                 if after.retry is not None and after.retry.delay:
                     yield Sleep(after.retry.delay)
                 continue  # the whole onion again: model.before, the model, model.after
-            self._done(place)
             if after.action != "go":
                 return _end_model(_exit("model.after", after))
             changed = ai_message(after.event.response.message, message)
@@ -392,19 +452,26 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             result = [changed if m is message else m for m in response.result]
             return ModelResponse(result=result, structured_response=response.structured_response)
 
+    def _model_node(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Any]
+    ) -> Flow[ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]]:
+        state = request.state
+        key = f"model:{state.get('hw_step', 0)}"
+        return self._node(str(state.get("hw_run_id") or ""), key, self._model(request, handler))
+
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-        return drive(self._model(request, handler))
+        return drive(self._model_node(request, handler))
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-        return await drive_async(self._model(request, handler))
+        return await drive_async(self._model_node(request, handler))
 
     # --- tool.before, the tool, tool.after -----------------------------------------------------
 
@@ -416,7 +483,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         step = int(state.get("hw_step", 0))
         asked_call = request.tool_call
         emit = self._emitter(run_id)
-        place = self._place(run_id, f"tool:{asked_call.get('id')}")
+        place = Place(run_id, _usage(state))
         spec = (
             hw_tool(request.tool) if request.tool is not None else ToolSpec(name=asked_call["name"])
         )
@@ -430,7 +497,6 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
                 before = Verdict("block", asked, "a middleware renamed the call's tool")
             if before.action == "retry":
                 if retries >= self._bound(before.retry):
-                    self._done(place)
                     return _refuse_tool(
                         request,
                         "tool.before",
@@ -441,7 +507,6 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
                     yield Sleep(before.retry.delay)
                 continue
             if before.action != "go":
-                self._done(place)
                 return _refuse_tool(request, "tool.before", before)
             call = before.event.call
             run = (
@@ -455,7 +520,6 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             after = yield from ask(place, "tool.after", event, emit)
             if after.action == "retry":
                 if retries >= self._bound(after.retry):
-                    self._done(place)
                     return _refuse_tool(
                         request,
                         "tool.after",
@@ -465,7 +529,6 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
                 if after.retry is not None and after.retry.delay:
                     yield Sleep(after.retry.delay)
                 continue  # the whole onion again: tool.before, the tool, tool.after
-            self._done(place)
             if after.action != "go":
                 return _refuse_tool(request, "tool.after", after)
             given = after.event.result
@@ -477,19 +540,26 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             # (the Command's own update is dropped: the safer of the two)
             return tool_message(given, _refused_message(request, ""))
 
+    def _tool_node(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]
+    ) -> Flow[ToolMessage | Command[Any]]:
+        state = request.state
+        key = f"tool:{state.get('hw_step', 0)}:{request.tool_call.get('id')}"
+        return self._node(str(state.get("hw_run_id") or ""), key, self._tool(request, handler))
+
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
-        return drive(self._tool(request, handler))
+        return drive(self._tool_node(request, handler))
 
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
-        return await drive_async(self._tool(request, handler))
+        return await drive_async(self._tool_node(request, handler))
 
     # --- step.end, task.end --------------------------------------------------------------------
 
@@ -498,23 +568,18 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         update: dict[str, Any] = {}
         exit = state.get("hw_exit")
         if state.get("hw_step_open"):
-            ended = yield from self._step_end(run_id, state)
             update["hw_step_open"] = False
-            exit = exit or ended
-        messages = state["messages"][state.get("hw_first", 0) :]
-        answer = _last(messages, AIMessage)
-        usage = Usage()
-        for message in messages:
-            got = hw_usage(message)
-            usage = Usage(
-                input_tokens=usage.input_tokens + got.input_tokens,
-                output_tokens=usage.output_tokens + got.output_tokens,
-            )
+            if exit is None:  # a step cut short emits no step.end (as in the run loop)
+                exit = yield from self._step_end(run_id, state)
+        # the steps completed: a step that the harness ended (at model.*, tool.* or step.end)
+        # is not, as in the run loop
+        steps = state.get("hw_step", 0)
+        if exit is not None and exit["hook"] not in ("task.start", "step.start"):
+            steps -= 1
+        answer = _last(state["messages"][state.get("hw_first", 0) :], AIMessage)
         reason = exit["exit_reason"] if exit else "completed"
         output = answer.text if answer is not None and exit is None else None
-        event = TaskEndEvent(
-            output=output, exit_reason=reason, steps=state.get("hw_step", 0), usage=usage
-        )
+        event = TaskEndEvent(output=output, exit_reason=reason, steps=steps, usage=_usage(state))
         result = yield self._emitter(run_id)("task.end", event)
         with self._lock:
             self._contexts.pop(run_id, None)
@@ -531,12 +596,12 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         return update or None
 
     def after_agent(self, state: HarnessState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        return drive(self._end(state))
+        return drive(self._node(state.get("hw_run_id") or "", "end", self._end(state)))
 
     async def aafter_agent(
         self, state: HarnessState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        return await drive_async(self._end(state))
+        return await drive_async(self._node(state.get("hw_run_id") or "", "end", self._end(state)))
 
 
 def _sent(
@@ -559,6 +624,27 @@ def _sent(
     return request.override(
         messages=lc_messages(messages, request.messages), system_message=system, tools=tools
     )
+
+
+def _charged(
+    state: Mapping[str, Any],
+    dropped: list[Usage],
+    out: ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any],
+) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+    """``out``, with the usage of the responses the turn dropped kept in the state (per
+    step), so that ``step.end`` and ``task.end`` count every model call, as the run loop's."""
+    step = state.get("hw_step", 0)
+    new = [[step, u.input_tokens, u.output_tokens, u.cost_usd] for u in dropped if u != Usage()]
+    if not new:
+        return out
+    update = {"hw_dropped": [*(state.get("hw_dropped") or []), *new]}
+    if isinstance(out, ExtendedModelResponse):
+        update = {**(out.command.update or {}), **update} if out.command else update
+        return ExtendedModelResponse(
+            model_response=out.model_response, command=Command(update=update)
+        )
+    response = out if isinstance(out, ModelResponse) else ModelResponse(result=[out])
+    return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
 
 def _end_model(exit: Exit) -> ExtendedModelResponse[Any]:
