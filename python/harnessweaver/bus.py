@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._select import core
@@ -64,14 +64,16 @@ class HookBus:
         name: str | None = None,
         settings: Mapping[str, Any] | None = None,
         layer: str | None = None,
+        match: Mapping[str, str | Sequence[str]] | None = None,
     ) -> Declaration:
         """Register a declared middleware (function, class or instance of a class).
 
         ``band``, ``fail_mode``, ``timeout`` and ``name`` override the declaration, ``hooks``
-        may narrow it (ruling 18); ``settings`` build a class that has a ``config``. With
-        ``layer`` (``"org_profile"``, ``"app"``, ``"task"``…, I13) it is registered as a
-        harness spec's item of that layer: the layer sets the band, which ``band`` may only
-        restate or move inward (ruling 16, S8). Returns the declaration as registered.
+        may narrow it (ruling 18), and so may ``match`` the declared matcher (I22);
+        ``settings`` build a class that has a ``config``. With ``layer`` (``"org_profile"``,
+        ``"app"``, ``"task"``…, I13) it is registered as a harness spec's item of that layer:
+        the layer sets the band, which ``band`` may only restate or move inward (ruling 16,
+        S8). Returns the declaration as registered.
         """
         spec, call = build(middleware, settings)
         return self._registry.register(
@@ -83,6 +85,7 @@ class HookBus:
             hooks=hooks,
             fail_mode=fail_mode,
             timeout=timeout,
+            match=match,
         )
 
     def register_plugin(
@@ -115,3 +118,9 @@ class HookBus:
     def chain(self, hook: str) -> tuple[Declaration, ...]:
         """The resolved run order of ``hook``: band, registration order, direction applied."""
         return self._registry.chain(hook)
+
+    def chain_for(self, hook: str, value: str | None) -> tuple[Declaration, ...]:
+        """The run order of an event of ``hook`` whose key (I22: ``tool.name`` on tool hook
+        points, ``request.model`` on ``model.before``) is ``value``: ``chain`` without the
+        middleware whose matcher does not match it (``None``: a key absent, which matches)."""
+        return self._registry.chain_for(hook, value)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
@@ -106,6 +106,7 @@ def middleware(
     fail_mode: str = ...,
     band: str = "app",
     timeout: float | str | None = None,
+    match: Mapping[str, str | Sequence[str]] | None = None,
     name: str | None = None,
     config: None = None,
     sample: None = None,
@@ -117,6 +118,7 @@ def middleware(
     fail_mode: str = ...,
     band: str = "app",
     timeout: float | str | None = None,
+    match: Mapping[str, str | Sequence[str]] | None = None,
     name: str | None = None,
     config: type[BaseModel] | None = None,
     sample: Mapping[str, Any] | None = None,
@@ -127,6 +129,7 @@ def middleware(
     fail_mode: Any = core.MISSING,
     band: Any = "app",
     timeout: Any = None,
+    match: Any = None,
     name: Any = None,
     config: Any = None,
     sample: Any = None,
@@ -135,7 +138,8 @@ def middleware(
 
     ``hooks`` are the hook points it attaches to; ``fail_mode`` (required) is ``"closed"``
     (a raise or timeout blocks) or ``"open"`` (recorded, the run continues); ``band`` is only
-    the default band; ``timeout`` a duration (``"2s"``, ``"250ms"``) or seconds; ``name``
+    the default band; ``timeout`` a duration (``"2s"``, ``"250ms"``) or seconds; ``match``
+    which events it applies to (I22: ``{"tool": "refund_*"}``, ``{"model": ["gpt-*"]}``); ``name``
     defaults to the function's name or the class name in snake case; ``config`` is a class's
     pydantic settings model (it is built as ``Cls(config)``) and ``sample`` the settings the
     conformance suite builds it with.
@@ -165,6 +169,7 @@ def middleware(
             band=band,
             fail_mode=fail_mode,
             timeout=timeout,
+            match=match,
         )
         spec = MiddlewareSpec(decl, target, config, sample)
         if isinstance(target, type):

@@ -23,7 +23,7 @@ KNOWN_RULES = (
     + ["detail-none", "detail-modified", "detail-invalid", "detail-closed-codes", "detail-trace"]
     + [f"ruling-{i}" for i in range(1, 22)]
     + ["R2", "R9", "R13", "S8"]
-    + [f"I{i}" for i in range(1, 22)]
+    + [f"I{i}" for i in range(1, 23)]
 )
 # No step can express I12 (cancellation from outside), nor read a trace back (I19) or fill one
 # to its limit (I20); the test suites pin those.

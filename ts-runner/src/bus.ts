@@ -9,7 +9,7 @@ import { EVENT_TYPES, typeNameOf, type EventOf } from "./events.js";
 import type { Layer } from "./layer.js";
 import { isMiddleware, wantsSignal, type Middleware } from "./middleware.js";
 import type { HookResult } from "./outcomes.js";
-import { Registry, type Call } from "./registry.js";
+import { keyedPlan, planFor, Registry, type Call } from "./registry.js";
 import { walk } from "./walk.js";
 
 /** What a bus is built with. */
@@ -91,6 +91,16 @@ export class HookBus {
   }
 
   /**
+   * The run order of an event of `hook` whose key (I22: `tool.name` on tool hook points,
+   * `request.model` on `model.before`) is `value`: `chain` without the middleware whose
+   * matcher does not match it (null: a key absent, which matches).
+   */
+  chainFor(hook: HookPoint, value: string | null): readonly Declaration[] {
+    const plan = this.#registry.plan(hook);
+    return (value === null ? plan : planFor(plan, value)).entries.map((entry) => entry.declaration);
+  }
+
+  /**
    * Runs `hook`'s chain on `event` in `context` and returns the combined outcome and the
    * event as the chain left it. An unknown hook point or an event of another type is an
    * `EmitError` (I7): then nothing runs and nothing is traced.
@@ -115,6 +125,8 @@ export class HookBus {
     } catch (error) {
       return Promise.reject(error);
     }
+    // I22: only a chain with matchers on this hook point reads its key from the event.
+    if (plan.key !== null) plan = keyedPlan(plan, event);
     return walk(plan, event, context.envelope, context.trace, signal, this.#contracts) as Promise<HookResult<EventOf<H>>>;
   }
 }

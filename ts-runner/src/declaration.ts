@@ -9,6 +9,7 @@
 import { catalogueIndex, isHookPoint, type HookPoint } from "./catalogue.js";
 import { parseDurationNs, type Duration } from "./duration.js";
 import { hooksWidened, valueError, type Phase } from "./errors.js";
+import { narrowMatcher, parseMatcher, type Matcher, type MatchOptions } from "./matcher.js";
 import { shown } from "./shown.js";
 
 /** The four priority bands, outermost first (rule 1). */
@@ -35,6 +36,8 @@ export class Declaration {
   readonly timeout: number | null;
   /** The timeout in whole nanoseconds (exact, ruling 15), or null for none. */
   readonly timeoutNs: bigint | null;
+  /** Which events of its hook points it applies to (I22), or null for every event. */
+  readonly match: Matcher | null;
 
   /** Use `declare()` or `middleware()`: they validate. */
   constructor(
@@ -44,6 +47,7 @@ export class Declaration {
     band: Band,
     failMode: FailMode,
     timeoutNs: bigint | null,
+    match: Matcher | null = null,
   ) {
     if (sealed !== SEALED) throw new TypeError("declarations are made by declare() or middleware()");
     this.name = name;
@@ -52,6 +56,7 @@ export class Declaration {
     this.failMode = failMode;
     this.timeoutNs = timeoutNs;
     this.timeout = timeoutNs === null ? null : Number(timeoutNs) / 1e9;
+    this.match = match;
     Object.freeze(this);
   }
 
@@ -69,6 +74,8 @@ export interface DeclarationOptions<H extends HookPoint = HookPoint> {
   readonly failMode: FailMode;
   readonly band?: Band | undefined;
   readonly timeout?: Duration | null | undefined;
+  /** Which events it applies to (I22): `{ tool: "refund_*" }`, `{ model: ["gpt-*"] }`. */
+  readonly match?: MatchOptions | null | undefined;
 }
 
 /** What `register()` may change (I10); an absent (or null) key keeps the declared value. */
@@ -79,6 +86,8 @@ export interface Overrides<H extends HookPoint = HookPoint> {
   readonly band?: Band | undefined;
   readonly failMode?: FailMode | undefined;
   readonly timeout?: Duration | undefined;
+  /** May narrow the declared matcher, never widen it (I22). */
+  readonly match?: MatchOptions | undefined;
 }
 
 function checkName(name: unknown, phase: Phase): string {
@@ -131,7 +140,8 @@ export function declare<H extends HookPoint>(options: DeclarationOptions<H>): De
   const band = checkBand(absent(raw["band"]) ? "app" : raw["band"], phase);
   const failMode = checkFailMode(raw["failMode"], name, phase);
   const timeout = absent(raw["timeout"]) ? null : parseDurationNs(raw["timeout"], phase);
-  return checkR2(new Declaration(SEALED, name, hooks, band, failMode, timeout), phase);
+  const match = parseMatcher(raw["match"], hooks, phase);
+  return checkR2(new Declaration(SEALED, name, hooks, band, failMode, timeout, match), phase);
 }
 
 /** The declaration as registered (I10), checked in the order of I4; then R2 on the result. */
@@ -160,7 +170,8 @@ export function overrideFrom(decl: Declaration, startBand: Band, overrides: Over
   }
   const failMode = absent(raw["failMode"]) ? decl.failMode : checkFailMode(raw["failMode"], name, phase);
   const timeout = absent(raw["timeout"]) ? decl.timeoutNs : parseDurationNs(raw["timeout"], phase);
-  return checkR2(new Declaration(SEALED, name, hooks, band, failMode, timeout), phase);
+  const match = narrowMatcher(decl.match, raw["match"], hooks, name, phase);
+  return checkR2(new Declaration(SEALED, name, hooks, band, failMode, timeout, match), phase);
 }
 
 function narrow(decl: Declaration, hooks: unknown): HookPoint[] {

@@ -24,7 +24,11 @@ export type ErrorKind =
   | "unknown_layer"
   | "band_outward"
   | "baseline_outside_profile"
-  | "invalid_contracts";
+  | "invalid_contracts"
+  | "invalid_match"
+  | "unknown_match_key"
+  | "match_key_not_carried"
+  | "match_widened";
 
 /** For each kind: the rule id compared by the corpus, and the rule as messages write it. */
 const RULES = {
@@ -45,6 +49,10 @@ const RULES = {
   band_outward: ["ruling-16", "ruling 16"],
   baseline_outside_profile: ["S8", "S8"],
   invalid_contracts: ["I14", "I14"],
+  invalid_match: ["I22", "I22"],
+  unknown_match_key: ["I22", "I22"],
+  match_key_not_carried: ["I22", "I22"],
+  match_widened: ["I22", "I22"],
 } as const satisfies Record<ErrorKind, readonly [string, string]>;
 
 export type Rule = (typeof RULES)[ErrorKind][0];
@@ -107,6 +115,10 @@ const EXPLAIN: Record<Exclude<ErrorKind, "invalid_trace">, string> = {
   baseline_outside_profile:
     "only profiles (org profiles, plugin profiles, profile files) put middleware in baseline",
   invalid_contracts: "a contract mode is 'warn' or 'strict', or undefined to check no contracts",
+  invalid_match: "a matcher maps tool or model to a pattern or a list of 1 to 32 patterns of 1 to 128 characters",
+  unknown_match_key: "the match keys are tool and model",
+  match_key_not_carried: "tool is carried by tool.before and tool.after, model by model.before",
+  match_widened: "a registration may narrow a matcher, never widen it",
 };
 
 type ValueKind = Exclude<

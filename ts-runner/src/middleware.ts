@@ -22,6 +22,7 @@
 import type { HookPoint } from "./catalogue.js";
 import { declare, snakeCase, type Band, type Declaration, type DeclarationOptions, type FailMode } from "./declaration.js";
 import type { Duration } from "./duration.js";
+import type { MatchOptions } from "./matcher.js";
 import type { Envelope } from "./envelope.js";
 import type { Event, EventOf } from "./events.js";
 import type { Outcome } from "./outcomes.js";
@@ -56,6 +57,8 @@ export interface MiddlewareOptions<H extends HookPoint = HookPoint> {
   readonly band?: Band | undefined;
   /** A duration ("2s", "250ms") or seconds; none by default. */
   readonly timeout?: Duration | null | undefined;
+  /** Which events it applies to (I22): `{ tool: "refund_*" }`; none: every event. */
+  readonly match?: MatchOptions | null | undefined;
   /** Defaults to the function's name, or the class name in snake case. */
   readonly name?: string | undefined;
 }

@@ -14,6 +14,7 @@ import { catalogueIndex, DIRECTIONS, HOOK_POINTS, type HookPoint } from "./catal
 import { applyOverrides, BANDS, type Declaration, type Overrides } from "./declaration.js";
 import { valueError, type Phase } from "./errors.js";
 import { declareIn, type Layer } from "./layer.js";
+import { admits, CARRIED, keyValue, type MatchKey } from "./matcher.js";
 import { shown } from "./shown.js";
 import { EVENT_TYPES } from "./events.js";
 import type { Event } from "./events.js";
@@ -52,11 +53,44 @@ export interface Plan {
   readonly entries: readonly Entry[];
   /** Whether some middleware of the chain has a timeout (its emits are then watched). */
   readonly timed: boolean;
+  /** The key the chain's matchers read on this hook point (I22), or null: none do. */
+  readonly key: MatchKey | null;
+  /** The plans of the key values seen, at most `MAX_KEYED_PLANS`, emptied when full. */
+  readonly byKey: Map<string, Plan>;
 }
 
-function planOf(hook: HookPoint, entries: readonly Entry[]): Plan {
+/** How many key values a hook point keeps a planned chain for (I22, as the Rust core). */
+export const MAX_KEYED_PLANS = 256;
+
+function planOf(hook: HookPoint, entries: readonly Entry[], keyed = true): Plan {
   const timed = entries.some((entry) => entry.timeoutMs !== null);
-  return Object.freeze({ hook, hookIndex: catalogueIndex(hook), eventType: EVENT_TYPES[hook], entries: Object.freeze(entries), timed });
+  const carried = CARRIED[hook];
+  const key = keyed && carried !== undefined && entries.some((e) => e.declaration.match?.[carried] !== undefined) ? carried : null;
+  return Object.freeze({ hook, hookIndex: catalogueIndex(hook), eventType: EVENT_TYPES[hook], entries: Object.freeze(entries), timed, key, byKey: new Map<string, Plan>() });
+}
+
+/**
+ * The plan an emit of `event` runs (I22): `plan` itself unless its matchers read a key the
+ * event holds as text; then the chain without the middleware that do not match, planned once
+ * per key value.
+ */
+export function keyedPlan(plan: Plan, event: unknown): Plan {
+  if (plan.key === null) return plan;
+  const value = keyValue(plan.key, event);
+  return value === null ? plan : planFor(plan, value);
+}
+
+/** `plan` for the key value `value` (see `keyedPlan`). */
+export function planFor(plan: Plan, value: string): Plan {
+  if (plan.key === null) return plan;
+  let found = plan.byKey.get(value);
+  if (found === undefined) {
+    const entries = plan.entries.filter((e) => admits(e.declaration.match, plan.hook, value));
+    found = planOf(plan.hook, entries, false);
+    if (plan.byKey.size >= MAX_KEYED_PLANS) plan.byKey.clear();
+    plan.byKey.set(value, found);
+  }
+  return found;
 }
 
 export class Registry {

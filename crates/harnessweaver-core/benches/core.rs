@@ -65,6 +65,7 @@ fn declarations(n: usize) -> Vec<Declaration> {
                 band: Some(band),
                 fail_mode: Some(fail_mode),
                 timeout: (i % 2 == 0).then_some(TimeoutInput::Text("2s")),
+                matcher: None,
             };
             declare(&input).expect("a valid declaration")
         })
@@ -152,6 +153,7 @@ fn planning(c: &mut Criterion) {
             band: Some("baseline"),
             fail_mode: Some("closed"),
             timeout: Some(TimeoutInput::Text("2s")),
+            matcher: None,
         };
         let extra = declare(&extra_input).expect("a valid declaration");
         let mut with_extra = decls.clone();

@@ -11,6 +11,7 @@ use crate::catalogue::{hook_id, hook_name, HookId};
 use crate::duration::{duration_from_seconds, parse_duration_text};
 use crate::error::{hooks_widened, quote, value_error, Error, ErrorKind};
 use crate::fail_mode::FailMode;
+use crate::matcher::{narrow_matcher, parse_matcher, MatchInput, Matcher};
 
 /// A checked declaration: hooks are deduplicated and in catalogue order (I3).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +21,8 @@ pub struct Declaration {
     pub band: Band,
     pub fail_mode: FailMode,
     pub timeout_ns: Option<u64>,
+    /// Which events of its hook points it applies to (I22); `None` is every event.
+    pub matcher: Option<Matcher>,
 }
 
 impl Declaration {
@@ -55,6 +58,8 @@ pub struct DeclarationInput<'a> {
     pub band: Option<&'a str>,
     pub fail_mode: Option<&'a str>,
     pub timeout: Option<TimeoutInput<'a>>,
+    /// `match=` (I22); `None` is no matcher.
+    pub matcher: Option<&'a MatchInput<'a>>,
 }
 
 /// The overrides `register()` may pass (I10); `None` keeps the declared value.
@@ -65,6 +70,8 @@ pub struct Overrides<'a> {
     pub band: Option<&'a str>,
     pub fail_mode: Option<&'a str>,
     pub timeout: Option<TimeoutInput<'a>>,
+    /// `match=` (I22): narrows the declared matcher.
+    pub matcher: Option<&'a MatchInput<'a>>,
 }
 
 /// Checks a declaration in the order of I4.
@@ -83,12 +90,17 @@ pub fn declare(input: &DeclarationInput<'_>) -> Result<Declaration, Error> {
     };
     let fail_mode = FailMode::parse(fail_mode)?;
     let timeout_ns = input.timeout.map(TimeoutInput::to_nanos).transpose()?;
+    let matcher = input
+        .matcher
+        .map(|entries| parse_matcher(entries, &hooks))
+        .transpose()?;
     let declaration = Declaration {
         name: input.name.to_owned(),
         hooks,
         band,
         fail_mode,
         timeout_ns,
+        matcher,
     };
     check_baseline_fails_closed(&declaration)?;
     Ok(declaration)
@@ -130,6 +142,10 @@ pub(crate) fn override_from(
     }
     if let Some(timeout) = overrides.timeout {
         result.timeout_ns = Some(timeout.to_nanos()?);
+    }
+    if let Some(entries) = overrides.matcher {
+        let narrowed = narrow_matcher(decl.matcher.as_ref(), entries, &result.hooks, &result.name)?;
+        result.matcher = Some(narrowed);
     }
     check_baseline_fails_closed(&result)?;
     Ok(result)
@@ -236,6 +252,7 @@ mod tests {
             band: None,
             fail_mode,
             timeout: None,
+            matcher: None,
         }
     }
 
@@ -368,6 +385,7 @@ mod tests {
             band: Some("core"),
             fail_mode: Some("shut"),
             timeout: Some(TimeoutInput::Text("soon")),
+            matcher: None,
         };
         let fixes: [(ErrorKind, Fix<DeclarationInput<'static>>); 7] = [
             (ErrorKind::InvalidName, &|d| d.name = "ok"),
@@ -393,6 +411,7 @@ mod tests {
             band: Some("baseline"),
             fail_mode: Some("closed"),
             timeout: Some(TimeoutInput::Seconds(2.0)),
+            matcher: None,
         };
         let result = apply_overrides(&guard(), &overrides).unwrap();
         assert_eq!(
@@ -452,6 +471,7 @@ mod tests {
             band: Some("core"),
             fail_mode: Some("shut"),
             timeout: Some(TimeoutInput::Text("0s")),
+            matcher: None,
         };
         let fixes: [(ErrorKind, Fix<Overrides<'static>>); 7] = [
             (ErrorKind::InvalidName, &|o| o.name = None),
@@ -489,5 +509,39 @@ mod tests {
         for (class_name, expected) in cases {
             assert_eq!(snake_case(class_name), expected, "{class_name}");
         }
+    }
+
+    #[test]
+    fn a_matcher_is_checked_after_the_timeout_and_before_r2() {
+        use crate::matcher::{MatchText, MatchValue};
+        let bad: &'static [(MatchText<'static>, MatchValue<'static>)] = Box::leak(Box::new([(
+            MatchText::Text("tool"),
+            MatchValue::List(vec![]),
+        )]));
+        let hooks: &'static [&'static str] = &["tool.before"];
+        let with_bad_timeout = declared(|d| {
+            (d.hooks, d.matcher, d.timeout) = (hooks, Some(bad), Some(TimeoutInput::Text("soon")));
+        });
+        fails(with_bad_timeout, ErrorKind::InvalidDuration);
+        let baseline_open = declared(|d| {
+            (d.hooks, d.matcher) = (hooks, Some(bad));
+            (d.band, d.fail_mode) = (Some("baseline"), Some("open"));
+        });
+        fails(baseline_open, ErrorKind::InvalidMatch);
+        let good: &'static [(MatchText<'static>, MatchValue<'static>)] = Box::leak(Box::new([(
+            MatchText::Text("tool"),
+            MatchValue::One(MatchText::Text("refund_*")),
+        )]));
+        let declared_ok = declared(|d| (d.hooks, d.matcher) = (hooks, Some(good))).unwrap();
+        let narrowed = overridden(&declared_ok, |o| o.matcher = Some(good)).unwrap();
+        assert_eq!(narrowed.matcher, declared_ok.matcher);
+        let wide: &'static [(MatchText<'static>, MatchValue<'static>)] = Box::leak(Box::new([(
+            MatchText::Text("tool"),
+            MatchValue::One(MatchText::Text("*")),
+        )]));
+        fails(
+            overridden(&declared_ok, |o| o.matcher = Some(wide)),
+            ErrorKind::MatchWidened,
+        );
     }
 }

@@ -26,6 +26,10 @@ pub enum ErrorKind {
     BandOutward,
     BaselineOutsideProfile,
     InvalidContracts,
+    InvalidMatch,
+    UnknownMatchKey,
+    MatchKeyNotCarried,
+    MatchWidened,
 }
 
 impl ErrorKind {
@@ -49,6 +53,10 @@ impl ErrorKind {
             Self::BandOutward => "band_outward",
             Self::BaselineOutsideProfile => "baseline_outside_profile",
             Self::InvalidContracts => "invalid_contracts",
+            Self::InvalidMatch => "invalid_match",
+            Self::UnknownMatchKey => "unknown_match_key",
+            Self::MatchKeyNotCarried => "match_key_not_carried",
+            Self::MatchWidened => "match_widened",
         }
     }
 
@@ -70,6 +78,10 @@ impl ErrorKind {
             Self::BandOutward => "ruling-16",
             Self::BaselineOutsideProfile => "S8",
             Self::InvalidContracts => "I14",
+            Self::InvalidMatch
+            | Self::UnknownMatchKey
+            | Self::MatchKeyNotCarried
+            | Self::MatchWidened => "I22",
         }
     }
 
@@ -91,6 +103,10 @@ impl ErrorKind {
             Self::BandOutward => "ruling 16",
             Self::BaselineOutsideProfile => "S8",
             Self::InvalidContracts => "I14",
+            Self::InvalidMatch
+            | Self::UnknownMatchKey
+            | Self::MatchKeyNotCarried
+            | Self::MatchWidened => "I22",
         }
     }
 }
@@ -203,6 +219,16 @@ fn explanation(kind: ErrorKind) -> String {
         ErrorKind::InvalidContracts => {
             "a contract mode is 'warn' or 'strict', or None to check no contracts"
         }
+        ErrorKind::InvalidMatch => {
+            "a matcher maps tool or model to a pattern or a list of 1 to 32 patterns of 1 to 128 characters"
+        }
+        ErrorKind::UnknownMatchKey => "the match keys are tool and model",
+        ErrorKind::MatchKeyNotCarried => {
+            "tool is carried by tool.before and tool.after, model by model.before"
+        }
+        ErrorKind::MatchWidened => {
+            "a registration may narrow a matcher, never widen it"
+        }
     };
     text.to_owned()
 }
@@ -270,7 +296,7 @@ pub(crate) fn invalid_trace(line: usize, problem: &str) -> Error {
 mod tests {
     use super::*;
 
-    const ALL: [ErrorKind; 17] = [
+    const ALL: [ErrorKind; 21] = [
         ErrorKind::InvalidName,
         ErrorKind::InvalidHooks,
         ErrorKind::UnknownHook,
@@ -288,6 +314,10 @@ mod tests {
         ErrorKind::BandOutward,
         ErrorKind::BaselineOutsideProfile,
         ErrorKind::InvalidContracts,
+        ErrorKind::InvalidMatch,
+        ErrorKind::UnknownMatchKey,
+        ErrorKind::MatchKeyNotCarried,
+        ErrorKind::MatchWidened,
     ];
 
     #[test]
@@ -313,6 +343,10 @@ mod tests {
                 ("band_outward", "ruling-16"),
                 ("baseline_outside_profile", "S8"),
                 ("invalid_contracts", "I14"),
+                ("invalid_match", "I22"),
+                ("unknown_match_key", "I22"),
+                ("match_key_not_carried", "I22"),
+                ("match_widened", "I22"),
             ]
         );
     }

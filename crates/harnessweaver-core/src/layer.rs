@@ -125,6 +125,7 @@ mod tests {
             band: Some(band),
             fail_mode: Some(fail_mode),
             timeout: None,
+            matcher: None,
         };
         declare(&input).expect("a valid declaration")
     }

@@ -9,7 +9,7 @@
 //! not a replan of every chain n times (issue 13). A change drops the registry's plan, never a
 //! plan already handed out, so the chain an emit holds never changes under it (ruling 3, I11).
 
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -18,6 +18,7 @@ use crate::catalogue::{hook_count, hook_point, Direction, HookId};
 use crate::clock::needs_precise;
 use crate::declaration::Declaration;
 use crate::error::{quote, value_error, Error, ErrorKind};
+use crate::matcher::MatchKey;
 use crate::symbol::{intern, Sym};
 
 /// A registered middleware. `payload` is whatever the binding calls (a Python object).
@@ -37,10 +38,19 @@ pub struct Entry<P> {
 /// A hook point's middleware in run order. Never mutated once handed out.
 pub type Chain<P> = Arc<[Arc<Entry<P>>]>;
 
+/// How many key values a hook point keeps a planned chain for (I22): an event stream with
+/// endless distinct tool names keeps memory flat; the cache is emptied when full.
+pub const MAX_KEYED_PLANS: usize = 256;
+
 #[derive(Debug)]
 struct Plan<P> {
     chain: Chain<P>,
     has_timeouts: bool,
+    /// The key the chain's matchers read on this hook point (I22); `None`: no middleware of
+    /// it has a matcher for the key it carries, so every event runs `chain`.
+    key: Option<MatchKey>,
+    /// The chains of the key values seen, at most `MAX_KEYED_PLANS`.
+    by_key: RefCell<HashMap<Box<str>, Chain<P>>>,
 }
 
 /// One hook point's middleware in inbound run order: band, then registration order.
@@ -151,6 +161,49 @@ impl<P> Registry<P> {
             .map_or_else(|| Arc::from(Vec::new()), |plan| Arc::clone(&plan.chain))
     }
 
+    /// The key an emit of `hook` must read from its event for `chain_for` (I22), or `None`
+    /// when the chain has no matcher that applies there (then `chain` is the chain).
+    pub fn match_key(&self, hook: HookId) -> Option<MatchKey> {
+        self.plan(hook).and_then(|plan| plan.key)
+    }
+
+    /// The run order of an emit of `hook` whose event holds `value` under the hook point's
+    /// key (`None`: absent or not text, which every matcher matches, I22): the chain without
+    /// the middleware whose matcher does not admit it. Planned once per value (bounded).
+    pub fn chain_for(&self, hook: HookId, value: Option<&str>) -> Chain<P> {
+        let Some(plan) = self.plan(hook) else {
+            return Arc::from(Vec::new());
+        };
+        let Some(value) = value.filter(|_| plan.key.is_some()) else {
+            return Arc::clone(&plan.chain);
+        };
+        let mut by_key = plan.by_key.borrow_mut();
+        if let Some(chain) = by_key.get(value) {
+            return Arc::clone(chain);
+        }
+        let chain: Chain<P> = plan
+            .chain
+            .iter()
+            .filter(|e| {
+                e.decl
+                    .matcher
+                    .as_ref()
+                    .map_or(true, |m| m.admits(hook, Some(value)))
+            })
+            .cloned()
+            .collect();
+        if by_key.len() >= MAX_KEYED_PLANS {
+            by_key.clear();
+        }
+        by_key.insert(Box::from(value), Arc::clone(&chain));
+        chain
+    }
+
+    /// How many key values `hook` holds a planned chain for (at most `MAX_KEYED_PLANS`).
+    pub fn keyed_plans(&self, hook: HookId) -> usize {
+        self.plan(hook).map_or(0, |plan| plan.by_key.borrow().len())
+    }
+
     /// Whether any middleware of this hook point has a timeout (so the binding can skip clocks).
     pub fn has_timeouts(&self, hook: HookId) -> bool {
         self.plan(hook).is_some_and(|plan| plan.has_timeouts)
@@ -204,9 +257,19 @@ impl<P> Registry<P> {
             members.values().cloned().collect()
         };
         let has_timeouts = chain.iter().any(|e| e.decl.timeout_ns.is_some());
+        let key = MatchKey::carried_by(hook).filter(|&key| {
+            chain.iter().any(|e| {
+                e.decl
+                    .matcher
+                    .as_ref()
+                    .is_some_and(|m| m.patterns(key).is_some())
+            })
+        });
         Plan {
             chain: Arc::from(chain),
             has_timeouts,
+            key,
+            by_key: RefCell::new(HashMap::new()),
         }
     }
 }
@@ -225,6 +288,7 @@ mod tests {
             band,
             fail_mode: FailMode::Closed,
             timeout_ns: None,
+            matcher: None,
         }
     }
 
@@ -479,5 +543,96 @@ mod tests {
             .register(decl("o", Band::App, &["task.end"]), Opaque)
             .unwrap();
         let _: &Opaque = &entry.payload;
+    }
+
+    fn matched(name: &str, hooks: &[&str], patterns: &[&'static str]) -> Declaration {
+        use crate::matcher::{parse_matcher, MatchText, MatchValue};
+        let mut d = decl(name, Band::App, hooks);
+        let items = patterns.iter().map(|p| MatchText::Text(p)).collect();
+        let entries = [(MatchText::Text("tool"), MatchValue::List(items))];
+        d.matcher = Some(parse_matcher(&entries, &d.hooks).unwrap());
+        d
+    }
+
+    fn names_for(registry: &Registry<()>, hook: &str, value: Option<&str>) -> Vec<String> {
+        let chain = registry.chain_for(hook_id(hook).unwrap(), value);
+        chain.iter().map(|e| e.decl.name.clone()).collect()
+    }
+
+    #[test]
+    fn chain_for_skips_middleware_whose_matcher_does_not_admit_the_value() {
+        let mut registry = Registry::new();
+        let hooks = ["tool.before", "step.end"];
+        registry
+            .register(decl("all", Band::App, &hooks), ())
+            .unwrap();
+        registry
+            .register(matched("refunds", &hooks, &["refund_*"]), ())
+            .unwrap();
+        registry
+            .register(matched("search", &hooks, &["search"]), ())
+            .unwrap();
+        let before = hook_id("tool.before").unwrap();
+        assert_eq!(registry.match_key(before), Some(MatchKey::Tool));
+        assert_eq!(
+            names_for(&registry, "tool.before", Some("refund_x")),
+            ["all", "refunds"]
+        );
+        assert_eq!(
+            names_for(&registry, "tool.before", Some("search")),
+            ["all", "search"]
+        );
+        assert_eq!(names_for(&registry, "tool.before", Some("other")), ["all"]);
+        // Absent or not text: every matcher matches (I22).
+        assert_eq!(
+            names_for(&registry, "tool.before", None),
+            ["all", "refunds", "search"]
+        );
+        // step.end (outbound) carries no key: the matchers do not apply there.
+        assert_eq!(registry.match_key(hook_id("step.end").unwrap()), None);
+        assert_eq!(
+            names_for(&registry, "step.end", Some("other")),
+            ["search", "refunds", "all"]
+        );
+    }
+
+    #[test]
+    fn a_chain_without_matchers_has_no_key_and_plans_no_keyed_chain() {
+        let registry = onion();
+        let before = hook_id("tool.before").unwrap();
+        assert_eq!(registry.match_key(before), None);
+        assert_eq!(registry.chain_for(before, Some("x")).len(), 5);
+        assert_eq!(registry.keyed_plans(before), 0);
+    }
+
+    #[test]
+    fn keyed_plans_stay_bounded_under_endless_distinct_names() {
+        let mut registry = Registry::new();
+        registry
+            .register(matched("r", &["tool.before"], &["refund_*"]), ())
+            .unwrap();
+        let before = hook_id("tool.before").unwrap();
+        for i in 0..10 * MAX_KEYED_PLANS {
+            let name = format!("tool_{i}");
+            assert!(registry.chain_for(before, Some(&name)).is_empty());
+            assert!(registry.keyed_plans(before) <= MAX_KEYED_PLANS);
+        }
+        assert_eq!(registry.chain_for(before, Some("refund_1")).len(), 1);
+    }
+
+    #[test]
+    fn a_change_drops_the_keyed_plans() {
+        let mut registry = Registry::new();
+        registry
+            .register(matched("r", &["tool.before"], &["refund_*"]), ())
+            .unwrap();
+        assert!(names_for(&registry, "tool.before", Some("refund_1")) == ["r"]);
+        registry
+            .register(matched("s", &["tool.before"], &["refund_1"]), ())
+            .unwrap();
+        assert_eq!(
+            names_for(&registry, "tool.before", Some("refund_1")),
+            ["r", "s"]
+        );
     }
 }

@@ -36,6 +36,7 @@ fn add(registry: &mut Registry<Does>, name: &str, band: &str, fail_mode: &str, d
         band: Some("app"),
         fail_mode: Some(fail_mode),
         timeout: None,
+        matcher: None,
     };
     let decl = declare(&input).unwrap();
     let overrides = Overrides {

@@ -6,7 +6,7 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple};
 
 use harnessweaver_core::catalogue::hook_id;
 use harnessweaver_core::declaration::{
@@ -15,6 +15,7 @@ use harnessweaver_core::declaration::{
 use harnessweaver_core::duration::nanos_to_seconds;
 use harnessweaver_core::error::invalid_value;
 use harnessweaver_core::layer::{declare_in_layer, Layer};
+use harnessweaver_core::matcher::{MatchKey, MatchText, MatchValue};
 use harnessweaver_core::{Band, ErrorKind, FailMode};
 
 use crate::errors::{to_py, wrong_type, Phase};
@@ -62,6 +63,20 @@ impl Declaration {
     #[getter]
     fn timeout_ns(&self) -> Option<u64> {
         self.inner.timeout_ns
+    }
+    /// The matcher (I22): `{"tool": ("refund_*",), ...}`, or `None` for every event.
+    #[getter]
+    fn r#match<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(matcher) = &self.inner.matcher else {
+            return Ok(None);
+        };
+        let dict = PyDict::new(py);
+        for key in MatchKey::ALL {
+            if let Some(patterns) = matcher.patterns(key) {
+                dict.set_item(key.as_str(), PyTuple::new(py, patterns)?)?;
+            }
+        }
+        Ok(Some(dict))
     }
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
@@ -126,6 +141,90 @@ fn shown_text(value: &Bound<'_, PyString>) -> String {
         Ok(bytes) => format!("'{}'", String::from_utf8_lossy(&bytes)),
         Err(_) => "<unprintable>".to_owned(),
     }
+}
+
+/// A `match` text as converted: valid text, or anything else as messages show it (I22).
+enum OwnedText {
+    Text(String),
+    Bad(String),
+}
+
+enum OwnedValue {
+    One(OwnedText),
+    List(Vec<OwnedText>),
+    Other(String),
+}
+
+type OwnedMatch = Vec<(OwnedText, OwnedValue)>;
+
+fn owned_text(value: &Bound<'_, PyAny>) -> OwnedText {
+    match value.cast::<PyString>() {
+        Ok(s) => match s.to_str() {
+            Ok(text) => OwnedText::Text(text.to_owned()),
+            Err(_) => OwnedText::Bad(shown_text(s)),
+        },
+        Err(_) => OwnedText::Bad(repr_of(value)),
+    }
+}
+
+fn repr_of(value: &Bound<'_, PyAny>) -> String {
+    value
+        .repr()
+        .map_or_else(|_| "<unprintable>".to_owned(), |r| r.to_string())
+}
+
+/// A `match` argument converted for the core (I22): `None` when absent or `None`; a value
+/// that is not a `dict` is `invalid_match` here; the entries are judged by the core.
+fn match_arg(value: Option<&Bound<'_, PyAny>>, phase: Phase) -> PyResult<Option<OwnedMatch>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let Ok(dict) = value.cast::<PyDict>() else {
+        return Err(wrong_type(
+            value.py(),
+            phase,
+            ErrorKind::InvalidMatch,
+            "match",
+            value,
+        ));
+    };
+    let mut entries = Vec::with_capacity(dict.len());
+    for (key, item) in dict.iter() {
+        let converted = if item.is_instance_of::<PyString>() {
+            OwnedValue::One(owned_text(&item))
+        } else if let Ok(list) = item.cast::<PyList>() {
+            OwnedValue::List(list.iter().map(|i| owned_text(&i)).collect())
+        } else if let Ok(tuple) = item.cast::<PyTuple>() {
+            OwnedValue::List(tuple.iter().map(|i| owned_text(&i)).collect())
+        } else {
+            OwnedValue::Other(repr_of(&item))
+        };
+        entries.push((owned_text(&key), converted));
+    }
+    Ok(Some(entries))
+}
+
+fn borrow_text(text: &OwnedText) -> MatchText<'_> {
+    match text {
+        OwnedText::Text(t) => MatchText::Text(t),
+        OwnedText::Bad(shown) => MatchText::Bad(shown.clone()),
+    }
+}
+
+fn borrowed(owned: &OwnedMatch) -> Vec<(MatchText<'_>, MatchValue<'_>)> {
+    owned
+        .iter()
+        .map(|(key, value)| {
+            let value = match value {
+                OwnedValue::One(t) => MatchValue::One(borrow_text(t)),
+                OwnedValue::List(items) => {
+                    MatchValue::List(items.iter().map(borrow_text).collect())
+                }
+                OwnedValue::Other(shown) => MatchValue::Other(shown.clone()),
+            };
+            (borrow_text(key), value)
+        })
+        .collect()
 }
 
 /// The hook names of a `hooks` argument: a list, tuple or set of strings (I3). Every item is
@@ -232,7 +331,7 @@ fn name_text<'a>(value: &'a Bound<'_, PyAny>, phase: Phase) -> PyResult<&'a str>
 
 /// Validate a declaration in the order of I4; raise `DeclarationError` on the first fault.
 #[pyfunction]
-#[pyo3(signature = (name, hooks, *, band = None, fail_mode = None, timeout = None))]
+#[pyo3(signature = (name, hooks, *, band = None, fail_mode = None, timeout = None, r#match = None))]
 pub fn declare(
     py: Python<'_>,
     name: &Bound<'_, PyAny>,
@@ -240,6 +339,7 @@ pub fn declare(
     band: Option<&Bound<'_, PyAny>>,
     fail_mode: Option<&Bound<'_, PyAny>>,
     timeout: Option<&Bound<'_, PyAny>>,
+    r#match: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Declaration> {
     let phase = Phase::Declare;
     let name = name_text(name, phase)?;
@@ -255,12 +355,15 @@ pub fn declare(
         _ => None,
     };
     let hook_refs: Vec<&str> = hooks.iter().map(String::as_str).collect();
+    let owned = match_arg(r#match, phase)?;
+    let entries = owned.as_ref().map(borrowed);
     let input = DeclarationInput {
         name,
         hooks: &hook_refs,
         band,
         fail_mode,
         timeout,
+        matcher: entries.as_deref(),
     };
     let inner = core_decl::declare(&input).map_err(|e| to_py(py, phase, &e))?;
     Ok(Declaration { inner })
@@ -278,6 +381,7 @@ pub fn overridden(
     band: Option<&Bound<'_, PyAny>>,
     fail_mode: Option<&Bound<'_, PyAny>>,
     timeout: Option<&Bound<'_, PyAny>>,
+    r#match: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<core_decl::Declaration> {
     let phase = Phase::Register;
     let given = |v: Option<&Bound<'_, PyAny>>| v.is_some_and(|v| !v.is_none());
@@ -323,12 +427,15 @@ pub fn overridden(
         .filter(|t| !t.is_none())
         .map(|t| timeout_input(t, phase))
         .transpose()?;
+    let owned = match_arg(r#match, phase)?;
+    let entries = owned.as_ref().map(borrowed);
     let overrides = Overrides {
         name,
         hooks: hook_refs.as_deref(),
         band,
         fail_mode,
         timeout,
+        matcher: entries.as_deref(),
     };
     let result = match layer {
         Some(layer) => declare_in_layer(decl, layer, &overrides),
@@ -352,7 +459,7 @@ pub fn layer_of(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Layer>> {
 /// A middleware as a spec item of `layer` declares it (I13, rulings 16-18, S8, R2), without
 /// registering it: what a harness spec loader checks before building anything.
 #[pyfunction]
-#[pyo3(signature = (decl, layer, *, name = None, band = None, hooks = None, fail_mode = None, timeout = None))]
+#[pyo3(signature = (decl, layer, *, name = None, band = None, hooks = None, fail_mode = None, timeout = None, r#match = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn declare_in(
     py: Python<'_>,
@@ -363,6 +470,7 @@ pub fn declare_in(
     hooks: Option<&Bound<'_, PyAny>>,
     fail_mode: Option<&Bound<'_, PyAny>>,
     timeout: Option<&Bound<'_, PyAny>>,
+    r#match: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Declaration> {
     if layer.is_none() {
         // No layer is not a way around the layer rules: unknown_layer, like any other value.
@@ -384,6 +492,7 @@ pub fn declare_in(
         band,
         fail_mode,
         timeout,
+        r#match,
     )?;
     Ok(Declaration { inner })
 }

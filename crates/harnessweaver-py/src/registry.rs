@@ -12,6 +12,7 @@ use harnessweaver_core::catalogue::{HookId, CATALOGUE};
 use harnessweaver_core::clock;
 use harnessweaver_core::contract::ContractMode;
 use harnessweaver_core::error::Error;
+use harnessweaver_core::matcher::MatchKey;
 use harnessweaver_core::symbol::Texts;
 use harnessweaver_core::walk::Walk;
 use harnessweaver_core::{Chain, ErrorKind, Registry as CoreRegistry};
@@ -47,14 +48,16 @@ pub struct Registry {
     last_seen: LastSeen,
 }
 
-/// One hook point's chain, and whether any of it has a timeout.
+/// One hook point's chain, whether any of it has a timeout, and the key its matchers read
+/// (I22; `None` for a chain without matchers there, which an emit walks as is).
 #[derive(Clone)]
 struct Plan {
     chain: Chain<Payload>,
     timed: bool,
+    key: Option<MatchKey>,
 }
 
-// SAFETY: cloning an `Option<Plan>` clones an `Arc` and copies a bool: no Python code.
+// SAFETY: cloning an `Option<Plan>` clones an `Arc` and copies plain values: no Python code.
 unsafe impl Plain for Option<Plan> {}
 
 impl Registry {
@@ -81,30 +84,55 @@ impl Registry {
             .collect()
     }
 
-    /// The chain of `hook` and whether any of it has a timeout.
-    fn planned(&self, py: Python<'_>, hook: HookId) -> (Chain<Payload>, bool) {
+    /// The plan of `hook`: its chain, whether any of it has a timeout, its match key.
+    fn planned(&self, py: Python<'_>, hook: HookId) -> Plan {
         match self.plans[usize::from(hook)].get(py) {
-            Some(Plan { chain, timed }) => (chain, timed),
+            Some(plan) => plan,
             None => self.replan(py, hook),
         }
+    }
+
+    /// The chain an emit of `event` runs when `hook`'s matchers read `key` (I22): the core
+    /// plans it once per key value. The key is read from the caller's event; anything but a
+    /// `str` holding valid text (absent, raising, another type, a lone surrogate) is `None`,
+    /// which every matcher matches.
+    #[cold]
+    #[inline(never)]
+    fn keyed(&self, hook: HookId, key: MatchKey, event: &Bound<'_, PyAny>) -> Chain<Payload> {
+        let py = event.py();
+        let field = match key {
+            MatchKey::Tool => event
+                .getattr(intern!(py, "tool"))
+                .and_then(|t| t.getattr(intern!(py, "name"))),
+            MatchKey::Model => event
+                .getattr(intern!(py, "request"))
+                .and_then(|r| r.getattr(intern!(py, "model"))),
+        };
+        let field = field.ok();
+        let text = field
+            .as_ref()
+            .and_then(|f| f.cast::<PyString>().ok())
+            .and_then(|s| s.to_str().ok());
+        self.lock().chain_for(hook, text)
     }
 
     /// Plans `hook` in the core (its first emit since a registration changed it) and
     /// publishes the plan for the emits after it.
     #[cold]
     #[inline(never)]
-    fn replan(&self, py: Python<'_>, hook: HookId) -> (Chain<Payload>, bool) {
+    fn replan(&self, py: Python<'_>, hook: HookId) -> Plan {
         let (plan, replaced) = {
             let core = self.lock();
             let plan = Plan {
                 chain: core.chain(hook),
                 timed: core.has_timeouts(hook),
+                key: core.match_key(hook),
             };
             let replaced = self.plans[usize::from(hook)].replace(py, Some(plan.clone()));
             (plan, replaced)
         };
         drop(replaced); // `None` under the GIL; after the lock all the same (see `withdraw`)
-        (plan.chain, plan.timed)
+        plan
     }
 
     /// An emit with a run context: a `HookResult`, a `Pending` when a middleware suspended,
@@ -117,7 +145,7 @@ impl Registry {
         ctx: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let hook = hook_of(hook)?;
-        let (chain, timed) = self.planned(py, hook);
+        let Plan { chain, timed, key } = self.planned(py, hook);
         if timed && structured(py)? {
             return Ok(py.None());
         }
@@ -125,11 +153,12 @@ impl Registry {
             let native = native.get();
             let (env, trace) = (native.envelope.bind(py), native.trace.bind(py).as_any());
             let run = Run::Read(&native.run);
-            return self.start(py, hook, chain, event, env, trace, &run);
+            return self.start(py, hook, (chain, key), event, env, trace, &run);
         }
         let env = ctx.getattr(intern!(py, "envelope"))?;
         let trace = ctx.getattr(intern!(py, "trace"))?;
-        self.start(py, hook, chain, event, &env, &trace, &Run::Envelope(&env))
+        let planned = (chain, key);
+        self.start(py, hook, planned, event, &env, &trace, &Run::Envelope(&env))
     }
 
     /// Checks the event, reads the emit's correlation (I21), then walks the chain until it
@@ -139,7 +168,7 @@ impl Registry {
         &self,
         py: Python<'_>,
         hook: HookId,
-        chain: Chain<Payload>,
+        (chain, key): (Chain<Payload>, Option<MatchKey>),
         event: &Bound<'_, PyAny>,
         env: &Bound<'_, PyAny>,
         trace: &Bound<'_, PyAny>,
@@ -156,6 +185,11 @@ impl Registry {
                 "emit() needs an hw.Trace, got {}",
                 trace.repr()?
             )));
+        };
+        // I22: only a chain with matchers on this hook point reads its key from the event.
+        let chain = match key {
+            None => chain,
+            Some(key) => self.keyed(hook, key, event),
         };
         let corr = self.last_seen.correlation(py, hook, event, run)?;
         let trace_ref = trace.get();
@@ -230,6 +264,7 @@ impl Registry {
                 GilCell::new(Some(Plan {
                     chain: Arc::from(Vec::new()),
                     timed: false,
+                    key: None,
                 }))
             })
             .collect();
@@ -244,7 +279,7 @@ impl Registry {
     }
 
     /// Register `call` under `decl` with the overrides of I10; return what took effect.
-    #[pyo3(signature = (decl, call, *, layer = None, name = None, band = None, hooks = None, fail_mode = None, timeout = None))]
+    #[pyo3(signature = (decl, call, *, layer = None, name = None, band = None, hooks = None, fail_mode = None, timeout = None, r#match = None))]
     #[allow(clippy::too_many_arguments)]
     fn register(
         &self,
@@ -257,6 +292,7 @@ impl Registry {
         hooks: Option<&Bound<'_, PyAny>>,
         fail_mode: Option<&Bound<'_, PyAny>>,
         timeout: Option<&Bound<'_, PyAny>>,
+        r#match: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<Declaration>> {
         let Ok(decl) = decl.cast::<Declaration>() else {
             return Err(PyTypeError::new_err(format!(
@@ -280,6 +316,7 @@ impl Registry {
             band,
             fail_mode,
             timeout,
+            r#match,
         )?;
         let declared = Py::new(
             py,
@@ -328,13 +365,26 @@ impl Registry {
         Ok(removed.payload.decl.clone_ref(py))
     }
 
+    /// The declarations of the chain an event of `hook` whose key (I22: `tool.name` or
+    /// `request.model`) is `value` runs, in run order; `None` is a key absent or not text.
+    #[pyo3(signature = (hook, value = None))]
+    fn chain_for<'py>(
+        &self,
+        py: Python<'py>,
+        hook: &Bound<'py, PyAny>,
+        value: Option<&str>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let chain = self.lock().chain_for(hook_of(hook)?, value);
+        PyTuple::new(py, chain.iter().map(|e| e.payload.decl.clone_ref(py)))
+    }
+
     /// The declarations of `hook`'s chain in run order (direction applied).
     fn chain<'py>(
         &self,
         py: Python<'py>,
         hook: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let (chain, _) = self.planned(py, hook_of(hook)?);
+        let chain = self.planned(py, hook_of(hook)?).chain;
         PyTuple::new(py, chain.iter().map(|e| e.payload.decl.clone_ref(py)))
     }
 
@@ -345,7 +395,7 @@ impl Registry {
     }
 
     fn has_timeouts(&self, hook: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.planned(hook.py(), hook_of(hook)?).1)
+        Ok(self.planned(hook.py(), hook_of(hook)?).timed)
     }
 
     /// How many chains the core has planned: none while middleware are only registered (see
@@ -365,8 +415,16 @@ impl Registry {
         trace: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let hook = hook_of(hook)?;
-        let (chain, _) = self.planned(py, hook);
-        self.start(py, hook, chain, event, env, trace, &Run::Envelope(env))
+        let Plan { chain, key, .. } = self.planned(py, hook);
+        self.start(
+            py,
+            hook,
+            (chain, key),
+            event,
+            env,
+            trace,
+            &Run::Envelope(env),
+        )
     }
 
     /// `emit` with the run context's envelope and trace, as `HookBus.emit` calls it; or `None`

@@ -12,6 +12,7 @@ from typing import Final
 from .catalogue import ORDER, hook_error
 from .duration import parse_duration_ns
 from .error import hooks_widened, shown, value_error
+from .matcher import Matcher, narrow_matcher, parse_matcher
 
 __all__ = ["BANDS", "MISSING", "Declaration", "apply_overrides", "declare", "snake_case"]
 
@@ -35,7 +36,7 @@ MISSING: Final = _Missing()
 class Declaration:
     """A validated declaration: name, hook points, band, fail mode and timeout."""
 
-    __slots__ = ("band", "fail_mode", "hooks", "name", "timeout", "timeout_ns")
+    __slots__ = ("_match", "band", "fail_mode", "hooks", "name", "timeout", "timeout_ns")
 
     name: str
     hooks: tuple[str, ...]
@@ -43,9 +44,16 @@ class Declaration:
     fail_mode: str
     timeout: float | None
     timeout_ns: int | None
+    _match: Matcher | None
 
     def __init__(
-        self, name: str, hooks: tuple[str, ...], band: str, fail_mode: str, timeout_ns: int | None
+        self,
+        name: str,
+        hooks: tuple[str, ...],
+        band: str,
+        fail_mode: str,
+        timeout_ns: int | None,
+        match: Matcher | None = None,
     ) -> None:
         setter = object.__setattr__
         setter(self, "name", name)
@@ -54,6 +62,13 @@ class Declaration:
         setter(self, "fail_mode", fail_mode)
         setter(self, "timeout_ns", timeout_ns)
         setter(self, "timeout", None if timeout_ns is None else timeout_ns / 1e9)
+        # Each call hands out a fresh dict (like the Rust getter), so nobody changes ours.
+        setter(self, "_match", match)
+
+    @property
+    def match(self) -> Matcher | None:
+        """The matcher (I22): ``{"tool": ("refund_*",)}``, or ``None`` for every event."""
+        return None if self._match is None else dict(self._match)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Declaration is immutable; cannot set {name!r}")
@@ -67,7 +82,8 @@ class Declaration:
         return hash(self._key())
 
     def _key(self) -> tuple[object, ...]:
-        return (self.name, self.hooks, self.band, self.fail_mode, self.timeout_ns)
+        matched = None if self._match is None else tuple(self._match.items())
+        return (self.name, self.hooks, self.band, self.fail_mode, self.timeout_ns, matched)
 
     def __repr__(self) -> str:
         return (
@@ -123,6 +139,7 @@ def declare(
     band: object = "app",
     fail_mode: object = MISSING,
     timeout: object = None,
+    match: object = None,
 ) -> Declaration:
     """Validate a declaration in the order of I4; raise ``DeclarationError`` on the first fault."""
     phase = "declare"
@@ -131,7 +148,8 @@ def declare(
     checked_band = _check_band("app" if band is None else band, phase)
     mode = _check_fail_mode(fail_mode, checked_name, phase)
     timeout_ns = None if timeout is None else parse_duration_ns(timeout, phase)
-    decl = Declaration(checked_name, checked_hooks, checked_band, mode, timeout_ns)
+    matcher = parse_matcher(match, checked_hooks, phase)
+    decl = Declaration(checked_name, checked_hooks, checked_band, mode, timeout_ns, matcher)
     return _check_r2(decl, phase)
 
 
@@ -151,9 +169,10 @@ def apply_overrides(
     band: object = None,
     fail_mode: object = None,
     timeout: object = None,
+    match: object = None,
 ) -> Declaration:
     """The declaration as registered (I10); ``None`` keeps the declared value."""
-    return override_from(decl, decl.band, name, hooks, band, fail_mode, timeout, None)
+    return override_from(decl, decl.band, name, hooks, band, fail_mode, timeout, None, match)
 
 
 BandRule = Callable[[str, str], None]
@@ -168,6 +187,7 @@ def override_from(
     fail_mode: object,
     timeout: object,
     allow_band: BandRule | None,
+    match: object = None,
 ) -> Declaration:
     """Overrides in the order of I4, starting from ``start_band``; hooks narrow against the
     declaration; ``allow_band(name, band)`` judges an explicit band; R2 on the result."""
@@ -181,7 +201,8 @@ def override_from(
             allow_band(new_name, new_band)
     mode = decl.fail_mode if fail_mode is None else _check_fail_mode(fail_mode, new_name, phase)
     timeout_ns = decl.timeout_ns if timeout is None else parse_duration_ns(timeout, phase)
-    result = Declaration(new_name, new_hooks, new_band, mode, timeout_ns)
+    matcher = narrow_matcher(decl._match, match, new_hooks, new_name, phase)
+    result = Declaration(new_name, new_hooks, new_band, mode, timeout_ns, matcher)
     return _check_r2(result, phase)
 
 

@@ -26,6 +26,10 @@ _RULES: Final = {
     "event_type_mismatch": ("I7", "I7"),
     "invalid_trace": ("I8", "I8"),
     "unknown_layer": ("I13", "I13"),
+    "invalid_match": ("I22", "I22"),
+    "unknown_match_key": ("I22", "I22"),
+    "match_key_not_carried": ("I22", "I22"),
+    "match_widened": ("I22", "I22"),
 }
 _HOOKS: Final = (
     "task.start, step.start, model.before, model.after, tool.before, tool.after, step.end, task.end"
@@ -49,6 +53,11 @@ _EXPLAIN: Final = {
     "event_type_mismatch": "the event is not of the hook point's event type",
     "unknown_layer": "a layer is one of org_profile, plugin_profile, profile_file, "
     "builtin_profile, framework, app, env or task",
+    "invalid_match": "a matcher maps tool or model to a pattern or a list of 1 to 32 patterns "
+    "of 1 to 128 characters",
+    "unknown_match_key": "the match keys are tool and model",
+    "match_key_not_carried": "tool is carried by tool.before and tool.after, model by model.before",
+    "match_widened": "a registration may narrow a matcher, never widen it",
 }
 
 

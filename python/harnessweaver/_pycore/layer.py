@@ -72,8 +72,9 @@ def declare_in(
     hooks: object = None,
     fail_mode: object = None,
     timeout: object = None,
+    match: object = None,
 ) -> Declaration:
     """A middleware as a spec item of ``layer`` declares it, without registering it."""
     checked = check_layer(layer)
     allow = band_rule(checked)
-    return override_from(decl, LAYERS[checked], name, hooks, band, fail_mode, timeout, allow)
+    return override_from(decl, LAYERS[checked], name, hooks, band, fail_mode, timeout, allow, match)

@@ -22,6 +22,7 @@ from .contracts import contract_mode
 from .declaration import BAND_INDEX, BANDS, Declaration, apply_overrides
 from .error import shown, value_error
 from .layer import declare_in
+from .matcher import CARRIED, admits, key_value
 from .outcomes import HookResult
 from .trace import outcome_shape
 from .walk import Walk, _is_event_of, drive
@@ -35,6 +36,10 @@ try:  # trio names itself here while it runs a task (see the Rust core's `struct
     from sniffio import thread_local as _sniffio
 except ImportError:  # pragma: no cover - no sniffio, so no trio
     _sniffio = None
+
+
+MAX_KEYED_PLANS = 256
+"""How many key values a hook point keeps a planned chain for (I22, as the Rust core)."""
 
 
 class _Entry:
@@ -69,9 +74,11 @@ class Registry:
     """What a bus has registered, compiled into chains."""
 
     __slots__ = (
+        "_by_key",
         "_contracts",
         "_entries",
         "_event_types",
+        "_keys",
         "_members",
         "_next_order",
         "_plan_builds",
@@ -94,6 +101,10 @@ class Registry:
         # A hook point's chain in run order; None until planned again after a change.
         self._plans: dict[str, tuple[_Entry, ...] | None] = {name: () for name, _ in HOOKS}
         self._timed: dict[str, bool] = {name: False for name, _ in HOOKS}
+        # I22: the key a hook point's matchers read (None: no matcher there), and the chains
+        # planned per key value, at most MAX_KEYED_PLANS, emptied when full.
+        self._keys: dict[str, str | None] = {name: None for name, _ in HOOKS}
+        self._by_key: dict[str, dict[str, tuple[_Entry, ...]]] = {name: {} for name, _ in HOOKS}
         self._plan_builds = 0  # chains planned so far, for tests of what registering costs
 
     def register(
@@ -107,6 +118,7 @@ class Registry:
         hooks: object = None,
         fail_mode: object = None,
         timeout: object = None,
+        match: object = None,
     ) -> Declaration:
         """Register ``call`` under ``decl`` with the overrides of I10, or as a spec item of
         ``layer`` (I13); return the declaration that took effect."""
@@ -116,11 +128,24 @@ class Registry:
             raise TypeError(f"register() needs a callable middleware, got {call!r}")
         if layer is None:
             final = apply_overrides(
-                decl, name=name, band=band, hooks=hooks, fail_mode=fail_mode, timeout=timeout
+                decl,
+                name=name,
+                band=band,
+                hooks=hooks,
+                fail_mode=fail_mode,
+                timeout=timeout,
+                match=match,
             )
         else:
             final = declare_in(
-                decl, layer, name=name, band=band, hooks=hooks, fail_mode=fail_mode, timeout=timeout
+                decl,
+                layer,
+                name=name,
+                band=band,
+                hooks=hooks,
+                fail_mode=fail_mode,
+                timeout=timeout,
+                match=match,
             )
         if final.name in self._entries:
             raise value_error("register", "duplicate_name", "name", shown(final.name))
@@ -156,7 +181,35 @@ class Registry:
             chain.reverse()
         plan = self._plans[hook] = tuple(chain)
         self._timed[hook] = any(e.timeout_ns is not None for e in plan)
+        key = CARRIED.get(hook)
+        matchers = (e.decl._match for e in plan)
+        self._keys[hook] = key if any(m is not None and key in m for m in matchers) else None
+        self._by_key[hook] = {}
         return plan
+
+    def _keyed(self, hook: str, plan: tuple[_Entry, ...], event: Any) -> tuple[_Entry, ...]:
+        """The chain an emit of ``event`` runs when ``hook``'s matchers read a key (I22)."""
+        key = self._keys[hook]
+        value = None if key is None else key_value(key, event)
+        return plan if value is None else self._chain_for(hook, plan, value)
+
+    def _chain_for(self, hook: str, plan: tuple[_Entry, ...], value: str) -> tuple[_Entry, ...]:
+        by_key = self._by_key[hook]
+        chain = by_key.get(value)
+        if chain is None:
+            chain = tuple(e for e in plan if admits(e.decl._match, hook, value))
+            if len(by_key) >= MAX_KEYED_PLANS:
+                by_key.clear()
+            by_key[value] = chain
+        return chain
+
+    def chain_for(self, hook: str, value: str | None = None) -> tuple[Declaration, ...]:
+        """The declarations of the chain an event of ``hook`` whose key (I22) is ``value``
+        runs, in run order; ``None`` is a key absent or not text."""
+        plan = self._plan(hook, "emit")
+        if value is not None and self._keys[hook] is not None:
+            plan = self._chain_for(hook, plan, value)
+        return tuple(entry.decl for entry in plan)
 
     def _plan(self, hook: object, phase: str) -> tuple[_Entry, ...]:
         plan = self._plans.get(hook) if isinstance(hook, str) else None
@@ -199,6 +252,8 @@ class Registry:
         etype = self._event_types[hook]
         if type(event) is not etype or type(ctx) is not RunContext:
             return self._emit(hook, event, ctx)
+        if self._keys[hook] is not None:
+            plan = self._keyed(hook, plan, event)
         return drive(hook, plan, event, ctx.envelope, ctx.trace, etype, self._contracts)
 
     async def _emit(self, hook: str, event: Any, ctx: Any) -> HookResult:
@@ -208,6 +263,8 @@ class Registry:
         etype = self._event_types[hook]
         if not _is_event_of(event, etype):  # the real type, never __class__ (I18)
             raise self._mismatch(hook, etype, event)
+        if self._keys[hook] is not None:
+            plan = self._keyed(hook, plan, event)
         return await drive(hook, plan, event, ctx.envelope, ctx.trace, etype, self._contracts)
 
     def emitter(self) -> Callable[[str, Any, Any], Coroutine[Any, Any, HookResult]]:
@@ -227,6 +284,8 @@ class Registry:
         etype = self._event_types[hook]
         if not _is_event_of(event, etype):  # the real type, never __class__ (I18)
             raise self._mismatch(hook, etype, event)
+        if self._keys[hook] is not None:
+            plan = self._keyed(hook, plan, event)
         return Walk(hook, plan, event, env, trace, etype, contracts=self._contracts)
 
     @staticmethod

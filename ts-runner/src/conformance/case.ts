@@ -45,6 +45,7 @@ const OVERRIDE_KEYS: Readonly<Record<string, string>> = {
   band: "band",
   fail_mode: "failMode",
   timeout: "timeout",
+  match: "match",
 };
 
 /**
@@ -133,6 +134,7 @@ class CaseRun {
     if ("band" in decl) options["band"] = decl["band"];
     if ("timeout" in decl) options["timeout"] = decl["timeout"];
     if ("fail_mode" in decl) options["failMode"] = decl["fail_mode"];
+    if ("match" in decl) options["match"] = decl["match"];
     const declared = middleware(options as unknown as MiddlewareOptions, body);
     const layer = decl["in"] as Layer; // passed as written: an unknown layer is the bus's error
     if (!enabled) declareIn(declared.declaration, layer, given);
