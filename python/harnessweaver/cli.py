@@ -155,6 +155,12 @@ def _configure_hooks(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", metavar="NAME", help="the task whose guardrails to include")
     parser.add_argument("--env", metavar="NAME", help="the environment overlay to include")
     parser.add_argument(
+        "--tool",
+        metavar="NAME",
+        help="show the chain a call of this tool runs on tool.before and tool.after: without "
+        "the middleware whose matcher does not match it (I22)",
+    )
+    parser.add_argument(
         "--format",
         choices=("text", "json", "mermaid"),
         default="text",
@@ -187,7 +193,7 @@ def _run_hooks(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
-    sys.stdout.write(render(harness, args.format))
+    sys.stdout.write(render(harness, args.format, tool=args.tool))
     return EXIT_OK
 
 

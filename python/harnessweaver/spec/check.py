@@ -34,6 +34,10 @@ _KEY_OF_KIND = {
     "invalid_fail_mode": "fail_mode",
     "invalid_duration": "timeout",
     "baseline_fail_open": "fail_mode",
+    "invalid_match": "match",
+    "unknown_match_key": "match",
+    "match_key_not_carried": "match",
+    "match_widened": "match",
 }
 """The item key a core error is about, for the line it is reported at."""
 

@@ -152,22 +152,30 @@ class Harness:
                 return entry
         raise KeyError(f"no middleware {name!r} in this harness")
 
-    def chains(self) -> dict[str, tuple[HarnessEntry, ...]]:
+    def chains(self, *, tool: str | None = None) -> dict[str, tuple[HarnessEntry, ...]]:
         """Every hook point of the catalogue, in catalogue order, with its middleware in run
-        order (an empty tuple when none is attached)."""
+        order (an empty tuple when none is attached). With ``tool``, the tool hook points show
+        the chain a call of that tool runs: without the middleware whose matcher does not
+        match it (I22)."""
         known = {entry.name: entry for entry in self.entries}
+
+        def chain(hook: str) -> tuple[Declaration, ...]:
+            if tool is not None and hook in ("tool.before", "tool.after"):
+                return self.bus.chain_for(hook, tool)
+            return self.bus.chain(hook)
+
         return {
             hook: tuple(
                 known.get(decl.name) or HarnessEntry(decl.name, decl.name, None, decl, None)
-                for decl in self.bus.chain(hook)
+                for decl in chain(hook)
             )
             for hook, _ in HOOKS
         }
 
-    def render(self, format: str = "text") -> str:
+    def render(self, format: str = "text", *, tool: str | None = None) -> str:
         """The chains as ``harnessweaver hooks`` prints them: ``"text"``, ``"json"`` or
-        ``"mermaid"``."""
-        return render(self, format)
+        ``"mermaid"``; with ``tool``, the chain of that tool's calls (I22)."""
+        return render(self, format, tool=tool)
 
 
 def _read_spec(path: Path, ctx: Context) -> Document | None:

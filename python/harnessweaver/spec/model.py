@@ -19,9 +19,9 @@ __all__ = ["RESERVED", "Document", "Item", "Provenance", "Ref", "parse_profile",
 
 SPEC_KEYS = ("plugins", "profiles", "middleware", "envs", "tasks", "contracts")
 PROFILE_KEYS = ("profile", "plugins", "middleware")
-RESERVED = ("id", "use", "band", "hooks", "fail_mode", "timeout", "enabled")
+RESERVED = ("id", "use", "band", "hooks", "fail_mode", "timeout", "match", "enabled")
 """The keys of an item that are not settings."""
-LAYER_KEYS = ("band", "hooks", "fail_mode", "timeout")
+LAYER_KEYS = ("band", "hooks", "fail_mode", "timeout", "match")
 _LONG = 80
 """A ``use`` longer than this is cut short where it names its item."""
 

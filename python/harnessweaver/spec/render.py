@@ -7,6 +7,7 @@ order they run (``harness.chains()``); a hook point with no middleware is shown 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._pycore.catalogue import HOOKS, INBOUND
@@ -14,7 +15,7 @@ from .._pycore.catalogue import HOOKS, INBOUND
 if TYPE_CHECKING:
     from .loader import Harness, HarnessEntry
 
-__all__ = ["FORMATS", "render", "render_json", "render_mermaid", "render_text"]
+__all__ = ["FORMATS", "match_text", "render", "render_json", "render_mermaid", "render_text"]
 
 FORMATS = ("text", "json", "mermaid")
 _COLUMNS = ("#", "middleware", "use", "band", "fail mode", "timeout", "layer", "declared in")
@@ -30,6 +31,13 @@ def timeout_text(seconds: float | None) -> str:
     return f"{round(seconds, 9):g}s"
 
 
+def match_text(match: Mapping[str, tuple[str, ...]] | None) -> str:
+    """A matcher as it would be written: ``tool: refund_*, search``; ``-`` for none (I22)."""
+    if not match:
+        return "-"
+    return "; ".join(f"{key}: {', '.join(patterns)}" for key, patterns in match.items())
+
+
 def _direction(hook: str) -> str:
     return "inbound" if dict(HOOKS)[hook] == INBOUND else "outbound"
 
@@ -38,53 +46,58 @@ def _order(hook: str) -> str:
     return "outermost first" if _direction(hook) == "inbound" else "innermost first"
 
 
-def _row(position: int, entry: HarnessEntry) -> tuple[str, ...]:
+def _row(position: int, entry: HarnessEntry, matched: bool) -> tuple[str, ...]:
     decl = entry.declaration
-    return (
+    row: tuple[str, ...] = (
         str(position),
         entry.label,
         entry.use or "-",
         decl.band,
         decl.fail_mode,
         timeout_text(decl.timeout),
-        entry.layer or "(code)",
-        "-" if entry.source is None else str(entry.source),
     )
+    if matched:
+        row += (match_text(decl.match),)
+    return (*row, entry.layer or "(code)", "-" if entry.source is None else str(entry.source))
 
 
-def _title(harness: Harness) -> str:
+def _title(harness: Harness, tool: str | None) -> str:
+    only = "" if tool is None else f", tool: {tool}"
     return (
         f"chains of {harness.spec.name if harness.spec else 'a harness built in code'} "
         f"(task: {harness.task or 'none'}, "
-        f"env: {harness.env or 'none'}), each in run order"
+        f"env: {harness.env or 'none'}{only}), each in run order"
     )
 
 
-def render_text(harness: Harness) -> str:
+def render_text(harness: Harness, tool: str | None = None) -> str:
     """Every hook point with its chain: position, label, use, band, fail mode, timeout,
-    layer and the file and line that declared it."""
-    chains = harness.chains()
-    rows = [_row(i, e) for entries in chains.values() for i, e in enumerate(entries, 1)]
-    widths = [max(len(r[k]) for r in [_COLUMNS, *rows]) for k in range(len(_COLUMNS))]
+    the matcher when any middleware has one (I22), layer and the file and line that
+    declared it. With ``tool``, the tool hook points show that tool's chain."""
+    chains = harness.chains(tool=tool)
+    matched = any(e.declaration.match for entries in chains.values() for e in entries)
+    columns = _COLUMNS[:6] + (("match",) if matched else ()) + _COLUMNS[6:]
+    rows = [_row(i, e, matched) for entries in chains.values() for i, e in enumerate(entries, 1)]
+    widths = [max(len(r[k]) for r in [columns, *rows]) for k in range(len(columns))]
 
     def line(cells: tuple[str, ...]) -> str:
         return "  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
 
-    out = [_title(harness)]
+    out = [_title(harness, tool)]
     for hook, entries in chains.items():
         out.append("")
         out.append(f"{hook}  ({_direction(hook)}, {_order(hook)})")
         if not entries:
             out.append("  (none)")
             continue
-        out.append(line(_COLUMNS))
-        out.extend(line(_row(i, entry)) for i, entry in enumerate(entries, 1))
+        out.append(line(columns))
+        out.extend(line(_row(i, entry, matched)) for i, entry in enumerate(entries, 1))
     return "\n".join(out) + "\n"
 
 
 def _entry_json(entry: HarnessEntry) -> dict[str, Any]:
     decl = entry.declaration
-    return {
+    shown: dict[str, Any] = {
         "name": entry.name,
         "label": entry.label,
         "use": entry.use,
@@ -95,11 +108,15 @@ def _entry_json(entry: HarnessEntry) -> dict[str, Any]:
         "file": entry.file,
         "line": entry.line,
     }
+    if decl.match:  # I22: only a middleware with a matcher says one (absent: every event)
+        shown["match"] = {key: list(patterns) for key, patterns in decl.match.items()}
+    return shown
 
 
-def render_json(harness: Harness) -> str:
-    """``{"spec", "task", "env", "hooks": [{"hook", "direction", "chain": [...]}]}``."""
-    document = {
+def render_json(harness: Harness, tool: str | None = None) -> str:
+    """``{"spec", "task", "env", "hooks": [{"hook", "direction", "chain": [...]}]}``, and
+    ``"tool"`` when the tool hook points show one tool's chain (I22)."""
+    document: dict[str, Any] = {
         "spec": None if harness.spec is None else str(harness.spec),
         "task": harness.task,
         "env": harness.env,
@@ -109,9 +126,11 @@ def render_json(harness: Harness) -> str:
                 "direction": _direction(hook),
                 "chain": [_entry_json(entry) for entry in entries],
             }
-            for hook, entries in harness.chains().items()
+            for hook, entries in harness.chains(tool=tool).items()
         ],
     }
+    if tool is not None:
+        document["tool"] = tool
     return json.dumps(document, indent=2) + "\n"
 
 
@@ -120,6 +139,8 @@ def _node_text(entry: HarnessEntry) -> str:
     details = f"{decl.band}, {decl.fail_mode}"
     if decl.timeout is not None:
         details += f", {timeout_text(decl.timeout)}"
+    if decl.match:
+        details += f", {match_text(decl.match)}"
     return f"{entry.label}<br/>{details}".replace('"', "#quot;")
 
 
@@ -137,10 +158,10 @@ def _subgraph(hook: str, entries: tuple[HarnessEntry, ...]) -> tuple[list[str], 
     return lines, ids[0], ids[-1]
 
 
-def render_mermaid(harness: Harness) -> str:
+def render_mermaid(harness: Harness, tool: str | None = None) -> str:
     """A ``flowchart LR`` in the style of hook-bus.md's onion diagram: for each operation,
     its inbound hook point's chain leads into it and its outbound one leads out of it."""
-    chains = harness.chains()
+    chains = harness.chains(tool=tool)
     out = ["flowchart LR"]
     for prefix, operation in _OPERATIONS.items():
         inbound, outbound = (hook for hook, _ in HOOKS if hook.startswith(f"{prefix}."))
@@ -152,9 +173,10 @@ def render_mermaid(harness: Harness) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(harness: Harness, format: str = "text") -> str:
-    """The chains of ``harness`` in one of :data:`FORMATS`."""
+def render(harness: Harness, format: str = "text", *, tool: str | None = None) -> str:
+    """The chains of ``harness`` in one of :data:`FORMATS`; with ``tool``, the tool hook
+    points show the chain a call of that tool runs (I22)."""
     renderers = {"text": render_text, "json": render_json, "mermaid": render_mermaid}
     if format not in renderers:
         raise ValueError(f"unknown format {format!r}: one of {', '.join(FORMATS)}")
-    return renderers[format](harness)
+    return renderers[format](harness, tool)
