@@ -6,8 +6,10 @@ and outbound hook points, every outcome, modifications, every failure kind under
 modes, timeouts, registration overrides, several emits in a row, concurrent emits, and now and
 then a declaration error, an odd declaration value (I17: lone surrogates, padded or non-ASCII
 text, sub-nanosecond and overflowing timeouts, mixed hook lists), an outcome holding a lone
-surrogate (I16), a stray cancellation (I15), or an event whose step or tool name a record
-must leave out or mend (I21). Nothing here knows the expected result:
+surrogate (I16), a stray cancellation (I15), an event whose step or tool name a record
+must leave out or mend (I21), or a matcher (I22: tool and model patterns, a registration
+narrowing or widening one, an invalid one; events with tool and model names that match or
+not, or are not text). Nothing here knows the expected result:
 implementations are compared with each other.
 
 Timeouts are generated only in combinations that machine load cannot flip: a timeout that
@@ -56,6 +58,16 @@ ODD_VALUES: dict[str, tuple[Any, ...]] = {
     ),
 }  # fmt: skip
 ERRORS = ("ValueError", "RuntimeError", "KeyError", "PolicyError")
+# Matchers (I22): patterns for the tool and model names emits carry, and invalid matchers.
+TOOL_PATTERNS = ("refund_*", "refund_payment", "r?fund_*", "*", "web_*", "*_x", "\u00e9*")
+MODEL_PATTERNS = ("scripted", "s*", "gpt-*", "?")
+EMIT_TOOLS = ("refund_payment",) * 3 + TOOL_NAMES + ("web_search", "refund_x")
+EMIT_MODELS = ("scripted", "gpt-5", "claude", "", "m\udcff")
+ODD_MATCHES: tuple[Any, ...] = (
+    {}, "refund_*", ["refund_*"], {"tool": []}, {"tool": [""]}, {"tool": "x" * 129},
+    {"tool": ["x"] * 33}, {"tool": 5}, {"tool": ["ok", 5]}, {"tool": "\udcff"}, {"tools": "x"},
+    {"tool": "x", "other": 1}, {"model": "gpt-*", "tool": {"a": 1}},
+)  # fmt: skip
 
 _values = st.one_of(
     st.text(alphabet="xyz ", max_size=3),
@@ -159,6 +171,9 @@ def _declaration(draw: st.DrawFn, name: str, pool: tuple[str, ...], ordered: boo
     elif timing == "late":
         decl["timeout"], does = "1ms", {"busy": 0.01, "then": does}
     decl["does"] = does
+    match = draw(_match(hooks))
+    if match is not None:
+        decl["match"] = match
     if draw(st.integers(0, 24)) == 0:  # an odd value in one field (I17)
         field = draw(st.sampled_from(sorted(ODD_VALUES)))
         decl[field] = draw(st.sampled_from(ODD_VALUES[field]))
@@ -166,6 +181,32 @@ def _declaration(draw: st.DrawFn, name: str, pool: tuple[str, ...], ordered: boo
     if overrides:
         decl["register"] = overrides
     return decl
+
+
+def _carried(hooks: tuple[str, ...]) -> tuple[str, ...]:
+    """The match keys (I22) the hook points carry."""
+    return (("tool",) if set(hooks) & TOOL_HOOKS else ()) + (
+        ("model",) if "model.before" in hooks else ()
+    )
+
+
+@cache
+@st.composite
+def _match(draw: st.DrawFn, hooks: tuple[str, ...]) -> Any:
+    """Now and then a matcher (I22) over the keys the hook points carry (or, rarely, one they
+    do not carry, or an invalid one); ``None`` for none."""
+    roll = draw(st.integers(0, 19))
+    if roll == 0:
+        return draw(st.sampled_from(ODD_MATCHES))
+    keys = _carried(hooks) or (("model",) if roll == 1 else ())
+    if roll > 6 or not keys:
+        return None
+    match: Json = {}
+    for key in keys:
+        pool = TOOL_PATTERNS if key == "tool" else MODEL_PATTERNS
+        patterns = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3))
+        match[key] = patterns[0] if len(patterns) == 1 and draw(st.booleans()) else patterns
+    return match
 
 
 @cache
@@ -181,6 +222,10 @@ def _overrides(draw: st.DrawFn, hooks: tuple[str, ...]) -> Json:
     if draw(st.integers(0, 9)) == 0:
         # Only invalid ones: a valid new timeout could turn a sure timing into a race.
         overrides["timeout"] = draw(st.sampled_from(("2 s", 0, -1)))
+    if draw(st.integers(0, 7)) == 0:  # a matcher that narrows, widens or is invalid (I22)
+        match = draw(_match(hooks))
+        if match is not None:
+            overrides["match"] = match
     if draw(st.integers(0, 29)) == 0:  # an odd override (I17)
         field = draw(st.sampled_from(sorted(ODD_VALUES)))
         overrides[field] = draw(st.sampled_from(ODD_VALUES[field]))
@@ -193,8 +238,13 @@ def _emit(draw: st.DrawFn, pool: tuple[str, ...], context: str = "main") -> Json
     step: Json = {"emit": draw(st.sampled_from(pool))}
     if context != "main":
         step["context"] = context
+    if draw(st.integers(0, 3)) == 0 and step["emit"] == "model.before":
+        step["event"] = {
+            "step": 1,
+            "request": {"model": draw(st.sampled_from(EMIT_MODELS)), "messages": [], "tools": []},
+        }
     if draw(st.integers(0, 3)) == 0 and "tool.before" in pool and step["emit"] == "tool.before":
-        tool = draw(st.sampled_from(("refund_payment",) * 3 + TOOL_NAMES))
+        tool = draw(st.sampled_from(EMIT_TOOLS))
         step["event"] = {
             "step": draw(st.one_of(st.integers(0, 6), st.sampled_from(STEPS))),
             "tool": {"name": tool, "description": "", "parameters": {}},
