@@ -8,7 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_support import Counted, S, answering, harness, hooks_fired, last_tool_message
+from agent_support import (
+    Counted,
+    S,
+    answering,
+    harness,
+    hooks_fired,
+    last_tool_message,
+    once,
+    provider_of,
+)
 
 import harnessweaver as hw
 from harnessweaver.agent.journal import DecisionLine
@@ -200,3 +209,54 @@ async def test_the_edit_is_journaled_and_a_recovered_run_replays_the_edited_call
     assert lookup.calls == [2, 2]  # once before the crash, once again after it: the edit
     assert len(gate.seen) == asked  # the chain is not asked again: it admitted the edit
     assert resumed.exit_reason == "completed"
+
+
+APPROVAL = hw.Suspend(reason="check it", approver_role=ROLE)
+
+
+async def test_an_edit_of_the_request_is_what_the_model_is_sent() -> None:
+    h = harness(answering("model.before", once(APPROVAL)))
+    result = await h.run("my card is 4111 1111 1111 1111")
+    assert result.pending is not None
+    event = result.pending.event_model()
+    assert isinstance(event, hw.ModelRequestEvent)
+    redacted = hw.Message(role="user", content="my card is [redacted]")
+    request = event.request.model_copy(update={"messages": (redacted,)})  # the trailing user
+    edit = hw.Decision.edit(event.model_copy(update={"request": request}), role=ROLE)
+    resumed = await h.resume(round_trip(result.state), edit)
+    assert resumed.exit_reason == "completed"
+    assert [r.messages for r in provider_of(h).requests] == [(redacted,)]
+
+
+async def test_an_edit_rewriting_history_is_refused_naming_the_rule() -> None:
+    h = harness(answering("model.before", once(APPROVAL)), system="Be brief.")
+    result = await h.run("hi")
+    assert result.pending is not None
+    event = result.pending.event_model()
+    assert isinstance(event, hw.ModelRequestEvent)
+    request = event.request.model_copy(update={"messages": event.request.messages[1:]})
+    with pytest.raises(hw.AgentError) as refused:
+        await h.resume(
+            result.state, hw.Decision.edit(event.model_copy(update={"request": request}), role=ROLE)
+        )
+    assert refused.value.kind == "contract_violation"
+    assert "model.before/system_first" in str(refused.value)
+    assert provider_of(h).requests == []
+
+
+async def test_an_edit_of_a_tool_result_is_what_the_model_reads() -> None:
+    lookup = Counted()
+    h = harness(
+        answering("tool.after", once(APPROVAL)),
+        script=[S.tool_call("lookup", {"order": 5}), "done"],
+        tools=[lookup.tool],
+    )
+    result = await h.run("go")
+    assert result.pending is not None and result.pending.hook == "tool.after"
+    event = result.pending.event_model()
+    assert isinstance(event, hw.ToolResultEvent)
+    output = event.result.model_copy(update={"output": "shipped (details withheld)"})
+    edit = hw.Decision.edit(event.model_copy(update={"result": output}), role=ROLE)
+    resumed = await h.resume(result.state, edit)
+    assert lookup.calls == [5]  # the tool ran once, before the pause
+    assert last_tool_message(resumed).content == "shipped (details withheld)"
