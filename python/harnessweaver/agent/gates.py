@@ -53,7 +53,16 @@ from .state import (
 )
 from .tools import result_text
 
-__all__ = ["GATES", "Gate", "charge", "first_messages", "pass_gate", "resolve", "with_call_ids"]
+__all__ = [
+    "GATES",
+    "Gate",
+    "charge",
+    "first_messages",
+    "pass_edit",
+    "pass_gate",
+    "resolve",
+    "with_call_ids",
+]
 
 Admit = Callable[[Segment, RunState, Any], RunState]
 Refuse = Callable[[Segment, RunState, str], RunState]
@@ -327,6 +336,15 @@ def resolve(seg: Segment, state: RunState, decision: Decision) -> RunState | Sto
         approver_role=pending.approver_role,
     )
     return Stopped(ended(state.model_copy(update={"pending": None})), why)
+
+
+async def pass_edit(seg: Segment, state: RunState, edited: Any) -> RunState | Stopped:
+    """Apply an approver's edit (I23), already checked: the hook point that suspended is
+    emitted again with the edited event, which no middleware has seen, and its answer acts as
+    any emit's does (a ``Suspend`` asks again, about the edited event)."""
+    assert state.pending is not None
+    hook = state.pending.hook
+    return await pass_gate(seg, state.model_copy(update={"pending": None}), hook, edited)
 
 
 def charge(state: RunState, usage: Usage) -> RunState:

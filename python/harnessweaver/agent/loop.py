@@ -15,10 +15,11 @@ from pydantic import JsonValue
 
 from ..context import RunContext
 from ..envelope import Envelope
-from ..events import TaskEndEvent
+from ..events import Event, TaskEndEvent
 from ..outcomes import Block, Continue, HookResult
+from .edits import checked_edit
 from .errors import AgentError
-from .gates import resolve
+from .gates import pass_edit, resolve
 from .journal import DecisionLine, EndLine
 from .phases import PHASES
 from .records import Recorder, prepare_resume, restore_trace
@@ -133,7 +134,9 @@ async def start_run(
         return await _end(seg, await _drive(seg, state))
 
 
-def _check_resumable(state: RunState, decision: Decision | None) -> None:
+def _check_resumable(state: RunState, decision: Decision | None) -> Event | None:
+    """Refuse a resume that breaks a rule, before anything runs; the checked edited event
+    of an edit (I23), else ``None``."""
     if not isinstance(state, RunState):
         raise AgentError(
             "invalid_state", _RULE, f"state {state!r}: resume takes an hw.RunState ({_RULE})"
@@ -154,7 +157,7 @@ def _check_resumable(state: RunState, decision: Decision | None) -> None:
             f"{state.exit_reason!r}); resume it with decision=None ({_RULE})",
         )
     if pending is None:
-        return
+        return None
     if not isinstance(decision, Decision):
         raise AgentError(
             "decision_required",
@@ -170,6 +173,15 @@ def _check_resumable(state: RunState, decision: Decision | None) -> None:
             f"decision by role {decision.role!r}: the run suspended at {pending.hook} waits "
             f"for approver role {pending.approver_role!r} ({_RULE})",
         )
+    if not decision.is_edit:
+        return None
+    return checked_edit(pending.hook, pending.event_model(), decision)
+
+
+def _decision_kind(decision: Decision | None) -> str:
+    if decision is None:
+        return "no decision"
+    return "edited" if decision.is_edit else "approved" if decision.approved else "denied"
 
 
 def _resume_context(options: AgentOptions, state: RunState, ctx: RunContext | None) -> RunContext:
@@ -188,10 +200,16 @@ def _resume_context(options: AgentOptions, state: RunState, ctx: RunContext | No
     return ctx
 
 
-def _decide(seg: Segment, state: RunState, decision: Decision) -> RunState | Stopped:
-    """Apply the decision to the suspended run, and journal it with the state it leads to."""
+async def _decide(
+    seg: Segment, state: RunState, decision: Decision, edited: Event | None
+) -> RunState | Stopped:
+    """Apply the decision to the suspended run, and journal it with the state it leads to
+    (an edit: the state after the chain's answer to the edited event, I23)."""
     assert state.pending is not None
-    moved = resolve(seg, state, decision)
+    if edited is None:
+        moved = resolve(seg, state, decision)
+    else:
+        moved = await pass_edit(seg, state, edited)
     after = moved.state if isinstance(moved, Stopped) else moved
     line = DecisionLine(
         run_id=state.run_id, hook=state.pending.hook, decision=decision, state=after
@@ -210,7 +228,7 @@ async def resume_run(
 ) -> RunResult:
     """Go on with a stopped run exactly where it stopped; a journal, if set, is appended to."""
     _need_provider(options)
-    _check_resumable(state, decision)
+    edited = _check_resumable(state, decision)
     scanned = prepare_resume(options.journal_path, options.trace_path)  # before the trace is read
     ctx = _resume_context(options, state, ctx)
     logger.info(
@@ -218,12 +236,12 @@ async def resume_run(
         state.run_id,
         state.phase,
         state.steps,
-        "no decision" if decision is None else "approved" if decision.approved else "denied",
+        _decision_kind(decision),
     )
     state = state.model_copy(update={"exit_reason": None})  # running again
     journal, trace_path = options.journal_path, options.trace_path
     with Recorder(journal, trace_path, ctx.trace, resume=True, scanned=scanned) as rec:
         seg = _segment(bus, options, ctx, rec, state)
-        moved = state if decision is None else _decide(seg, state, decision)
+        moved = state if decision is None else await _decide(seg, state, decision, edited)
         stopped = moved if isinstance(moved, Stopped) else await _drive(seg, moved)
         return await _end(seg, stopped)

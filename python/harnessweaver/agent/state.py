@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
 from ..events import (
     EVENT_TYPES,
@@ -86,15 +86,31 @@ class PendingApproval(_Frozen):
 
 
 class Decision(_Frozen):
-    """An approver's answer to a :class:`PendingApproval`.
+    """An approver's answer to a :class:`PendingApproval`: approve, deny, or approve an
+    edited event (I23).
 
     When the pending approval names an ``approver_role``, the decision must name the same
     role: a decision made by the wrong role is refused rather than silently applied.
+    An edit holds its event as JSON (``edited``) with the name of its event type
+    (``edited_type``), so a decision survives JSON as a state does; ``resume`` checks it
+    (event type, hook contracts) before anything runs.
     """
 
     approved: bool
     role: str | None = None
     reason: str = ""
+    edited_type: str | None = None
+    """The edited event's type name (``"ToolCallEvent"``...); ``None``: no edit."""
+    edited: dict[str, JsonValue] | None = None
+    """The edited event, JSON form; ``None``: no edit."""
+
+    @model_validator(mode="after")
+    def _edit_is_whole(self) -> Decision:
+        if (self.edited_type is None) != (self.edited is None):
+            raise ValueError("an edit holds both edited_type and edited (I23)")
+        if self.edited is not None and not self.approved:
+            raise ValueError("an edit is an approval: approved must be true (I23)")
+        return self
 
     @classmethod
     def approve(cls, *, role: str | None = None, reason: str = "") -> Decision:
@@ -103,6 +119,33 @@ class Decision(_Frozen):
     @classmethod
     def deny(cls, reason: str = "", *, role: str | None = None) -> Decision:
         return cls(approved=False, role=role, reason=reason)
+
+    @classmethod
+    def edit(cls, event: Event, *, role: str | None = None, reason: str = "") -> Decision:
+        """Approve with ``event`` in place of the pending event (I23): the hook point's chain
+        is asked again with it, and what it admits runs. ``event`` is a typed event (a copy of
+        ``pending.event_model()`` with changes, say); its type is judged by its real type."""
+        kind = _catalogue_type(event)
+        if kind is None:
+            raise TypeError(
+                f"edited event of type {type(event).__name__}: an edit is an event of the "
+                "catalogue (hw.ToolCallEvent, hw.ModelRequestEvent...) (I23)"
+            )
+        edited = event.model_dump(mode="json")  # resume validates it as ``kind``
+        return cls(
+            approved=True, role=role, reason=reason, edited_type=kind.__name__, edited=edited
+        )
+
+    @property
+    def is_edit(self) -> bool:
+        return self.edited is not None
+
+
+def _catalogue_type(event: object) -> type[Event] | None:
+    """The catalogue event type ``event`` is an instance of, by its real type (I18: the MRO
+    of ``type(event)``, never ``event.__class__``)."""
+    kinds = set(EVENT_TYPES.values())
+    return next((kind for kind in type(event).__mro__ if kind in kinds), None)
 
 
 class Exit(_Frozen):

@@ -478,3 +478,62 @@ def test_an_edit_the_chain_suspends_again_waits_for_a_second_decision(mode: str)
     assert last_text(done) == "Done."
     suspends = [r for r in a.records() if r["kind"] == "hook" and r["outcome"] == "suspend"]
     assert len(suspends) == 2  # the original call, then the edited one: each asked once
+
+
+def _edited_refund(value: dict[str, Any], amount: float, **call: Any) -> hw.ToolCallEvent:
+    """The interrupt's event with a new amount (and ``call`` changes): an approver's edit."""
+    event = hw.ToolCallEvent.model_validate(value["event"])
+    arguments = {**event.call.arguments, "amount_usd": amount}
+    return event.model_copy(
+        update={"call": event.call.model_copy(update={"arguments": arguments, **call})}
+    )
+
+
+def test_an_hw_decision_edit_runs_the_edited_call_once_the_chain_admits_it(mode: str) -> None:
+    asked: list[float] = []
+
+    async def suspend_big(event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Outcome | None:
+        asked.append(event.call.arguments["amount_usd"])
+        return await big_refunds_wait(event, env)
+
+    bus = hw.HookBus()
+    bus.register(on(["tool.before"], suspend_big))
+    a = Agent(mode, bus, [REFUND, "Done."])
+    [interrupt] = a.run("Refund order 42, 250 USD")["__interrupt__"]
+    done = a.resume(hw.Decision.edit(_edited_refund(interrupt.value, 80), role="finance"))
+    assert a.shop.refunds == [(42, 80.0)]
+    assert asked == [250, 80]  # the edited call passed the chain before it ran
+    assert last_text(done) == "Done."
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        (
+            lambda value: hw.ModelRequestEvent(
+                step=1, request=hw.ModelRequest(model="m", messages=())
+            ),
+            "edited event of type 'ModelRequestEvent' at tool.before",
+        ),
+        (
+            lambda value: _edited_refund(value, 80, name="delete_account"),
+            "breaks hook contract tool.before/tool_unchanged",
+        ),
+    ],
+    ids=["wrong-event-type", "contract-violation"],
+)
+def test_an_hw_decision_edit_that_fails_a_check_is_refused_and_the_call_waits_again(
+    mode: str, edit: Any, why: str
+) -> None:
+    bus = hw.HookBus()
+    bus.register(on(["tool.before"], big_refunds_wait))
+    a = Agent(mode, bus, [REFUND, "Done."])
+    [interrupt] = a.run("Refund order 42, 250 USD")["__interrupt__"]
+    again = a.resume(hw.Decision.edit(edit(interrupt.value), role="finance"))
+    assert a.shop.refunds == []  # nothing ran: not a denial either, the call waits
+    [waiting] = again["__interrupt__"]
+    assert waiting.value["refused"].startswith("the edit was refused: ")
+    assert why in waiting.value["refused"]
+    done = a.resume({"decision": "approve", "role": "finance"})
+    assert a.shop.refunds == [(42, 250.0)]
+    assert last_text(done) == "Done."

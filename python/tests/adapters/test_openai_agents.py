@@ -391,3 +391,108 @@ def test_the_example_runs_offline_and_shows_each_outcome() -> None:
     trace = re.search(r"tool\.before +continue \(modified\) +(.*)", out)
     assert trace is not None
     assert trace.group(1).split() == ["run=rewritten-13", "step=1", "tool=refund"]
+
+
+def over_fifty(e: hw.ToolCallEvent) -> hw.Outcome | None:
+    if e.call.arguments["amount"] > 50:
+        return hw.Suspend("needs a manager", approver_role="manager")
+    return None
+
+
+def suspended_refund(*middleware: Any) -> tuple[GuardedRun, Any, ScriptedModel, Refunds, Any]:
+    run, agent, model, refunds = setup(
+        at("tool.before", over_fifty, name="ask"), *middleware, turns=refund_turns(70)
+    )
+    first = asyncio.run(run.run(agent, "refund 70"))
+    assert refunds.ran == [] and first.interruptions
+    return run, agent, model, refunds, first
+
+
+def edited(run: GuardedRun, amount: int, **call: Any) -> hw.ToolCallEvent:
+    """The event the chain left for the call ``c1``, with a new amount (an approver's edit)."""
+    record = run.call("c1")
+    assert record is not None
+    event: hw.ToolCallEvent = record.before.event
+    arguments = {**event.call.arguments, "amount": amount}
+    return event.model_copy(
+        update={"call": event.call.model_copy(update={"arguments": arguments, **call})}
+    )
+
+
+def test_an_hw_decision_edit_runs_the_edited_arguments_once_the_chain_admits_them() -> None:
+    run, agent, model, refunds, first = suspended_refund()
+    state = first.to_state()
+    decision = hw.Decision.edit(edited(run, 40), role="manager")
+    assert asyncio.run(run.decide(state, first.interruptions[0], decision)) is None
+    resumed = asyncio.run(run.run(agent, state))
+    assert refunds.ran == [40]  # the SDK approved the call; the wrapped tool ran the edit
+    assert tool_output_seen(model) == "refunded 40"
+    assert resumed.final_output == "done"
+    asked = [r["outcome"] for r in run.trace.records() if r["kind"] == "hook"]
+    assert asked.count("suspend") == 1  # the edited call passed the chain, which admitted it
+
+
+def test_an_hw_decision_edit_the_chain_suspends_again_waits_for_a_second_decision() -> None:
+    run, agent, _model, refunds, first = suspended_refund()
+    state = first.to_state()
+    item = first.interruptions[0]
+    pending = asyncio.run(
+        run.decide(state, item, hw.Decision.edit(edited(run, 60), role="manager"))
+    )
+    assert pending is not None and pending.call is not None
+    assert pending.call.arguments == {"amount": 60}
+    assert asyncio.run(run.decide(state, item, hw.Decision.approve(role="manager"))) is None
+    asyncio.run(run.run(agent, state))
+    assert refunds.ran == [60]
+
+
+def test_an_hw_decision_edit_a_guard_blocks_is_refused_to_the_model() -> None:
+    guard = at(
+        "tool.before",
+        lambda e: hw.Block("odd amounts are refused") if e.call.arguments["amount"] % 2 else None,
+        name="even",
+    )
+    run, agent, model, refunds, first = suspended_refund(guard)
+    state = first.to_state()
+    decision = hw.Decision.edit(edited(run, 41), role="manager")
+    asyncio.run(run.decide(state, first.interruptions[0], decision))
+    asyncio.run(run.run(agent, state))
+    assert refunds.ran == []
+    assert tool_output_seen(model) == "The harness refused this tool call: odd amounts are refused"
+
+
+@pytest.mark.parametrize(
+    ("decision", "kind"),
+    [
+        (lambda run: hw.Decision.edit(edited(run, 40), role="intern"), "wrong_approver"),
+        (
+            lambda run: hw.Decision.edit(edited(run, 40, name="delete"), role="manager"),
+            "contract_violation",
+        ),
+        (
+            lambda run: hw.Decision.edit(hw.StepEndEvent(step=1), role="manager"),
+            "wrong_event_type",
+        ),
+    ],
+    ids=["wrong-role", "contract-violation", "wrong-event-type"],
+)
+def test_an_hw_decision_that_fails_a_check_is_refused_and_the_state_is_untouched(
+    decision: Any, kind: str
+) -> None:
+    run, agent, _model, refunds, first = suspended_refund()
+    state = first.to_state()
+    with pytest.raises(hw.AgentError) as refused:
+        asyncio.run(run.decide(state, first.interruptions[0], decision(run)))
+    assert refused.value.kind == kind
+    asyncio.run(run.decide(state, first.interruptions[0], hw.Decision.approve(role="manager")))
+    asyncio.run(run.run(agent, state))
+    assert refunds.ran == [70]  # the refused decision changed nothing; the approval ran it
+
+
+def test_an_hw_decision_deny_rejects_with_the_run_loop_s_wording() -> None:
+    run, agent, model, refunds, first = suspended_refund()
+    state = first.to_state()
+    asyncio.run(run.decide(state, first.interruptions[0], hw.Decision.deny("no", role="manager")))
+    asyncio.run(run.run(agent, state))
+    assert refunds.ran == []
+    assert tool_output_seen(model) == "The approver denied this tool call: no"

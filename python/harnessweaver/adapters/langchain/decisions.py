@@ -2,8 +2,8 @@
 
 ``{"decision": "approve"}``, ``{"decision": "deny", "reason": "..."}`` or ``{"decision":
 "edit", "arguments": {...}}`` (each may name the approver's ``"role"``), or an
-``hw.Decision``. Anything else is a denial: an answer the adapter cannot read never lets a
-call run.
+``hw.Decision`` (``hw.Decision.edit(event)`` edits any hook point's event, I23). Anything
+else is a denial: an answer the adapter cannot read never lets a call run.
 """
 
 from __future__ import annotations
@@ -23,11 +23,16 @@ class Answer:
     reason: str = ""
     role: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
+    """The new arguments of a ``{"decision": "edit"}`` answer (a tool call's only)."""
+    decision: Decision | None = None
+    """An ``hw.Decision.edit``: the whole edited event, checked as I23 says."""
 
 
 def read_answer(value: Any) -> Answer:
     """The decision in a resume value; an unreadable one is a denial that says so."""
     if isinstance(value, Decision):
+        if value.is_edit:
+            return Answer("edit", value.reason, value.role, decision=value)
         kind: Literal["approve", "deny"] = "approve" if value.approved else "deny"
         return Answer(kind, value.reason, value.role)
     if isinstance(value, Mapping):

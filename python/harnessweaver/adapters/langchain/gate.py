@@ -3,8 +3,10 @@
 A :class:`Verdict` is the combined outcome read for LangChain: go on with the event the chain
 left (``go``), or not (``block``, ``deny``, ``escalate``), or ask again (``retry``). A
 ``Suspend`` never leaves this module: it becomes a LangGraph ``interrupt(...)`` whose resume
-value (the caller's decision) turns it into ``go`` or ``deny``; an edit is asked of the
-chain again as the call that will really run.
+value (the caller's decision) turns it into ``go`` or ``deny``; an edit is checked as the
+run loop checks it (I23: the hook point's event type, the hook contracts) and asked of the
+chain again as the event that will really run. A decision that fails a check is refused:
+nothing runs and the caller is asked again.
 
 A pause is a segment's end, as in harnessweaver's own run loop: when LangGraph's interrupt
 stops the run, ``task.end`` is emitted with ``exit_reason="suspended"`` (the steps completed
@@ -23,9 +25,12 @@ from typing import Any, Literal
 from langgraph.errors import GraphInterrupt
 from langgraph.types import interrupt
 
+from ...agent.edits import checked_edit
+from ...agent.errors import AgentError
+from ...agent.state import Decision
 from ...events import TaskEndEvent, ToolCallEvent, Usage
 from ...outcomes import Block, Continue, Escalate, Retry, Suspend
-from .decisions import read_answer
+from .decisions import Answer, read_answer
 from .flow import Emit, Flow
 
 __all__ = ["Place", "Verdict", "ask"]
@@ -72,24 +77,45 @@ def ask(
     event = result.event
     payload = _payload(place, hook, event, outcome)
     answer = read_answer((yield from _wait(place, payload, event, emit)))
-    while outcome.approver_role and answer.role and answer.role != outcome.approver_role:
-        # A decision by another role than the one asked for is refused, and nothing runs:
-        # the call waits again (LangGraph pairs each interrupt of a node with its own resume
-        # value, in order, so the refused decision stays refused when the node runs again).
-        refused = f"the decision by role {answer.role!r} was refused: this call waits for "
-        payload = {**payload, "refused": refused + repr(outcome.approver_role)}
+    refused, edited = _judge(hook, event, outcome, answer)
+    while refused is not None:
+        # A refused decision (another role than the one asked for, an edit that fails a check
+        # of I23) lets nothing run: the call waits again (LangGraph pairs each interrupt of a
+        # node with its own resume value, in order, so it stays refused when the node runs
+        # again).
+        payload = {**payload, "refused": refused}
         answer = read_answer(interrupt(payload))
+        refused, edited = _judge(hook, event, outcome, answer)
     if answer.kind == "approve":
         return Verdict("go", event, outcome.reason, outcome.code)
-    if answer.kind == "edit" and isinstance(event, ToolCallEvent):
-        edited = event.model_copy(
-            update={"call": event.call.model_copy(update={"arguments": answer.arguments})}
-        )
+    if edited is not None:
         return (yield from ask(place, hook, edited, emit))  # what will run passes the chain
     reason = answer.reason or (
         "an edit applies only to a tool call" if answer.kind == "edit" else ""
     )
     return Verdict("deny", event, reason, outcome.code)
+
+
+def _judge(hook: str, event: Any, outcome: Suspend, answer: Answer) -> tuple[str | None, Any]:
+    """Why ``answer`` is refused (``None``: it is not), and the edited event it holds."""
+    if outcome.approver_role and answer.role and answer.role != outcome.approver_role:
+        return (
+            f"the decision by role {answer.role!r} was refused: this call waits for "
+            f"{outcome.approver_role!r}",
+            None,
+        )
+    if answer.kind != "edit":
+        return None, None
+    decision = answer.decision
+    if decision is None:
+        if not isinstance(event, ToolCallEvent):
+            return None, None  # an edit of arguments where there is no call: a denial
+        call = event.call.model_copy(update={"arguments": answer.arguments})
+        decision = Decision.edit(event.model_copy(update={"call": call}))
+    try:
+        return None, checked_edit(hook, event, decision)
+    except AgentError as exc:  # our own message: types, fields, rule ids, never a value
+        return f"the edit was refused: {exc}", None
 
 
 def _wait(

@@ -49,9 +49,10 @@ from .convert import (
 from .stops import HarnessStopped, stop_for
 
 if TYPE_CHECKING:
+    from ...agent.state import Decision, PendingApproval
     from ...bus import HookBus
 
-__all__ = ["GuardedRun", "GuardedStream", "ToolCallRecord", "current_run"]
+__all__ = ["GuardedRun", "GuardedStream", "ToolCallRecord", "call_id_of", "current_run"]
 
 logger = logging.getLogger(__name__)
 _CURRENT: ContextVar[GuardedRun | None] = ContextVar(
@@ -185,7 +186,7 @@ class GuardedRun:
         no ``task.start``, and a ``GuardedRun`` that did not see its start (a state restored
         in another process) takes the step count and the calls awaiting a decision from it."""
         if isinstance(input, RunState):
-            self._decided = {_call_id(item) for item in input.get_interruptions()}
+            self._decided = {call_id_of(item) for item in input.get_interruptions()}
             if not self._started:
                 self._started = True
                 turn = getattr(input, "_current_turn", 0)  # the SDK's model turns so far
@@ -289,6 +290,17 @@ class GuardedRun:
     def forget(self, call_id: str) -> None:
         self._calls.pop(call_id, None)
 
+    def keep(self, record: ToolCallRecord) -> None:
+        """Keep ``record`` as the call's answer (an approver's edit, asked of the chain)."""
+        self._calls[record.event.call.id] = record
+
+    async def decide(self, state: Any, item: Any, decision: Decision) -> PendingApproval | None:
+        """Apply an ``hw.Decision`` (an edit included, I23) to the SDK's ``state`` for the
+        approval ``item`` of a call this run suspended: ``decide.py``."""
+        from .decide import decide
+
+        return await decide(self, state, item, decision)
+
     async def tool_before(
         self, tool: Any, call_id: str, arguments: dict[str, Any], *, approval_asked: bool
     ) -> ToolCallRecord:
@@ -340,7 +352,7 @@ def _no_hooks(kwargs: dict[str, Any]) -> None:
         raise TypeError("GuardedRun sets the run's hooks itself: compose them into one RunHooks")
 
 
-def _call_id(item: Any) -> str:
+def call_id_of(item: Any) -> str:
     """The call id of an approval item (its raw call's)."""
     raw = getattr(item, "raw_item", None)
     found = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
