@@ -278,3 +278,31 @@ def test_the_socket_and_its_folder_are_private() -> None:
 
 def test_the_blocking_status_is_the_protocols() -> None:
     assert warm.EXIT_BLOCK == protocol.EXIT_BLOCK
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_the_helper_keeps_flat_memory_over_many_events_and_sessions(tmp_path: Path) -> None:
+    with warm_helper() as env:
+        folder = Path(env["HARNESSWEAVER_HOOK_WARM_DIR"])
+        [lock] = folder.glob("hook-*.sock.lock")
+        pid = int(lock.read_text())
+
+        def burst(start: int) -> None:
+            for number in range(start, start + 40):
+                doc = event("claude-code", "PreToolUse", f"s-{number}")
+                doc["tool_input"] = {"command": f"echo {number} " + "x" * 2000}
+                assert _client(doc, GUARDS, tmp_path / "st.db", env)[0] == 0
+
+        burst(0)
+        settled = _rss_kib(pid)
+        burst(40)
+        burst(80)
+        grown = _rss_kib(pid) - settled
+    assert grown < 1024, f"the helper grew by {grown} KiB over 80 events of 80 sessions"
