@@ -11,6 +11,7 @@ rows go at its end (``SessionEnd``); rows of sessions that never ended go after
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import time
@@ -61,6 +62,10 @@ class SessionRow:
     states: str = "[]"
 
 
+_BUSY = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+"""Another connection holds the lock: worth another try."""
+
+
 class Store:
     """One connection; use :meth:`transaction` around each invocation's read, emit and write."""
 
@@ -70,14 +75,31 @@ class Store:
         self._db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable enough, fast
-            self._db.executescript(_SCHEMA)
+            self._set_up()
         except BaseException:
             # Not a database, locked, read-only...: the caller gets the error, and the
             # connection is closed now rather than left to the collector (Python 3.13 warns).
             self._db.close()
             raise
+
+    def _set_up(self) -> None:
+        """WAL mode and the schema. Several processes opening a new database at once (a warm
+        helper's children) can be told "locked" here without SQLite waiting its busy timeout
+        (switching to WAL takes an exclusive lock): wait a little and try again, within it."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        for pause in itertools.cycle((0.005, 0.01, 0.02, 0.05)):
+            try:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                self._db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable, fast
+                self._db.executescript(_SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                busy = getattr(exc, "sqlite_errorcode", None) in _BUSY
+                if not busy or time.monotonic() + pause > deadline:
+                    raise
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                time.sleep(pause)
 
     def close(self) -> None:
         self._db.close()
