@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from .warm import ACK
+from .warm import ACK, read_all
 
 __all__ = ["CHILD_SECONDS", "serve"]
 
@@ -58,10 +58,7 @@ def _answer(conn: socket.socket) -> None:
     from .options import HookOptions
 
     conn.sendall(ACK)
-    parts = []
-    while chunk := conn.recv(65536):
-        parts.append(chunk)
-    header, _, raw = b"".join(parts).partition(b"\n")
+    header, _, raw = read_all(conn).partition(b"\n")
     request = json.loads(header)
     os.chdir(request["cwd"])
     os.environ.clear()
@@ -87,13 +84,17 @@ def _child(listener: socket.socket, conn: socket.socket) -> None:
         os._exit(status)
 
 
+def _finished(pid: int) -> bool:
+    """Whether child ``pid`` has ended (and is now reaped); one already reaped counts as ended."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return done != 0
+
+
 def _reap(children: set[int]) -> None:
-    for pid in list(children):
-        with contextlib.suppress(ChildProcessError):
-            done, _ = os.waitpid(pid, os.WNOHANG)
-            if not done:
-                continue
-        children.discard(pid)
+    children.difference_update([pid for pid in children if _finished(pid)])
 
 
 def _bind(path: Path) -> socket.socket:

@@ -172,7 +172,7 @@ def ask(path: Path, request: dict[str, object], raw: bytes) -> Answer | None:
         try:
             conn.sendall(json.dumps(request).encode() + b"\n" + raw)
             conn.shutdown(socket.SHUT_WR)
-            reply = _read(conn)
+            reply = read_all(conn)
             data = json.loads(reply)
             answer = Answer(int(data["code"]), str(data["stdout"]), str(data["stderr"]))
         except (OSError, ValueError, KeyError, TypeError):
@@ -180,7 +180,8 @@ def ask(path: Path, request: dict[str, object], raw: bytes) -> Answer | None:
         return answer
 
 
-def _read(conn: socket.socket) -> bytes:
+def read_all(conn: socket.socket) -> bytes:
+    """Everything the peer sends until it shuts its side down (client and helper alike)."""
     parts = []
     while chunk := conn.recv(65536):
         parts.append(chunk)
