@@ -78,6 +78,9 @@ class Gate:
     operation) the phase that starts the operation again."""
     completes: bool
     """Whether admission completes the operation, so its retry count starts over."""
+    reasks: bool
+    """Whether ``again`` emits this hook point again (``False``: it repeats the operation whose
+    result this hook point checks, so a new event comes)."""
     refuse: Refuse | None = None
     """Go on without the operation; ``None``: a refusal stops the run."""
 
@@ -189,13 +192,27 @@ def _step_ended(seg: Segment, state: RunState, event: StepEndEvent) -> RunState:
 GATES: dict[str, Gate] = {
     gate.hook: gate
     for gate in (
-        Gate("task.start", _task_admitted, "task_start", completes=True),
-        Gate("step.start", _step_admitted, "step_start", completes=True),
-        Gate("model.before", _request_admitted, "ask_model", completes=False),
-        Gate("model.after", _response_admitted, "ask_model", completes=True),
-        Gate("tool.before", _call_admitted, "tools", completes=False, refuse=_answered_instead),
-        Gate("tool.after", _result_admitted, "tools", completes=True, refuse=_answered_instead),
-        Gate("step.end", _step_ended, "step_end", completes=True),
+        Gate("task.start", _task_admitted, "task_start", completes=True, reasks=True),
+        Gate("step.start", _step_admitted, "step_start", completes=True, reasks=True),
+        Gate("model.before", _request_admitted, "ask_model", completes=False, reasks=True),
+        Gate("model.after", _response_admitted, "ask_model", completes=True, reasks=False),
+        Gate(
+            "tool.before",
+            _call_admitted,
+            "tools",
+            completes=False,
+            reasks=True,
+            refuse=_answered_instead,
+        ),
+        Gate(
+            "tool.after",
+            _result_admitted,
+            "tools",
+            completes=True,
+            reasks=False,
+            refuse=_answered_instead,
+        ),
+        Gate("step.end", _step_ended, "step_end", completes=True, reasks=True),
     )
 }
 """The gate of every hook point the run passes through, in catalogue order."""
@@ -282,9 +299,12 @@ def _not_admitted(state: RunState, outcome: Outcome, event: TaskStartEvent) -> R
     return state.model_copy(update={"input": kept})
 
 
-async def pass_gate(seg: Segment, state: RunState, hook: str, event: Any) -> RunState | Stopped:
+async def pass_gate(
+    seg: Segment, state: RunState, hook: str, event: Any, *, edited: bool = False
+) -> RunState | Stopped:
     """Emit ``hook`` and act on its combined outcome; the event the chain left is the one
-    that goes on (``HookResult.event``: modifications are what runs)."""
+    that goes on (``HookResult.event``: modifications are what runs). ``edited``: ``event``
+    is an approver's edit (I23), which a retry must not lose."""
     gate = GATES[hook]
     result = await seg.emit(hook, event)
     outcome = result.outcome
@@ -310,7 +330,21 @@ async def pass_gate(seg: Segment, state: RunState, hook: str, event: Any) -> Run
         )
         return Stopped(ended(state), why)
     assert isinstance(outcome, Retry), f"unknown outcome {outcome!r}"
+    if edited and gate.reasks:
+        return await _edit_retried(seg, retried, gate, outcome, event, stopping=state)
     return await _retried(seg, retried, gate, outcome, stopping=state)
+
+
+async def _edit_retried(
+    seg: Segment, state: RunState, gate: Gate, outcome: Retry, edited: Any, *, stopping: RunState
+) -> RunState | Stopped:
+    """A retry of an edited event where a retry asks this hook point again: the phase would
+    rebuild the original event and lose the edit, so the edit itself is asked again (within
+    the same bound and after the same delay as any retry)."""
+    again = await _retried(seg, state, gate, outcome, stopping=stopping)
+    if isinstance(again, Stopped):
+        return again
+    return await pass_gate(seg, again, gate.hook, edited, edited=True)
 
 
 def resolve(seg: Segment, state: RunState, decision: Decision) -> RunState | Stopped:
@@ -344,7 +378,8 @@ async def pass_edit(seg: Segment, state: RunState, edited: Any) -> RunState | St
     any emit's does (a ``Suspend`` asks again, about the edited event)."""
     assert state.pending is not None
     hook = state.pending.hook
-    return await pass_gate(seg, state.model_copy(update={"pending": None}), hook, edited)
+    cleared = state.model_copy(update={"pending": None})
+    return await pass_gate(seg, cleared, hook, edited, edited=True)
 
 
 def charge(state: RunState, usage: Usage) -> RunState:

@@ -88,6 +88,49 @@ async def test_an_edit_the_chain_suspends_again_asks_again_about_the_edited_call
     assert lookup.calls == [7] and done.exit_reason == "completed"
 
 
+async def test_a_retry_of_an_edited_call_asks_again_about_the_edited_call() -> None:
+    # A Retry at tool.before re-asks the chain with the event it was asked with: after an
+    # edit, that is the edited call, not the model's original (which would suspend again).
+    busy = [hw.Retry(reason="busy")]
+
+    def busy_once_at_three(event: hw.ToolCallEvent) -> hw.Outcome | None:
+        return busy.pop() if busy and event.call.arguments["order"] == 3 else None
+
+    h, lookup, result, gate = await suspended(answering("tool.before", busy_once_at_three))
+    assert result.pending is not None
+    decision = hw.Decision.edit(edited_call(result.pending, order=3), role=ROLE)
+    resumed = await h.resume(result.state, decision)
+    assert resumed.exit_reason == "completed" and lookup.calls == [3]
+    assert [event.call.arguments for event in gate.seen] == [
+        {"order": 9},
+        {"order": 3},
+        {"order": 3},
+    ]
+    assert busy == []  # the retry was answered
+
+
+async def test_a_retry_of_an_edited_result_repeats_the_operation() -> None:
+    # At tool.after a Retry repeats the operation (the call runs again): the edit was of the
+    # old result, so the new result goes through the chain as any result does.
+    lookup = Counted()
+    answers = [APPROVAL, hw.Retry(reason="again")]
+    h = harness(
+        answering("tool.after", lambda event: answers.pop(0) if answers else None),
+        script=[S.tool_call("lookup", {"order": 5}), "done"],
+        tools=[lookup.tool],
+    )
+    result = await h.run("go")
+    assert result.pending is not None
+    event = result.pending.event_model()
+    assert isinstance(event, hw.ToolResultEvent)
+    output = event.result.model_copy(update={"output": "withheld"})
+    resumed = await h.resume(
+        result.state, hw.Decision.edit(event.model_copy(update={"result": output}), role=ROLE)
+    )
+    assert lookup.calls == [5, 5] and resumed.exit_reason == "completed"
+    assert last_tool_message(resumed).content == '{"order": 5, "status": "shipped"}'
+
+
 async def test_an_edit_a_guard_blocks_is_refused_to_the_model() -> None:
     def no_order_one(event: hw.ToolCallEvent) -> hw.Outcome | None:
         if event.call.arguments["order"] == 1:
