@@ -215,7 +215,7 @@ def targets(rows: list[Row]) -> list[Target]:
     found.append(_hook_target(find(rust, workload="hook-command")))
     ts = [r for r in rows if r.implementation == "ts"]
     if ts:
-        row = find(ts, workload="emit", n=8, timeouts="2s")
+        row = find(ts, workload="emit", kind="complete", n=8, timeouts="2s")
         found.append(_ratio_target("TypeScript, N=8, 2 s timeouts", row, 2.0))
     return found
 

@@ -8,6 +8,8 @@
  *   N functions registered, fail mode closed, every one with a 2 s timeout, trace on (the
  *   configuration of the Python benchmark);
  * - `emit` (no timeouts): the same without timeouts;
+ * - `emit` (matched-4-of-32): 32 middleware registered with matchers (I22), 4 of them for the
+ *   tool called; its floor awaits those 4, so the ratio is what the 28 skipped ones cost;
  * - `bound`: the least any emit that keeps the rules can do, timed as a reference: an async
  *   function that awaits the same N functions and reads the clock at each of the N + 1
  *   boundaries (ruling 10 needs those reads: a late answer is a timeout even from a middleware
@@ -52,8 +54,13 @@ type Fn = (event: ToolCallEvent, envelope: Envelope) => Promise<undefined>;
 type Timeouts = "2s" | "none";
 type GcMode = "none" | "minor" | "full";
 
+type Kind = "complete" | "matched-4-of-32";
+
 interface Case {
   readonly name: "floor" | "emit" | "bound";
+  /** "complete": every middleware of the chain runs; "matched-4-of-32": 32 registered with
+   * matchers (I22), the 4 that match the tool called run, and the floor awaits those 4. */
+  readonly kind: Kind;
   readonly n: number;
   readonly timeouts: Timeouts | null;
   /** Runs `k` operations and checks what they did (untimed); returns ns per operation. */
@@ -106,19 +113,19 @@ function fail(message: string): never {
 }
 
 /** A case that has not run yet: `batch(k)` runs k operations, checks them, returns ns per one. */
-function newCase(name: Case["name"], n: number, timeouts: Timeouts | null, batch: Case["batch"]): Case {
-  return { name, n, timeouts, batch, k: 1, samples: [] };
+function newCase(name: Case["name"], kind: Kind, n: number, timeouts: Timeouts | null, batch: Case["batch"]): Case {
+  return { name, kind, n, timeouts, batch, k: 1, samples: [] };
 }
 
-function floorCase(n: number, fns: readonly Fn[]): Case {
-  return newCase("floor", n, null, async (k) => {
+function floorCase(n: number, fns: readonly Fn[], kind: Kind = "complete", at: ToolCallEvent = event): Case {
+  return newCase("floor", kind, n, null, async (k) => {
     let calls = 0;
     const t0 = now();
     for (let i = 0; i < k; i++) {
-      for (const f of fns) await f(event, envelope);
+      for (const f of fns) await f(at, envelope);
     }
     const elapsed = Number(now() - t0);
-    for (const f of fns) if ((await f(event, envelope)) === undefined) calls += 1;
+    for (const f of fns) if ((await f(at, envelope)) === undefined) calls += 1;
     if (calls !== n) fail(`floor N=${n}: ${calls} no-op answers`);
     return elapsed / k;
   });
@@ -138,7 +145,7 @@ async function bounded(fns: readonly Fn[], marks: Float64Array): Promise<number>
 }
 
 function boundCase(n: number, fns: readonly Fn[]): Case {
-  return newCase("bound", n, null, async (k) => {
+  return newCase("bound", "complete", n, null, async (k) => {
     const marks = new Float64Array(n + 1);
     let took = 0;
     const t0 = now();
@@ -161,7 +168,7 @@ function emitCase(n: number, fns: readonly Fn[], timeouts: Timeouts): Case {
   const chain = bus.chain(HOOK);
   if (chain.map((d) => d.name).join() !== names.join()) fail(`emit N=${n}: chain ${chain.map((d) => d.name).join()}`);
   if (!chain.every((d) => d.timeoutNs === (timeouts === "2s" ? 2_000_000_000n : null))) fail(`emit N=${n}: timeouts`);
-  return newCase("emit", n, timeouts, async (k) => {
+  return newCase("emit", "complete", n, timeouts, async (k) => {
     const context = new RunContext({ envelope }); // a fresh trace per batch
     let result: HookResult<ToolCallEvent> | undefined;
     const t0 = now();
@@ -172,6 +179,52 @@ function emitCase(n: number, fns: readonly Fn[], timeouts: Timeouts): Case {
     check(n, k, names, result, context);
     return elapsed / k;
   });
+}
+
+const MATCHED = { total: 32, matching: 4 } as const;
+const refund = new ToolCallEvent({
+  step: 1,
+  tool: { name: "refund_payment" },
+  call: { id: "call-1", name: "refund_payment", arguments: { id: 1 } },
+});
+
+/**
+ * 32 middleware on one hook point with matchers (I22): every eighth is for `refund_*`, the
+ * tool called, the rest for `web_*`. Returns the emit case and the 4 functions that match,
+ * which the floor of this kind awaits: the 28 that do not match must cost next to nothing.
+ */
+function matchedCase(fns: readonly Fn[]): { emit: Case; matching: Fn[] } {
+  const bus = new HookBus();
+  const matching: Fn[] = [];
+  const names: string[] = [];
+  fns.forEach((fn, i) => {
+    // Spread over the chain, not bunched: what runs is interleaved with what is skipped.
+    const hit = i % (MATCHED.total / MATCHED.matching) === 0;
+    const name = `m_${i}`;
+    const match = { tool: hit ? "refund_*" : "web_*" };
+    bus.register(middleware({ name, hooks: [HOOK], failMode: "closed", timeout: "2s", match }, fn));
+    if (hit) {
+      matching.push(fn);
+      names.push(name);
+    }
+  });
+  const emit = newCase("emit", "matched-4-of-32", MATCHED.matching, "2s", async (k) => {
+    const context = new RunContext({ envelope });
+    let result: HookResult<ToolCallEvent> | undefined;
+    const t0 = now();
+    for (let i = 0; i < k; i++) {
+      result = await bus.emit(HOOK, refund, context);
+    }
+    const elapsed = Number(now() - t0);
+    if (result === undefined || result.outcome.kind !== "continue") fail(`matched: outcome ${result?.outcome.kind}`);
+    // Only the 4 that match run and leave records, then the hook record.
+    const n = MATCHED.matching;
+    if (context.trace.length !== k * (n + 1)) fail(`matched: ${context.trace.length} records of ${k} emits`);
+    const last = Array.from({ length: n + 1 }, (_, i) => context.trace.at(i - (n + 1))?.middleware);
+    if (last.join() !== [...names, undefined].join()) fail(`matched: records of ${last.join()}`);
+    return elapsed / k;
+  });
+  return { emit, matching };
 }
 
 /** The last emit's result and the whole trace of a batch of `k` emits over `names`. */
@@ -241,14 +294,18 @@ async function calibrate(c: Case): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const floors = new Map<number, Case>();
+  const floors = new Map<string, Case>();
   const cases: Case[] = [];
   for (const n of SIZES) {
     const fns = noops(n);
     const floor = floorCase(n, fns);
-    floors.set(n, floor);
+    floors.set(`complete/${n}`, floor);
     cases.push(floor, boundCase(n, fns), emitCase(n, fns, "2s"), emitCase(n, fns, "none"));
   }
+  const matched = matchedCase(noops(MATCHED.total));
+  const matchedFloor = floorCase(MATCHED.matching, matched.matching, "matched-4-of-32", refund);
+  floors.set(`matched-4-of-32/${MATCHED.matching}`, matchedFloor);
+  cases.push(matchedFloor, matched.emit);
   for (const c of cases) await calibrate(c);
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < cases.length; i++) {
@@ -260,12 +317,13 @@ async function main(): Promise<void> {
   }
 
   const rows = cases.map((c) => {
-    const floor = floors.get(c.n);
-    if (floor === undefined) fail(`no floor for N=${c.n}`);
+    const floor = floors.get(`${c.kind}/${c.n}`);
+    if (floor === undefined) fail(`no floor for ${c.kind} N=${c.n}`);
     const ratios = c.samples.map((sample, round) => sample / (floor.samples[round] ?? Number.NaN));
     const above = c.samples.map((sample, round) => sample - (floor.samples[round] ?? Number.NaN));
     return {
       name: c.name,
+      kind: c.kind,
       n: c.n,
       timeouts: c.timeouts,
       median_ns: round1(median(c.samples)),
@@ -283,12 +341,16 @@ async function main(): Promise<void> {
   console.log("ratio = median over rounds of (row / floor of the same N in the same round)");
   console.log("");
   const header = ["row", "N", "median ns/op", "floor ns/op", "ratio", "above floor ns"];
+  const matchedRow = (r: (typeof rows)[number]): string =>
+    r.name === "floor" ? "floor (the 4 that match, awaited)" : "emit (4 of 32 match, 2s)";
   const lines = rows.map((r) => [
-    r.name === "floor"
-      ? "floor (bare await loop)"
-      : r.name === "bound"
-        ? "bound (awaits + clock reads)"
-        : `emit (timeouts ${r.timeouts})`,
+    r.kind === "matched-4-of-32"
+      ? matchedRow(r)
+      : r.name === "floor"
+        ? "floor (bare await loop)"
+        : r.name === "bound"
+          ? "bound (awaits + clock reads)"
+          : `emit (timeouts ${r.timeouts})`,
     String(r.n),
     r.median_ns.toFixed(0),
     r.floor_median_ns.toFixed(0),
@@ -300,12 +362,14 @@ async function main(): Promise<void> {
     cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  ");
   console.log(format(header));
   for (const line of lines) console.log(format(line));
-  const target = rows.find((r) => r.name === "emit" && r.n === 8 && r.timeouts === "2s");
+  const target = rows.find((r) => r.name === "emit" && r.kind === "complete" && r.n === 8 && r.timeouts === "2s");
   if (target !== undefined) {
     const met = target.ratio <= 2 ? "met" : "NOT met";
     console.log("");
     console.log(`target (issue 5): emit ≤ 2× the bare await loop at N = 8 (2 s timeouts): ${met}, ${target.ratio.toFixed(2)}×`);
     const bound = rows.find((r) => r.name === "bound" && r.n === 8);
+    const skipping = rows.find((r) => r.kind === "matched-4-of-32" && r.name === "emit");
+    if (skipping !== undefined) console.log(`4 of 32 matching (I22) against awaiting the 4: ${skipping.ratio.toFixed(2)}×`);
     if (bound !== undefined) console.log(`the bound alone (awaits + clock reads) at N = 8: ${bound.ratio.toFixed(2)}×`);
   }
 
