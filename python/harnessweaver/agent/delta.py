@@ -12,7 +12,8 @@ left the run in (its :func:`~.lines.resumable_state`, the *base*):
   (a step line: the messages of the state before the step);
 - a step in flight writes its ``before`` state as a delta against the same base;
 - a pending approval's event that holds the conversation (``step.start``'s messages,
-  ``model.before``'s request) writes it against the state's messages;
+  ``model.before``'s request) writes it against the state's messages; so does an
+  approver's edit of such an event (I23), against the messages of the state it was made in;
 - a list of tools is left out when it is the reference's: the last step line's request
   tools (a request in flight: its step's).
 
@@ -32,7 +33,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from ..events import Message, ModelRequest, ToolSpec
 from .lines import DecisionLine, EndLine, Line, StartLine, resumable_state
-from .state import Action, PendingApproval, RunState, StepRecord, StepState
+from .state import Action, Decision, PendingApproval, RunState, StepRecord, StepState
 
 __all__ = ["FORMAT", "Base", "decode_line", "encode_line"]
 
@@ -137,11 +138,10 @@ def _holder(event: Json, path: tuple[str, ...]) -> Json | None:
     return holder
 
 
-def _pending(pending: PendingApproval, messages: Sequence[Message]) -> Json:
-    """A pending approval, the conversation its event holds as a delta against the state's
-    messages (a ``step.start`` or ``model.before`` event holds all of them)."""
-    raw = _dump(pending)
-    raw["event"] = event = dict(raw["event"])
+def _event(event: Json, messages: Sequence[Message]) -> Json:
+    """A copy of ``event`` (JSON), each conversation it holds as a delta against
+    ``messages`` (a ``step.start`` or ``model.before`` event holds all of them)."""
+    event = dict(event)
     ref: list[Json] | None = None
     for path in _EVENT_CONVERSATIONS:
         holder = _holder(event, path)
@@ -152,12 +152,11 @@ def _pending(pending: PendingApproval, messages: Sequence[Message]) -> Json:
             ref = [message.model_dump(mode="json") for message in messages]
         k = _kept(listed, ref)
         holder["messages"] = {"keep": k, "add": listed[k:]}
-    return raw
+    return event
 
 
-def _unpending(raw: Json, messages: Sequence[Message]) -> PendingApproval:
-    raw = dict(raw)
-    raw["event"] = event = dict(raw["event"])
+def _unevent(event: Json, messages: Sequence[Message]) -> Json:
+    event = dict(event)
     for path in _EVENT_CONVERSATIONS:
         holder = _holder(event, path)
         delta = None if holder is None else holder.get("messages")
@@ -168,7 +167,38 @@ def _unpending(raw: Json, messages: Sequence[Message]) -> PendingApproval:
             *(message.model_dump(mode="json") for message in kept),
             *delta["add"],
         ]
-    return PendingApproval.model_validate(raw)
+    return event
+
+
+def _pending(pending: PendingApproval, messages: Sequence[Message]) -> Json:
+    """A pending approval, the conversation its event holds as a delta against the state's
+    messages."""
+    raw = _dump(pending)
+    return {**raw, "event": _event(raw["event"], messages)}
+
+
+def _unpending(raw: Json, messages: Sequence[Message]) -> PendingApproval:
+    return PendingApproval.model_validate({**raw, "event": _unevent(raw["event"], messages)})
+
+
+def _decision(decision: Decision, base: Base) -> Json:
+    """A decision; an edit's event (I23) holds the conversation as a pending event does, as
+    a delta against the messages of the state the decision was made in (the base)."""
+    raw = _dump(decision)
+    if decision.edited is None:
+        return raw
+    return {**raw, "edited": _event(raw["edited"], _base_messages(base))}
+
+
+def _undecision(raw: Any, base: Base) -> Any:
+    edited = raw.get("edited") if isinstance(raw, dict) else None
+    if not isinstance(edited, dict):
+        return raw
+    return {**raw, "edited": _unevent(edited, _base_messages(base))}
+
+
+def _base_messages(base: Base) -> tuple[Message, ...]:
+    return () if base.state is None else base.state.messages
 
 
 def _step(step: StepState, base: Base) -> Json:
@@ -281,7 +311,8 @@ def encode_line(line: Line, base: Base) -> Json:
             "elapsed_s": line.elapsed_s,
         }
     if isinstance(line, DecisionLine):
-        return {**head, "hook": line.hook, "decision": _dump(line.decision), "state": state}
+        decision = _decision(line.decision, base)
+        return {**head, "hook": line.hook, "decision": decision, "state": state}
     return {
         **head,
         "exit": _dump(line.exit),
@@ -308,8 +339,9 @@ def decode_line(raw: Json, base: Base) -> Line:
             {**head, "state": state, "action": action, **{name: raw[name] for name in fields}}
         )
     if kind == "decision":
+        decision = _undecision(raw["decision"], base)
         return DecisionLine.model_validate(
-            {**head, "hook": raw["hook"], "decision": raw["decision"], "state": state}
+            {**head, "hook": raw["hook"], "decision": decision, "state": state}
         )
     if kind == "end":
         fields = ("exit", "output", "steps", "usage")

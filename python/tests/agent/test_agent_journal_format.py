@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import harnessweaver as hw
+from harnessweaver.agent.journal import DecisionLine
 
 
 @hw.tool
@@ -259,3 +260,46 @@ def test_a_trace_past_its_limit_still_writes_every_record_to_the_trace_file(
     assert [r["emit"] for r in written] == sorted(r["emit"] for r in written)
     assert {r["emit"] for r in written} == set(range(1, ctx.trace.emits + 1))
     assert written[-20:] == ctx.trace.records()
+
+
+def run_editing(journal: Path, hook: str, steps: int) -> hw.RunResult:
+    """A run of ``steps`` steps that suspends at every ``hook``; the approver edits each
+    pending event (I23), the chain suspends again about the edit, and the approver approves."""
+    script: list[Any] = [S.tool_call("lookup", {"order": n}) for n in range(1, steps)]
+    h = harness(
+        suspends_every(hook),
+        script=[*script, "done — Zoë ✓"],
+        tools=[lookup],
+        journal=journal,
+        budgets=hw.Budgets(max_steps=steps),
+        clock=ManualClock(),
+    )
+    result = h.run_sync("Look up my orders, please — Zoë")
+    edits = 0
+    decisions: list[hw.Decision] = []
+    while result.pending is not None:
+        state = hw.recover(journal)  # what the journal says is exactly the state returned
+        assert state is not None and state.model_dump_json() == result.state.model_dump_json()
+        if edits == result.steps:  # this step's event not edited yet: edit it as shown
+            decision = hw.Decision.edit(result.pending.event_model(), role="ops")
+            edits += 1
+        else:  # the chain suspended again about the edit: approve it
+            decision = hw.Decision.approve(role="ops")
+        decisions.append(decision)
+        result = h.resume_sync(state, decision)
+    assert (result.exit_reason, result.steps, edits) == ("completed", steps, steps)
+    # the edits read back are the edits made, conversation and all
+    lines = hw.read_journal(journal)
+    assert [line.decision for line in lines if isinstance(line, DecisionLine)] == decisions
+    assert hw.recover(journal) == result.state
+    return result
+
+
+@pytest.mark.parametrize("hook", ["step.start", "model.before"])
+def test_edits_of_events_holding_the_conversation_grow_linearly_too(
+    tmp_path: Path, hook: str
+) -> None:
+    short, long = tmp_path / "short.jsonl", tmp_path / "long.jsonl"
+    run_editing(short, hook, 6)
+    run_editing(long, hook, 24)  # every edited event holds the conversation so far
+    assert long.stat().st_size < 4.2 * short.stat().st_size
