@@ -275,6 +275,61 @@ def test_a_restored_run_state_is_resumed_by_a_fresh_adapter_as_one_run() -> None
     assert {r["run"] for r in run.trace.records()} == {"restored-1"}
 
 
+def test_a_fresh_run_decides_on_a_restored_state_edits_included() -> None:
+    """``run.decide`` (and ``run.pending``, the approval with the event an edit starts from)
+    in a ``GuardedRun`` that did not see the calls: the chain is asked again about each, as
+    resuming would ask it, and its Suspend is what is decided (I23)."""
+    state_json, trace_jsonl, _ = first_segment()
+    ran: list[int] = []
+    adapter = OpenAIAgentsAdapter(cap_and_ask())
+    agent = agent_with(adapter, TURNS[1:], ran)
+    state = asyncio.run(agents.RunState.from_string(agent, state_json))
+    c1, c2 = state.get_interruptions()
+    run = adapter.new_run(run_id="restored-1", trace=hw.Trace.from_jsonl(trace_jsonl))
+    pending = asyncio.run(run.pending(state, c1))
+    assert pending is not None and pending.call is not None
+    assert pending.call.arguments == {"amount": 60}  # as the chain left it (cap: 70 -> 60)
+    event = pending.event_model()
+    assert isinstance(event, hw.ToolCallEvent)
+    call = event.call.model_copy(update={"arguments": {"amount": 30}})
+    again = asyncio.run(
+        run.decide(state, c1, hw.Decision.edit(event.model_copy(update={"call": call})))
+    )
+    assert again is not None and again.call is not None  # "ask" suspends every call but c3
+    assert again.call.arguments == {"amount": 30}
+    assert asyncio.run(run.decide(state, c1, hw.Decision.approve())) is None
+    assert asyncio.run(run.decide(state, c2, hw.Decision.deny("no"))) is None
+    result = asyncio.run(run.run(agent, state))
+    assert ran == [30] and result.final_output == "done"  # the edit ran; c2 never did
+    assert [r for r in hook_records(run.trace.records()) if r[0] > 9] == [
+        (10, "tool.before", 1, "refund", "suspend"),  # c1 asked again: the approval to decide
+        (11, "tool.before", 1, "refund", "suspend"),  # the edit, asked: approved as is
+        (12, "tool.before", 1, "refund", "suspend"),  # c2 asked again: denied
+        (13, "tool.after", 1, "refund", "continue"),  # the edit ran, in step 1 still
+        (14, "step.end", 1, None, "continue"),
+        (15, "step.start", 2, None, "continue"),
+        (16, "model.before", 2, None, "continue"),
+        (17, "model.after", 2, None, "continue"),
+        (18, "step.end", 2, None, "continue"),
+        (19, "task.end", None, None, "continue"),
+    ]
+
+
+def test_a_fresh_run_cannot_decide_a_call_the_chain_no_longer_suspends() -> None:
+    state_json, _, _ = first_segment()
+    adapter = OpenAIAgentsAdapter(hw.HookBus())  # the policy is gone: nothing suspends
+    agent = agent_with(adapter, TURNS[1:], [])
+    state = asyncio.run(agents.RunState.from_string(agent, state_json))
+    c1, _ = state.get_interruptions()
+    run = adapter.new_run(run_id="restored-1")
+    assert asyncio.run(run.pending(state, c1)) is None
+    with pytest.raises(
+        hw.AgentError, match=r"call 'c1': the chain does not suspend it \(it answers Continue\)"
+    ) as refused:
+        asyncio.run(run.decide(state, c1, hw.Decision.approve()))
+    assert refused.value.kind == "no_pending_call"
+
+
 def test_a_restored_state_does_not_approve_calls_it_holds_no_decision_for() -> None:
     """The fresh adapter takes a Suspend as approved only for the calls the state was
     interrupted for: a later call the chain suspends is refused, never run (as with

@@ -9,39 +9,100 @@ The chain's answer is kept for the call, so the adapter's wrapped ``on_invoke_to
 edited arguments (as the chain left them) and its input guardrail refuses or stops as for any
 answer. A ``Suspend`` of the edited call is returned as an ``hw.PendingApproval`` and the call
 is not approved: decide again (approve as is runs the edited call).
+
+A ``GuardedRun`` that did not see the call (a ``RunState`` restored in another process) asks
+the chain again about the call as the SDK holds it, as resuming the state would: its
+``Suspend`` is the approval to decide, and ``await run.pending(state, item)`` returns it, with
+the event an edit starts from.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agents import FunctionTool
+
 from ...agent.edits import checked_edit
 from ...agent.errors import AgentError
 from ...agent.state import Decision, PendingApproval
 from ...outcomes import Suspend
-from .run import ToolCallRecord, call_id_of
+from .convert import arguments_of
+from .run import GUARDED, ToolCallRecord, call_id_of
 from .tools import denial
 
 if TYPE_CHECKING:
     from .run import GuardedRun
 
-__all__ = ["decide"]
+__all__ = ["decide", "pending"]
 
 _RULE = "I23"
 
 
-def _suspended(run: GuardedRun, call_id: str) -> tuple[ToolCallRecord, Suspend]:
+def _tool_of(item: Any) -> Any:
+    """The guarded function tool the approval ``item`` is for, among its agent's tools."""
+    tools = getattr(getattr(item, "agent", None), "tools", None) or ()
+    name = getattr(item, "tool_name", None)
+    found = (tool for tool in tools if isinstance(tool, FunctionTool) and tool.name == name)
+    return next((tool for tool in found if getattr(tool, GUARDED, False)), None)
+
+
+async def _record(run: GuardedRun, state: Any, item: Any) -> ToolCallRecord | None:
+    """The chain's answer for the call of ``item``: the one this run kept, or, in a run that
+    did not see the call (a ``RunState`` restored in another process), the chain asked again,
+    as resuming that state would ask it (its ``Suspend`` is the approval the state waits for)."""
+    call_id = call_id_of(item)
     record = run.call(call_id)
+    if record is not None:
+        return record
+    tool = _tool_of(item)
+    raw = getattr(item, "raw_item", None)
+    text = raw.get("arguments") if isinstance(raw, dict) else getattr(raw, "arguments", None)
+    arguments = arguments_of(text if isinstance(text, str) else None)
+    if tool is None or arguments is None:
+        return None
+    run.adopt(state)
+    return await run.tool_before(tool, call_id, arguments, approval_asked=True)
+
+
+def _waiting(record: ToolCallRecord) -> PendingApproval | None:
+    """What the approver is asked, when the chain's answer is a ``Suspend``."""
+    answer = record.before
+    if not isinstance(answer.outcome, Suspend):
+        return None
+    return PendingApproval(
+        hook="tool.before",
+        reason=answer.outcome.reason,
+        approver_role=answer.outcome.approver_role,
+        code=answer.outcome.code,
+        event=answer.event.model_dump(mode="json"),
+    )
+
+
+async def pending(run: GuardedRun, state: Any, item: Any) -> PendingApproval | None:
+    """The approval the chain waits for on the call of ``item`` (its event is what an edit
+    starts from); ``None`` when the chain does not suspend it."""
+    record = await _record(run, state, item)
+    return None if record is None else _waiting(record)
+
+
+async def _suspended(run: GuardedRun, state: Any, item: Any) -> tuple[ToolCallRecord, Suspend]:
+    call_id = call_id_of(item)
+    record = await _record(run, state, item)
     outcome = None if record is None else record.before.outcome
     if record is None or not isinstance(outcome, Suspend):
         raise AgentError(
             "no_pending_call",
             _RULE,
-            f"call {call_id!r}: this run holds no tool.before suspended for it; decide in the "
-            f"GuardedRun whose segment suspended it, or approve or reject on the SDK's "
-            f"RunState ({_RULE})",
+            f"call {call_id!r}: the chain does not suspend it ({_answered(record)}); approve or "
+            f"reject on the SDK's RunState ({_RULE})",
         )
     return record, outcome
+
+
+def _answered(record: ToolCallRecord | None) -> str:
+    if record is None:
+        return "it cannot be asked: no guarded tool of that name, or arguments not a JSON object"
+    return f"it answers {type(record.before.outcome).__name__}"
 
 
 async def decide(
@@ -52,7 +113,7 @@ async def decide(
     if not isinstance(decision, Decision):
         raise TypeError(f"decide takes an hw.Decision, got {type(decision).__name__}")
     call_id = call_id_of(item)
-    record, outcome = _suspended(run, call_id)
+    record, outcome = await _suspended(run, state, item)
     if outcome.approver_role is not None and decision.role != outcome.approver_role:
         raise AgentError(
             "wrong_approver",
@@ -67,16 +128,9 @@ async def decide(
             state.reject(item, rejection_message=denial(decision.reason))
         return None
     edited = checked_edit("tool.before", record.before.event, decision)
-    answer = await run.ask("tool.before", edited)  # what will run passes the chain
-    run.keep(ToolCallRecord(answer, record.event, approval_asked=True))
-    again = answer.outcome
-    if isinstance(again, Suspend):
-        return PendingApproval(
-            hook="tool.before",
-            reason=again.reason,
-            approver_role=again.approver_role,
-            code=again.code,
-            event=answer.event.model_dump(mode="json"),
-        )
-    state.approve(item)  # the input guardrail acts on the kept answer (a Block: a refusal)
-    return None
+    again = ToolCallRecord(await run.ask("tool.before", edited), record.event, approval_asked=True)
+    run.keep(again)  # what will run passes the chain
+    waiting = _waiting(again)
+    if waiting is None:
+        state.approve(item)  # the input guardrail acts on the kept answer (a Block: a refusal)
+    return waiting

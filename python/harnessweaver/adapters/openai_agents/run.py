@@ -186,12 +186,7 @@ class GuardedRun:
         no ``task.start``, and a ``GuardedRun`` that did not see its start (a state restored
         in another process) takes the step count and the calls awaiting a decision from it."""
         if isinstance(input, RunState):
-            self._decided = {call_id_of(item) for item in input.get_interruptions()}
-            if not self._started:
-                self._started = True
-                turn = getattr(input, "_current_turn", 0)  # the SDK's model turns so far
-                self.steps = turn if isinstance(turn, int) else 0
-                self._step_open = bool(self._decided) and self.steps > 0
+            self.adopt(input)
             return
         if not self._started:
             await self._task_start(agent, input)
@@ -209,6 +204,17 @@ class GuardedRun:
             return result
         result.final_output = await self._task_end(result.final_output, "completed")
         return result
+
+    def adopt(self, state: Any) -> None:
+        """Take the calls awaiting a decision from the SDK's ``state`` of this run, and (if
+        this ``GuardedRun`` did not see the run start: a state restored in another process)
+        the step count."""
+        self._decided = {call_id_of(item) for item in state.get_interruptions()}
+        if not self._started:
+            self._started = True
+            turn = getattr(state, "_current_turn", 0)  # the SDK's model turns so far
+            self.steps = turn if isinstance(turn, int) else 0
+            self._step_open = bool(self._decided) and self.steps > 0
 
     def decided(self, call_id: str) -> bool:
         """Whether the ``RunState`` this segment resumed holds a decision for the call: the
@@ -296,10 +302,17 @@ class GuardedRun:
 
     async def decide(self, state: Any, item: Any, decision: Decision) -> PendingApproval | None:
         """Apply an ``hw.Decision`` (an edit included, I23) to the SDK's ``state`` for the
-        approval ``item`` of a call this run suspended: ``decide.py``."""
+        approval ``item`` of a call the chain suspended: ``decide.py``."""
         from .decide import decide
 
         return await decide(self, state, item, decision)
+
+    async def pending(self, state: Any, item: Any) -> PendingApproval | None:
+        """The approval the chain waits for on the call of ``item``, its event included (what
+        an approver edits); ``None`` when the chain no longer suspends the call: ``decide.py``."""
+        from .decide import pending
+
+        return await pending(self, state, item)
 
     async def tool_before(
         self, tool: Any, call_id: str, arguments: dict[str, Any], *, approval_asked: bool
