@@ -46,6 +46,18 @@ HOOKS = [
 ]
 RUN = "thread-7"
 
+
+@dataclass(frozen=True)
+class EditArgs:
+    """An approver's edit of the suspended tool call's arguments (I23): ``hw.Decision.edit`` of
+    the pending event with these arguments in the run loop, ``{"decision": "edit", ...}`` for
+    LangChain (each framework's own pending event, so each its own tool schema)."""
+
+    arguments: dict[str, Any]
+    role: str | None = None
+
+
+Step = hw.Decision | EditArgs
 Call = tuple[str, dict[str, Any], str]
 Turn = list[Call] | str
 """One model turn of a script: tool calls (name, arguments, id), or the final answer."""
@@ -287,9 +299,7 @@ class Outcome:
     pauses: int
 
 
-def loop_run(
-    scenario: Scenario, script: list[Turn], decisions: list[hw.Decision], text: str
-) -> Outcome:
+def loop_run(scenario: Scenario, script: list[Turn], decisions: list[Step], text: str) -> Outcome:
     h = harness(scenario)
     ran: list[str] = []
     provider = S([as_response(n, turn) for n, turn in enumerate(script)])
@@ -298,9 +308,9 @@ def loop_run(
     result = runner.run_sync(text, ctx=ctx)
     pauses = 0
     for decision in decisions:
-        assert result.exit_reason == "suspended"
+        assert result.exit_reason == "suspended" and result.pending is not None
         pauses += 1
-        result = runner.resume_sync(result.state, decision, ctx=ctx)
+        result = runner.resume_sync(result.state, as_decision(decision, result.pending), ctx=ctx)
     assert result.exit_reason != "suspended"
     return Outcome(ctx.trace.records(), h.seen, ran, pauses)
 
@@ -336,8 +346,19 @@ def as_message(n: int, turn: Turn) -> AIMessage:
     return AIMessage(content=content, tool_calls=calls, usage_metadata=meta)  # type: ignore[arg-type]
 
 
-def answer(decision: hw.Decision) -> dict[str, Any]:
+def as_decision(step: Step, pending: hw.PendingApproval) -> hw.Decision:
+    if isinstance(step, hw.Decision):
+        return step
+    event = pending.event_model()
+    assert isinstance(event, hw.ToolCallEvent)
+    call = event.call.model_copy(update={"arguments": step.arguments})
+    return hw.Decision.edit(event.model_copy(update={"call": call}), role=step.role)
+
+
+def answer(decision: Step) -> dict[str, Any]:
     """The decision as the adapter reads it from ``Command(resume=...)``."""
+    if isinstance(decision, EditArgs):
+        return {"decision": "edit", "arguments": decision.arguments, "role": decision.role}
     kind = "approve" if decision.approved else "deny"
     return {"decision": kind, "reason": decision.reason, "role": decision.role}
 
@@ -368,7 +389,7 @@ def go(agent: Any, value: Any, config: Any, how: str) -> bool:
 def lc_run(
     scenario: Scenario,
     script: list[Turn],
-    decisions: list[hw.Decision],
+    decisions: list[Step],
     text: str,
     how: str,
 ) -> Outcome:
@@ -446,8 +467,23 @@ AFTER_SCRIPT: list[Turn] = [
 ]
 OK = hw.Decision.approve()
 
-CASES: dict[str, tuple[Scenario, list[Turn], list[hw.Decision]]] = {
+CASES: dict[str, tuple[Scenario, list[Turn], list[Step]]] = {
     "block-rewrite-suspend-approve": (refunds, SCRIPT, [hw.Decision.approve(role="finance")]),
+    # I23: the edit passes the chain again; admitted (50 USD), it runs as edited
+    "suspend-edit-admitted": (
+        refunds,
+        SCRIPT,
+        [EditArgs({"order": 42, "amount_usd": 50}, "finance")],
+    ),
+    # the edit is still over 100 USD: the chain suspends it again, the approver approves it
+    "suspend-edit-suspended-again-approve": (
+        refunds,
+        SCRIPT,
+        [
+            EditArgs({"order": 42, "amount_usd": 150}, "finance"),
+            hw.Decision.approve(role="finance"),
+        ],
+    ),
     "block-rewrite-suspend-deny": (refunds, SCRIPT, [hw.Decision.deny("no", role="finance")]),
     "retry-and-suspend-after": (
         after_hooks,
@@ -519,3 +555,19 @@ def test_the_adapter_gives_the_run_loops_records_and_events(case: str, how: str)
     check_schemas(loop, lc)
     check_step_start(loop, lc)
     assert [without_schemas(e) for e in lc.seen] == [without_schemas(e) for e in loop.seen]
+
+
+@pytest.mark.parametrize(
+    ("case", "ran"),
+    [
+        ("suspend-edit-admitted", ["refund 1 100.0", "refund 42 50.0"]),
+        ("suspend-edit-suspended-again-approve", ["refund 1 100.0", "refund 42 150.0"]),
+    ],
+)
+def test_an_approved_edit_runs_as_edited_in_both(case: str, ran: list[str]) -> None:
+    """What the parity cases with edits compare is the edited call running (the cap's 100 and
+    the edit's amount, as the float arguments the tools take)."""
+    scenario, script, decisions = CASES[case]
+    loop = loop_run(scenario, script, decisions, "Refund the orders")
+    lc = lc_run(scenario, script, decisions, "Refund the orders", "invoke")
+    assert loop.ran == ran == lc.ran

@@ -159,8 +159,20 @@ def strip(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k not in CLOCK} for r in records]
 
 
+Decision = bool | int
+"""An approver's decision: approve (``True``), deny (``False``), or approve the call with
+its amount edited to this (an ``int``, I23)."""
+
+
+def edit_of(event: Any, amount: int) -> hw.Decision:
+    """``hw.Decision.edit`` of a pending ``tool.before`` event with a new amount."""
+    assert isinstance(event, hw.ToolCallEvent)
+    call = event.call.model_copy(update={"arguments": {"amount": amount}})
+    return hw.Decision.edit(event.model_copy(update={"call": call}))
+
+
 def through_the_loop(
-    harness: Harness, script: list[Turn], decisions: list[bool], run_id: str
+    harness: Harness, script: list[Turn], decisions: list[Decision], run_id: str
 ) -> Side:
     ran: list[int] = []
     provider = S(loop_turns(script))
@@ -177,8 +189,12 @@ def through_the_loop(
     async def go() -> Any:
         result = await built.run("refund", ctx=ctx)
         while result.exit_reason == "suspended" and pending:  # else it stays suspended
-            approved = pending.pop(0)
-            decision = hw.Decision.approve() if approved else hw.Decision.deny("no")
+            given = pending.pop(0)
+            if isinstance(given, bool):
+                decision = hw.Decision.approve() if given else hw.Decision.deny("no")
+            else:
+                assert result.pending is not None
+                decision = edit_of(result.pending.event_model(), given)
             result = await built.resume(result.state, decision, ctx=ctx)
         return result
 
@@ -194,7 +210,7 @@ def through_the_loop(
 def through_the_sdk(
     harness: Harness,
     script: list[Turn],
-    decisions: list[bool],
+    decisions: list[Decision],
     run_id: str,
     *,
     streamed: bool = False,
@@ -221,10 +237,16 @@ def through_the_sdk(
         while result.interruptions:
             state = result.to_state()
             for item in result.interruptions:
-                if pending.pop(0):
+                given = pending.pop(0)
+                if given is True:
                     state.approve(item)
-                else:
+                elif given is False:
                     state.reject(item, rejection_message=denial("no"))
+                else:
+                    waiting = await run.pending(state, item)
+                    assert waiting is not None
+                    edit = edit_of(waiting.event_model(), given)
+                    assert await run.decide(state, item, edit) is None
             result = await segment(state)
         return result.final_output
 
@@ -241,7 +263,7 @@ def through_the_sdk(
 
 def both(
     script: list[Turn],
-    decisions: list[bool] | None = None,
+    decisions: list[Decision] | None = None,
     harness: Callable[[], Harness] = Harness,
     streamed: bool = False,
 ) -> tuple[Side, Side]:
@@ -267,6 +289,18 @@ def test_one_call_a_turn_leaves_the_run_loops_records(approved: bool) -> None:
     hooks = {r["hook"] for r in sdk.records}
     assert hooks == set(HOOKS)  # every hook point is in the comparison
     assert {r["run"] for r in sdk.records} == {"parity-1"}
+
+
+@pytest.mark.parametrize(("amount", "ran"), [(40, 40), (45, 40)], ids=["as-edited", "rewritten"])
+def test_an_approver_s_edit_leaves_the_run_loops_records(amount: int, ran: int) -> None:
+    """I23: the edit (70 -> ``amount``) is asked of the chain again, which admits it (45: the
+    policy rounds it down, as for any call), and what the chain left runs."""
+    loop, sdk = both(ONE_CALL_A_TURN, [amount])
+    assert sdk.records == loop.records
+    assert sdk.seen == loop.seen
+    assert sdk.ran == loop.ran == [10, ran, 20]
+    assert sdk.outcome == loop.outcome == "done"
+    assert sdk.read == loop.read and loop.read[2] == f"refunded {ran}"
 
 
 def test_streaming_leaves_the_same_records_as_runner_run() -> None:
