@@ -161,6 +161,12 @@ def _configure_hooks(parser: argparse.ArgumentParser) -> None:
         "the middleware whose matcher does not match it (I22)",
     )
     parser.add_argument(
+        "--model",
+        metavar="NAME",
+        help="show the chain a request to this model runs on model.before: without the "
+        "middleware whose matcher does not match it (I22)",
+    )
+    parser.add_argument(
         "--format",
         choices=("text", "json", "mermaid"),
         default="text",
@@ -193,7 +199,7 @@ def _run_hooks(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
-    sys.stdout.write(render(harness, args.format, tool=args.tool))
+    sys.stdout.write(render(harness, args.format, tool=args.tool, model=args.model))
     return EXIT_OK
 
 

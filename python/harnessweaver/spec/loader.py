@@ -152,17 +152,20 @@ class Harness:
                 return entry
         raise KeyError(f"no middleware {name!r} in this harness")
 
-    def chains(self, *, tool: str | None = None) -> dict[str, tuple[HarnessEntry, ...]]:
+    def chains(
+        self, *, tool: str | None = None, model: str | None = None
+    ) -> dict[str, tuple[HarnessEntry, ...]]:
         """Every hook point of the catalogue, in catalogue order, with its middleware in run
         order (an empty tuple when none is attached). With ``tool``, the tool hook points show
-        the chain a call of that tool runs: without the middleware whose matcher does not
-        match it (I22)."""
+        the chain a call of that tool runs; with ``model``, ``model.before`` shows the chain a
+        request to that model runs: without the middleware whose matcher does not match it
+        (I22)."""
         known = {entry.name: entry for entry in self.entries}
+        keys = {"tool.before": tool, "tool.after": tool, "model.before": model}
 
         def chain(hook: str) -> tuple[Declaration, ...]:
-            if tool is not None and hook in ("tool.before", "tool.after"):
-                return self.bus.chain_for(hook, tool)
-            return self.bus.chain(hook)
+            value = keys.get(hook)
+            return self.bus.chain(hook) if value is None else self.bus.chain_for(hook, value)
 
         return {
             hook: tuple(
@@ -172,10 +175,13 @@ class Harness:
             for hook, _ in HOOKS
         }
 
-    def render(self, format: str = "text", *, tool: str | None = None) -> str:
+    def render(
+        self, format: str = "text", *, tool: str | None = None, model: str | None = None
+    ) -> str:
         """The chains as ``harnessweaver hooks`` prints them: ``"text"``, ``"json"`` or
-        ``"mermaid"``; with ``tool``, the chain of that tool's calls (I22)."""
-        return render(self, format, tool=tool)
+        ``"mermaid"``; with ``tool`` (``model``), the chain of that tool's calls (that model's
+        requests), I22."""
+        return render(self, format, tool=tool, model=model)
 
 
 def _read_spec(path: Path, ctx: Context) -> Document | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._pycore.catalogue import HOOKS, INBOUND
 
@@ -18,6 +18,16 @@ if TYPE_CHECKING:
 __all__ = ["FORMATS", "match_text", "render", "render_json", "render_mermaid", "render_text"]
 
 FORMATS = ("text", "json", "mermaid")
+
+
+class Only(TypedDict):
+    """The match keys (I22) whose chains are shown: a tool's on the tool hook points, a
+    model's on ``model.before``; ``None``: every middleware."""
+
+    tool: str | None
+    model: str | None
+
+
 _COLUMNS = ("#", "middleware", "use", "band", "fail mode", "timeout", "layer", "declared in")
 _OPERATIONS = {"task": "task", "step": "step", "model": "model call", "tool": "tool call"}
 
@@ -61,20 +71,21 @@ def _row(position: int, entry: HarnessEntry, matched: bool) -> tuple[str, ...]:
     return (*row, entry.layer or "(code)", "-" if entry.source is None else str(entry.source))
 
 
-def _title(harness: Harness, tool: str | None) -> str:
-    only = "" if tool is None else f", tool: {tool}"
+def _title(harness: Harness, only: Only) -> str:
+    shown = "".join(f", {key}: {value}" for key, value in only.items() if value is not None)
     return (
         f"chains of {harness.spec.name if harness.spec else 'a harness built in code'} "
         f"(task: {harness.task or 'none'}, "
-        f"env: {harness.env or 'none'}{only}), each in run order"
+        f"env: {harness.env or 'none'}{shown}), each in run order"
     )
 
 
-def render_text(harness: Harness, tool: str | None = None) -> str:
+def render_text(harness: Harness, only: Only) -> str:
     """Every hook point with its chain: position, label, use, band, fail mode, timeout,
     the matcher when any middleware has one (I22), layer and the file and line that
-    declared it. With ``tool``, the tool hook points show that tool's chain."""
-    chains = harness.chains(tool=tool)
+    declared it. ``only``: the tool and model whose chains the hook points carrying them
+    show."""
+    chains = harness.chains(**only)
     matched = any(e.declaration.match for entries in chains.values() for e in entries)
     columns = _COLUMNS[:6] + (("match",) if matched else ()) + _COLUMNS[6:]
     rows = [_row(i, e, matched) for entries in chains.values() for i, e in enumerate(entries, 1)]
@@ -83,7 +94,7 @@ def render_text(harness: Harness, tool: str | None = None) -> str:
     def line(cells: tuple[str, ...]) -> str:
         return "  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
 
-    out = [_title(harness, tool)]
+    out = [_title(harness, only)]
     for hook, entries in chains.items():
         out.append("")
         out.append(f"{hook}  ({_direction(hook)}, {_order(hook)})")
@@ -113,9 +124,10 @@ def _entry_json(entry: HarnessEntry) -> dict[str, Any]:
     return shown
 
 
-def render_json(harness: Harness, tool: str | None = None) -> str:
+def render_json(harness: Harness, only: Only) -> str:
     """``{"spec", "task", "env", "hooks": [{"hook", "direction", "chain": [...]}]}``, and
-    ``"tool"`` when the tool hook points show one tool's chain (I22)."""
+    ``"tool"`` (``"model"``) when the hook points carrying it show one tool's (model's) chain
+    (I22)."""
     document: dict[str, Any] = {
         "spec": None if harness.spec is None else str(harness.spec),
         "task": harness.task,
@@ -126,11 +138,10 @@ def render_json(harness: Harness, tool: str | None = None) -> str:
                 "direction": _direction(hook),
                 "chain": [_entry_json(entry) for entry in entries],
             }
-            for hook, entries in harness.chains(tool=tool).items()
+            for hook, entries in harness.chains(**only).items()
         ],
     }
-    if tool is not None:
-        document["tool"] = tool
+    document.update({key: value for key, value in only.items() if value is not None})
     return json.dumps(document, indent=2) + "\n"
 
 
@@ -158,10 +169,10 @@ def _subgraph(hook: str, entries: tuple[HarnessEntry, ...]) -> tuple[list[str], 
     return lines, ids[0], ids[-1]
 
 
-def render_mermaid(harness: Harness, tool: str | None = None) -> str:
+def render_mermaid(harness: Harness, only: Only) -> str:
     """A ``flowchart LR`` in the style of hook-bus.md's onion diagram: for each operation,
     its inbound hook point's chain leads into it and its outbound one leads out of it."""
-    chains = harness.chains(tool=tool)
+    chains = harness.chains(**only)
     out = ["flowchart LR"]
     for prefix, operation in _OPERATIONS.items():
         inbound, outbound = (hook for hook, _ in HOOKS if hook.startswith(f"{prefix}."))
@@ -173,10 +184,17 @@ def render_mermaid(harness: Harness, tool: str | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(harness: Harness, format: str = "text", *, tool: str | None = None) -> str:
+def render(
+    harness: Harness,
+    format: str = "text",
+    *,
+    tool: str | None = None,
+    model: str | None = None,
+) -> str:
     """The chains of ``harness`` in one of :data:`FORMATS`; with ``tool``, the tool hook
-    points show the chain a call of that tool runs (I22)."""
+    points show the chain a call of that tool runs, with ``model``, ``model.before`` the
+    chain a request to that model runs (I22)."""
     renderers = {"text": render_text, "json": render_json, "mermaid": render_mermaid}
     if format not in renderers:
         raise ValueError(f"unknown format {format!r}: one of {', '.join(FORMATS)}")
-    return renderers[format](harness, tool)
+    return renderers[format](harness, Only(tool=tool, model=model))

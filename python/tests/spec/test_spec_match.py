@@ -78,3 +78,32 @@ def test_a_bad_spec_matcher_is_a_problem_at_its_line(tmp_path: Path) -> None:
     assert found[0].line == 4  # the plugins line comes first
     status = main(["hooks", str(spec)])
     assert status == EXIT_ERROR
+
+
+def test_model_option_shows_the_chain_of_one_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = write(
+        tmp_path,
+        """
+        middleware:
+          - use: harnessweaver.redact_pii
+            id: pii_gpt
+            hooks: [model.before]
+            match: {model: gpt-*}
+          - {use: harnessweaver.max_messages, id: cap, limit: 50}
+        """,
+    )
+    chains = {}
+    for model in ("gpt-5", "claude-4", None):
+        args = ["--format", "json"] + ([] if model is None else ["--model", model])
+        status, out, err = hooks(capsys, str(spec), *args)
+        assert (status, err) == (EXIT_OK, "")
+        document = json.loads(out)
+        assert document.get("model") == model and "tool" not in document
+        chains[model] = {h["hook"]: [e["label"] for e in h["chain"]] for h in document["hooks"]}
+    assert chains["gpt-5"]["model.before"] == ["pii_gpt", "cap"]
+    assert chains["claude-4"]["model.before"] == ["cap"]  # the matcher does not match it
+    assert chains[None]["model.before"] == ["pii_gpt", "cap"]  # no model: every middleware
+    status, out, _ = hooks(capsys, str(spec), "--model", "claude-4", "--tool", "search")
+    assert "(task: none, env: none, tool: search, model: claude-4)" in out
