@@ -8,6 +8,7 @@ use harnessweaver_core::deadline::{
     deadline_seconds_ns, deadline_text_ns, deadline_type_error, DeadlineOf,
 };
 
+use crate::declaration::shown_text;
 use crate::errors::{to_py, Phase};
 
 /// Nanoseconds of a deadline for `hook`: a `str` with a unit or an `int`/`float` of seconds
@@ -24,15 +25,22 @@ pub fn deadline_ns(
     let py = value.py();
     let name = CATALOGUE.get(usize::from(hook)).map_or("", |h| h.name);
     let parsed = if let Ok(text) = value.cast::<PyString>() {
-        deadline_text_ns(name, text.to_str()?, of)
+        match text.to_str() {
+            Ok(text) => deadline_text_ns(name, text, of),
+            // A lone surrogate is no valid text (I17): shown escaped, like the pure core.
+            Err(_) => Err(deadline_type_error(name, &shown_text(text))),
+        }
     } else if value.is_instance_of::<PyBool>()
         || !(value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>())
     {
         Err(deadline_type_error(name, &value.repr()?.to_string()))
     } else {
-        // An int too large for a float is shown as written, like any other bad number.
+        // A bad number is shown as Python writes it (`repr`), as the pure core shows it.
         match value.extract::<f64>() {
-            Ok(seconds) => deadline_seconds_ns(name, seconds, of),
+            Ok(seconds) => match deadline_seconds_ns(name, seconds, of) {
+                Ok(ns) => Ok(ns),
+                Err(_) => Err(deadline_type_error(name, &value.repr()?.to_string())),
+            },
             Err(_) => Err(deadline_type_error(name, &value.repr()?.to_string())),
         }
     };

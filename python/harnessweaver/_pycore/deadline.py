@@ -24,15 +24,7 @@ SKIP: Final = -1
 
 
 def _invalid(hook: str, value: object, phase: str) -> HarnessweaverError:
-    what = shown(value) if isinstance(value, str) else _seconds(value)
-    return value_error(phase, "invalid_deadline", f"deadline of {hook}", what)
-
-
-def _seconds(value: object) -> str:
-    # As the Rust core shows a float (`format!("{}")`): no ".0" on whole numbers.
-    if isinstance(value, float) and not isinstance(value, bool) and value.is_integer():
-        return str(int(value))
-    return repr(value)
+    return value_error(phase, "invalid_deadline", f"deadline of {hook}", shown(value))
 
 
 def deadline_ns(value: object, hook: str, *, emit: bool, phase: str) -> int:
