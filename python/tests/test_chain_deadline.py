@@ -86,7 +86,7 @@ async def test_the_earlier_deadline_applies(ctx: hw.RunContext) -> None:
     assert log == ["slow start", "slow cancelled"]
 
 
-@pytest.mark.parametrize("bad", ["-1s", "soon", -0.5, True, [1], float("nan")])
+@pytest.mark.parametrize("bad", ["-1s", "soon", -0.5, True, [1], float("nan"), "\udcffs"])
 async def test_a_bad_emit_deadline_is_an_error_and_nothing_runs(
     bus: hw.HookBus, ctx: hw.RunContext, bad: object
 ) -> None:
