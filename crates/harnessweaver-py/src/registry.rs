@@ -207,9 +207,10 @@ impl Registry {
             deadline,
         } = planned;
         // I26: checked after the event, like the caller errors of I7 (nothing runs or is traced).
-        let emit_deadline = match deadline {
-            None => None,
-            Some(value) => deadline_ns(Some(value), hook, DeadlineOf::Emit, Phase::Emit)?,
+        let budget = if hook_deadline.is_none() && deadline.is_none() {
+            None
+        } else {
+            budget(hook, hook_deadline, deadline)?
         };
         let Ok(trace) = trace.cast::<Trace>() else {
             return Err(PyTypeError::new_err(format!(
@@ -225,14 +226,9 @@ impl Registry {
         let corr = self.last_seen.correlation(py, hook, event, run)?;
         let trace_ref = trace.get();
         // A chain deadline is measured on the precise clock, and so is everything in its emit.
-        let timed_chain = hook_deadline.is_some() || emit_deadline.is_some();
-        let precise = trace_ref.precise || timed_chain;
+        let precise = trace_ref.precise || budget.is_some();
         let t_emit = clock::now(precise);
-        let deadline = if timed_chain {
-            chain_deadline(t_emit, hook_deadline, emit_deadline)
-        } else {
-            None
-        };
+        let deadline = budget.map(|ns| t_emit.saturating_add(ns));
         let mut state = EmitState {
             chain,
             next: 0,
@@ -256,7 +252,7 @@ impl Registry {
             texts: Texts::new(),
             corr,
             deadline,
-            cut: None,
+            limit: None,
         };
         match state.run(py)? {
             Stop::Done(result) => Ok(result.into_any()),
@@ -264,6 +260,19 @@ impl Registry {
             Stop::Wait { awaitable, yielded } => Pending::wait(py, state, awaitable, yielded),
         }
     }
+}
+
+/// The chain's time budget (I26): the earlier of the hook point's deadline and the emit's
+/// own, which is parsed here. Only for an emit that has one.
+#[cold]
+#[inline(never)]
+fn budget(
+    hook: HookId,
+    hook_deadline: Option<u64>,
+    deadline: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<u64>> {
+    let own = deadline_ns(deadline, hook, DeadlineOf::Emit, Phase::Emit)?;
+    Ok(chain_deadline(0, hook_deadline, own))
 }
 
 /// What an emit walks: the planned chain and its match key, the hook point's chain deadline,

@@ -76,9 +76,10 @@ pub struct EmitState {
     pub corr: Shared,
     /// The chain deadline (I26), an instant on the precise clock; `None` for nearly every emit.
     pub deadline: Option<u64>,
-    /// When the chain deadline cuts the current middleware off (I26), its limit: the time
-    /// left at its start. Running past it is then a `deadline` failure, not a `timeout`.
-    pub cut: Option<u64>,
+    /// The current middleware's limit: its timeout, or, when the chain deadline cuts it off
+    /// (I26), the time left at its start. Set as it starts, so checking an answer reads one
+    /// field.
+    pub limit: Option<u64>,
 }
 
 /// Records of one emit, packed as the trace stores them (so flushing them is a copy): inline
@@ -256,12 +257,13 @@ impl EmitState {
     /// The current middleware's limit: its timeout, or the time left to the chain deadline
     /// when it is cut off (I26).
     fn limit_ns(&self) -> Option<u64> {
-        self.cut.or(self.entry().decl.timeout_ns)
+        self.limit
     }
 
     /// What running past the limit is: a timeout, or a `deadline` failure when cut off (I26).
     fn overrun(&self) -> FailureKind {
-        if self.cut.is_some() {
+        // Cut off exactly when the limit is not its own timeout (see `deadline_turn`).
+        if self.deadline.is_some() && self.limit != self.entry().decl.timeout_ns {
             FailureKind::Deadline
         } else {
             FailureKind::Timeout
@@ -279,7 +281,7 @@ impl EmitState {
                 Ok(true)
             }
             Turn::CutOff(left) => {
-                self.cut = Some(left);
+                self.limit = Some(left);
                 Ok(false)
             }
             Turn::Own => Ok(false),
@@ -328,8 +330,8 @@ impl EmitState {
             let precise = self.precise || entry.precise;
             self.t0_precise = precise;
             self.t0 = self.read_clock(precise);
+            self.limit = entry.decl.timeout_ns;
             if let Some(deadline) = self.deadline {
-                self.cut = None;
                 if self.deadline_turn(py, deadline)? {
                     continue;
                 }
@@ -473,12 +475,10 @@ impl EmitState {
     }
 
     /// Whether the current middleware's deadline had passed by `now` (ruling 10, I9).
+    /// Its limit is its timeout or, cut off, the time left to the chain deadline (I26).
     fn late(&self, now: u64) -> bool {
-        self.entry()
-            .decl
-            .timeout_ns
+        self.limit
             .is_some_and(|limit| now.saturating_sub(self.t0) > limit)
-            || self.deadline.is_some_and(|deadline| now > deadline)
     }
 
     /// The current middleware failed (I5): trace it, and resolve it by its fail mode. Never
