@@ -243,13 +243,20 @@ def _deadline(step: Step[Any]) -> float:
 
 
 async def continue_emit(
-    started: Any, registry: Any, hook: str, event: Any, ctx: Any, done: type[R]
+    started: Any,
+    registry: Any,
+    hook: str,
+    event: Any,
+    ctx: Any,
+    done: type[R],
+    deadline: object = None,
 ) -> R:
     """The rest of an emit that could not finish synchronously (the Rust core's ``Emit``
-    awaits this): a pending step, or ``None`` for a chain with timeouts under trio."""
+    awaits this): a pending step, or ``None`` for a chain with timeouts (or a chain deadline,
+    I26: ``deadline`` is the emit's own) under trio."""
     if started is None:
         return await run_structured(
-            lambda: registry.emit(hook, event, ctx.envelope, ctx.trace), done
+            lambda: registry.emit(hook, event, ctx.envelope, ctx.trace, deadline), done
         )
     return await finish(started, done)
 

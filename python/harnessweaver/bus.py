@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from ._select import core
 from .events import EVENT_TYPES
@@ -20,6 +20,12 @@ else:
 __all__ = ["HookBus"]
 
 
+class _Emit(Protocol):
+    def __call__(
+        self, hook: str, event: Any, ctx: RunContext, *, deadline: float | str | None = None
+    ) -> Coroutine[Any, Any, HookResult]: ...
+
+
 class HookBus:
     """The hook bus: every middleware of a hook point, in a predictable order.
 
@@ -31,21 +37,40 @@ class HookBus:
     default) checks nothing; ``"warn"`` traces a modification that breaks a contract rule and
     lets it flow on; ``"strict"`` makes it a failure of the middleware (``contract_violation``),
     handled by its fail mode. Any other value is a ``RegistrationError`` naming it.
+
+    ``deadlines`` maps hook points to a chain deadline (I26, ``docs/harness-spec.md``): a
+    time budget for the whole chain of each emit there, on top of each middleware's timeout
+    (a duration like a timeout: ``"2s"``, ``0.5``). When it passes, the middleware running is
+    cut off (a ``deadline`` failure) and the ones not started are skipped (``skipped``); a
+    closed one blocks with code ``chain_deadline``. A bad value is a ``RegistrationError``
+    (``invalid_deadline``).
     """
 
     __slots__ = ("_registry", "emit")
 
-    emit: Callable[[str, Any, RunContext], Coroutine[Any, Any, HookResult]]
+    emit: _Emit
     """``await bus.emit(hook, event, ctx)``: run ``hook``'s chain on ``event`` in ``ctx``; the
     result has the combined ``outcome`` and the ``event`` as the last middleware left it.
+    ``deadline=`` gives this emit a chain deadline of its own (I26: seconds or a duration
+    string; ``0`` is a budget already spent); the earlier of it and the hook point's applies.
 
     A coroutine (the Rust core makes it natively, so an emit whose middleware all finish
     without suspending costs no Python frame); nothing runs until it is awaited.
     """
 
-    def __init__(self, *, contracts: Literal["warn", "strict"] | None = None) -> None:
-        self._registry = core.Registry(EVENT_TYPES, contracts=contracts)
-        self.emit = self._registry.emitter()  # bound once: emits are the hot path
+    def __init__(
+        self,
+        *,
+        contracts: Literal["warn", "strict"] | None = None,
+        deadlines: Mapping[str, float | str] | None = None,
+    ) -> None:
+        self._registry = core.Registry(EVENT_TYPES, contracts=contracts, deadlines=deadlines)
+        # Bound once: emits are the hot path. The builtin also takes ``deadline=`` (I26).
+        self.emit = cast("_Emit", self._registry.emitter())
+
+    def deadline(self, hook: str) -> float | None:
+        """The chain deadline of ``hook`` in seconds (I26), or ``None``."""
+        return self._registry.deadline(hook)
 
     @property
     def contracts(self) -> Literal["warn", "strict"] | None:

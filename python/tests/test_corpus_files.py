@@ -24,6 +24,7 @@ KNOWN_RULES = (
     + [f"ruling-{i}" for i in range(1, 22)]
     + ["R2", "R9", "R13", "S8"]
     + [f"I{i}" for i in range(1, 23)]
+    + ["I26"]
 )
 # No step can express I12 (cancellation from outside), nor read a trace back (I19) or fill one
 # to its limit (I20); the test suites pin those.
@@ -35,8 +36,15 @@ ERROR_NAMES = {
     "wrong_event_type": "WrongEventType",
     "contract_violation": "ContractViolation",
     "cancelled": "MiddlewareCancelled",
+    "deadline": "ChainDeadline",
+    "skipped": "ChainDeadline",
 }
-CLOSED_CODES = {"timeout": "middleware_timeout", "contract_violation": "contract_violation"}
+CLOSED_CODES = {
+    "timeout": "middleware_timeout",
+    "contract_violation": "contract_violation",
+    "deadline": "chain_deadline",
+    "skipped": "chain_deadline",
+}
 MAX_UNTIMED = 0.1  # seconds a middleware without a timeout may sleep or busy per call
 MAX_CASE = 0.5  # seconds of sleeping and busying per case
 Case = dict[str, Any]
@@ -118,6 +126,16 @@ def call_paths(b: dict[str, Any]) -> list[tuple[float, float]]:
 def effective_timeout(decl: dict[str, Any]) -> Any:
     overrides = decl.get("register", {})
     return overrides["timeout"] if "timeout" in overrides else decl.get("timeout")
+
+
+def chain_deadline(case: Case) -> float | None:
+    """The earliest chain deadline a case sets (I26), in seconds: 0 when an emit's own is 0
+    (nothing is called), None when it sets none."""
+    given = [seconds(v) for v in case["given"].get("deadlines", {}).values()]
+    own = [s.get("deadline") for s in emit_steps(case) if "deadline" in s]
+    found = [g for g in given if g is not None]
+    found += [0.0 if d in (0, "0s", "0ms") else seconds(d) or 0.0 for d in own]
+    return min(found) if found else None
 
 
 def hook_names(case: Case) -> Iterator[str]:
@@ -254,8 +272,13 @@ def test_timeout_margins(case: Case) -> None:
     """A timeout fires with a margin of 10x or more, or is 10x or more above what may happen."""
     fires, cost = False, 0.0
     emits_on = [s["emit"] for s in emit_steps(case)]
+    deadline = chain_deadline(case)  # I26: a limit on every middleware, next to its own
     for decl in declarations(case):
         timeout = seconds(effective_timeout(decl))
+        if deadline == 0:
+            continue  # a spent budget: nothing is called
+        if deadline is not None:
+            timeout = deadline if timeout is None else min(timeout, deadline)
         paths = call_paths(decl.get("does", {"return": "none"}))
         for sleep, busy in paths:
             spent = sleep + busy

@@ -1,8 +1,10 @@
 /** `HookBus`: register middleware, see the chains, emit events. */
 
-import type { HookPoint } from "./catalogue.js";
+import { catalogueIndex, type HookPoint } from "./catalogue.js";
 import { RunContext } from "./context.js";
 import { contractMode, type ContractMode } from "./contracts.js";
+import { deadlineMs, deadlinesOf } from "./deadline.js";
+import type { Duration } from "./duration.js";
 import type { Declaration, Overrides } from "./declaration.js";
 import { eventTypeMismatch } from "./errors.js";
 import { EVENT_TYPES, typeNameOf, type EventOf } from "./events.js";
@@ -21,9 +23,23 @@ export interface HookBusOptions {
    * Any other value is a `RegistrationError` (`invalid_contracts`) naming it.
    */
   readonly contracts?: ContractMode | undefined;
+  /**
+   * A chain deadline per hook point (I26, docs/harness-spec.md): a time budget for the whole
+   * chain of each emit there, on top of each middleware's timeout (`"2s"`, `0.5`). When it
+   * passes, the middleware running is cut off (a `deadline` failure) and the ones not started
+   * are skipped (`skipped`); a closed one blocks with code `chain_deadline`. A bad value is a
+   * `RegistrationError` (`invalid_deadline`).
+   */
+  readonly deadlines?: Readonly<Partial<Record<HookPoint, Duration>>> | undefined;
 }
 
 export interface EmitOptions {
+  /**
+   * This emit's own chain deadline (I26: seconds or a duration string; `0` is a budget
+   * already spent); the earlier of it and the hook point's applies. A bad value is an
+   * `EmitError` (`invalid_deadline`): nothing runs.
+   */
+  readonly deadline?: Duration | undefined;
   /**
    * Cancels the emit from outside: the middleware running is abandoned (its signal, if it
    * declared one, aborts) and `emit` rejects with the signal's reason. This is not a failure
@@ -53,9 +69,19 @@ export interface RegisterOptions<H extends HookPoint = HookPoint> extends Overri
 export class HookBus {
   readonly #registry = new Registry();
   readonly #contracts: ContractMode | undefined;
+  /** The chain deadline of each hook point in ms (I26), by catalogue index. */
+  readonly #deadlines: readonly (number | undefined)[];
 
   constructor(options: HookBusOptions = {}) {
     this.#contracts = contractMode(options.contracts);
+    this.#deadlines = deadlinesOf(options.deadlines);
+  }
+
+  /** The chain deadline of `hook` in seconds (I26), or undefined. */
+  deadline(hook: HookPoint): number | undefined {
+    this.#registry.plan(hook); // an unknown hook point is an error, as for `chain`
+    const ms = this.#deadlines[catalogueIndex(hook)];
+    return ms === undefined ? undefined : ms / 1000;
   }
 
   /** The hook-contract mode: "warn", "strict" or undefined (nothing checked). */
@@ -115,18 +141,27 @@ export class HookBus {
     // and await around it; a caller error is a rejection all the same. Nothing is allocated
     // before the walk: what the chain needs to know is worked out when it is planned.
     let signal: AbortSignal | undefined;
+    let budget: number | undefined;
     let plan;
     try {
       plan = this.#registry.plan(hook);
       if (!(context instanceof RunContext)) throw new TypeError("emit() needs a RunContext");
       if (!(event instanceof plan.eventType)) throw eventTypeMismatch(hook, EVENT_TYPES[hook].typeName, typeNameOf(event));
-      signal = options === undefined ? undefined : options.signal;
+      budget = this.#deadlines[plan.hookIndex];
+      if (options !== undefined) {
+        signal = options.signal;
+        // I26: the emit's own deadline, checked after the event like I7 (nothing runs).
+        if (options.deadline !== undefined) {
+          const own = deadlineMs(options.deadline, hook, true, "emit");
+          budget = budget === undefined ? own : Math.min(budget, own);
+        }
+      }
       signal?.throwIfAborted(); // checked first: an I7 caller error runs and traces nothing
     } catch (error) {
       return Promise.reject(error);
     }
     // I22: only a chain with matchers on this hook point reads its key from the event.
     if (plan.key !== null) plan = keyedPlan(plan, event);
-    return walk(plan, event, context.envelope, context.trace, signal, this.#contracts) as Promise<HookResult<EventOf<H>>>;
+    return walk(plan, event, context.envelope, context.trace, signal, this.#contracts, budget) as Promise<HookResult<EventOf<H>>>;
   }
 }

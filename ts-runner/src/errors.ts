@@ -28,7 +28,8 @@ export type ErrorKind =
   | "invalid_match"
   | "unknown_match_key"
   | "match_key_not_carried"
-  | "match_widened";
+  | "match_widened"
+  | "invalid_deadline";
 
 /** For each kind: the rule id compared by the corpus, and the rule as messages write it. */
 const RULES = {
@@ -53,6 +54,7 @@ const RULES = {
   unknown_match_key: ["I22", "I22"],
   match_key_not_carried: ["I22", "I22"],
   match_widened: ["I22", "I22"],
+  invalid_deadline: ["I26", "I26"],
 } as const satisfies Record<ErrorKind, readonly [string, string]>;
 
 export type Rule = (typeof RULES)[ErrorKind][0];
@@ -119,6 +121,8 @@ const EXPLAIN: Record<Exclude<ErrorKind, "invalid_trace">, string> = {
   unknown_match_key: "the match keys are tool and model",
   match_key_not_carried: "tool is carried by tool.before and tool.after, model by model.before",
   match_widened: "a registration may narrow a matcher, never widen it",
+  invalid_deadline:
+    "a chain deadline is a positive number of seconds or a string with a unit such as 250ms, 2s, 1.5s or 1m; an emit's own deadline may also be 0",
 };
 
 type ValueKind = Exclude<

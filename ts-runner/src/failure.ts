@@ -5,7 +5,7 @@
 
 import { types } from "node:util";
 
-export type FailureKind = "exception" | "timeout" | "invalid_return" | "wrong_event_type" | "contract_violation" | "cancelled";
+export type FailureKind = "exception" | "timeout" | "invalid_return" | "wrong_event_type" | "contract_violation" | "cancelled" | "deadline" | "skipped";
 
 const FIXED_NAMES: Readonly<Record<Exclude<FailureKind, "exception">, string>> = {
   timeout: "MiddlewareTimeout",
@@ -13,6 +13,8 @@ const FIXED_NAMES: Readonly<Record<Exclude<FailureKind, "exception">, string>> =
   wrong_event_type: "WrongEventType",
   contract_violation: "ContractViolation",
   cancelled: "MiddlewareCancelled",
+  deadline: "ChainDeadline", // cut off by the chain deadline (I26)
+  skipped: "ChainDeadline", // not called: the chain deadline had passed (I26)
 };
 
 /** What an `exception` failure records when the thrown value is not an `Error` (I5). */
@@ -81,8 +83,9 @@ export function errorName(kind: FailureKind, thrown?: unknown): string {
 }
 
 /** A closed failure blocks with this code (ruling 11; I14 for a broken contract). */
-export function closedCode(kind: FailureKind): "middleware_timeout" | "middleware_error" | "contract_violation" {
+export function closedCode(kind: FailureKind): "middleware_timeout" | "middleware_error" | "contract_violation" | "chain_deadline" {
   if (kind === "contract_violation") return "contract_violation";
+  if (kind === "deadline" || kind === "skipped") return "chain_deadline"; // I26
   return kind === "timeout" ? "middleware_timeout" : "middleware_error";
 }
 

@@ -24,7 +24,7 @@ const ALLOWED: Readonly<Partial<Record<TextKey, readonly string[]>>> = {
   kind: ["outcome", "failure", "hook"],
   outcome: ["continue", "retry", "escalate", "suspend", "block"],
   band: ["baseline", "platform", "app", "task"],
-  failure: ["exception", "timeout", "invalid_return", "wrong_event_type", "contract_violation", "cancelled"],
+  failure: ["exception", "timeout", "invalid_return", "wrong_event_type", "contract_violation", "cancelled", "deadline", "skipped"],
   fail_mode: ["closed", "open"],
 };
 const CHECKED: readonly TextKey[] = ["middleware", "band", "failure", "error", "fail_mode"];

@@ -39,6 +39,7 @@ import { enforceContract, type ContractMode } from "./contracts.js";
 import type { Correlation } from "./correlation.js";
 import type { Envelope } from "./envelope.js";
 import type { Event } from "./events.js";
+import { SKIP, turn } from "./deadline.js";
 import { closedCode, closedReason, errorName, isCancellation, type FailureKind } from "./failure.js";
 import { arm, now, timeoutReason, unwatch, watch, Watched } from "./invoke.js";
 import { isModelOf } from "./model.js";
@@ -75,6 +76,10 @@ class Run extends Watched {
   /** Watched, while an answer is awaited: the middleware and its controller. */
   index = 0;
   controller: AbortController | undefined = undefined;
+  /** The chain deadline (I26), an instant in ms; Infinity for nearly every emit. */
+  chainDeadline: number;
+  /** The current middleware's cut-off limit in ms when the chain deadline cuts it off; else 0. */
+  cut = 0;
   /** Moves on when the walk is taken over: the abandoned walk then drops what it gets. */
   generation = 0;
   /** Watched emits only: how the result is settled. */
@@ -96,8 +101,10 @@ class Run extends Watched {
     outer: AbortSignal | undefined,
     contracts: ContractMode | undefined,
     tEmit: number,
+    budget: number | undefined,
   ) {
     super();
+    this.chainDeadline = budget === undefined ? Infinity : tEmit + budget;
     this.plan = plan;
     this.envelope = envelope;
     this.trace = trace;
@@ -121,7 +128,7 @@ class Run extends Watched {
       if (entry === undefined) return;
       this.controller?.abort(timeoutReason(entry));
       this.controller = undefined;
-      const stop = fold(this, entry, failed(entry, "timeout"), this.t, t);
+      const stop = fold(this, entry, failed(entry, overrun(this)), this.t, t);
       this.t = t; // the next middleware starts at t
       if (stop || this.index + 1 >= this.plan.entries.length) finish(this, t);
       else void drive(this, this.index + 1);
@@ -177,12 +184,13 @@ export function walk(
   trace: Trace,
   signal: AbortSignal | undefined,
   contracts: ContractMode | undefined,
+  budget?: number,
 ): Promise<HookResult> {
   const t = now();
-  const run = new Run(plan, event, envelope, trace, signal, contracts, t);
+  const run = new Run(plan, event, envelope, trace, signal, contracts, t, budget);
   // No middleware: nothing to wait for or cancel (the signal was checked before the walk).
   if (plan.entries.length === 0) return Promise.resolve(finish(run, run.tEmit));
-  if (!plan.timed && signal === undefined) return drive(run, 0);
+  if (!plan.timed && signal === undefined && budget === undefined) return drive(run, 0);
   // Watched: the result is a promise of its own, which a takeover can settle.
   starting = run;
   const result = new Promise<HookResult>(settleWith);
@@ -205,9 +213,19 @@ async function drive(run: Run, from: number): Promise<HookResult> {
     for (let i = from; i < entries.length; i++) {
       if (outer !== undefined) outer.throwIfAborted(); // cancelled between two middleware: start no more (I12)
       const entry = entries[i] as Entry;
+      let timeoutMs = entry.timeoutMs;
+      if (run.chainDeadline !== Infinity) {
+        // I26: skipped once the chain deadline has passed, else maybe cut off at it.
+        const cut = turn(run.chainDeadline, run.t, timeoutMs);
+        run.cut = cut === SKIP ? 0 : cut;
+        if (cut === SKIP) {
+          if (fold(run, entry, failed(entry, "skipped"), run.t, run.t)) break;
+          continue;
+        }
+        if (cut > 0) timeoutMs = cut;
+      }
       const controller = entry.signal ? new AbortController() : undefined;
       const given = run.event;
-      const timeoutMs = entry.timeoutMs;
       let answer: unknown;
       let thrown = false;
       try {
@@ -236,7 +254,7 @@ async function drive(run: Run, from: number): Promise<HookResult> {
       const t1 = now(); // the end of this middleware is the start of the next
       run.t = t1;
       let verdict: Verdict;
-      if (timeoutMs !== null && t1 - t0 > timeoutMs) verdict = failed(entry, "timeout"); // late: discarded (ruling 10)
+      if (timeoutMs !== null && t1 - t0 > timeoutMs) verdict = failed(entry, overrun(run)); // late: discarded (ruling 10, I26)
       else if (thrown && isCancellation(answer)) {
         if (outer?.aborted === true) throw outer.reason; // the caller's cancellation: the caller's (I12)
         verdict = failed(entry, "cancelled"); // someone else's: a failure of this middleware (I15)
@@ -322,6 +340,16 @@ function judge(answer: unknown, entry: Entry, eventType: Plan["eventType"]): Ver
     return failed(entry, "wrong_event_type");
   }
   return { outcome: answer };
+}
+
+/**
+ * What running past the limit is: a timeout, or a `deadline` failure when the chain deadline
+ * cut it off (I26), which ends the chain's time whatever the clock says next.
+ */
+function overrun(run: Run): FailureKind {
+  if (run.cut === 0) return "timeout";
+  run.chainDeadline = -Infinity;
+  return "deadline";
 }
 
 function failed(entry: Entry, kind: FailureKind, thrown?: unknown): Verdict {

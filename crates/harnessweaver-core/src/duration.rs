@@ -76,6 +76,14 @@ pub fn nanos_to_seconds(ns: u64) -> f64 {
     ns / 1e9
 }
 
+/// Whether `text` is a zero written as a duration (`0s`, `0ms`, `0.0m`, `.0s`): what ruling 15
+/// rejects and an emit's own deadline (I26) accepts.
+pub(crate) fn is_zero_text(text: &str) -> bool {
+    split_unit(text)
+        .and_then(|(number, _)| split_number(number))
+        .is_some_and(|(whole, fraction)| whole.bytes().chain(fraction.bytes()).all(|b| b == b'0'))
+}
+
 /// Splits off the unit. `ms` is tried before `s` because it ends in `s`.
 fn split_unit(text: &str) -> Option<(&str, Unit)> {
     if let Some(number) = text.strip_suffix("ms") {

@@ -30,6 +30,7 @@ pub enum ErrorKind {
     UnknownMatchKey,
     MatchKeyNotCarried,
     MatchWidened,
+    InvalidDeadline,
 }
 
 impl ErrorKind {
@@ -57,6 +58,7 @@ impl ErrorKind {
             Self::UnknownMatchKey => "unknown_match_key",
             Self::MatchKeyNotCarried => "match_key_not_carried",
             Self::MatchWidened => "match_widened",
+            Self::InvalidDeadline => "invalid_deadline",
         }
     }
 
@@ -82,6 +84,7 @@ impl ErrorKind {
             | Self::UnknownMatchKey
             | Self::MatchKeyNotCarried
             | Self::MatchWidened => "I22",
+            Self::InvalidDeadline => "I26",
         }
     }
 
@@ -107,6 +110,7 @@ impl ErrorKind {
             | Self::UnknownMatchKey
             | Self::MatchKeyNotCarried
             | Self::MatchWidened => "I22",
+            Self::InvalidDeadline => "I26",
         }
     }
 }
@@ -229,6 +233,9 @@ fn explanation(kind: ErrorKind) -> String {
         ErrorKind::MatchWidened => {
             "a registration may narrow a matcher, never widen it"
         }
+        ErrorKind::InvalidDeadline => {
+            "a chain deadline is a positive number of seconds or a string with a unit such as 250ms, 2s, 1.5s or 1m; an emit's own deadline may also be 0"
+        }
     };
     text.to_owned()
 }
@@ -296,7 +303,7 @@ pub(crate) fn invalid_trace(line: usize, problem: &str) -> Error {
 mod tests {
     use super::*;
 
-    const ALL: [ErrorKind; 21] = [
+    const ALL: [ErrorKind; 22] = [
         ErrorKind::InvalidName,
         ErrorKind::InvalidHooks,
         ErrorKind::UnknownHook,
@@ -318,6 +325,7 @@ mod tests {
         ErrorKind::UnknownMatchKey,
         ErrorKind::MatchKeyNotCarried,
         ErrorKind::MatchWidened,
+        ErrorKind::InvalidDeadline,
     ];
 
     #[test]
@@ -347,6 +355,7 @@ mod tests {
                 ("unknown_match_key", "I22"),
                 ("match_key_not_carried", "I22"),
                 ("match_widened", "I22"),
+                ("invalid_deadline", "I26"),
             ]
         );
     }

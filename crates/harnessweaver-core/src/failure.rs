@@ -17,16 +17,22 @@ pub enum FailureKind {
     /// The runtime's cancellation raised by the middleware while its caller was not being
     /// cancelled (I15): it awaited something someone else cancelled.
     Cancelled = 5,
+    /// Cut off by the chain deadline (I26): it ran past the time left of its emit's chain.
+    Deadline = 6,
+    /// Not called: its turn came after the chain deadline had passed (I26).
+    Skipped = 7,
 }
 
 impl FailureKind {
-    pub const ALL: [FailureKind; 6] = [
+    pub const ALL: [FailureKind; 8] = [
         FailureKind::Exception,
         FailureKind::Timeout,
         FailureKind::InvalidReturn,
         FailureKind::WrongEventType,
         FailureKind::ContractViolation,
         FailureKind::Cancelled,
+        FailureKind::Deadline,
+        FailureKind::Skipped,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -37,6 +43,8 @@ impl FailureKind {
             Self::WrongEventType => "wrong_event_type",
             Self::ContractViolation => "contract_violation",
             Self::Cancelled => "cancelled",
+            Self::Deadline => "deadline",
+            Self::Skipped => "skipped",
         }
     }
 
@@ -50,6 +58,7 @@ impl FailureKind {
             Self::WrongEventType => Some("WrongEventType"),
             Self::ContractViolation => Some("ContractViolation"),
             Self::Cancelled => Some("MiddlewareCancelled"),
+            Self::Deadline | Self::Skipped => Some("ChainDeadline"),
         }
     }
 
@@ -70,7 +79,8 @@ pub struct Resolution {
 }
 
 /// Closed: Block with `middleware_timeout` for a timeout, `contract_violation` for a broken
-/// contract (I14), `middleware_error` for every other failure (ruling 11). Open: a plain
+/// contract (I14), `chain_deadline` for a middleware cut off or skipped by the chain deadline
+/// (I26), `middleware_error` for every other failure (ruling 11). Open: a plain
 /// Continue with no code (ruling 12).
 pub fn resolve(fail_mode: FailMode, kind: FailureKind) -> Resolution {
     match (fail_mode, kind) {
@@ -81,6 +91,10 @@ pub fn resolve(fail_mode: FailMode, kind: FailureKind) -> Resolution {
         (FailMode::Closed, FailureKind::Timeout) => Resolution {
             outcome: OutcomeKind::Block,
             code: Some("middleware_timeout"),
+        },
+        (FailMode::Closed, FailureKind::Deadline | FailureKind::Skipped) => Resolution {
+            outcome: OutcomeKind::Block,
+            code: Some("chain_deadline"),
         },
         (FailMode::Closed, FailureKind::ContractViolation) => Resolution {
             outcome: OutcomeKind::Block,
@@ -117,6 +131,8 @@ mod tests {
                 ("wrong_event_type", Some("WrongEventType")),
                 ("contract_violation", Some("ContractViolation")),
                 ("cancelled", Some("MiddlewareCancelled")),
+                ("deadline", Some("ChainDeadline")),
+                ("skipped", Some("ChainDeadline")),
             ]
         );
         for kind in FailureKind::ALL {
@@ -124,7 +140,7 @@ mod tests {
             assert_eq!(FailureKind::from_u8(kind as u8), Some(kind));
         }
         assert_eq!(FailureKind::parse("Timeout"), None);
-        assert_eq!(FailureKind::from_u8(6), None);
+        assert_eq!(FailureKind::from_u8(8), None);
     }
 
     #[test]
@@ -132,6 +148,9 @@ mod tests {
         let timeout = resolve(FailMode::Closed, FailureKind::Timeout);
         assert_eq!(timeout.outcome, OutcomeKind::Block);
         assert_eq!(timeout.code, Some("middleware_timeout"));
+        for kind in [FailureKind::Deadline, FailureKind::Skipped] {
+            assert_eq!(resolve(FailMode::Closed, kind).code, Some("chain_deadline"));
+        }
         let contract = resolve(FailMode::Closed, FailureKind::ContractViolation);
         assert_eq!(contract.code, Some("contract_violation"));
         for kind in [

@@ -14,6 +14,7 @@ pub mod band;
 pub mod catalogue;
 pub mod clock;
 pub mod contract;
+pub mod deadline;
 pub mod declaration;
 pub mod duration;
 pub mod error;

@@ -133,7 +133,7 @@ fn not_text(phase: Phase, kind: ErrorKind, field: &str, value: &Bound<'_, PyStri
 
 /// A string as messages show it: quoted verbatim, its lone surrogates written as `\udcff`
 /// escapes (a message is valid text; the pure-Python core's `shown` does the same, I17).
-fn shown_text(value: &Bound<'_, PyString>) -> String {
+pub(crate) fn shown_text(value: &Bound<'_, PyString>) -> String {
     let escaped = value
         .call_method1(intern!(value.py(), "encode"), ("utf-8", "backslashreplace"))
         .and_then(|b| b.extract::<Vec<u8>>());

@@ -32,6 +32,8 @@ enum Stage {
         hook: Py<PyAny>,
         event: Py<PyAny>,
         ctx: Py<PyAny>,
+        /// The emit's own chain deadline as given (I26), parsed when the emit starts.
+        deadline: Option<Py<PyAny>>,
     },
     /// A middleware suspended: the Python coroutine that finishes the emit.
     Driving(Py<PyAny>),
@@ -68,13 +70,20 @@ fn continue_emit(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
 }
 
 impl Emit {
-    pub fn new(registry: Py<Registry>, hook: Py<PyAny>, event: Py<PyAny>, ctx: Py<PyAny>) -> Self {
+    pub fn new(
+        registry: Py<Registry>,
+        hook: Py<PyAny>,
+        event: Py<PyAny>,
+        ctx: Py<PyAny>,
+        deadline: Option<Py<PyAny>>,
+    ) -> Self {
         Self {
             stage: Stage::Ready {
                 registry,
                 hook,
                 event,
                 ctx,
+                deadline,
             },
         }
     }
@@ -91,6 +100,7 @@ impl Emit {
                 hook,
                 event,
                 ctx,
+                deadline,
             } => {
                 if !sent.is_none() {
                     return Err(PyTypeError::new_err(
@@ -104,12 +114,17 @@ impl Emit {
                     event.into_bound(py),
                     ctx.into_bound(py),
                 );
-                let started = registry.get().start_ctx(py, &hook, &event, &ctx)?;
+                let deadline = deadline.map(|d| d.into_bound(py));
+                let started =
+                    registry
+                        .get()
+                        .start_ctx(py, &hook, &event, &ctx, deadline.as_ref())?;
                 if started.bind(py).is_exact_instance_of::<HookResult>() {
                     return Ok(Step::Return(started, Some(registry.unbind())));
                 }
                 let done = py.get_type::<HookResult>();
-                let coro = continue_emit(py)?.call1((started, registry, hook, event, ctx, done))?;
+                let coro = continue_emit(py)?
+                    .call1((started, registry, hook, event, ctx, done, deadline))?;
                 self.forward(py, coro.unbind(), py.None().bind(py))
             }
             Stage::Driving(coro) => self.forward(py, coro, sent),
@@ -220,11 +235,16 @@ impl Emit {
                 hook,
                 event,
                 ctx,
+                deadline,
             } => {
                 visit.call(registry)?;
                 visit.call(hook)?;
                 visit.call(event)?;
-                visit.call(ctx)
+                visit.call(ctx)?;
+                if let Some(deadline) = deadline {
+                    visit.call(deadline)?;
+                }
+                Ok(())
             }
             Stage::Driving(coro) => visit.call(coro),
             Stage::Done => Ok(()),

@@ -72,7 +72,7 @@ unsafe extern "C" fn emit_fast(
             registry
                 .cast::<Registry>()
                 .map_err(PyErr::from)
-                .and_then(|r| new_emit(r, arg(0), arg(1), arg(2)))
+                .and_then(|r| new_emit(r, arg(0), arg(1), arg(2), None))
         } else {
             // SAFETY: as above; `kwnames` is null or a tuple of names for the trailing values.
             unsafe { generic(&registry, args, nargs, kwnames) }
@@ -124,12 +124,13 @@ unsafe fn generic<'py>(
     registry.call_method(intern!(py, "emit_call"), positional, Some(&kwargs))
 }
 
-/// A ready `Emit` for these arguments: the kept one when nobody else holds it, else a new one.
+/// A ready `Emit` for these arguments (`deadline`: the emit's own chain deadline, I26): the kept one when nobody else holds it, else a new one.
 pub fn new_emit<'py>(
     registry: &Bound<'py, Registry>,
     hook: Bound<'py, PyAny>,
     event: Bound<'py, PyAny>,
     ctx: Bound<'py, PyAny>,
+    deadline: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = registry.py();
     let fresh = Emit::new(
@@ -137,6 +138,7 @@ pub fn new_emit<'py>(
         hook.unbind(),
         event.unbind(),
         ctx.unbind(),
+        deadline.map(Bound::unbind),
     );
     if let Some(kept) = registry.get().spare.take_unshared(py) {
         kept.borrow_mut().restart(fresh);

@@ -11,6 +11,7 @@ mod backend;
 mod context;
 mod contract;
 mod correlation;
+mod deadline;
 mod declaration;
 mod emit;
 mod emitter;

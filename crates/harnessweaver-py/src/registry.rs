@@ -11,6 +11,8 @@ use pyo3::{intern, PyTraverseError, PyVisit};
 use harnessweaver_core::catalogue::{HookId, CATALOGUE};
 use harnessweaver_core::clock;
 use harnessweaver_core::contract::ContractMode;
+use harnessweaver_core::deadline::{chain_deadline, DeadlineOf};
+use harnessweaver_core::duration::nanos_to_seconds;
 use harnessweaver_core::error::Error;
 use harnessweaver_core::matcher::MatchKey;
 use harnessweaver_core::symbol::Texts;
@@ -21,6 +23,7 @@ use crate::backend::structured;
 use crate::context::RunContext;
 use crate::contract::mode_of;
 use crate::correlation::{LastSeen, Run};
+use crate::deadline::{deadline_ns, deadlines_of};
 use crate::declaration::{layer_of, overridden, Declaration};
 use crate::emitter::{emitter, new_emit, Spare};
 use crate::errors::{to_py, wrong_type, Phase};
@@ -46,6 +49,8 @@ pub struct Registry {
     pub spare: Spare,
     /// The last emit's correlation (I21), for the next emit of the same event to share.
     last_seen: LastSeen,
+    /// The chain deadline of each hook point (I26), by hook id; `None` for none.
+    deadlines: Vec<Option<u64>>,
 }
 
 /// One hook point's chain, whether any of it has a timeout, and the key its matchers read
@@ -55,6 +60,8 @@ struct Plan {
     chain: Chain<Payload>,
     timed: bool,
     key: Option<MatchKey>,
+    /// The hook point's chain deadline (I26); a chain with one is `timed` too.
+    deadline: Option<u64>,
 }
 
 // SAFETY: cloning an `Option<Plan>` clones an `Arc` and copies plain values: no Python code.
@@ -123,10 +130,12 @@ impl Registry {
     fn replan(&self, py: Python<'_>, hook: HookId) -> Plan {
         let (plan, replaced) = {
             let core = self.lock();
+            let deadline = self.deadlines[usize::from(hook)];
             let plan = Plan {
                 chain: core.chain(hook),
-                timed: core.has_timeouts(hook),
+                timed: core.has_timeouts(hook) || deadline.is_some(),
                 key: core.match_key(hook),
+                deadline,
             };
             let replaced = self.plans[usize::from(hook)].replace(py, Some(plan.clone()));
             (plan, replaced)
@@ -143,21 +152,32 @@ impl Registry {
         hook: &Bound<'_, PyAny>,
         event: &Bound<'_, PyAny>,
         ctx: &Bound<'_, PyAny>,
+        deadline: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let hook = hook_of(hook)?;
-        let Plan { chain, timed, key } = self.planned(py, hook);
-        if timed && structured(py)? {
+        let Plan {
+            chain,
+            timed,
+            key,
+            deadline: hook_deadline,
+        } = self.planned(py, hook);
+        if (timed || deadline.is_some()) && structured(py)? {
             return Ok(py.None());
         }
+        let planned = Planned {
+            chain,
+            key,
+            hook_deadline,
+            deadline,
+        };
         if let Ok(native) = ctx.cast::<RunContext>() {
             let native = native.get();
             let (env, trace) = (native.envelope.bind(py), native.trace.bind(py).as_any());
             let run = Run::Read(&native.run);
-            return self.start(py, hook, (chain, key), event, env, trace, &run);
+            return self.start(py, hook, planned, event, env, trace, &run);
         }
         let env = ctx.getattr(intern!(py, "envelope"))?;
         let trace = ctx.getattr(intern!(py, "trace"))?;
-        let planned = (chain, key);
         self.start(py, hook, planned, event, &env, &trace, &Run::Envelope(&env))
     }
 
@@ -168,7 +188,7 @@ impl Registry {
         &self,
         py: Python<'_>,
         hook: HookId,
-        (chain, key): (Chain<Payload>, Option<MatchKey>),
+        planned: Planned<'_, '_>,
         event: &Bound<'_, PyAny>,
         env: &Bound<'_, PyAny>,
         trace: &Bound<'_, PyAny>,
@@ -180,6 +200,18 @@ impl Registry {
         if !is_event_of(event, event_type) {
             return Err(to_py(py, Phase::Emit, &mismatch(hook, event_type, event)?));
         }
+        let Planned {
+            chain,
+            key,
+            hook_deadline,
+            deadline,
+        } = planned;
+        // I26: checked after the event, like the caller errors of I7 (nothing runs or is traced).
+        let budget = if hook_deadline.is_none() && deadline.is_none() {
+            None
+        } else {
+            budget(hook, hook_deadline, deadline)?
+        };
         let Ok(trace) = trace.cast::<Trace>() else {
             return Err(PyTypeError::new_err(format!(
                 "emit() needs an hw.Trace, got {}",
@@ -193,8 +225,10 @@ impl Registry {
         };
         let corr = self.last_seen.correlation(py, hook, event, run)?;
         let trace_ref = trace.get();
-        let precise = trace_ref.precise;
+        // A chain deadline is measured on the precise clock, and so is everything in its emit.
+        let precise = trace_ref.precise || budget.is_some();
         let t_emit = clock::now(precise);
+        let deadline = budget.map(|ns| t_emit.saturating_add(ns));
         let mut state = EmitState {
             chain,
             next: 0,
@@ -217,6 +251,8 @@ impl Registry {
             contracts: self.contracts,
             texts: Texts::new(),
             corr,
+            deadline,
+            limit: None,
         };
         match state.run(py)? {
             Stop::Done(result) => Ok(result.into_any()),
@@ -224,6 +260,28 @@ impl Registry {
             Stop::Wait { awaitable, yielded } => Pending::wait(py, state, awaitable, yielded),
         }
     }
+}
+
+/// The chain's time budget (I26): the earlier of the hook point's deadline and the emit's
+/// own, which is parsed here. Only for an emit that has one.
+#[cold]
+#[inline(never)]
+fn budget(
+    hook: HookId,
+    hook_deadline: Option<u64>,
+    deadline: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<u64>> {
+    let own = deadline_ns(deadline, hook, DeadlineOf::Emit, Phase::Emit)?;
+    Ok(chain_deadline(0, hook_deadline, own))
+}
+
+/// What an emit walks: the planned chain and its match key, the hook point's chain deadline,
+/// and the emit's own deadline as the caller gave it (I26), parsed once the event is checked.
+struct Planned<'a, 'py> {
+    chain: Chain<Payload>,
+    key: Option<MatchKey>,
+    hook_deadline: Option<u64>,
+    deadline: Option<&'a Bound<'py, PyAny>>,
 }
 
 fn mismatch(
@@ -243,9 +301,14 @@ fn mismatch(
 #[pymethods]
 impl Registry {
     #[new]
-    #[pyo3(signature = (event_types, *, contracts = None))]
-    fn new(event_types: &Bound<'_, PyAny>, contracts: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+    #[pyo3(signature = (event_types, *, contracts = None, deadlines = None))]
+    fn new(
+        event_types: &Bound<'_, PyAny>,
+        contracts: Option<&Bound<'_, PyAny>>,
+        deadlines: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         let contracts = mode_of(contracts)?;
+        let deadlines = deadlines_of(deadlines)?;
         let mut types = Vec::with_capacity(CATALOGUE.len());
         let mut missing = Vec::new();
         for point in &CATALOGUE {
@@ -259,12 +322,14 @@ impl Registry {
                 "event_types lacks the hook points {missing:?}"
             )));
         }
-        let plans = (0..CATALOGUE.len())
-            .map(|_| {
+        let plans = deadlines
+            .iter()
+            .map(|&deadline| {
                 GilCell::new(Some(Plan {
                     chain: Arc::from(Vec::new()),
-                    timed: false,
+                    timed: deadline.is_some(),
                     key: None,
+                    deadline,
                 }))
             })
             .collect();
@@ -275,6 +340,7 @@ impl Registry {
             contracts,
             spare: Spare::default(),
             last_seen: LastSeen::default(),
+            deadlines,
         })
     }
 
@@ -394,6 +460,12 @@ impl Registry {
         self.contracts.map(ContractMode::as_str)
     }
 
+    /// The chain deadline of `hook` in seconds (I26), or `None`.
+    fn deadline(&self, hook: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+        let hook = hook_of(hook)?;
+        Ok(self.deadlines[usize::from(hook)].map(nanos_to_seconds))
+    }
+
     fn has_timeouts(&self, hook: &Bound<'_, PyAny>) -> PyResult<bool> {
         Ok(self.planned(hook.py(), hook_of(hook)?).timed)
     }
@@ -406,6 +478,7 @@ impl Registry {
     }
 
     /// Run `hook`'s chain as far as it goes without waiting: a `HookResult`, or a `Pending`.
+    #[pyo3(signature = (hook, event, env, trace, deadline = None))]
     fn emit(
         &self,
         py: Python<'_>,
@@ -413,42 +486,52 @@ impl Registry {
         event: &Bound<'_, PyAny>,
         env: &Bound<'_, PyAny>,
         trace: &Bound<'_, PyAny>,
+        deadline: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let hook = hook_of(hook)?;
-        let Plan { chain, key, .. } = self.planned(py, hook);
-        self.start(
-            py,
-            hook,
-            (chain, key),
-            event,
-            env,
-            trace,
-            &Run::Envelope(env),
-        )
+        let Plan {
+            chain,
+            key,
+            deadline: hook_deadline,
+            ..
+        } = self.planned(py, hook);
+        let planned = Planned {
+            chain,
+            key,
+            hook_deadline,
+            deadline: deadline.filter(|d| !d.is_none()),
+        };
+        self.start(py, hook, planned, event, env, trace, &Run::Envelope(env))
     }
 
     /// `emit` with the run context's envelope and trace, as `HookBus.emit` calls it; or `None`
     /// when the chain has timeouts and trio runs it: then Python runs it under one cancel scope
     /// (`_slowpath.run_structured`).
+    #[pyo3(signature = (hook, event, ctx, deadline = None))]
     fn emit_ctx(
         &self,
         py: Python<'_>,
         hook: &Bound<'_, PyAny>,
         event: &Bound<'_, PyAny>,
         ctx: &Bound<'_, PyAny>,
+        deadline: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        self.start_ctx(py, hook, event, ctx)
+        self.start_ctx(py, hook, event, ctx, deadline.filter(|d| !d.is_none()))
     }
 
     /// `await bus.emit(hook, event, ctx)`: run `hook`'s chain on `event`; the combined outcome
     /// and the event as the last middleware left it (a native coroutine, see `emit.rs`).
+    /// `deadline` is the emit's own chain deadline (I26).
+    #[pyo3(signature = (hook, event, ctx, *, deadline = None))]
     fn emit_call<'py>(
         slf: &Bound<'py, Self>,
         hook: &Bound<'py, PyAny>,
         event: &Bound<'py, PyAny>,
         ctx: &Bound<'py, PyAny>,
+        deadline: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        new_emit(slf, hook.clone(), event.clone(), ctx.clone())
+        let deadline = deadline.filter(|d| !d.is_none()).cloned();
+        new_emit(slf, hook.clone(), event.clone(), ctx.clone(), deadline)
     }
 
     /// `emit_call` as a bare builtin bound to this registry: what `HookBus.emit` is.

@@ -18,6 +18,7 @@ use pyo3::{intern, IntoPyObjectExt, PyTraverseError, PyVisit};
 use harnessweaver_core::catalogue::{hook_name, HookId};
 use harnessweaver_core::clock::{self, precise_ns};
 use harnessweaver_core::contract::{ContractMode, Rule};
+use harnessweaver_core::deadline::{turn, Turn};
 use harnessweaver_core::fail_mode::FailMode;
 use harnessweaver_core::failure::{closed_reason, FailureKind};
 use harnessweaver_core::outcome::OutcomeKind;
@@ -73,6 +74,12 @@ pub struct EmitState {
     pub texts: Texts,
     /// The run, step and tool every record of this emit names (I21).
     pub corr: Shared,
+    /// The chain deadline (I26), an instant on the precise clock; `None` for nearly every emit.
+    pub deadline: Option<u64>,
+    /// The current middleware's limit: its timeout, or, when the chain deadline cuts it off
+    /// (I26), the time left at its start. Set as it starts, so checking an answer reads one
+    /// field.
+    pub limit: Option<u64>,
 }
 
 /// Records of one emit, packed as the trace stores them (so flushing them is a copy): inline
@@ -241,9 +248,43 @@ impl EmitState {
     /// coarse start is never later than the true one, so this errs on the early side.
     #[allow(clippy::cast_precision_loss)] // nanosecond counts far below 2^52 in practice
     pub fn remaining(&self) -> f64 {
-        match self.entry().decl.timeout_ns {
+        match self.limit_ns() {
             Some(limit) => (limit as f64 - precise_ns().saturating_sub(self.t0) as f64) / 1e9,
             None => f64::INFINITY,
+        }
+    }
+
+    /// The current middleware's limit: its timeout, or the time left to the chain deadline
+    /// when it is cut off (I26).
+    fn limit_ns(&self) -> Option<u64> {
+        self.limit
+    }
+
+    /// What running past the limit is: a timeout, or a `deadline` failure when cut off (I26).
+    fn overrun(&self) -> FailureKind {
+        // Cut off exactly when the limit is not its own timeout (see `deadline_turn`).
+        if self.deadline.is_some() && self.limit != self.entry().decl.timeout_ns {
+            FailureKind::Deadline
+        } else {
+            FailureKind::Timeout
+        }
+    }
+
+    /// I26, before the current middleware is called: skipped when the chain deadline has
+    /// passed (true: do not call it), else cut off or timed as before.
+    #[cold]
+    #[inline(never)]
+    fn deadline_turn(&mut self, py: Python<'_>, deadline: u64) -> PyResult<bool> {
+        match turn(deadline, self.t0, self.entry().decl.timeout_ns) {
+            Turn::Skip => {
+                self.failed(py, FailureKind::Skipped, None)?;
+                Ok(true)
+            }
+            Turn::CutOff(left) => {
+                self.limit = Some(left);
+                Ok(false)
+            }
+            Turn::Own => Ok(false),
         }
     }
 
@@ -276,7 +317,7 @@ impl EmitState {
     }
 
     pub fn timeout(&self) -> Option<f64> {
-        self.entry().decl.timeout_ns.map(nanos_to_seconds)
+        self.limit_ns().map(nanos_to_seconds)
     }
 
     /// Runs middleware from `next` on until the chain ends or one suspends.
@@ -289,6 +330,12 @@ impl EmitState {
             let precise = self.precise || entry.precise;
             self.t0_precise = precise;
             self.t0 = self.read_clock(precise);
+            self.limit = entry.decl.timeout_ns;
+            if let Some(deadline) = self.deadline {
+                if self.deadline_turn(py, deadline)? {
+                    continue;
+                }
+            }
             let called = call(py, &entry.payload.call, &self.event, &self.env);
             let awaitable = match called {
                 Ok(awaitable) => awaitable,
@@ -348,7 +395,7 @@ impl EmitState {
     fn continued(&mut self, py: Python<'_>) -> PyResult<()> {
         let now = self.tick(self.t0_precise);
         if self.late(now) {
-            return self.failed(py, FailureKind::Timeout, None); // a late answer (ruling 10)
+            return self.failed(py, self.overrun(), None); // a late answer (ruling 10, I26)
         }
         let entry = &self.chain[self.current];
         let record = self
@@ -375,7 +422,7 @@ impl EmitState {
     pub fn answered(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let now = self.tick(self.t0_precise);
         if self.late(now) {
-            return self.failed(py, FailureKind::Timeout, None); // a late answer (ruling 10)
+            return self.failed(py, self.overrun(), None); // a late answer (ruling 10, I26)
         }
         match judge(value, self.event_type.bind(py), &mut self.texts) {
             Judged::Failure(kind) => self.failed(py, kind, None),
@@ -418,7 +465,7 @@ impl EmitState {
         }
         let now = self.tick(self.t0_precise);
         if self.late(now) {
-            return self.failed(py, FailureKind::Timeout, None); // raised after its deadline (I9)
+            return self.failed(py, self.overrun(), None); // raised after its deadline (I9, I26)
         }
         if cancelled {
             return self.failed(py, FailureKind::Cancelled, None);
@@ -428,10 +475,9 @@ impl EmitState {
     }
 
     /// Whether the current middleware's deadline had passed by `now` (ruling 10, I9).
+    /// Its limit is its timeout or, cut off, the time left to the chain deadline (I26).
     fn late(&self, now: u64) -> bool {
-        self.entry()
-            .decl
-            .timeout_ns
+        self.limit
             .is_some_and(|limit| now.saturating_sub(self.t0) > limit)
     }
 
@@ -445,6 +491,10 @@ impl EmitState {
         exception: Option<&str>,
     ) -> PyResult<()> {
         let error = failure_error_text(&mut self.texts, kind, exception);
+        if kind == FailureKind::Deadline {
+            // I26: a cut-off middleware ends the chain's time, whatever the clock says next.
+            self.deadline = Some(0);
+        }
         let now = self.tick(self.t0_precise);
         let decision = self.decide(
             Answer::Failure {
@@ -752,10 +802,11 @@ impl Pending {
         Self::advance(slf)
     }
 
-    /// Its deadline passed.
+    /// Its deadline passed (its own, or the chain's when it was cut off, I26).
     fn timed_out(mut slf: PyRefMut<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        slf.state.failed(py, FailureKind::Timeout, None)?;
+        let kind = slf.state.overrun();
+        slf.state.failed(py, kind, None)?;
         Self::advance(slf)
     }
 

@@ -30,6 +30,7 @@ _RULES: Final = {
     "unknown_match_key": ("I22", "I22"),
     "match_key_not_carried": ("I22", "I22"),
     "match_widened": ("I22", "I22"),
+    "invalid_deadline": ("I26", "I26"),
 }
 _HOOKS: Final = (
     "task.start, step.start, model.before, model.after, tool.before, tool.after, step.end, task.end"
@@ -58,6 +59,10 @@ _EXPLAIN: Final = {
     "unknown_match_key": "the match keys are tool and model",
     "match_key_not_carried": "tool is carried by tool.before and tool.after, model by model.before",
     "match_widened": "a registration may narrow a matcher, never widen it",
+    "invalid_deadline": (
+        "a chain deadline is a positive number of seconds or a string with a unit such as"
+        " 250ms, 2s, 1.5s or 1m; an emit's own deadline may also be 0"
+    ),
 }
 
 

@@ -7,8 +7,10 @@ from typing import Final
 __all__ = [
     "CANCELLED",
     "CONTRACT_VIOLATION",
+    "DEADLINE",
     "EXCEPTION",
     "INVALID_RETURN",
+    "SKIPPED",
     "TIMEOUT",
     "WRONG_EVENT_TYPE",
     "closed_code",
@@ -22,6 +24,8 @@ INVALID_RETURN: Final = "invalid_return"
 WRONG_EVENT_TYPE: Final = "wrong_event_type"
 CONTRACT_VIOLATION: Final = "contract_violation"
 CANCELLED: Final = "cancelled"  # the runtime's cancellation, not the caller's (I15)
+DEADLINE: Final = "deadline"  # cut off by the chain deadline (I26)
+SKIPPED: Final = "skipped"  # not called: the chain deadline had passed (I26)
 
 _FIXED_NAMES: Final = {
     TIMEOUT: "MiddlewareTimeout",
@@ -29,6 +33,8 @@ _FIXED_NAMES: Final = {
     WRONG_EVENT_TYPE: "WrongEventType",
     CONTRACT_VIOLATION: "ContractViolation",
     CANCELLED: "MiddlewareCancelled",
+    DEADLINE: "ChainDeadline",
+    SKIPPED: "ChainDeadline",
 }
 
 
@@ -40,9 +46,11 @@ def error_name(kind: str, exc: BaseException | None = None) -> str:
 
 
 def closed_code(kind: str) -> str:
-    """A closed failure blocks with this code (ruling 11; I14 for a broken contract)."""
+    """A closed failure blocks with this code (ruling 11; I14 for a broken contract, I26)."""
     if kind == CONTRACT_VIOLATION:
         return "contract_violation"
+    if kind in (DEADLINE, SKIPPED):
+        return "chain_deadline"  # I26
     return "middleware_timeout" if kind == TIMEOUT else "middleware_error"
 
 

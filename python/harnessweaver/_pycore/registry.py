@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
-from .._slowpath import continue_emit
+from .._slowpath import continue_emit, finish
 from ..errors import error_for
 from .catalogue import HOOKS, OUTBOUND, hook_error
 from .context import RunContext
 from .contracts import contract_mode
+from .deadline import deadline_ns, deadlines_of
 from .declaration import BAND_INDEX, BANDS, Declaration, apply_overrides
 from .error import shown, value_error
 from .layer import declare_in
@@ -76,6 +77,7 @@ class Registry:
     __slots__ = (
         "_by_key",
         "_contracts",
+        "_deadlines",
         "_entries",
         "_event_types",
         "_keys",
@@ -86,8 +88,11 @@ class Registry:
         "_timed",
     )
 
-    def __init__(self, event_types: Mapping[str, type], *, contracts: object = None) -> None:
+    def __init__(
+        self, event_types: Mapping[str, type], *, contracts: object = None, deadlines: object = None
+    ) -> None:
         self._contracts = contract_mode(contracts)  # checked first: a bad mode builds nothing
+        self._deadlines = deadlines_of(deadlines)  # the chain deadlines of I26, by hook point
         missing = [name for name, _ in HOOKS if name not in event_types]
         if missing:
             raise ValueError(f"event_types lacks the hook points {missing}")
@@ -100,7 +105,7 @@ class Registry:
         }
         # A hook point's chain in run order; None until planned again after a change.
         self._plans: dict[str, tuple[_Entry, ...] | None] = {name: () for name, _ in HOOKS}
-        self._timed: dict[str, bool] = {name: False for name, _ in HOOKS}
+        self._timed: dict[str, bool] = {name: name in self._deadlines for name, _ in HOOKS}
         # I22: the key a hook point's matchers read (None: no matcher there), and the chains
         # planned per key value, at most MAX_KEYED_PLANS, emptied when full.
         self._keys: dict[str, str | None] = {name: None for name, _ in HOOKS}
@@ -180,7 +185,7 @@ class Registry:
         if _DIRECTIONS[hook] == OUTBOUND:
             chain.reverse()
         plan = self._plans[hook] = tuple(chain)
-        self._timed[hook] = any(e.timeout_ns is not None for e in plan)
+        self._timed[hook] = hook in self._deadlines or any(e.timeout_ns is not None for e in plan)
         key = CARRIED.get(hook)
         matchers = (e.decl._match for e in plan)
         self._keys[hook] = key if any(m is not None and key in m for m in matchers) else None
@@ -228,24 +233,37 @@ class Registry:
         """The hook-contract mode: ``"warn"``, ``"strict"`` or ``None`` (I14)."""
         return self._contracts
 
+    def deadline(self, hook: str) -> float | None:
+        """The chain deadline of ``hook`` in seconds (I26), or ``None``."""
+        self._plan(hook, "emit")
+        ns = self._deadlines.get(hook)
+        return None if ns is None else ns / 1e9
+
     def has_timeouts(self, hook: str) -> bool:
         self._plan(hook, "emit")
         return self._timed[hook]
 
-    def emit_ctx(self, hook: str, event: Any, ctx: Any) -> HookResult | Walk | None:
+    def emit_ctx(
+        self, hook: str, event: Any, ctx: Any, deadline: object = None
+    ) -> HookResult | Walk | None:
         """``emit`` with a run context's envelope and trace; ``None`` when trio runs a chain
         with timeouts (the bus then runs it under one cancel scope, ``_slowpath``)."""
         plan = self._plan(hook, "emit")
-        if self._timed[hook] and _sniffio is not None and _sniffio.name is not None:
+        timed = self._timed[hook] or deadline is not None
+        if timed and _sniffio is not None and _sniffio.name is not None:
             return None
-        return self._start(hook, plan, event, ctx.envelope, ctx.trace)
+        return self._start(hook, plan, event, ctx.envelope, ctx.trace, deadline)
 
-    def emit_call(self, hook: str, event: Any, ctx: Any) -> Coroutine[Any, Any, HookResult]:
+    def emit_call(
+        self, hook: str, event: Any, ctx: Any, *, deadline: object = None
+    ) -> Coroutine[Any, Any, HookResult]:
         """``bus.emit(hook, event, ctx)``: the whole emit as a coroutine (the Rust core's
         ``Emit``). The usual call hands back ``drive``'s coroutine itself, one frame fewer
         than an ``async def`` around it; anything unusual (an unknown hook point, a chain with
         timeouts under trio, a mismatched event) goes through ``_emit``, so that nothing runs
         and nothing is raised until the coroutine is awaited."""
+        if deadline is not None or hook in self._deadlines:
+            return self._emit_deadline(hook, event, ctx, deadline)  # a chain deadline (I26)
         plan = self._plans.get(hook) if type(hook) is str else None
         if plan is None or (self._timed[hook] and _sniffio is not None and _sniffio.name):
             return self._emit(hook, event, ctx)
@@ -267,26 +285,56 @@ class Registry:
             plan = self._keyed(hook, plan, event)
         return await drive(hook, plan, event, ctx.envelope, ctx.trace, etype, self._contracts)
 
-    def emitter(self) -> Callable[[str, Any, Any], Coroutine[Any, Any, HookResult]]:
+    async def _emit_deadline(self, hook: str, event: Any, ctx: Any, deadline: object) -> HookResult:
+        """An emit with a chain deadline (I26): walked by ``Walk``, which knows the deadline."""
+        self._plan(hook, "emit")
+        if _sniffio is not None and _sniffio.name is not None:
+            return await continue_emit(None, self, hook, event, ctx, HookResult, deadline)
+        started = self.emit(hook, event, ctx.envelope, ctx.trace, deadline)
+        return await finish(started, HookResult)
+
+    def emitter(self) -> Callable[..., Coroutine[Any, Any, HookResult]]:
         """What ``HookBus.emit`` is: ``emit_call``, bound."""
         return self.emit_call
 
-    def emit(self, hook: str, event: Any, env: Any, trace: Any) -> HookResult | Walk:
+    def emit(
+        self, hook: str, event: Any, env: Any, trace: Any, deadline: object = None
+    ) -> HookResult | Walk:
         """Run ``hook``'s chain as far as it goes without waiting (see ``walk.py``)."""
-        return self._start(hook, self._plan(hook, "emit"), event, env, trace)
+        return self._start(hook, self._plan(hook, "emit"), event, env, trace, deadline)
 
     def _start(
-        self, hook: str, plan: tuple[_Entry, ...], event: Any, env: Any, trace: Any
+        self,
+        hook: str,
+        plan: tuple[_Entry, ...],
+        event: Any,
+        env: Any,
+        trace: Any,
+        deadline: object = None,
     ) -> HookResult | Walk:
-        return self._walk(hook, plan, event, env, trace).run()
+        return self._walk(hook, plan, event, env, trace, deadline).run()
 
-    def _walk(self, hook: str, plan: tuple[_Entry, ...], event: Any, env: Any, trace: Any) -> Walk:
+    def _walk(
+        self,
+        hook: str,
+        plan: tuple[_Entry, ...],
+        event: Any,
+        env: Any,
+        trace: Any,
+        deadline: object = None,
+    ) -> Walk:
         etype = self._event_types[hook]
         if not _is_event_of(event, etype):  # the real type, never __class__ (I18)
             raise self._mismatch(hook, etype, event)
+        # I26: the earlier of the hook point's deadline and the emit's own, checked after the
+        # event like the caller errors of I7 (nothing runs or is traced).
+        budget = self._deadlines.get(hook)
+        if deadline is not None:
+            own = deadline_ns(deadline, hook, emit=True, phase="emit")
+            budget = own if budget is None else min(budget, own)
         if self._keys[hook] is not None:
             plan = self._keyed(hook, plan, event)
-        return Walk(hook, plan, event, env, trace, etype, contracts=self._contracts)
+        return Walk(hook, plan, event, env, trace, etype, contracts=self._contracts, budget=budget)
 
     @staticmethod
     def _mismatch(hook: str, etype: type, event: Any) -> Exception:

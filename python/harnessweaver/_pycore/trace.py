@@ -77,6 +77,8 @@ _VALUES: Final = {
             "wrong_event_type",
             "contract_violation",
             "cancelled",
+            "deadline",
+            "skipped",
         }
     ),
     "fail_mode": frozenset({"closed", "open"}),

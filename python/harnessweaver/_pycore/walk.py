@@ -17,11 +17,14 @@ from .._slowpath import NOT_STARTED, DeadlinePassed, drive_with_deadline, stray_
 from ..buslog import contract_warning, failed_open
 from .contracts import violation
 from .correlation import emit_key
+from .deadline import SKIP, turn
 from .failure import (
     CANCELLED,
     CONTRACT_VIOLATION,
+    DEADLINE,
     EXCEPTION,
     INVALID_RETURN,
+    SKIPPED,
     TIMEOUT,
     WRONG_EVENT_TYPE,
     closed_code,
@@ -75,6 +78,8 @@ class Walk:
         "_best",
         "_best_sev",
         "_contracts",
+        "_cut",
+        "_deadline",
         "_entry",
         "_env",
         "_etype",
@@ -102,6 +107,7 @@ class Walk:
         key: tuple[Any, ...] | None = None,
         t_emit: int | None = None,
         contracts: str | None = None,
+        budget: int | None = None,
     ):
         self._hook = hook
         self._plan = plan
@@ -117,14 +123,25 @@ class Walk:
         self._best: Any = _CONTINUE
         self._best_sev = -1
         self._t_emit = monotonic_ns() if t_emit is None else t_emit
+        # The chain deadline (I26), an instant; None for nearly every emit.
+        self._deadline = None if budget is None else self._t_emit + budget
+        self._cut = 0  # the current middleware's cut-off limit (I26); 0: not cut off
         self.awaitable: Any = None
         self.yielded: Any = None
         self.timeout: float | None = None
 
     # -- the pending-step protocol -------------------------------------------------------
     def remaining(self) -> float:
-        deadline: int = self._t0 + self._entry.timeout_ns
+        deadline: int = self._t0 + self._limit_ns()
         return (deadline - monotonic_ns()) / 1e9
+
+    def _limit_ns(self) -> Any:
+        """Its timeout, or the time left to the chain deadline when it is cut off (I26)."""
+        return self._cut or self._entry.timeout_ns
+
+    def _overrun(self) -> str:
+        """What running past the limit is: a timeout, or ``deadline`` when cut off (I26)."""
+        return DEADLINE if self._cut else TIMEOUT
 
     def resume(self, value: Any) -> HookResult | Walk:
         self._answer(value)
@@ -135,7 +152,7 @@ class Walk:
         return self.run()
 
     def timed_out(self) -> HookResult | Walk:
-        self._fail(TIMEOUT, None)
+        self._fail(self._overrun(), None)
         return self.run()
 
     # -- the walk ------------------------------------------------------------------------
@@ -147,6 +164,13 @@ class Walk:
             self._index += 1
             self._entry = entry
             self._t0 = monotonic_ns()
+            if self._deadline is not None:
+                cut = turn(self._deadline, self._t0, entry.timeout_ns)
+                if cut == SKIP:  # its turn came after the chain deadline: not called (I26)
+                    self._cut = 0
+                    self._fail(SKIPPED, None)
+                    continue
+                self._cut = cut
             try:
                 awaitable = entry.call(self._event, self._env)
             except Exception as exc:
@@ -158,7 +182,7 @@ class Walk:
             if _cannot_await(awaitable):
                 self._fail(INVALID_RETURN, None)
                 continue
-            if entry.timeout_ns is None:
+            if entry.timeout_ns is None and not self._cut:
                 return self._wait(awaitable, NOT_STARTED)
             if type(awaitable) is not CoroutineType:
                 awaitable = awaitable.__await__()
@@ -177,18 +201,20 @@ class Walk:
     def _wait(self, awaitable: Any, yielded: Any) -> Walk:
         self.awaitable = awaitable
         self.yielded = yielded
-        self.timeout = self._entry.timeout
+        self.timeout = self._cut / 1e9 if self._cut else self._entry.timeout
         return self
 
     def _late(self, now: int) -> bool:
         limit = self._entry.timeout_ns
+        if self._deadline is not None and now > self._deadline:
+            return True  # past the chain deadline (I26)
         return limit is not None and now - self._t0 > limit
 
     def _raised(self, exc: BaseException) -> None:
         # Raising after the deadline is answering late: a timeout (ruling 10, I9). Only a
         # stray cancellation gets here without being an Exception (I15).
         kind = EXCEPTION if isinstance(exc, Exception) else CANCELLED
-        self._fail(TIMEOUT if self._late(monotonic_ns()) else kind, exc)
+        self._fail(self._overrun() if self._late(monotonic_ns()) else kind, exc)
 
     def _cancelled(self, exc: BaseException) -> None:
         """Not an Exception: the runtime's cancellation while the caller is not cancelled is a
@@ -202,7 +228,7 @@ class Walk:
         entry = self._entry
         now = monotonic_ns()
         if self._late(now):
-            self._fail(TIMEOUT, None)  # a late answer is a timeout (ruling 10)
+            self._fail(self._overrun(), None)  # a late answer is a timeout (ruling 10, I26)
             return
         if value is None:
             self._trace(entry, "continue", False, None, now)
@@ -254,6 +280,8 @@ class Walk:
     def _fail(self, failure: str, exc: BaseException | None, contract: str | None = None) -> None:
         entry = self._entry
         now = monotonic_ns()
+        if failure == DEADLINE:
+            self._deadline = 0  # a cut-off middleware ends the chain's time (I26)
         if entry.closed:
             code = closed_code(failure)
             outcome: Any = Block(closed_reason(entry.name, failure), code)

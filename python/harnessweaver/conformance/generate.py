@@ -9,13 +9,16 @@ text, sub-nanosecond and overflowing timeouts, mixed hook lists), an outcome hol
 surrogate (I16), a stray cancellation (I15), an event whose step or tool name a record
 must leave out or mend (I21), or a matcher (I22: tool and model patterns, a registration
 narrowing or widening one, an invalid one; events with tool and model names that match or
-not, or are not text). Nothing here knows the expected result:
+not, or are not text), or a chain deadline (I26: a hook point's or an emit's own, spent,
+generous or invalid). Nothing here knows the expected result:
 implementations are compared with each other.
 
 Timeouts are generated only in combinations that machine load cannot flip: a timeout that
 must fire is 1 ms on a middleware that sleeps 30 s (interrupted) or blocks for 10 ms without
 suspending (a late answer, ruling 10), either of which takes longer than 1 ms however fast the
-machine is; a timeout that must not fire is 30 s on a middleware that never sleeps.
+machine is; a timeout that must not fire is 30 s on a middleware that never sleeps. Chain
+deadlines (I26) likewise: 0 (every middleware is skipped, nothing is timed) or 30 s (which
+never passes, so a 1 ms timeout stays the earlier limit), never one that could race.
 """
 
 from __future__ import annotations
@@ -58,6 +61,11 @@ ODD_VALUES: dict[str, tuple[Any, ...]] = {
     ),
 }  # fmt: skip
 ERRORS = ("ValueError", "RuntimeError", "KeyError", "PolicyError")
+# Chain deadlines (I26) no machine load can flip: an emit's own (spent, generous or invalid:
+# an invalid_deadline error) and a hook point's (generous only: a bus that cannot be built
+# is no observation).
+EMIT_DEADLINES: tuple[Any, ...] = (0, "0s", "0ms", "30s", 30, "-1s", "soon", True, [1])  # 5 valid
+HOOK_DEADLINES: tuple[Any, ...] = ("30s", 30, "0.5m")
 # Matchers (I22): patterns for the tool and model names emits carry, and invalid matchers.
 TOOL_PATTERNS = ("refund_*", "refund_payment", "r?fund_*", "*", "web_*", "*_x", "\u00e9*")
 MODEL_PATTERNS = ("scripted", "s*", "gpt-*", "?")
@@ -250,6 +258,11 @@ def _emit(draw: st.DrawFn, pool: tuple[str, ...], context: str = "main") -> Json
             "tool": {"name": tool, "description": "", "parameters": {}},
             "call": {"id": "c", "name": tool, "arguments": {}},
         }
+    if draw(st.integers(0, 7)) == 0:  # the emit's own chain deadline (I26)
+        # An error ends the case: not inside a concurrent group, whose other emit may be
+        # anywhere by then.
+        valid = context != "main"
+        step["deadline"] = draw(st.sampled_from(EMIT_DEADLINES[:5] if valid else EMIT_DEADLINES))
     return step
 
 
@@ -284,6 +297,8 @@ def cases(draw: st.DrawFn) -> Json:
         given: Json = {"envelope": {"now": now}, "middleware": middleware}
     else:
         given = {"middleware": middleware}
+    if draw(st.integers(0, 7)) == 0:  # a hook point's chain deadline (I26)
+        given["deadlines"] = {draw(st.sampled_from(pool)): draw(st.sampled_from(HOOK_DEADLINES))}
     return {
         "id": "fuzz.generated",
         "description": "A generated case.",

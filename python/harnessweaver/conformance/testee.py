@@ -37,7 +37,8 @@ class _CaseRun:
 
         self.hw = hw
         self.case = case
-        self.bus = hw.HookBus(contracts=case.get("given", {}).get("contracts"))
+        given = case.get("given", {})
+        self.bus = hw.HookBus(contracts=given.get("contracts"), deadlines=given.get("deadlines"))
         now = case.get("given", {}).get("envelope", {}).get("now", "2026-11-30T12:00:00+00:00")
         self.clock = hw.FixedClock(now)
         self.contexts: dict[str, Any] = {}
@@ -88,7 +89,12 @@ class _CaseRun:
         ran: list[str] = []
         token = RAN.set(ran)
         try:
-            result = await self.bus.emit(hook, event, self.contexts[name])
+            if "deadline" in step:  # the emit's own chain deadline (I26)
+                result = await self.bus.emit(
+                    hook, event, self.contexts[name], deadline=step["deadline"]
+                )
+            else:
+                result = await self.bus.emit(hook, event, self.contexts[name])
         finally:
             RAN.reset(token)
         return {

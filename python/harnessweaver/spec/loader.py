@@ -23,6 +23,7 @@ from ..agent.options import AgentChanges, AgentOptions
 from ..bus import HookBus
 from ..errors import HarnessweaverError
 from .check import Checked, build, check_ids, check_item
+from .deadlines import spec_deadlines
 from .errors import Problems, SpecError
 from .model import SPEC_KEYS, Document, Item, Provenance, parse_profile, parse_spec
 from .render import render
@@ -241,9 +242,11 @@ def _spec_contracts(spec: Document, problems: Problems) -> ContractMode | None:
 
 
 def _register(
-    chosen: Iterable[tuple[Checked, Any]], contracts: ContractMode | None
+    chosen: Iterable[tuple[Checked, Any]],
+    contracts: ContractMode | None,
+    deadlines: Mapping[str, Any] | None = None,
 ) -> tuple[HookBus, tuple[HarnessEntry, ...]]:
-    bus = HookBus(contracts=contracts)
+    bus = HookBus(contracts=contracts, deadlines=deadlines)
     entries = []
     for checked, middleware in chosen:
         item = checked.item
@@ -301,6 +304,7 @@ def _load(
         raise problems.error()
     spec_contracts = _spec_contracts(spec, problems)  # checked even when the argument wins
     contracts = contracts or spec_contracts
+    deadlines = spec_deadlines(spec, task, problems)  # I26: the harness's and the task's
     plugins = Plugins(problems)
     plugins.load(spec, ctx.root)
     profiles = _profiles(spec, ctx, plugins)
@@ -318,7 +322,7 @@ def _load(
     if problems:
         raise problems.error()
     try:
-        bus, entries = _register(chosen, contracts)
+        bus, entries = _register(chosen, contracts, deadlines)
     except HarnessweaverError as exc:  # every check ran already; this would be a core bug
         problems.core(spec.file, "", None, exc)
         raise problems.error() from exc

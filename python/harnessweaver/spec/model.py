@@ -17,7 +17,7 @@ from .yaml import line_of, plain, shown
 
 __all__ = ["RESERVED", "Document", "Item", "Provenance", "Ref", "parse_profile", "parse_spec"]
 
-SPEC_KEYS = ("plugins", "profiles", "middleware", "envs", "tasks", "contracts")
+SPEC_KEYS = ("plugins", "profiles", "middleware", "envs", "tasks", "contracts", "deadlines")
 PROFILE_KEYS = ("profile", "plugins", "middleware")
 RESERVED = ("id", "use", "band", "hooks", "fail_mode", "timeout", "match", "enabled")
 """The keys of an item that are not settings."""
@@ -82,6 +82,10 @@ class Document:
     """The line of each top-level key."""
     contracts: object = None
     """The spec's ``contracts:`` (the hook-contract mode) as written; checked by the loader."""
+    deadlines: object = None
+    """The spec's ``deadlines:`` (chain deadlines per hook point, I26) as read, with lines."""
+    task_deadlines: Mapping[str, object] = field(default_factory=dict)
+    """Each task's ``deadlines:`` as read (checked for every task, selected or not)."""
 
 
 Label = Callable[[str], str]
@@ -252,7 +256,7 @@ class _Parser:
     def task(self, name: str, node: object, line: int | None) -> tuple[Item, ...]:
         where = f"tasks.{name}"
         task = self.mapping(node, where, line, "a task is a mapping of guardrails and validation")
-        self.known(task, ("guardrails", "validation"), where)
+        self.known(task, ("guardrails", "validation", "deadlines"), where)
         at = line_of(task, "guardrails") or line
         stages = self.mapping(task.get("guardrails"), f"{where}.guardrails", at, "guardrails map")
         items: list[Item] = []
@@ -291,9 +295,9 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
         envs[name] = parser.items(
             env.get("middleware"), f"envs.{name}.middleware", at, "env", _same
         )
+    task_nodes = parser.named(root, "tasks")
     tasks = {
-        name: parser.task(name, node, line_of(root, "tasks"))
-        for name, node in parser.named(root, "tasks").items()
+        name: parser.task(name, node, line_of(root, "tasks")) for name, node in task_nodes.items()
     }
     return Document(
         file=file,
@@ -307,6 +311,12 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
         tasks=tasks,
         lines=dict(getattr(root, "key_lines", {})),
         contracts=plain(root.get("contracts")),
+        deadlines=root.get("deadlines"),
+        task_deadlines={
+            name: node.get("deadlines")
+            for name, node in task_nodes.items()
+            if isinstance(node, Mapping) and node.get("deadlines") is not None
+        },
     )
 
 

@@ -56,6 +56,13 @@ def _order(hook: str) -> str:
     return "outermost first" if _direction(hook) == "inbound" else "innermost first"
 
 
+def _heading(harness: Harness, hook: str) -> str:
+    """Direction and run order, and the chain deadline when the hook point has one (I26)."""
+    deadline = harness.bus.deadline(hook)
+    shown = "" if deadline is None else f", deadline {timeout_text(deadline)}"
+    return f"{_direction(hook)}, {_order(hook)}{shown}"
+
+
 def _row(position: int, entry: HarnessEntry, matched: bool) -> tuple[str, ...]:
     decl = entry.declaration
     row: tuple[str, ...] = (
@@ -97,7 +104,7 @@ def render_text(harness: Harness, only: Only) -> str:
     out = [_title(harness, only)]
     for hook, entries in chains.items():
         out.append("")
-        out.append(f"{hook}  ({_direction(hook)}, {_order(hook)})")
+        out.append(f"{hook}  ({_heading(harness, hook)})")
         if not entries:
             out.append("  (none)")
             continue
@@ -128,18 +135,19 @@ def render_json(harness: Harness, only: Only) -> str:
     """``{"spec", "task", "env", "hooks": [{"hook", "direction", "chain": [...]}]}``, and
     ``"tool"`` (``"model"``) when the hook points carrying it show one tool's (model's) chain
     (I22)."""
+    hooks = []
+    for hook, entries in harness.chains(**only).items():
+        shown: dict[str, Any] = {"hook": hook, "direction": _direction(hook)}
+        deadline = harness.bus.deadline(hook)
+        if deadline is not None:  # I26: only a hook point with a chain deadline says one
+            shown["deadline"] = deadline
+        shown["chain"] = [_entry_json(entry) for entry in entries]
+        hooks.append(shown)
     document: dict[str, Any] = {
         "spec": None if harness.spec is None else str(harness.spec),
         "task": harness.task,
         "env": harness.env,
-        "hooks": [
-            {
-                "hook": hook,
-                "direction": _direction(hook),
-                "chain": [_entry_json(entry) for entry in entries],
-            }
-            for hook, entries in harness.chains(**only).items()
-        ],
+        "hooks": hooks,
     }
     document.update({key: value for key, value in only.items() if value is not None})
     return json.dumps(document, indent=2) + "\n"
@@ -155,12 +163,14 @@ def _node_text(entry: HarnessEntry) -> str:
     return f"{entry.label}<br/>{details}".replace('"', "#quot;")
 
 
-def _subgraph(hook: str, entries: tuple[HarnessEntry, ...]) -> tuple[list[str], str, str]:
+def _subgraph(
+    harness: Harness, hook: str, entries: tuple[HarnessEntry, ...]
+) -> tuple[list[str], str, str]:
     """A hook point's subgraph, and the ids of its first and last nodes."""
     key = hook.replace(".", "_")
     texts = [_node_text(entry) for entry in entries] or ["(none)"]
     ids = [f"{key}_{i}" for i in range(1, len(texts) + 1)]
-    lines = [f'    subgraph {key}["{hook}: {_direction(hook)}, {_order(hook)}"]']
+    lines = [f'    subgraph {key}["{hook}: {_heading(harness, hook)}"]']
     lines.append("        direction LR")
     lines.extend(f'        {node}["{text}"]' for node, text in zip(ids, texts, strict=True))
     if len(ids) > 1:
@@ -177,8 +187,8 @@ def render_mermaid(harness: Harness, only: Only) -> str:
     for prefix, operation in _OPERATIONS.items():
         inbound, outbound = (hook for hook, _ in HOOKS if hook.startswith(f"{prefix}."))
         op = f"{prefix}_op"
-        into, _, last = _subgraph(inbound, chains[inbound])
-        out_of, first, _ = _subgraph(outbound, chains[outbound])
+        into, _, last = _subgraph(harness, inbound, chains[inbound])
+        out_of, first, _ = _subgraph(harness, outbound, chains[outbound])
         out.extend(into + out_of)
         out.append(f"    {last} --> {op}(({operation})) --> {first}")
     return "\n".join(out) + "\n"

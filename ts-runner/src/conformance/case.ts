@@ -3,11 +3,12 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { HookBus } from "../bus.js";
+import { HookBus, type HookBusOptions } from "../bus.js";
 import type { ContractMode } from "../contracts.js";
 import { HOOK_POINTS, isHookPoint, type HookPoint } from "../catalogue.js";
 import { RunContext } from "../context.js";
 import type { Overrides } from "../declaration.js";
+import type { Duration } from "../duration.js";
 import { Envelope, FixedClock } from "../envelope.js";
 import { HarnessweaverError } from "../errors.js";
 import { eventFromJSON, type Event } from "../events.js";
@@ -80,7 +81,10 @@ class CaseRun {
     features: ReadonlySet<string>,
   ) {
     const given = object(testCase["given"] ?? {}, "given");
-    this.#bus = new HookBus({ contracts: given["contracts"] as ContractMode | undefined });
+    this.#bus = new HookBus({
+      contracts: given["contracts"] as ContractMode | undefined,
+      deadlines: given["deadlines"] as HookBusOptions["deadlines"],
+    });
     const now = object(given["envelope"] ?? {}, "envelope")["now"] ?? DEFAULT_NOW;
     this.#clock = new FixedClock(String(now));
     this.#behaviours = new Behaviours({
@@ -171,7 +175,9 @@ class CaseRun {
     else if (isHookPoint(hook)) event = eventFromJSON(hook, step["event"] ?? this.samples[hook]);
     const ran: string[] = [];
     const emitted = context;
-    const result = await RAN.run(ran, () => this.#bus.emit(hook as HookPoint, event as Event, emitted));
+    // The emit's own chain deadline (I26), passed exactly as written.
+    const options = "deadline" in step ? { deadline: step["deadline"] as Duration } : undefined;
+    const result = await RAN.run(ran, () => this.#bus.emit(hook as HookPoint, event as Event, emitted, options));
     return { hook, outcome: outcomeJSON(result.outcome), event: result.event.toJSON(), ran };
   }
 }

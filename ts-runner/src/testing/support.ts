@@ -13,6 +13,7 @@ import {
   type Band,
   type Event,
   type FailMode,
+  type HookBusOptions,
   type HookPoint,
   type TraceRecord,
 } from "../index.js";
@@ -52,8 +53,8 @@ export interface Spec {
 }
 
 /** A bus with a `ran` log and a helper to add middleware that log their name, then answer. */
-export function harness() {
-  const bus = new HookBus();
+export function harness(options: HookBusOptions = {}) {
+  const bus = new HookBus(options);
   const ran: string[] = [];
   const context = new RunContext({ envelope: new Envelope({ runId: RUN }) });
   const add = (name: string, answer: (event: Event, signal: AbortSignal) => Answer | Promise<Answer> = () => undefined, spec: Spec = {}) => {

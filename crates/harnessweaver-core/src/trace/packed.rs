@@ -63,7 +63,8 @@ const OUTCOME: (u32, u32) = (2, 3);
 const MODIFIED: (u32, u32) = (5, 1);
 const BAND: (u32, u32) = (6, 3);
 const FAIL_MODE: (u32, u32) = (9, 2);
-const FAILURE: (u32, u32) = (11, 3);
+// Four bits: eight failure kinds (I26 added `deadline` and `skipped`) plus ABSENT.
+const FAILURE: (u32, u32) = (11, 4);
 
 /// `value` in its field of `flags`: ABSENT (255) saturates to the all-ones field.
 fn put(flags: &mut u16, (shift, width): (u32, u32), value: u8) {
@@ -78,7 +79,7 @@ fn get(flags: u16, (shift, width): (u32, u32)) -> u8 {
     if field == all_ones && width > 1 {
         ABSENT
     } else {
-        // At most 3 bits wide, so it fits.
+        // At most 4 bits wide, so it fits.
         u8::try_from(field).unwrap_or(ABSENT)
     }
 }
