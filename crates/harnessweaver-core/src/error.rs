@@ -30,6 +30,8 @@ pub enum ErrorKind {
     UnknownMatchKey,
     MatchKeyNotCarried,
     MatchWidened,
+    InvalidMode,
+    BaselineAuditNotOrg,
 }
 
 impl ErrorKind {
@@ -57,6 +59,8 @@ impl ErrorKind {
             Self::UnknownMatchKey => "unknown_match_key",
             Self::MatchKeyNotCarried => "match_key_not_carried",
             Self::MatchWidened => "match_widened",
+            Self::InvalidMode => "invalid_mode",
+            Self::BaselineAuditNotOrg => "baseline_audit_not_org",
         }
     }
 
@@ -82,6 +86,7 @@ impl ErrorKind {
             | Self::UnknownMatchKey
             | Self::MatchKeyNotCarried
             | Self::MatchWidened => "I22",
+            Self::InvalidMode | Self::BaselineAuditNotOrg => "I25",
         }
     }
 
@@ -107,6 +112,7 @@ impl ErrorKind {
             | Self::UnknownMatchKey
             | Self::MatchKeyNotCarried
             | Self::MatchWidened => "I22",
+            Self::InvalidMode | Self::BaselineAuditNotOrg => "I25",
         }
     }
 }
@@ -169,6 +175,9 @@ pub(crate) fn value_error(
         ErrorKind::BaselineFailOpen => format!(
             "middleware {shown} is in the baseline band with fail_mode 'open': {explain} ({rule})"
         ),
+        ErrorKind::BaselineAuditNotOrg => format!(
+            "middleware {shown} is in the baseline band with mode 'audit': {explain} ({rule})"
+        ),
         ErrorKind::DuplicateName => {
             format!("a middleware named {shown} is already registered: {explain} ({rule})")
         }
@@ -228,6 +237,10 @@ fn explanation(kind: ErrorKind) -> String {
         }
         ErrorKind::MatchWidened => {
             "a registration may narrow a matcher, never widen it"
+        }
+        ErrorKind::InvalidMode => "mode is 'enforce' or 'audit'",
+        ErrorKind::BaselineAuditNotOrg => {
+            "only an org profile item that itself sets mode: audit may audit a baseline middleware"
         }
     };
     text.to_owned()
@@ -296,7 +309,7 @@ pub(crate) fn invalid_trace(line: usize, problem: &str) -> Error {
 mod tests {
     use super::*;
 
-    const ALL: [ErrorKind; 21] = [
+    const ALL: [ErrorKind; 23] = [
         ErrorKind::InvalidName,
         ErrorKind::InvalidHooks,
         ErrorKind::UnknownHook,
@@ -318,6 +331,8 @@ mod tests {
         ErrorKind::UnknownMatchKey,
         ErrorKind::MatchKeyNotCarried,
         ErrorKind::MatchWidened,
+        ErrorKind::InvalidMode,
+        ErrorKind::BaselineAuditNotOrg,
     ];
 
     #[test]
@@ -347,6 +362,8 @@ mod tests {
                 ("unknown_match_key", "I22"),
                 ("match_key_not_carried", "I22"),
                 ("match_widened", "I22"),
+                ("invalid_mode", "I25"),
+                ("baseline_audit_not_org", "I25"),
             ]
         );
     }

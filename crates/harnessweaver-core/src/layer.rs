@@ -109,7 +109,8 @@ pub fn declare_in_layer(
         band: layer.band(),
         ..decl.clone()
     };
-    override_from(decl, start, item, |name, band| layer.allow(name, band))
+    let org = layer == Layer::OrgProfile;
+    override_from(decl, start, item, |name, band| layer.allow(name, band), org)
 }
 
 #[cfg(test)]
@@ -126,6 +127,7 @@ mod tests {
             fail_mode: Some(fail_mode),
             timeout: None,
             matcher: None,
+            mode: None,
         };
         declare(&input).expect("a valid declaration")
     }
