@@ -17,11 +17,11 @@ from .yaml import line_of, plain, shown
 
 __all__ = ["RESERVED", "Document", "Item", "Provenance", "Ref", "parse_profile", "parse_spec"]
 
-SPEC_KEYS = ("plugins", "profiles", "middleware", "envs", "tasks", "contracts")
+SPEC_KEYS = ("plugins", "profiles", "middleware", "envs", "tasks", "contracts", "mode")
 PROFILE_KEYS = ("profile", "plugins", "middleware")
-RESERVED = ("id", "use", "band", "hooks", "fail_mode", "timeout", "match", "enabled")
+RESERVED = ("id", "use", "band", "hooks", "fail_mode", "timeout", "match", "mode", "enabled")
 """The keys of an item that are not settings."""
-LAYER_KEYS = ("band", "hooks", "fail_mode", "timeout", "match")
+LAYER_KEYS = ("band", "hooks", "fail_mode", "timeout", "match", "mode")
 _LONG = 80
 """A ``use`` longer than this is cut short where it names its item."""
 
@@ -82,6 +82,12 @@ class Document:
     """The line of each top-level key."""
     contracts: object = None
     """The spec's ``contracts:`` (the hook-contract mode) as written; checked by the loader."""
+    mode: object = None
+    """The spec's harness-wide ``mode:`` (I25) as written; checked by the loader."""
+    env_modes: Mapping[str, object] = field(default_factory=dict)
+    """Each env overlay's ``mode:`` as written (absent when it gives none)."""
+    env_lines: Mapping[str, int | None] = field(default_factory=dict)
+    """The line of each env overlay's ``mode:``."""
 
 
 Label = Callable[[str], str]
@@ -284,9 +290,13 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
     local, installed = parser.plugins(root)
     line = line_of(root, "profiles")
     envs = {}
+    env_modes: dict[str, object] = {}
+    env_lines: dict[str, int | None] = {}
     for name, node in parser.named(root, "envs").items():
         env = parser.mapping(node, f"envs.{name}", line_of(root, "envs"), "an env is a mapping")
-        parser.known(env, ("middleware",), f"envs.{name}")
+        parser.known(env, ("middleware", "mode"), f"envs.{name}")
+        if env.get("mode") is not None:  # I25: the overlay's harness-wide mode
+            env_modes[name], env_lines[name] = plain(env["mode"]), line_of(env, "mode")
         at = line_of(env, "middleware")
         envs[name] = parser.items(
             env.get("middleware"), f"envs.{name}.middleware", at, "env", _same
@@ -307,6 +317,9 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
         tasks=tasks,
         lines=dict(getattr(root, "key_lines", {})),
         contracts=plain(root.get("contracts")),
+        mode=plain(root.get("mode")),
+        env_modes=env_modes,
+        env_lines=env_lines,
     )
 
 
