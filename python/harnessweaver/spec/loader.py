@@ -240,16 +240,21 @@ def _spec_contracts(spec: Document, problems: Problems) -> ContractMode | None:
     return None
 
 
-def _harness_mode(spec: Document, env: str | None, problems: Problems) -> str | None:
-    """I25: the harness-wide mode, the selected env overlay's ``mode:`` or else the spec's;
-    every one written is checked, selected or not."""
+def _harness_mode(
+    spec: Document, env: str | None, task: str | None, problems: Problems
+) -> str | None:
+    """I25: the harness-wide mode: the selected task's ``mode:``, else the selected env
+    overlay's, else the spec's; every one written is checked, selected or not."""
     written = [("mode", spec.mode, spec.lines.get("mode"))]
     written += [(f"envs.{n}.mode", m, spec.env_lines.get(n)) for n, m in spec.env_modes.items()]
+    written += [(f"tasks.{n}.mode", m, spec.task_lines.get(n)) for n, m in spec.task_modes.items()]
     for where, mode, line in written:
         if mode is not None and mode not in MODES:
             message = f"invalid mode {shown(mode)}: mode is 'enforce' or 'audit'"
             problems.add(spec.file, where, line, "invalid_mode", message)
     chosen = spec.env_modes.get(env, spec.mode) if env is not None else spec.mode
+    if task is not None:
+        chosen = spec.task_modes.get(task, chosen)
     return chosen if chosen in MODES else None
 
 
@@ -323,7 +328,7 @@ def _load(
         raise problems.error()
     spec_contracts = _spec_contracts(spec, problems)  # checked even when the argument wins
     contracts = contracts or spec_contracts
-    mode = _harness_mode(spec, env, problems)
+    mode = _harness_mode(spec, env, task, problems)
     plugins = Plugins(problems)
     plugins.load(spec, ctx.root)
     profiles = _profiles(spec, ctx, plugins)

@@ -88,6 +88,10 @@ class Document:
     """Each env overlay's ``mode:`` as written (absent when it gives none)."""
     env_lines: Mapping[str, int | None] = field(default_factory=dict)
     """The line of each env overlay's ``mode:``."""
+    task_modes: Mapping[str, object] = field(default_factory=dict)
+    """Each task's ``mode:`` as written (absent when it gives none)."""
+    task_lines: Mapping[str, int | None] = field(default_factory=dict)
+    """The line of each task's ``mode:``."""
 
 
 Label = Callable[[str], str]
@@ -258,7 +262,7 @@ class _Parser:
     def task(self, name: str, node: object, line: int | None) -> tuple[Item, ...]:
         where = f"tasks.{name}"
         task = self.mapping(node, where, line, "a task is a mapping of guardrails and validation")
-        self.known(task, ("guardrails", "validation"), where)
+        self.known(task, ("guardrails", "validation", "mode"), where)
         at = line_of(task, "guardrails") or line
         stages = self.mapping(task.get("guardrails"), f"{where}.guardrails", at, "guardrails map")
         items: list[Item] = []
@@ -305,6 +309,11 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
         name: parser.task(name, node, line_of(root, "tasks"))
         for name, node in parser.named(root, "tasks").items()
     }
+    task_modes: dict[str, object] = {}
+    task_lines: dict[str, int | None] = {}
+    for name, node in parser.named(root, "tasks").items():
+        if isinstance(node, Mapping) and node.get("mode") is not None:  # I25: the task's mode
+            task_modes[name], task_lines[name] = plain(node["mode"]), line_of(node, "mode")
     return Document(
         file=file,
         local=local,
@@ -320,6 +329,8 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
         mode=plain(root.get("mode")),
         env_modes=env_modes,
         env_lines=env_lines,
+        task_modes=task_modes,
+        task_lines=task_lines,
     )
 
 

@@ -24,6 +24,12 @@ middleware:
 envs:
   prod:
     mode: enforce
+tasks:
+  refund:
+    mode: audit
+    validation:
+      rules:
+        - {use: acme.refund_cap, id: small_cap, max_usd: 50}
 """
 
 
@@ -56,6 +62,20 @@ def test_an_env_overlay_flips_the_harness_mode(spec: Path, tmp_path: Path) -> No
     assert harness.mode == "enforce"
     assert modes(harness)["acme.guard"] == "enforce"
     assert modes(harness)["org_guard"] == "audit"
+
+
+def test_a_task_mode_wins_over_the_env_for_the_harness_it_selects(
+    spec: Path, tmp_path: Path
+) -> None:
+    harness = hw.load(spec, env="prod", task="refund", org_profiles=[tmp_path / "org"])
+    assert harness.mode == "audit"
+    assert modes(harness) == {
+        "org_guard": "audit",
+        "acme_trace": "enforce",
+        "acme.guard": "audit",
+        "cap": "enforce",
+        "small_cap": "audit",
+    }
 
 
 def test_audited_items_run_and_are_traced_but_do_not_block(spec: Path, tmp_path: Path) -> None:
@@ -127,10 +147,12 @@ def test_a_bad_mode_is_reported_at_its_line(tmp_path: Path) -> None:
     problem = only_problem(spec)
     assert (problem.kind, problem.rule, problem.line) == ("invalid_mode", "I25", 4)
     assert "'loud'" in problem.message
-    spec = write(tmp_path, plugged("mode: dry_run\nenvs:\n  prod: {mode: Audit}\n"))
+    text = "mode: dry_run\nenvs:\n  prod: {mode: Audit}\ntasks:\n  t: {mode: 1}\n"
+    spec = write(tmp_path, plugged(text))
     with pytest.raises(hw.SpecError) as caught:
         hw.load(spec)
     assert [(p.kind, p.item, p.line) for p in caught.value.problems] == [
         ("invalid_mode", "mode", 2),
         ("invalid_mode", "envs.prod.mode", 4),
+        ("invalid_mode", "tasks.t.mode", 6),
     ]
