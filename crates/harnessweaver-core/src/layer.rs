@@ -240,4 +240,41 @@ mod tests {
         );
         assert!(err.message.contains("'apps'") && err.message.contains("(I13)"));
     }
+
+    /// I25: only an org profile item that itself sets `mode: audit` audits baseline.
+    #[test]
+    fn only_the_org_item_audits_baseline_i25() {
+        use crate::mode::Mode;
+        let d = decl("app", "closed");
+        let audit = Overrides {
+            mode: Some("audit"),
+            ..Overrides::default()
+        };
+        let org = declare_in_layer(&d, Layer::OrgProfile, &audit).unwrap();
+        assert_eq!((org.band, org.mode), (Band::Baseline, Mode::Audit));
+        for layer in [Layer::PluginProfile, Layer::ProfileFile] {
+            let err = declare_in_layer(&d, layer, &audit).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::BaselineAuditNotOrg);
+        }
+        assert_eq!(
+            declare_in_layer(&d, Layer::App, &audit).unwrap().mode,
+            Mode::Audit
+        );
+        // Declared audit, loaded by the org without restating the mode: refused.
+        let declared_audit = Declaration {
+            mode: Mode::Audit,
+            ..d.clone()
+        };
+        let none = Overrides::default();
+        let err = declare_in_layer(&declared_audit, Layer::OrgProfile, &none).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::BaselineAuditNotOrg);
+        // R2 first: an audited baseline middleware still fails closed.
+        let open = Overrides {
+            mode: Some("audit"),
+            fail_mode: Some("open"),
+            ..Overrides::default()
+        };
+        let err = declare_in_layer(&d, Layer::OrgProfile, &open).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::BaselineFailOpen);
+    }
 }
