@@ -194,15 +194,16 @@ def _declaration(draw: st.DrawFn, name: str, pool: tuple[str, ...], ordered: boo
 @st.composite
 def _mode(draw: st.DrawFn, band: str | None) -> Any:
     """Now and then a mode (I25): mostly audit, sometimes enforce, rarely an invalid one; on a
-    baseline middleware audit only rarely (baseline_audit_not_org); ``None`` for none."""
+    baseline middleware audit only rarely (baseline_audit_not_org); ``None`` for none. None
+    comes first, so that shrinking a case drops the mode before anything else."""
     roll = draw(st.integers(0, 39))
-    if roll == 0:
-        return draw(st.sampled_from(ODD_MODES))
-    if roll < 4:
-        return "enforce"
-    if roll < (6 if band == "baseline" else 14):
+    if roll < (34 if band == "baseline" else 26):
+        return None
+    if roll < 36:
         return "audit"
-    return None
+    if roll < 39:
+        return "enforce"
+    return draw(st.sampled_from(ODD_MODES))
 
 
 def _carried(hooks: tuple[str, ...]) -> tuple[str, ...]:
