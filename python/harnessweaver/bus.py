@@ -90,11 +90,13 @@ class HookBus:
         settings: Mapping[str, Any] | None = None,
         layer: str | None = None,
         match: Mapping[str, str | Sequence[str]] | None = None,
+        mode: str | None = None,
     ) -> Declaration:
         """Register a declared middleware (function, class or instance of a class).
 
         ``band``, ``fail_mode``, ``timeout`` and ``name`` override the declaration, ``hooks``
-        may narrow it (ruling 18), and so may ``match`` the declared matcher (I22);
+        may narrow it (ruling 18), and so may ``match`` the declared matcher (I22); ``mode``
+        (``"enforce"`` or ``"audit"``, I25) overrides the declared mode;
         ``settings`` build a class that has a ``config``. With ``layer`` (``"org_profile"``,
         ``"app"``, ``"task"``…, I13) it is registered as a harness spec's item of that layer:
         the layer sets the band, which ``band`` may only restate or move inward (ruling 16,
@@ -111,6 +113,7 @@ class HookBus:
             fail_mode=fail_mode,
             timeout=timeout,
             match=match,
+            mode=mode,
         )
 
     def register_plugin(

@@ -107,6 +107,7 @@ def middleware(
     band: str = "app",
     timeout: float | str | None = None,
     match: Mapping[str, str | Sequence[str]] | None = None,
+    mode: str | None = None,
     name: str | None = None,
     config: None = None,
     sample: None = None,
@@ -119,6 +120,7 @@ def middleware(
     band: str = "app",
     timeout: float | str | None = None,
     match: Mapping[str, str | Sequence[str]] | None = None,
+    mode: str | None = None,
     name: str | None = None,
     config: type[BaseModel] | None = None,
     sample: Mapping[str, Any] | None = None,
@@ -130,6 +132,7 @@ def middleware(
     band: Any = "app",
     timeout: Any = None,
     match: Any = None,
+    mode: Any = None,
     name: Any = None,
     config: Any = None,
     sample: Any = None,
@@ -139,7 +142,9 @@ def middleware(
     ``hooks`` are the hook points it attaches to; ``fail_mode`` (required) is ``"closed"``
     (a raise or timeout blocks) or ``"open"`` (recorded, the run continues); ``band`` is only
     the default band; ``timeout`` a duration (``"2s"``, ``"250ms"``) or seconds; ``match``
-    which events it applies to (I22: ``{"tool": "refund_*"}``, ``{"model": ["gpt-*"]}``); ``name``
+    which events it applies to (I22: ``{"tool": "refund_*"}``, ``{"model": ["gpt-*"]}``); ``mode``
+    ``"enforce"`` (the default) or ``"audit"`` (I25: traced as what it would do, counts as a
+    plain Continue); ``name``
     defaults to the function's name or the class name in snake case; ``config`` is a class's
     pydantic settings model (it is built as ``Cls(config)``) and ``sample`` the settings the
     conformance suite builds it with.
@@ -170,6 +175,7 @@ def middleware(
             fail_mode=fail_mode,
             timeout=timeout,
             match=match,
+            mode=mode,
         )
         spec = MiddlewareSpec(decl, target, config, sample)
         if isinstance(target, type):

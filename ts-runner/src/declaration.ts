@@ -20,6 +20,10 @@ export type Band = (typeof BANDS)[number];
 export const FAIL_MODES = ["closed", "open"] as const;
 export type FailMode = (typeof FAIL_MODES)[number];
 
+/** Enforce: answers act. Audit: answers are traced as what they would do and count as a plain Continue (I25). */
+export const MODES = ["enforce", "audit"] as const;
+export type Mode = (typeof MODES)[number];
+
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
 /** Only this module makes declarations: they are always validated. */
@@ -38,6 +42,8 @@ export class Declaration {
   readonly timeoutNs: bigint | null;
   /** Which events of its hook points it applies to (I22), or null for every event. */
   readonly match: Matcher | null;
+  /** Whether its answers act or are only traced (I25). */
+  readonly mode: Mode;
 
   /** Use `declare()` or `middleware()`: they validate. */
   constructor(
@@ -48,6 +54,7 @@ export class Declaration {
     failMode: FailMode,
     timeoutNs: bigint | null,
     match: Matcher | null = null,
+    mode: Mode = "enforce",
   ) {
     if (sealed !== SEALED) throw new TypeError("declarations are made by declare() or middleware()");
     this.name = name;
@@ -57,6 +64,7 @@ export class Declaration {
     this.timeoutNs = timeoutNs;
     this.timeout = timeoutNs === null ? null : Number(timeoutNs) / 1e9;
     this.match = match;
+    this.mode = mode;
     Object.freeze(this);
   }
 
@@ -76,6 +84,8 @@ export interface DeclarationOptions<H extends HookPoint = HookPoint> {
   readonly timeout?: Duration | null | undefined;
   /** Which events it applies to (I22): `{ tool: "refund_*" }`, `{ model: ["gpt-*"] }`. */
   readonly match?: MatchOptions | null | undefined;
+  /** `"enforce"` (the default) or `"audit"` (I25). */
+  readonly mode?: Mode | null | undefined;
 }
 
 /** What `register()` may change (I10); an absent (or null) key keeps the declared value. */
@@ -88,6 +98,8 @@ export interface Overrides<H extends HookPoint = HookPoint> {
   readonly timeout?: Duration | undefined;
   /** May narrow the declared matcher, never widen it (I22). */
   readonly match?: MatchOptions | undefined;
+  /** Either mode (I25). */
+  readonly mode?: Mode | undefined;
 }
 
 function checkName(name: unknown, phase: Phase): string {
@@ -122,6 +134,19 @@ function checkFailMode(failMode: unknown, name: string, phase: Phase): FailMode 
   return failMode as FailMode;
 }
 
+function checkMode(mode: unknown, phase: Phase): Mode {
+  if (!(MODES as readonly unknown[]).includes(mode)) throw valueError(phase, "invalid_mode", "mode", shown(mode));
+  return mode as Mode;
+}
+
+/** I25: only an org profile item that itself sets `mode: audit` audits a baseline middleware. */
+function checkBaselineAudit(decl: Declaration, phase: Phase, orgSaysAudit: boolean): Declaration {
+  if (decl.band === "baseline" && decl.mode === "audit" && !orgSaysAudit) {
+    throw valueError(phase, "baseline_audit_not_org", "middleware", shown(decl.name));
+  }
+  return decl;
+}
+
 function checkR2(decl: Declaration, phase: Phase): Declaration {
   if (decl.band === "baseline" && decl.failMode === "open") {
     throw valueError(phase, "baseline_fail_open", "middleware", shown(decl.name));
@@ -141,7 +166,9 @@ export function declare<H extends HookPoint>(options: DeclarationOptions<H>): De
   const failMode = checkFailMode(raw["failMode"], name, phase);
   const timeout = absent(raw["timeout"]) ? null : parseDurationNs(raw["timeout"], phase);
   const match = parseMatcher(raw["match"], hooks, phase);
-  return checkR2(new Declaration(SEALED, name, hooks, band, failMode, timeout, match), phase);
+  const mode = absent(raw["mode"]) ? "enforce" : checkMode(raw["mode"], phase);
+  const decl = checkR2(new Declaration(SEALED, name, hooks, band, failMode, timeout, match, mode), phase);
+  return checkBaselineAudit(decl, phase, false);
 }
 
 /** The declaration as registered (I10), checked in the order of I4; then R2 on the result. */
@@ -155,10 +182,17 @@ export type BandRule = (name: string, band: Band) => void;
 /**
  * The overrides applied in the order of I4, starting from `startBand` (the declared band, or
  * a layer's): hooks narrow against the declaration, `allowBand` judges an explicit band (a
- * layer's rule, I13), and R2 is checked on the result.
+ * layer's rule, I13), and R2 is checked on the result, then I25's baseline rule (`orgLayer`:
+ * the overrides are an org profile item's, which may audit a baseline middleware).
  * @internal
  */
-export function overrideFrom(decl: Declaration, startBand: Band, overrides: Overrides, allowBand?: BandRule): Declaration {
+export function overrideFrom(
+  decl: Declaration,
+  startBand: Band,
+  overrides: Overrides,
+  allowBand?: BandRule,
+  orgLayer = false,
+): Declaration {
   const raw = overrides as unknown as Readonly<Record<string, unknown>>; // callers may bypass the types
   const phase = "register";
   const name = absent(raw["name"]) ? decl.name : checkName(raw["name"], phase);
@@ -171,7 +205,10 @@ export function overrideFrom(decl: Declaration, startBand: Band, overrides: Over
   const failMode = absent(raw["failMode"]) ? decl.failMode : checkFailMode(raw["failMode"], name, phase);
   const timeout = absent(raw["timeout"]) ? decl.timeoutNs : parseDurationNs(raw["timeout"], phase);
   const match = narrowMatcher(decl.match, raw["match"], hooks, name, phase);
-  return checkR2(new Declaration(SEALED, name, hooks, band, failMode, timeout, match), phase);
+  const given = !absent(raw["mode"]);
+  const mode = given ? checkMode(raw["mode"], phase) : decl.mode;
+  const result = checkR2(new Declaration(SEALED, name, hooks, band, failMode, timeout, match, mode), phase);
+  return checkBaselineAudit(result, phase, orgLayer && given && mode === "audit");
 }
 
 function narrow(decl: Declaration, hooks: unknown): HookPoint[] {

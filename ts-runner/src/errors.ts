@@ -29,6 +29,8 @@ export type ErrorKind =
   | "unknown_match_key"
   | "match_key_not_carried"
   | "match_widened"
+  | "invalid_mode"
+  | "baseline_audit_not_org"
   | "invalid_deadline";
 
 /** For each kind: the rule id compared by the corpus, and the rule as messages write it. */
@@ -54,6 +56,8 @@ const RULES = {
   unknown_match_key: ["I22", "I22"],
   match_key_not_carried: ["I22", "I22"],
   match_widened: ["I22", "I22"],
+  invalid_mode: ["I25", "I25"],
+  baseline_audit_not_org: ["I25", "I25"],
   invalid_deadline: ["I26", "I26"],
 } as const satisfies Record<ErrorKind, readonly [string, string]>;
 
@@ -121,6 +125,8 @@ const EXPLAIN: Record<Exclude<ErrorKind, "invalid_trace">, string> = {
   unknown_match_key: "the match keys are tool and model",
   match_key_not_carried: "tool is carried by tool.before and tool.after, model by model.before",
   match_widened: "a registration may narrow a matcher, never widen it",
+  invalid_mode: "mode is 'enforce' or 'audit'",
+  baseline_audit_not_org: "only an org profile item that itself sets mode: audit may audit a baseline middleware",
   invalid_deadline:
     "a chain deadline is a positive number of seconds or a string with a unit such as 250ms, 2s, 1.5s or 1m; an emit's own deadline may also be 0",
 };
@@ -147,6 +153,9 @@ export function valueError(phase: Phase, kind: ValueKind, field: string, what: s
       break;
     case "baseline_fail_open":
       message = `middleware ${what} is in the baseline band with fail_mode 'open': ${tail}`;
+      break;
+    case "baseline_audit_not_org":
+      message = `middleware ${what} is in the baseline band with mode 'audit': ${tail}`;
       break;
     case "duplicate_name":
       message = `a middleware named ${what} is already registered: ${tail}`;

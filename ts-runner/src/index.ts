@@ -13,12 +13,14 @@ export { RunContext, type RunContextOptions } from "./context.js";
 export {
   BANDS,
   FAIL_MODES,
+  MODES,
   Declaration,
   declare,
   snakeCase,
   type Band,
   type DeclarationOptions,
   type FailMode,
+  type Mode,
   type Overrides,
 } from "./declaration.js";
 export { parseDuration, type Duration } from "./duration.js";

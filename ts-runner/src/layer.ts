@@ -69,5 +69,5 @@ export function declareIn(declaration: Declaration, layer: Layer, item: Override
     throw new TypeError("declareIn() needs a Declaration (a middleware's .declaration)");
   }
   const checked = checkLayer(layer);
-  return overrideFrom(declaration, LAYERS[checked], item, bandRule(checked));
+  return overrideFrom(declaration, LAYERS[checked], item, bandRule(checked), checked === "org_profile");
 }

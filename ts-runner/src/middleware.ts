@@ -20,7 +20,7 @@
  */
 
 import type { HookPoint } from "./catalogue.js";
-import { declare, snakeCase, type Band, type Declaration, type DeclarationOptions, type FailMode } from "./declaration.js";
+import { declare, snakeCase, type Band, type Declaration, type DeclarationOptions, type FailMode, type Mode } from "./declaration.js";
 import type { Duration } from "./duration.js";
 import type { MatchOptions } from "./matcher.js";
 import type { Envelope } from "./envelope.js";
@@ -59,6 +59,8 @@ export interface MiddlewareOptions<H extends HookPoint = HookPoint> {
   readonly timeout?: Duration | null | undefined;
   /** Which events it applies to (I22): `{ tool: "refund_*" }`; none: every event. */
   readonly match?: MatchOptions | null | undefined;
+  /** `"enforce"` (the default) or `"audit"`: traced as what it would do, counts as a plain Continue (I25). */
+  readonly mode?: Mode | null | undefined;
   /** Defaults to the function's name, or the class name in snake case. */
   readonly name?: string | undefined;
 }

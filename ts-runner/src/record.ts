@@ -42,6 +42,8 @@ export interface TraceRecord {
   readonly fail_mode?: FailMode;
   /** The hook-contract rule a modification broke (I14): on its middleware's record only. */
   readonly contract?: string;
+  /** `true` on the records of a middleware in audit mode (I25); absent everywhere else. */
+  readonly audit?: true;
   /** Start, in monotonic nanoseconds; never compared by conformance. */
   readonly t_ns: number;
   /** Never compared by conformance. */
@@ -65,6 +67,7 @@ export const FIELDS = [
   "error",
   "fail_mode",
   "contract",
+  "audit",
   "t_ns",
   "duration_ns",
 ] as const satisfies readonly (keyof TraceRecord)[];

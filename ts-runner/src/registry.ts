@@ -37,6 +37,8 @@ export interface Entry {
   readonly order: number;
   /** The shape of its trace records that answer a plain Continue (shared by all of them). */
   readonly passed: Shape;
+  /** Audit mode (I25): its answers are traced, and count as a plain Continue. */
+  readonly audit: boolean;
 }
 
 /**
@@ -124,8 +126,10 @@ export class Registry {
     const final = layer === undefined || layer === null ? applyOverrides(declaration, item) : declareIn(declaration, layer, item);
     if (this.#entries.has(final.name)) throw valueError("register", "duplicate_name", "name", shown(final.name));
     const timeoutMs = final.timeoutNs === null ? null : Number(final.timeoutNs) / 1e6;
-    const passed: Shape = Object.freeze({ kind: "outcome", middleware: final.name, band: final.band, outcome: "continue", modified: false });
-    const entry: Entry = Object.freeze({ declaration: final, call, signal, timeoutMs, order: this.#next, passed });
+    const audit = final.mode === "audit";
+    const plain = { kind: "outcome", middleware: final.name, band: final.band, outcome: "continue", modified: false } as const;
+    const passed: Shape = Object.freeze(audit ? { ...plain, audit: true as const } : plain);
+    const entry: Entry = Object.freeze({ declaration: final, call, signal, timeoutMs, order: this.#next, passed, audit });
     this.#entries.set(final.name, entry);
     this.#next += 1;
     const band = BANDS.indexOf(final.band);

@@ -96,11 +96,15 @@ function checked(data: Map<string, Parsed>): TraceRecord {
   }
   if (kind === "failure") checkResolution(texts);
   checkContract(kind, modified, texts);
+  const audit = data.get("audit");
+  if (audit !== undefined && audit !== true) throw new Problem("audit is true when present (I25)");
+  if (audit !== undefined && kind === "hook") throw new Problem("a hook record has no audit");
   return orderedRecord({
     ...(texts as Omit<TraceRecord, "emit" | "run" | "step" | "tool" | "modified" | "t_ns" | "duration_ns">),
     ...correlation,
     emit,
     modified,
+    audit,
     t_ns: whole(data, "t_ns", 0, 2n ** 64n - 1n),
     duration_ns: whole(data, "duration_ns", 0, 2n ** 64n - 1n),
   });

@@ -321,6 +321,7 @@ function fold(run: Run, entry: Entry, verdict: Verdict, t0: number, t1: number):
     return false;
   }
   run.trace.add(middlewareShape(entry, verdict), run.key, run.correlation, t0, t1);
+  if (entry.audit) return false; // I25: traced as it would be, counts as a plain Continue
   const { outcome } = verdict;
   if (outcome.kind === "continue" && outcome.modified !== undefined) run.event = outcome.modified;
   const rank = severity(outcome);
@@ -405,5 +406,6 @@ function middlewareShape(entry: Entry, verdict: Verdict): Shape {
     error: failure?.error,
     fail_mode: failure === undefined ? undefined : failMode,
     contract,
+    audit: entry.audit ? true : undefined,
   });
 }

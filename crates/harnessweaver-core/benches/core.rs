@@ -66,6 +66,7 @@ fn declarations(n: usize) -> Vec<Declaration> {
                 fail_mode: Some(fail_mode),
                 timeout: (i % 2 == 0).then_some(TimeoutInput::Text("2s")),
                 matcher: None,
+                mode: None,
             };
             declare(&input).expect("a valid declaration")
         })
@@ -154,6 +155,7 @@ fn planning(c: &mut Criterion) {
             fail_mode: Some("closed"),
             timeout: Some(TimeoutInput::Text("2s")),
             matcher: None,
+            mode: None,
         };
         let extra = declare(&extra_input).expect("a valid declaration");
         let mut with_extra = decls.clone();

@@ -12,6 +12,7 @@ use crate::duration::{duration_from_seconds, parse_duration_text};
 use crate::error::{hooks_widened, quote, value_error, Error, ErrorKind};
 use crate::fail_mode::FailMode;
 use crate::matcher::{narrow_matcher, parse_matcher, MatchInput, Matcher};
+use crate::mode::{check_baseline_audit, Mode};
 
 /// A checked declaration: hooks are deduplicated and in catalogue order (I3).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +24,8 @@ pub struct Declaration {
     pub timeout_ns: Option<u64>,
     /// Which events of its hook points it applies to (I22); `None` is every event.
     pub matcher: Option<Matcher>,
+    /// Enforce or only audit its answers (I25).
+    pub mode: Mode,
 }
 
 impl Declaration {
@@ -60,6 +63,8 @@ pub struct DeclarationInput<'a> {
     pub timeout: Option<TimeoutInput<'a>>,
     /// `match=` (I22); `None` is no matcher.
     pub matcher: Option<&'a MatchInput<'a>>,
+    /// `mode=` (I25); `None` is `enforce`.
+    pub mode: Option<&'a str>,
 }
 
 /// The overrides `register()` may pass (I10); `None` keeps the declared value.
@@ -72,6 +77,8 @@ pub struct Overrides<'a> {
     pub timeout: Option<TimeoutInput<'a>>,
     /// `match=` (I22): narrows the declared matcher.
     pub matcher: Option<&'a MatchInput<'a>>,
+    /// `mode=` (I25): either mode.
+    pub mode: Option<&'a str>,
 }
 
 /// Checks a declaration in the order of I4.
@@ -94,6 +101,7 @@ pub fn declare(input: &DeclarationInput<'_>) -> Result<Declaration, Error> {
         .matcher
         .map(|entries| parse_matcher(entries, &hooks))
         .transpose()?;
+    let mode = input.mode.map_or(Ok(Mode::Enforce), Mode::parse)?;
     let declaration = Declaration {
         name: input.name.to_owned(),
         hooks,
@@ -101,8 +109,10 @@ pub fn declare(input: &DeclarationInput<'_>) -> Result<Declaration, Error> {
         fail_mode,
         timeout_ns,
         matcher,
+        mode,
     };
     check_baseline_fails_closed(&declaration)?;
+    check_baseline_audit(&declaration.name, band, mode, false)?;
     Ok(declaration)
 }
 
@@ -111,16 +121,18 @@ pub fn apply_overrides(
     decl: &Declaration,
     overrides: &Overrides<'_>,
 ) -> Result<Declaration, Error> {
-    override_from(decl, decl.clone(), overrides, |_, _| Ok(()))
+    override_from(decl, decl.clone(), overrides, |_, _| Ok(()), false)
 }
 
 /// The overrides applied to `start` in the order of I4, hooks narrowed against `decl`'s
-/// declared ones, a band override judged by `allow_band`; R2 on the result.
+/// declared ones, a band override judged by `allow_band`; R2 on the result, then I25's baseline
+/// rule (`org_layer`: the overrides are an org profile item's, which may audit baseline).
 pub(crate) fn override_from(
     decl: &Declaration,
     start: Declaration,
     overrides: &Overrides<'_>,
     allow_band: impl Fn(&str, Band) -> Result<(), Error>,
+    org_layer: bool,
 ) -> Result<Declaration, Error> {
     let mut result = start;
     if let Some(name) = overrides.name {
@@ -147,7 +159,13 @@ pub(crate) fn override_from(
         let narrowed = narrow_matcher(decl.matcher.as_ref(), entries, &result.hooks, &result.name)?;
         result.matcher = Some(narrowed);
     }
+    let mut org_says_audit = false;
+    if let Some(mode) = overrides.mode {
+        result.mode = Mode::parse(mode)?;
+        org_says_audit = org_layer && result.mode == Mode::Audit;
+    }
     check_baseline_fails_closed(&result)?;
+    check_baseline_audit(&result.name, result.band, result.mode, org_says_audit)?;
     Ok(result)
 }
 
@@ -253,6 +271,7 @@ mod tests {
             fail_mode,
             timeout: None,
             matcher: None,
+            mode: None,
         }
     }
 
@@ -386,6 +405,7 @@ mod tests {
             fail_mode: Some("shut"),
             timeout: Some(TimeoutInput::Text("soon")),
             matcher: None,
+            mode: None,
         };
         let fixes: [(ErrorKind, Fix<DeclarationInput<'static>>); 7] = [
             (ErrorKind::InvalidName, &|d| d.name = "ok"),
@@ -412,6 +432,7 @@ mod tests {
             fail_mode: Some("closed"),
             timeout: Some(TimeoutInput::Seconds(2.0)),
             matcher: None,
+            mode: None,
         };
         let result = apply_overrides(&guard(), &overrides).unwrap();
         assert_eq!(
@@ -472,6 +493,7 @@ mod tests {
             fail_mode: Some("shut"),
             timeout: Some(TimeoutInput::Text("0s")),
             matcher: None,
+            mode: None,
         };
         let fixes: [(ErrorKind, Fix<Overrides<'static>>); 7] = [
             (ErrorKind::InvalidName, &|o| o.name = None),
@@ -489,6 +511,53 @@ mod tests {
             fix(&mut overrides);
         }
         assert!(apply_overrides(&guard(), &overrides).is_ok());
+    }
+
+    #[test]
+    fn mode_is_checked_after_match_and_baseline_audit_after_r2_i25() {
+        let decl = declared(|d| d.mode = Some("audit")).unwrap();
+        assert_eq!(decl.mode, Mode::Audit);
+        assert_eq!(declared(|_| ()).unwrap().mode, Mode::Enforce);
+        fails(
+            declared(|d| (d.timeout, d.mode) = (Some(TimeoutInput::Text("x")), Some("Audit"))),
+            ErrorKind::InvalidDuration,
+        );
+        fails(
+            declared(|d| d.mode = Some("dry_run")),
+            ErrorKind::InvalidMode,
+        );
+        fails(
+            declared(|d| {
+                (d.band, d.mode, d.fail_mode) = (Some("baseline"), Some("audit"), Some("open"));
+            }),
+            ErrorKind::BaselineFailOpen,
+        );
+        fails(
+            declared(|d| (d.band, d.mode) = (Some("baseline"), Some("audit"))),
+            ErrorKind::BaselineAuditNotOrg,
+        );
+        let audited = overridden(&guard(), |o| o.mode = Some("audit")).unwrap();
+        assert_eq!(audited.mode, Mode::Audit);
+        assert_eq!(
+            overridden(&audited, |o| o.mode = Some("enforce"))
+                .unwrap()
+                .mode,
+            Mode::Enforce
+        );
+        fails(
+            overridden(&guard(), |o| o.mode = Some("")),
+            ErrorKind::InvalidMode,
+        );
+        fails(
+            overridden(&guard(), |o| {
+                (o.band, o.mode) = (Some("baseline"), Some("audit"));
+            }),
+            ErrorKind::BaselineAuditNotOrg,
+        );
+        fails(
+            overridden(&audited, |o| o.band = Some("baseline")),
+            ErrorKind::BaselineAuditNotOrg,
+        );
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub enum ErrorKind {
     UnknownMatchKey,
     MatchKeyNotCarried,
     MatchWidened,
+    InvalidMode,
+    BaselineAuditNotOrg,
     InvalidDeadline,
 }
 
@@ -58,6 +60,8 @@ impl ErrorKind {
             Self::UnknownMatchKey => "unknown_match_key",
             Self::MatchKeyNotCarried => "match_key_not_carried",
             Self::MatchWidened => "match_widened",
+            Self::InvalidMode => "invalid_mode",
+            Self::BaselineAuditNotOrg => "baseline_audit_not_org",
             Self::InvalidDeadline => "invalid_deadline",
         }
     }
@@ -84,6 +88,7 @@ impl ErrorKind {
             | Self::UnknownMatchKey
             | Self::MatchKeyNotCarried
             | Self::MatchWidened => "I22",
+            Self::InvalidMode | Self::BaselineAuditNotOrg => "I25",
             Self::InvalidDeadline => "I26",
         }
     }
@@ -110,6 +115,7 @@ impl ErrorKind {
             | Self::UnknownMatchKey
             | Self::MatchKeyNotCarried
             | Self::MatchWidened => "I22",
+            Self::InvalidMode | Self::BaselineAuditNotOrg => "I25",
             Self::InvalidDeadline => "I26",
         }
     }
@@ -173,6 +179,9 @@ pub(crate) fn value_error(
         ErrorKind::BaselineFailOpen => format!(
             "middleware {shown} is in the baseline band with fail_mode 'open': {explain} ({rule})"
         ),
+        ErrorKind::BaselineAuditNotOrg => format!(
+            "middleware {shown} is in the baseline band with mode 'audit': {explain} ({rule})"
+        ),
         ErrorKind::DuplicateName => {
             format!("a middleware named {shown} is already registered: {explain} ({rule})")
         }
@@ -232,6 +241,10 @@ fn explanation(kind: ErrorKind) -> String {
         }
         ErrorKind::MatchWidened => {
             "a registration may narrow a matcher, never widen it"
+        }
+        ErrorKind::InvalidMode => "mode is 'enforce' or 'audit'",
+        ErrorKind::BaselineAuditNotOrg => {
+            "only an org profile item that itself sets mode: audit may audit a baseline middleware"
         }
         ErrorKind::InvalidDeadline => {
             "a chain deadline is a positive number of seconds or a string with a unit such as 250ms, 2s, 1.5s or 1m; an emit's own deadline may also be 0"
@@ -303,7 +316,7 @@ pub(crate) fn invalid_trace(line: usize, problem: &str) -> Error {
 mod tests {
     use super::*;
 
-    const ALL: [ErrorKind; 22] = [
+    const ALL: [ErrorKind; 24] = [
         ErrorKind::InvalidName,
         ErrorKind::InvalidHooks,
         ErrorKind::UnknownHook,
@@ -325,6 +338,8 @@ mod tests {
         ErrorKind::UnknownMatchKey,
         ErrorKind::MatchKeyNotCarried,
         ErrorKind::MatchWidened,
+        ErrorKind::InvalidMode,
+        ErrorKind::BaselineAuditNotOrg,
         ErrorKind::InvalidDeadline,
     ];
 
@@ -355,6 +370,8 @@ mod tests {
                 ("unknown_match_key", "I22"),
                 ("match_key_not_carried", "I22"),
                 ("match_widened", "I22"),
+                ("invalid_mode", "I25"),
+                ("baseline_audit_not_org", "I25"),
                 ("invalid_deadline", "I26"),
             ]
         );

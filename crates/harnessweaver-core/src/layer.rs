@@ -109,7 +109,8 @@ pub fn declare_in_layer(
         band: layer.band(),
         ..decl.clone()
     };
-    override_from(decl, start, item, |name, band| layer.allow(name, band))
+    let org = layer == Layer::OrgProfile;
+    override_from(decl, start, item, |name, band| layer.allow(name, band), org)
 }
 
 #[cfg(test)]
@@ -126,6 +127,7 @@ mod tests {
             fail_mode: Some(fail_mode),
             timeout: None,
             matcher: None,
+            mode: None,
         };
         declare(&input).expect("a valid declaration")
     }
@@ -237,5 +239,42 @@ mod tests {
             (ErrorKind::UnknownLayer, "I13")
         );
         assert!(err.message.contains("'apps'") && err.message.contains("(I13)"));
+    }
+
+    /// I25: only an org profile item that itself sets `mode: audit` audits baseline.
+    #[test]
+    fn only_the_org_item_audits_baseline_i25() {
+        use crate::mode::Mode;
+        let d = decl("app", "closed");
+        let audit = Overrides {
+            mode: Some("audit"),
+            ..Overrides::default()
+        };
+        let org = declare_in_layer(&d, Layer::OrgProfile, &audit).unwrap();
+        assert_eq!((org.band, org.mode), (Band::Baseline, Mode::Audit));
+        for layer in [Layer::PluginProfile, Layer::ProfileFile] {
+            let err = declare_in_layer(&d, layer, &audit).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::BaselineAuditNotOrg);
+        }
+        assert_eq!(
+            declare_in_layer(&d, Layer::App, &audit).unwrap().mode,
+            Mode::Audit
+        );
+        // Declared audit, loaded by the org without restating the mode: refused.
+        let declared_audit = Declaration {
+            mode: Mode::Audit,
+            ..d.clone()
+        };
+        let none = Overrides::default();
+        let err = declare_in_layer(&declared_audit, Layer::OrgProfile, &none).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::BaselineAuditNotOrg);
+        // R2 first: an audited baseline middleware still fails closed.
+        let open = Overrides {
+            mode: Some("audit"),
+            fail_mode: Some("open"),
+            ..Overrides::default()
+        };
+        let err = declare_in_layer(&d, Layer::OrgProfile, &open).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::BaselineFailOpen);
     }
 }

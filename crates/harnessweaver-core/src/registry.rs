@@ -289,6 +289,7 @@ mod tests {
             fail_mode: FailMode::Closed,
             timeout_ns: None,
             matcher: None,
+            mode: crate::mode::Mode::Enforce,
         }
     }
 

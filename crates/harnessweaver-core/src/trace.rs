@@ -98,6 +98,8 @@ pub struct Record {
     pub failure: u8,
     /// The hook-contract rule the middleware's modification broke (I14): `Rule::as_u8`.
     pub contract: u8,
+    /// The middleware runs in audit mode (I25): the record says what it would have done.
+    pub audit: bool,
 }
 
 // What a walk passes around; a trace stores it in 32 bytes (`packed.rs`).
@@ -127,6 +129,7 @@ impl Record {
             error: text(self.error),
             fail_mode: FailMode::from_u8(self.fail_mode).map(FailMode::as_str),
             contract: Rule::from_u8(self.contract).map(Rule::as_str),
+            audit: self.audit.then_some(true),
             t_ns: self.t_ns,
             duration_ns: self.duration_ns,
         }
@@ -174,6 +177,9 @@ pub struct RecordView {
     pub fail_mode: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contract: Option<&'static str>,
+    /// `true` on the records of an audited middleware (I25), absent everywhere else.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit: Option<bool>,
     pub t_ns: u64,
     pub duration_ns: u64,
 }
@@ -699,6 +705,7 @@ pub(crate) mod tests {
             fail_mode: ABSENT,
             failure: ABSENT,
             contract: ABSENT,
+            audit: false,
         };
         let failure = Record {
             t_ns: 20,
@@ -728,6 +735,7 @@ pub(crate) mod tests {
             fail_mode: ABSENT,
             failure: ABSENT,
             contract: ABSENT,
+            audit: false,
         };
         [outcome, failure, hook]
     }

@@ -109,7 +109,64 @@ fn continue_record(hook: HookId, entry_name: Sym, band: Band) -> Record {
         fail_mode: ABSENT,
         failure: ABSENT,
         contract: ABSENT,
+        audit: false,
     }
+}
+
+/// The answer a modification that broke a contract stands for (I14): warn keeps the modified
+/// Continue, strict makes it a `contract_violation` failure.
+fn violation(mode: ContractMode) -> Answer {
+    match mode {
+        ContractMode::Warn => Answer::Outcome {
+            kind: OutcomeKind::Continue,
+            modified: true,
+            code: NO_SYM,
+        },
+        ContractMode::Strict => Answer::Failure {
+            failure: FailureKind::ContractViolation,
+            error: failure_error_sym(FailureKind::ContractViolation, None),
+        },
+    }
+}
+
+/// The record of one answer, and whether its modification may be applied.
+///
+/// An outcome is normalised so the trace stays consistent: only a Continue can be modified,
+/// and a Continue has no code.
+fn judge(
+    hook: HookId,
+    entry_name: Sym,
+    band: Band,
+    fail_mode: FailMode,
+    answer: Answer,
+) -> (Record, bool) {
+    let mut record = continue_record(hook, entry_name, band);
+    let accept_modification = match answer {
+        Answer::Outcome {
+            kind,
+            modified,
+            code,
+        } => {
+            let is_continue = kind == OutcomeKind::Continue;
+            record.outcome = kind;
+            record.modified = modified && is_continue;
+            record.code = if is_continue { NO_SYM } else { code };
+            record.modified
+        }
+        Answer::Failure { failure, error } => {
+            // Rulings 11–12: the fail mode decides; an open failure's modification is
+            // discarded, so a failure never changes the event.
+            let resolution = resolve(fail_mode, failure);
+            record.kind = RecordKind::Failure;
+            record.outcome = resolution.outcome;
+            record.code = intern_opt(resolution.code);
+            record.error = error;
+            record.fail_mode = fail_mode as u8;
+            record.failure = failure as u8;
+            false
+        }
+    };
+    (record, accept_modification)
 }
 
 /// One emit's walk along its chain: folds each answer into the combined outcome (rulings 4,
@@ -139,32 +196,7 @@ impl Walk {
         fail_mode: FailMode,
         answer: Answer,
     ) -> Decision {
-        let mut record = continue_record(hook, entry_name, band);
-        let accept_modification = match answer {
-            Answer::Outcome {
-                kind,
-                modified,
-                code,
-            } => {
-                let is_continue = kind == OutcomeKind::Continue;
-                record.outcome = kind;
-                record.modified = modified && is_continue;
-                record.code = if is_continue { NO_SYM } else { code };
-                record.modified
-            }
-            Answer::Failure { failure, error } => {
-                // Rulings 11–12: the fail mode decides; an open failure's modification is
-                // discarded, so a failure never changes the event.
-                let resolution = resolve(fail_mode, failure);
-                record.kind = RecordKind::Failure;
-                record.outcome = resolution.outcome;
-                record.code = intern_opt(resolution.code);
-                record.error = error;
-                record.fail_mode = fail_mode as u8;
-                record.failure = failure as u8;
-                false
-            }
-        };
+        let (record, accept_modification) = judge(hook, entry_name, band, fail_mode, answer);
         let new_best = self.offer(index, &record);
         Decision {
             outcome: record.outcome,
@@ -176,6 +208,53 @@ impl Walk {
             stop: record.outcome == OutcomeKind::Block,
             record,
         }
+    }
+
+    /// The answer of a middleware in audit mode (I25): its record is the one [`Walk::answer`]
+    /// makes, marked `audit`, and the answer takes no part in the walk: it is no candidate for
+    /// the combined outcome, its modification is not applied and it never stops the chain.
+    pub fn audited(
+        hook: HookId,
+        entry_name: Sym,
+        band: Band,
+        fail_mode: FailMode,
+        answer: Answer,
+    ) -> Decision {
+        let (mut record, _) = judge(hook, entry_name, band, fail_mode, answer);
+        record.audit = true;
+        Decision {
+            outcome: record.outcome,
+            modified: record.modified,
+            code: record.code,
+            accept_modification: false,
+            new_best: false,
+            stop: false,
+            record,
+        }
+    }
+
+    /// [`Walk::violated`] for a middleware in audit mode (I25): recorded the same, marked
+    /// `audit`, and nothing applied.
+    pub fn violated_audited(
+        hook: HookId,
+        entry_name: Sym,
+        band: Band,
+        fail_mode: FailMode,
+        rule: Rule,
+        mode: ContractMode,
+    ) -> Decision {
+        let answer = violation(mode);
+        let mut decision = Self::audited(hook, entry_name, band, fail_mode, answer);
+        decision.record.contract = rule.as_u8();
+        decision
+    }
+
+    /// [`Walk::continued`] for a middleware in audit mode (I25): the same record, marked
+    /// `audit`, offered to nothing (a plain Continue never changes the combined outcome anyway).
+    pub fn continued_audited(hook: HookId, entry_name: Sym, band: Band) -> Record {
+        let mut record = continue_record(hook, entry_name, band);
+        record.audit = true;
+        record
     }
 
     /// A `Continue(modified)` that broke contract `rule` (I14). Warn: the modification stands
@@ -193,17 +272,7 @@ impl Walk {
         rule: Rule,
         mode: ContractMode,
     ) -> Decision {
-        let answer = match mode {
-            ContractMode::Warn => Answer::Outcome {
-                kind: OutcomeKind::Continue,
-                modified: true,
-                code: NO_SYM,
-            },
-            ContractMode::Strict => Answer::Failure {
-                failure: FailureKind::ContractViolation,
-                error: failure_error_sym(FailureKind::ContractViolation, None),
-            },
-        };
+        let answer = violation(mode);
         let mut decision = self.answer(index, hook, entry_name, band, fail_mode, answer);
         decision.record.contract = rule.as_u8();
         decision
@@ -257,6 +326,7 @@ impl Walk {
             fail_mode: ABSENT,
             failure: ABSENT,
             contract: ABSENT,
+            audit: false,
         }
     }
 }
@@ -603,5 +673,59 @@ mod tests {
             assert_eq!(records, expected, "{sequence:?}");
             assert_eq!(fast.combined(), general.combined(), "{sequence:?}");
         }
+    }
+
+    /// I25: an audited answer is recorded as it would be, marked audit, and changes nothing.
+    #[test]
+    fn audited_answers_are_traced_and_count_as_continue_i25() {
+        let name = intern("shadow");
+        let mut walk = Walk::new();
+        let block = with_code(OutcomeKind::Block, "refund_cap");
+        let audited = Walk::audited(TOOL_BEFORE, name, Band::App, FailMode::Closed, block);
+        assert!(!audited.stop && !audited.new_best && !audited.accept_modification);
+        assert_eq!(
+            (
+                audited.record.outcome,
+                audited.record.code,
+                audited.record.audit
+            ),
+            (OutcomeKind::Block, intern("refund_cap"), true)
+        );
+        let modified = Walk::audited(TOOL_BEFORE, name, Band::App, FailMode::Closed, MODIFIED);
+        assert!(modified.record.modified && !modified.accept_modification);
+        let closed = Walk::audited(
+            TOOL_BEFORE,
+            name,
+            Band::App,
+            FailMode::Closed,
+            failure(FailureKind::Timeout),
+        );
+        assert_eq!(
+            (closed.record.kind, closed.record.outcome, closed.stop),
+            (RecordKind::Failure, OutcomeKind::Block, false)
+        );
+        assert_eq!(resolve_sym(closed.record.code), "middleware_timeout");
+        let violated = Walk::violated_audited(
+            TOOL_BEFORE,
+            name,
+            Band::App,
+            FailMode::Closed,
+            Rule::from_u8(0).unwrap(),
+            ContractMode::Strict,
+        );
+        assert!(violated.record.audit && !violated.stop);
+        assert_eq!(violated.record.contract, Rule::from_u8(0).unwrap().as_u8());
+        assert!(Walk::continued_audited(TOOL_BEFORE, name, Band::App).audit);
+        // The walk itself saw nothing: the hook record is a plain Continue.
+        assert_eq!(walk.combined(), Combined::NOTHING);
+        let enforced = walk.answer(1, TOOL_BEFORE, name, Band::App, FailMode::Closed, MODIFIED);
+        assert!(enforced.accept_modification && !enforced.record.audit);
+        assert!(walk.hook_record(TOOL_BEFORE).modified);
+    }
+
+    fn resolve_sym(sym: Sym) -> String {
+        resolve(sym)
+            .map(std::string::ToString::to_string)
+            .unwrap_or_default()
     }
 }

@@ -37,6 +37,7 @@ fn add(registry: &mut Registry<Does>, name: &str, band: &str, fail_mode: &str, d
         fail_mode: Some(fail_mode),
         timeout: None,
         matcher: None,
+        mode: None,
     };
     let decl = declare(&input).unwrap();
     let overrides = Overrides {

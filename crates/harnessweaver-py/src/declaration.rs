@@ -78,6 +78,11 @@ impl Declaration {
         }
         Ok(Some(dict))
     }
+    /// `"enforce"` or `"audit"` (I25).
+    #[getter]
+    fn mode(&self) -> &'static str {
+        self.inner.mode.as_str()
+    }
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "Declaration(name={}, hooks={}, band={}, fail_mode={}, timeout={})",
@@ -329,9 +334,45 @@ fn name_text<'a>(value: &'a Bound<'_, PyAny>, phase: Phase) -> PyResult<&'a str>
     Ok(name)
 }
 
+/// A `mode` argument (I25): `None` when not given; a value that is not text is kept as its
+/// error, to be reported at mode's place in the order of I4 (after match, before R2).
+fn mode_arg<'a>(
+    value: Option<&'a Bound<'_, PyAny>>,
+    phase: Phase,
+) -> Result<Option<&'a str>, PyErr> {
+    match value.filter(|v| !v.is_none()) {
+        Some(value) => text(value, phase, ErrorKind::InvalidMode, "mode").map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The core's verdict on checks run without a mode that was not text: its errors before mode
+/// in the order of I4 stand; after mode (R2, I25's baseline rule), the mode's error comes first.
+fn with_mode_error<T>(
+    py: Python<'_>,
+    phase: Phase,
+    result: Result<T, harnessweaver_core::Error>,
+    mode: Result<Option<&str>, PyErr>,
+) -> PyResult<T> {
+    match (result, mode) {
+        (Err(e), Err(mode_error))
+            if matches!(
+                e.kind,
+                ErrorKind::BaselineFailOpen | ErrorKind::BaselineAuditNotOrg
+            ) =>
+        {
+            Err(mode_error)
+        }
+        (Err(e), _) => Err(to_py(py, phase, &e)),
+        (Ok(_), Err(mode_error)) => Err(mode_error),
+        (Ok(value), Ok(_)) => Ok(value),
+    }
+}
+
 /// Validate a declaration in the order of I4; raise `DeclarationError` on the first fault.
 #[pyfunction]
-#[pyo3(signature = (name, hooks, *, band = None, fail_mode = None, timeout = None, r#match = None))]
+#[pyo3(signature = (name, hooks, *, band = None, fail_mode = None, timeout = None, r#match = None, mode = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn declare(
     py: Python<'_>,
     name: &Bound<'_, PyAny>,
@@ -340,6 +381,7 @@ pub fn declare(
     fail_mode: Option<&Bound<'_, PyAny>>,
     timeout: Option<&Bound<'_, PyAny>>,
     r#match: Option<&Bound<'_, PyAny>>,
+    mode: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Declaration> {
     let phase = Phase::Declare;
     let name = name_text(name, phase)?;
@@ -357,6 +399,7 @@ pub fn declare(
     let hook_refs: Vec<&str> = hooks.iter().map(String::as_str).collect();
     let owned = match_arg(r#match, phase)?;
     let entries = owned.as_ref().map(borrowed);
+    let mode_text = mode_arg(mode, phase);
     let input = DeclarationInput {
         name,
         hooks: &hook_refs,
@@ -364,8 +407,9 @@ pub fn declare(
         fail_mode,
         timeout,
         matcher: entries.as_deref(),
+        mode: mode_text.as_ref().ok().copied().flatten(),
     };
-    let inner = core_decl::declare(&input).map_err(|e| to_py(py, phase, &e))?;
+    let inner = with_mode_error(py, phase, core_decl::declare(&input), mode_text)?;
     Ok(Declaration { inner })
 }
 
@@ -382,6 +426,7 @@ pub fn overridden(
     fail_mode: Option<&Bound<'_, PyAny>>,
     timeout: Option<&Bound<'_, PyAny>>,
     r#match: Option<&Bound<'_, PyAny>>,
+    mode: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<core_decl::Declaration> {
     let phase = Phase::Register;
     let given = |v: Option<&Bound<'_, PyAny>>| v.is_some_and(|v| !v.is_none());
@@ -429,6 +474,7 @@ pub fn overridden(
         .transpose()?;
     let owned = match_arg(r#match, phase)?;
     let entries = owned.as_ref().map(borrowed);
+    let mode_text = mode_arg(mode, phase);
     let overrides = Overrides {
         name,
         hooks: hook_refs.as_deref(),
@@ -436,12 +482,13 @@ pub fn overridden(
         fail_mode,
         timeout,
         matcher: entries.as_deref(),
+        mode: mode_text.as_ref().ok().copied().flatten(),
     };
     let result = match layer {
         Some(layer) => declare_in_layer(decl, layer, &overrides),
         None => core_decl::apply_overrides(decl, &overrides),
     };
-    result.map_err(|e| to_py(py, phase, &e))
+    with_mode_error(py, phase, result, mode_text)
 }
 
 /// The layer named by a `layer` argument (I13).
@@ -459,7 +506,7 @@ pub fn layer_of(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Layer>> {
 /// A middleware as a spec item of `layer` declares it (I13, rulings 16-18, S8, R2), without
 /// registering it: what a harness spec loader checks before building anything.
 #[pyfunction]
-#[pyo3(signature = (decl, layer, *, name = None, band = None, hooks = None, fail_mode = None, timeout = None, r#match = None))]
+#[pyo3(signature = (decl, layer, *, name = None, band = None, hooks = None, fail_mode = None, timeout = None, r#match = None, mode = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn declare_in(
     py: Python<'_>,
@@ -471,6 +518,7 @@ pub fn declare_in(
     fail_mode: Option<&Bound<'_, PyAny>>,
     timeout: Option<&Bound<'_, PyAny>>,
     r#match: Option<&Bound<'_, PyAny>>,
+    mode: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Declaration> {
     if layer.is_none() {
         // No layer is not a way around the layer rules: unknown_layer, like any other value.
@@ -493,6 +541,7 @@ pub fn declare_in(
         fail_mode,
         timeout,
         r#match,
+        mode,
     )?;
     Ok(Declaration { inner })
 }

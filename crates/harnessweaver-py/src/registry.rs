@@ -345,7 +345,7 @@ impl Registry {
     }
 
     /// Register `call` under `decl` with the overrides of I10; return what took effect.
-    #[pyo3(signature = (decl, call, *, layer = None, name = None, band = None, hooks = None, fail_mode = None, timeout = None, r#match = None))]
+    #[pyo3(signature = (decl, call, *, layer = None, name = None, band = None, hooks = None, fail_mode = None, timeout = None, r#match = None, mode = None))]
     #[allow(clippy::too_many_arguments)]
     fn register(
         &self,
@@ -359,6 +359,7 @@ impl Registry {
         fail_mode: Option<&Bound<'_, PyAny>>,
         timeout: Option<&Bound<'_, PyAny>>,
         r#match: Option<&Bound<'_, PyAny>>,
+        mode: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<Declaration>> {
         let Ok(decl) = decl.cast::<Declaration>() else {
             return Err(PyTypeError::new_err(format!(
@@ -383,6 +384,7 @@ impl Registry {
             fail_mode,
             timeout,
             r#match,
+            mode,
         )?;
         let declared = Py::new(
             py,

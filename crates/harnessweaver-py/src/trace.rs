@@ -299,6 +299,9 @@ fn as_dict<'py>(py: Python<'py>, view: &RecordView) -> PyResult<Bound<'py, PyDic
             dict.set_item(key, PyString::intern(py, value))?;
         }
     }
+    if let Some(audit) = view.audit {
+        dict.set_item(intern!(py, "audit"), audit)?; // I25: audited middleware only
+    }
     dict.set_item(intern!(py, "t_ns"), view.t_ns)?;
     dict.set_item(intern!(py, "duration_ns"), view.duration_ns)?;
     Ok(dict)

@@ -398,9 +398,12 @@ impl EmitState {
             return self.failed(py, self.overrun(), None); // a late answer (ruling 10, I26)
         }
         let entry = &self.chain[self.current];
-        let record = self
-            .walk
-            .continued(self.current, self.hook, entry.name, entry.decl.band);
+        let record = if entry.decl.mode.is_audit() {
+            Walk::continued_audited(self.hook, entry.name, entry.decl.band) // I25
+        } else {
+            self.walk
+                .continued(self.current, self.hook, entry.name, entry.decl.band)
+        };
         self.keep(record, now);
         Ok(())
     }
@@ -578,15 +581,19 @@ impl EmitState {
     ) -> PyResult<harnessweaver_core::walk::Decision> {
         let entry = &self.chain[self.current];
         let decl = &entry.decl;
-        let mut decision = self.walk.violated(
-            self.current,
-            self.hook,
-            entry.name,
-            decl.band,
-            decl.fail_mode,
-            rule,
-            mode,
-        );
+        let mut decision = if decl.mode.is_audit() {
+            Walk::violated_audited(self.hook, entry.name, decl.band, decl.fail_mode, rule, mode)
+        } else {
+            self.walk.violated(
+                self.current,
+                self.hook,
+                entry.name,
+                decl.band,
+                decl.fail_mode,
+                rule,
+                mode,
+            )
+        };
         self.keep(decision.record, now);
         if mode == ContractMode::Strict {
             // A failure: the combined outcome is a fresh Block when closed, never the answer.
@@ -607,14 +614,19 @@ impl EmitState {
     fn decide(&mut self, answer: Answer, now: u64) -> harnessweaver_core::walk::Decision {
         let entry = &self.chain[self.current];
         let decl = &entry.decl;
-        let decision = self.walk.answer(
-            self.current,
-            self.hook,
-            entry.name,
-            decl.band,
-            decl.fail_mode,
-            answer,
-        );
+        let decision = if decl.mode.is_audit() {
+            // I25: traced as it would be; counts as a plain Continue.
+            Walk::audited(self.hook, entry.name, decl.band, decl.fail_mode, answer)
+        } else {
+            self.walk.answer(
+                self.current,
+                self.hook,
+                entry.name,
+                decl.band,
+                decl.fail_mode,
+                answer,
+            )
+        };
         self.keep(decision.record, now);
         decision
     }

@@ -19,6 +19,7 @@ __all__ = ["BANDS", "MISSING", "Declaration", "apply_overrides", "declare", "sna
 BANDS: Final = ("baseline", "platform", "app", "task")
 BAND_INDEX: Final = {band: i for i, band in enumerate(BANDS)}
 FAIL_MODES: Final = ("closed", "open")
+MODES: Final = ("enforce", "audit")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -36,7 +37,7 @@ MISSING: Final = _Missing()
 class Declaration:
     """A validated declaration: name, hook points, band, fail mode and timeout."""
 
-    __slots__ = ("_match", "band", "fail_mode", "hooks", "name", "timeout", "timeout_ns")
+    __slots__ = ("_match", "band", "fail_mode", "hooks", "mode", "name", "timeout", "timeout_ns")
 
     name: str
     hooks: tuple[str, ...]
@@ -44,6 +45,7 @@ class Declaration:
     fail_mode: str
     timeout: float | None
     timeout_ns: int | None
+    mode: str
     _match: Matcher | None
 
     def __init__(
@@ -54,6 +56,7 @@ class Declaration:
         fail_mode: str,
         timeout_ns: int | None,
         match: Matcher | None = None,
+        mode: str = "enforce",
     ) -> None:
         setter = object.__setattr__
         setter(self, "name", name)
@@ -64,6 +67,7 @@ class Declaration:
         setter(self, "timeout", None if timeout_ns is None else timeout_ns / 1e9)
         # Each call hands out a fresh dict (like the Rust getter), so nobody changes ours.
         setter(self, "_match", match)
+        setter(self, "mode", mode)
 
     @property
     def match(self) -> Matcher | None:
@@ -83,7 +87,8 @@ class Declaration:
 
     def _key(self) -> tuple[object, ...]:
         matched = None if self._match is None else tuple(self._match.items())
-        return (self.name, self.hooks, self.band, self.fail_mode, self.timeout_ns, matched)
+        key = (self.name, self.hooks, self.band, self.fail_mode, self.timeout_ns, matched)
+        return key if self.mode == "enforce" else (*key, self.mode)
 
     def __repr__(self) -> str:
         return (
@@ -132,6 +137,20 @@ def _check_r2(decl: Declaration, phase: str) -> Declaration:
     return decl
 
 
+def _check_mode(mode: object, phase: str) -> str:
+    """I25: ``enforce`` or ``audit``, exactly."""
+    if not isinstance(mode, str) or mode not in MODES:
+        raise value_error(phase, "invalid_mode", "mode", shown(mode))
+    return mode
+
+
+def check_baseline_audit(decl: Declaration, phase: str, org_says_audit: bool) -> Declaration:
+    """I25: only an org profile item that itself sets ``mode: audit`` audits a baseline one."""
+    if decl.band == "baseline" and decl.mode == "audit" and not org_says_audit:
+        raise value_error(phase, "baseline_audit_not_org", "middleware", shown(decl.name))
+    return decl
+
+
 def declare(
     name: object,
     hooks: object,
@@ -140,17 +159,19 @@ def declare(
     fail_mode: object = MISSING,
     timeout: object = None,
     match: object = None,
+    mode: object = None,
 ) -> Declaration:
     """Validate a declaration in the order of I4; raise ``DeclarationError`` on the first fault."""
     phase = "declare"
     checked_name = _check_name(name, phase)
     checked_hooks = _check_hooks(hooks, phase)
     checked_band = _check_band("app" if band is None else band, phase)
-    mode = _check_fail_mode(fail_mode, checked_name, phase)
+    fails = _check_fail_mode(fail_mode, checked_name, phase)
     timeout_ns = None if timeout is None else parse_duration_ns(timeout, phase)
     matcher = parse_matcher(match, checked_hooks, phase)
-    decl = Declaration(checked_name, checked_hooks, checked_band, mode, timeout_ns, matcher)
-    return _check_r2(decl, phase)
+    runs = "enforce" if mode is None else _check_mode(mode, phase)
+    decl = Declaration(checked_name, checked_hooks, checked_band, fails, timeout_ns, matcher, runs)
+    return check_baseline_audit(_check_r2(decl, phase), phase, False)
 
 
 def _narrow(decl: Declaration, hooks: object, phase: str) -> tuple[str, ...]:
@@ -170,9 +191,10 @@ def apply_overrides(
     fail_mode: object = None,
     timeout: object = None,
     match: object = None,
+    mode: object = None,
 ) -> Declaration:
     """The declaration as registered (I10); ``None`` keeps the declared value."""
-    return override_from(decl, decl.band, name, hooks, band, fail_mode, timeout, None, match)
+    return override_from(decl, decl.band, name, hooks, band, fail_mode, timeout, None, match, mode)
 
 
 BandRule = Callable[[str, str], None]
@@ -188,9 +210,12 @@ def override_from(
     timeout: object,
     allow_band: BandRule | None,
     match: object = None,
+    mode: object = None,
+    org_layer: bool = False,
 ) -> Declaration:
     """Overrides in the order of I4, starting from ``start_band``; hooks narrow against the
-    declaration; ``allow_band(name, band)`` judges an explicit band; R2 on the result."""
+    declaration; ``allow_band(name, band)`` judges an explicit band; R2 on the result, then
+    I25's baseline rule (``org_layer``: an org profile item's keys, which may audit baseline)."""
     phase = "register"
     new_name = decl.name if name is None else _check_name(name, phase)
     new_hooks = decl.hooks if hooks is None else _narrow(decl, hooks, phase)
@@ -199,11 +224,13 @@ def override_from(
         new_band = _check_band(band, phase)
         if allow_band is not None:
             allow_band(new_name, new_band)
-    mode = decl.fail_mode if fail_mode is None else _check_fail_mode(fail_mode, new_name, phase)
+    fails = decl.fail_mode if fail_mode is None else _check_fail_mode(fail_mode, new_name, phase)
     timeout_ns = decl.timeout_ns if timeout is None else parse_duration_ns(timeout, phase)
     matcher = narrow_matcher(decl._match, match, new_hooks, new_name, phase)
-    result = Declaration(new_name, new_hooks, new_band, mode, timeout_ns, matcher)
-    return _check_r2(result, phase)
+    runs = decl.mode if mode is None else _check_mode(mode, phase)
+    result = Declaration(new_name, new_hooks, new_band, fails, timeout_ns, matcher, runs)
+    org_says_audit = org_layer and mode is not None and runs == "audit"
+    return check_baseline_audit(_check_r2(result, phase), phase, org_says_audit)
 
 
 _BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")

@@ -30,6 +30,8 @@ _RULES: Final = {
     "unknown_match_key": ("I22", "I22"),
     "match_key_not_carried": ("I22", "I22"),
     "match_widened": ("I22", "I22"),
+    "invalid_mode": ("I25", "I25"),
+    "baseline_audit_not_org": ("I25", "I25"),
     "invalid_deadline": ("I26", "I26"),
 }
 _HOOKS: Final = (
@@ -59,6 +61,9 @@ _EXPLAIN: Final = {
     "unknown_match_key": "the match keys are tool and model",
     "match_key_not_carried": "tool is carried by tool.before and tool.after, model by model.before",
     "match_widened": "a registration may narrow a matcher, never widen it",
+    "invalid_mode": "mode is 'enforce' or 'audit'",
+    "baseline_audit_not_org": "only an org profile item that itself sets mode: audit may audit "
+    "a baseline middleware",
     "invalid_deadline": (
         "a chain deadline is a positive number of seconds or a string with a unit such as"
         " 250ms, 2s, 1.5s or 1m; an emit's own deadline may also be 0"
@@ -90,6 +95,10 @@ def value_error(
     elif kind == "baseline_fail_open":
         message = (
             f"middleware {what} is in the baseline band with fail_mode 'open': {explain} ({label})"
+        )
+    elif kind == "baseline_audit_not_org":
+        message = (
+            f"middleware {what} is in the baseline band with mode 'audit': {explain} ({label})"
         )
     elif kind == "duplicate_name":
         message = f"a middleware named {what} is already registered: {explain} ({label})"

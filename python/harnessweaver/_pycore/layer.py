@@ -73,8 +73,12 @@ def declare_in(
     fail_mode: object = None,
     timeout: object = None,
     match: object = None,
+    mode: object = None,
 ) -> Declaration:
     """A middleware as a spec item of ``layer`` declares it, without registering it."""
     checked = check_layer(layer)
     allow = band_rule(checked)
-    return override_from(decl, LAYERS[checked], name, hooks, band, fail_mode, timeout, allow, match)
+    org = checked == "org_profile"
+    return override_from(
+        decl, LAYERS[checked], name, hooks, band, fail_mode, timeout, allow, match, mode, org
+    )

@@ -45,6 +45,7 @@ MAX_KEYED_PLANS = 256
 
 class _Entry:
     __slots__ = (
+        "audit",
         "band",
         "call",
         "closed",
@@ -65,10 +66,11 @@ class _Entry:
         self.closed = decl.fail_mode == "closed"
         self.timeout = decl.timeout
         self.timeout_ns = decl.timeout_ns
+        self.audit = decl.mode == "audit"  # I25: traced as it would be, counts as Continue
         self.call = call
         self.order = order
         # The trace shape of its usual answer (nothing, or a plain Continue), made once.
-        self.passed = outcome_shape(self.name, self.band, "continue", False, None)
+        self.passed = outcome_shape(self.name, self.band, "continue", False, None, None, self.audit)
 
 
 class Registry:
@@ -124,6 +126,7 @@ class Registry:
         fail_mode: object = None,
         timeout: object = None,
         match: object = None,
+        mode: object = None,
     ) -> Declaration:
         """Register ``call`` under ``decl`` with the overrides of I10, or as a spec item of
         ``layer`` (I13); return the declaration that took effect."""
@@ -140,6 +143,7 @@ class Registry:
                 fail_mode=fail_mode,
                 timeout=timeout,
                 match=match,
+                mode=mode,
             )
         else:
             final = declare_in(
@@ -151,6 +155,7 @@ class Registry:
                 fail_mode=fail_mode,
                 timeout=timeout,
                 match=match,
+                mode=mode,
             )
         if final.name in self._entries:
             raise value_error("register", "duplicate_name", "name", shown(final.name))

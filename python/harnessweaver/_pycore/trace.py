@@ -52,12 +52,14 @@ FIELDS: Final = (
     "error",
     "fail_mode",
     "contract",
+    "audit",
     "t_ns",
     "duration_ns",
 )
 _OPTIONAL: Final = frozenset(
     {"middleware", "band", "code", "failure", "error", "fail_mode", "contract"}
 )
+_FLAGS: Final = frozenset({"audit"})  # I25: present (true) on an audited middleware's records
 _CORRELATION: Final = frozenset({"run", "step", "tool"})  # I21; absent in older traces
 _KEY: Final = 5  # emit, hook, run, step, tool: one tuple per emit
 _REQUIRED_BY_KIND: Final = {
@@ -86,25 +88,28 @@ _VALUES: Final = {
 
 Record = tuple[Any, ...]
 Shape = tuple[Any, ...]
-"""A record's fields from ``kind`` to ``contract``, in the order of ``FIELDS``."""
+"""A record's fields from ``kind`` to ``audit``, in the order of ``FIELDS``."""
 _WIDTH: Final = 4  # shape, key, start, end
 
 
 def outcome_shape(name: str, band: str, outcome: str, modified: bool, code: str | None,
-                  contract: str | None = None) -> Shape:  # fmt: skip
-    """The shape of a middleware's outcome record."""
-    return ("outcome", name, band, outcome, modified, code, None, None, None, contract)
+                  contract: str | None = None, audit: bool = False) -> Shape:  # fmt: skip
+    """The shape of a middleware's outcome record (``audit``: of an audited one, I25)."""
+    flag = True if audit else None
+    return ("outcome", name, band, outcome, modified, code, None, None, None, contract, flag)
 
 
 def failure_shape(name: str, band: str, outcome: str, code: str | None, failure: str,
-                  error: str, fail_mode: str, contract: str | None) -> Shape:  # fmt: skip
-    """The shape of a middleware's failure record."""
-    return ("failure", name, band, outcome, False, code, failure, error, fail_mode, contract)
+                  error: str, fail_mode: str, contract: str | None,
+                  audit: bool = False) -> Shape:  # fmt: skip
+    """The shape of a middleware's failure record (``audit``: of an audited one, I25)."""
+    flag = True if audit else None
+    return ("failure", name, band, outcome, False, code, failure, error, fail_mode, contract, flag)
 
 
 def hook_shape(outcome: str, modified: bool, code: str | None) -> Shape:
     """The shape of an emit's hook record."""
-    return ("hook", None, None, outcome, modified, code, None, None, None, None)
+    return ("hook", None, None, outcome, modified, code, None, None, None, None, None)
 
 
 def _rows(fields: list[Any]) -> Iterator[Record]:
@@ -123,7 +128,8 @@ def _as_dict(record: Record) -> dict[str, Any]:
     return {
         key: value
         for key, value in zip(FIELDS, record, strict=True)
-        if value is not None or (key not in _OPTIONAL and key not in _CORRELATION)
+        if value is not None
+        or (key not in _OPTIONAL and key not in _CORRELATION and key not in _FLAGS)
     }
 
 
@@ -504,10 +510,16 @@ def _record(data: dict[str, Any]) -> Record:
                 f"recorded as {expected[0]} with code {_quoted(expected[1])}"
             )
     _check_contract(str(kind), modified, texts["failure"], texts["contract"])
+    audit = data.get("audit")
+    if audit is not None:
+        if audit is not True:
+            raise ValueError("audit is true when present (I25)")
+        if kind == "hook":
+            raise ValueError("a hook record has no audit")
     t_ns = _whole(data, "t_ns", 0, 2**64 - 1)
     duration_ns = _whole(data, "duration_ns", 0, 2**64 - 1)
-    values = {**texts, "emit": emit, "step": step, "modified": modified, "t_ns": t_ns,
-              "duration_ns": duration_ns}  # fmt: skip
+    values = {**texts, "emit": emit, "step": step, "modified": modified, "audit": audit,
+              "t_ns": t_ns, "duration_ns": duration_ns}  # fmt: skip
     return tuple(values[key] for key in FIELDS)
 
 

@@ -9,6 +9,7 @@ stepped once by hand so that a deadline is armed only for those that really susp
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from time import monotonic_ns
 from types import CoroutineType
 from typing import Any
@@ -225,6 +226,25 @@ class Walk:
         self._raised(exc)
 
     def _answer(self, value: Any) -> None:
+        if self._entry.audit:
+            self._audited(self._judge, value)
+        else:
+            self._judge(value)
+
+    def _fail(self, failure: str, exc: BaseException | None, contract: str | None = None) -> None:
+        if self._entry.audit:
+            self._audited(self._failed, failure, exc, contract)
+        else:
+            self._failed(failure, exc, contract)
+
+    def _audited(self, judge: Callable[..., None], *args: Any) -> None:
+        """I25: an audited middleware's answer is judged and traced as it would be, then the
+        walk forgets it: no combined outcome, no modification, no stop."""
+        kept = self._best, self._best_sev, self._event, self._index
+        judge(*args)
+        self._best, self._best_sev, self._event, self._index = kept
+
+    def _judge(self, value: Any) -> None:
         entry = self._entry
         now = monotonic_ns()
         if self._late(now):
@@ -277,7 +297,7 @@ class Walk:
             self._best_sev = 1
             self._best = value
 
-    def _fail(self, failure: str, exc: BaseException | None, contract: str | None = None) -> None:
+    def _failed(self, failure: str, exc: BaseException | None, contract: str | None = None) -> None:
         entry = self._entry
         now = monotonic_ns()
         if failure == DEADLINE:
@@ -291,7 +311,7 @@ class Walk:
             code, outcome, sev, kind = None, _CONTINUE, 0, "continue"
         error = error_name(failure, exc)
         shape = failure_shape(entry.name, entry.band, kind, code, failure, error, entry.fail_mode,
-                              contract)  # fmt: skip
+                              contract, entry.audit)  # fmt: skip
         self._record((shape, self._key, self._t0, now))
         if not entry.closed:
             failed_open(entry.name, self._hook, failure, error)
@@ -311,7 +331,9 @@ class Walk:
         if kind == "continue" and not modified and contract is None:
             shape = entry.passed
         else:
-            shape = outcome_shape(entry.name, entry.band, kind, modified, code, contract)
+            shape = outcome_shape(
+                entry.name, entry.band, kind, modified, code, contract, entry.audit
+            )
         self._record((shape, self._key, self._t0, now))
 
     def _finish(self) -> HookResult:

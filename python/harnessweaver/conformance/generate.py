@@ -9,8 +9,9 @@ text, sub-nanosecond and overflowing timeouts, mixed hook lists), an outcome hol
 surrogate (I16), a stray cancellation (I15), an event whose step or tool name a record
 must leave out or mend (I21), or a matcher (I22: tool and model patterns, a registration
 narrowing or widening one, an invalid one; events with tool and model names that match or
-not, or are not text), or a chain deadline (I26: a hook point's or an emit's own, spent,
-generous or invalid). Nothing here knows the expected result:
+not, or are not text), a mode (I25: audited middleware, declared or by override, a baseline
+one now and then, an invalid mode), or a chain deadline (I26: a hook point's or an emit's
+own, spent, generous or invalid). Nothing here knows the expected result:
 implementations are compared with each other.
 
 Timeouts are generated only in combinations that machine load cannot flip: a timeout that
@@ -76,6 +77,9 @@ ODD_MATCHES: tuple[Any, ...] = (
     {"tool": ["x"] * 33}, {"tool": 5}, {"tool": ["ok", 5]}, {"tool": "\udcff"}, {"tools": "x"},
     {"tool": "x", "other": 1}, {"model": "gpt-*", "tool": {"a": 1}},
 )  # fmt: skip
+
+# Modes (I25): invalid ones every implementation must judge alike.
+ODD_MODES: tuple[Any, ...] = ("Audit", "audit ", "\udcff", "dry_run", "", 0, True, ["audit"])
 
 _values = st.one_of(
     st.text(alphabet="xyz ", max_size=3),
@@ -182,6 +186,9 @@ def _declaration(draw: st.DrawFn, name: str, pool: tuple[str, ...], ordered: boo
     match = draw(_match(hooks))
     if match is not None:
         decl["match"] = match
+    mode = draw(_mode(band))
+    if mode is not None:
+        decl["mode"] = mode
     if draw(st.integers(0, 24)) == 0:  # an odd value in one field (I17)
         field = draw(st.sampled_from(sorted(ODD_VALUES)))
         decl[field] = draw(st.sampled_from(ODD_VALUES[field]))
@@ -189,6 +196,22 @@ def _declaration(draw: st.DrawFn, name: str, pool: tuple[str, ...], ordered: boo
     if overrides:
         decl["register"] = overrides
     return decl
+
+
+@cache
+@st.composite
+def _mode(draw: st.DrawFn, band: str | None) -> Any:
+    """Now and then a mode (I25): mostly audit, sometimes enforce, rarely an invalid one; on a
+    baseline middleware audit only rarely (baseline_audit_not_org); ``None`` for none. None
+    comes first, so that shrinking a case drops the mode before anything else."""
+    roll = draw(st.integers(0, 39))
+    if roll < (34 if band == "baseline" else 26):
+        return None
+    if roll < 36:
+        return "audit"
+    if roll < 39:
+        return "enforce"
+    return draw(st.sampled_from(ODD_MODES))
 
 
 def _carried(hooks: tuple[str, ...]) -> tuple[str, ...]:
@@ -234,6 +257,10 @@ def _overrides(draw: st.DrawFn, hooks: tuple[str, ...]) -> Json:
         match = draw(_match(hooks))
         if match is not None:
             overrides["match"] = match
+    if draw(st.integers(0, 7)) == 0:  # audit or enforce, whatever was declared (I25)
+        mode = draw(_mode(overrides.get("band")))
+        if mode is not None:
+            overrides["mode"] = mode
     if draw(st.integers(0, 29)) == 0:  # an odd override (I17)
         field = draw(st.sampled_from(sorted(ODD_VALUES)))
         overrides[field] = draw(st.sampled_from(ODD_VALUES[field]))

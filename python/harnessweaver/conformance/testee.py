@@ -60,7 +60,7 @@ class _CaseRun:
         registered = overrides.get("name", decl.get("name"))
         body = self.behaviours.function(str(registered), decl.get("does", {"return": "none"}))
         kwargs: dict[str, Any] = {"hooks": decl.get("hooks"), "name": decl.get("name")}
-        for key in ("band", "timeout", "fail_mode", "match"):
+        for key in ("band", "timeout", "fail_mode", "match", "mode"):
             if key in decl:
                 kwargs[key] = decl[key]
         mw = hw.middleware(**kwargs)(body)

@@ -38,6 +38,8 @@ _KEY_OF_KIND = {
     "unknown_match_key": "match",
     "match_key_not_carried": "match",
     "match_widened": "match",
+    "invalid_mode": "mode",
+    "baseline_audit_not_org": "mode",
 }
 """The item key a core error is about, for the line it is reported at."""
 

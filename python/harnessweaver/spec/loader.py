@@ -45,6 +45,10 @@ _log = logging.getLogger(__name__)
 ContractMode = Literal["warn", "strict"]
 CONTRACT_MODES: tuple[ContractMode, ...] = ("warn", "strict")
 """The hook-contract modes a harness may ask its bus for."""
+MODES = ("enforce", "audit")
+"""The modes a harness may run its middleware in (I25)."""
+PROFILE_LAYERS = ("org_profile", "plugin_profile", "profile_file")
+"""The layers whose items a harness-wide mode never reaches (I25: baseline is the org's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +96,8 @@ class Harness:
     env: str | None = None
     contracts: ContractMode | None = None
     agent: AgentOptions = field(default_factory=AgentOptions)
+    mode: str | None = None
+    """The harness-wide mode (I25): the selected env overlay's ``mode:``, else the spec's."""
 
     @classmethod
     def from_bus(
@@ -241,17 +247,45 @@ def _spec_contracts(spec: Document, problems: Problems) -> ContractMode | None:
     return None
 
 
+def _harness_mode(
+    spec: Document, env: str | None, task: str | None, problems: Problems
+) -> str | None:
+    """I25: the harness-wide mode: the selected task's ``mode:``, else the selected env
+    overlay's, else the spec's; every one written is checked, selected or not."""
+    written = [("mode", spec.mode, spec.lines.get("mode"))]
+    written += [(f"envs.{n}.mode", m, spec.env_lines.get(n)) for n, m in spec.env_modes.items()]
+    written += [(f"tasks.{n}.mode", m, spec.task_lines.get(n)) for n, m in spec.task_modes.items()]
+    for where, mode, line in written:
+        if mode is not None and mode not in MODES:
+            message = f"invalid mode {shown(mode)}: mode is 'enforce' or 'audit'"
+            problems.add(spec.file, where, line, "invalid_mode", message)
+    chosen = spec.env_modes.get(env, spec.mode) if env is not None else spec.mode
+    if task is not None:
+        chosen = spec.task_modes.get(task, chosen)
+    return chosen if chosen in MODES else None
+
+
+def _item_keys(item: Item, mode: str | None) -> Mapping[str, Any]:
+    """An item's keys, with the harness-wide ``mode`` where it gives none of its own and is
+    not a profile's (I25). Such an item is never baseline (S8), so its checks do not change."""
+    if mode is None or "mode" in item.keys or item.source.layer in PROFILE_LAYERS:
+        return item.keys
+    return {**item.keys, "mode": mode}
+
+
 def _register(
     chosen: Iterable[tuple[Checked, Any]],
     contracts: ContractMode | None,
     deadlines: Mapping[str, Any] | None = None,
+    mode: str | None = None,
 ) -> tuple[HookBus, tuple[HarnessEntry, ...]]:
     bus = HookBus(contracts=contracts, deadlines=deadlines)
     entries = []
     for checked, middleware in chosen:
         item = checked.item
         layer = item.source.layer
-        decl = bus.register(middleware, layer=layer, name=str(item.id), **item.keys)
+        keys = _item_keys(item, mode)
+        decl = bus.register(middleware, layer=layer, name=str(item.id), **keys)
         entries.append(
             HarnessEntry(decl.name, item.label, item.use, decl, item.source, plain(item.settings))
         )
@@ -305,6 +339,7 @@ def _load(
     spec_contracts = _spec_contracts(spec, problems)  # checked even when the argument wins
     contracts = contracts or spec_contracts
     deadlines = spec_deadlines(spec, task, problems)  # I26: the harness's and the task's
+    mode = _harness_mode(spec, env, task, problems)
     plugins = Plugins(problems)
     plugins.load(spec, ctx.root)
     profiles = _profiles(spec, ctx, plugins)
@@ -322,8 +357,8 @@ def _load(
     if problems:
         raise problems.error()
     try:
-        bus, entries = _register(chosen, contracts, deadlines)
+        bus, entries = _register(chosen, contracts, deadlines, mode)
     except HarnessweaverError as exc:  # every check ran already; this would be a core bug
         problems.core(spec.file, "", None, exc)
         raise problems.error() from exc
-    return Harness(bus, entries, spec_path, task, env, contracts)
+    return Harness(bus, entries, spec_path, task, env, contracts, mode=mode)

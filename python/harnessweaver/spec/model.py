@@ -17,11 +17,11 @@ from .yaml import line_of, plain, shown
 
 __all__ = ["RESERVED", "Document", "Item", "Provenance", "Ref", "parse_profile", "parse_spec"]
 
-SPEC_KEYS = ("plugins", "profiles", "middleware", "envs", "tasks", "contracts", "deadlines")
+SPEC_KEYS = ("plugins", "profiles", "middleware", "envs", "tasks", "contracts", "deadlines", "mode")
 PROFILE_KEYS = ("profile", "plugins", "middleware")
-RESERVED = ("id", "use", "band", "hooks", "fail_mode", "timeout", "match", "enabled")
+RESERVED = ("id", "use", "band", "hooks", "fail_mode", "timeout", "match", "mode", "enabled")
 """The keys of an item that are not settings."""
-LAYER_KEYS = ("band", "hooks", "fail_mode", "timeout", "match")
+LAYER_KEYS = ("band", "hooks", "fail_mode", "timeout", "match", "mode")
 _LONG = 80
 """A ``use`` longer than this is cut short where it names its item."""
 
@@ -86,6 +86,16 @@ class Document:
     """The spec's ``deadlines:`` (chain deadlines per hook point, I26) as read, with lines."""
     task_deadlines: Mapping[str, object] = field(default_factory=dict)
     """Each task's ``deadlines:`` as read (checked for every task, selected or not)."""
+    mode: object = None
+    """The spec's harness-wide ``mode:`` (I25) as written; checked by the loader."""
+    env_modes: Mapping[str, object] = field(default_factory=dict)
+    """Each env overlay's ``mode:`` as written (absent when it gives none)."""
+    env_lines: Mapping[str, int | None] = field(default_factory=dict)
+    """The line of each env overlay's ``mode:``."""
+    task_modes: Mapping[str, object] = field(default_factory=dict)
+    """Each task's ``mode:`` as written (absent when it gives none)."""
+    task_lines: Mapping[str, int | None] = field(default_factory=dict)
+    """The line of each task's ``mode:``."""
 
 
 Label = Callable[[str], str]
@@ -256,7 +266,7 @@ class _Parser:
     def task(self, name: str, node: object, line: int | None) -> tuple[Item, ...]:
         where = f"tasks.{name}"
         task = self.mapping(node, where, line, "a task is a mapping of guardrails and validation")
-        self.known(task, ("guardrails", "validation", "deadlines"), where)
+        self.known(task, ("guardrails", "validation", "deadlines", "mode"), where)
         at = line_of(task, "guardrails") or line
         stages = self.mapping(task.get("guardrails"), f"{where}.guardrails", at, "guardrails map")
         items: list[Item] = []
@@ -288,9 +298,13 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
     local, installed = parser.plugins(root)
     line = line_of(root, "profiles")
     envs = {}
+    env_modes: dict[str, object] = {}
+    env_lines: dict[str, int | None] = {}
     for name, node in parser.named(root, "envs").items():
         env = parser.mapping(node, f"envs.{name}", line_of(root, "envs"), "an env is a mapping")
-        parser.known(env, ("middleware",), f"envs.{name}")
+        parser.known(env, ("middleware", "mode"), f"envs.{name}")
+        if env.get("mode") is not None:  # I25: the overlay's harness-wide mode
+            env_modes[name], env_lines[name] = plain(env["mode"]), line_of(env, "mode")
         at = line_of(env, "middleware")
         envs[name] = parser.items(
             env.get("middleware"), f"envs.{name}.middleware", at, "env", _same
@@ -299,6 +313,11 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
     tasks = {
         name: parser.task(name, node, line_of(root, "tasks")) for name, node in task_nodes.items()
     }
+    task_modes: dict[str, object] = {}
+    task_lines: dict[str, int | None] = {}
+    for name, node in parser.named(root, "tasks").items():
+        if isinstance(node, Mapping) and node.get("mode") is not None:  # I25: the task's mode
+            task_modes[name], task_lines[name] = plain(node["mode"]), line_of(node, "mode")
     return Document(
         file=file,
         local=local,
@@ -317,6 +336,11 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
             for name, node in task_nodes.items()
             if isinstance(node, Mapping) and node.get("deadlines") is not None
         },
+        mode=plain(root.get("mode")),
+        env_modes=env_modes,
+        env_lines=env_lines,
+        task_modes=task_modes,
+        task_lines=task_lines,
     )
 
 

@@ -63,7 +63,7 @@ def _heading(harness: Harness, hook: str) -> str:
     return f"{_direction(hook)}, {_order(hook)}{shown}"
 
 
-def _row(position: int, entry: HarnessEntry, matched: bool) -> tuple[str, ...]:
+def _row(position: int, entry: HarnessEntry, matched: bool, audited: bool) -> tuple[str, ...]:
     decl = entry.declaration
     row: tuple[str, ...] = (
         str(position),
@@ -75,11 +75,15 @@ def _row(position: int, entry: HarnessEntry, matched: bool) -> tuple[str, ...]:
     )
     if matched:
         row += (match_text(decl.match),)
+    if audited:
+        row += (decl.mode,)
     return (*row, entry.layer or "(code)", "-" if entry.source is None else str(entry.source))
 
 
 def _title(harness: Harness, only: Only) -> str:
     shown = "".join(f", {key}: {value}" for key, value in only.items() if value is not None)
+    if harness.mode is not None:  # I25: a harness-wide mode
+        shown += f", mode: {harness.mode}"
     return (
         f"chains of {harness.spec.name if harness.spec else 'a harness built in code'} "
         f"(task: {harness.task or 'none'}, "
@@ -89,13 +93,16 @@ def _title(harness: Harness, only: Only) -> str:
 
 def render_text(harness: Harness, only: Only) -> str:
     """Every hook point with its chain: position, label, use, band, fail mode, timeout,
-    the matcher when any middleware has one (I22), layer and the file and line that
-    declared it. ``only``: the tool and model whose chains the hook points carrying them
-    show."""
+    the matcher when any middleware has one (I22), the mode when any is audited (I25), layer
+    and the file and line that declared it. ``only``: the tool and model whose chains the
+    hook points carrying them show."""
     chains = harness.chains(**only)
-    matched = any(e.declaration.match for entries in chains.values() for e in entries)
-    columns = _COLUMNS[:6] + (("match",) if matched else ()) + _COLUMNS[6:]
-    rows = [_row(i, e, matched) for entries in chains.values() for i, e in enumerate(entries, 1)]
+    everyone = [e for entries in chains.values() for e in entries]
+    matched = any(e.declaration.match for e in everyone)
+    audited = any(e.declaration.mode == "audit" for e in everyone)
+    extra = (("match",) if matched else ()) + (("mode",) if audited else ())
+    columns = _COLUMNS[:6] + extra + _COLUMNS[6:]
+    rows = [_row(i, e, matched, audited) for es in chains.values() for i, e in enumerate(es, 1)]
     widths = [max(len(r[k]) for r in [columns, *rows]) for k in range(len(columns))]
 
     def line(cells: tuple[str, ...]) -> str:
@@ -109,7 +116,7 @@ def render_text(harness: Harness, only: Only) -> str:
             out.append("  (none)")
             continue
         out.append(line(columns))
-        out.extend(line(_row(i, entry, matched)) for i, entry in enumerate(entries, 1))
+        out.extend(line(_row(i, entry, matched, audited)) for i, entry in enumerate(entries, 1))
     return "\n".join(out) + "\n"
 
 
@@ -128,6 +135,8 @@ def _entry_json(entry: HarnessEntry) -> dict[str, Any]:
     }
     if decl.match:  # I22: only a middleware with a matcher says one (absent: every event)
         shown["match"] = {key: list(patterns) for key, patterns in decl.match.items()}
+    if decl.mode == "audit":  # I25: only an audited middleware says so (absent: enforce)
+        shown["mode"] = "audit"
     return shown
 
 
@@ -160,6 +169,8 @@ def _node_text(entry: HarnessEntry) -> str:
         details += f", {timeout_text(decl.timeout)}"
     if decl.match:
         details += f", {match_text(decl.match)}"
+    if decl.mode == "audit":
+        details += ", audit"
     return f"{entry.label}<br/>{details}".replace('"', "#quot;")
 
 

@@ -31,11 +31,13 @@ ODD_SCALARS = [
     "*undefined", "&a b", "? [a]\n: 1", "'" + "x" * 5000 + "'", "[a, [b, [c]]]", "{a: {b: c}}",
     "harnessweaver.tool_allowlist", "acme.guard", "closed", "open", "baseline", "task", "2s",
     "0", "-1", "1.5", "true", "false", "[]", "{}", "[tool.before]", "[nope]",
+    "audit", "enforce",  # I25
 ]  # fmt: skip
 KEYS = [
     "use", "id", "band", "hooks", "fail_mode", "timeout", "enabled", "allow", "limit",
     "patterns", "middleware", "profiles", "envs", "tasks", "contracts", "guardrails",
     "validation", "rules", "tool.before", "profile", "<<", "1", "null", "[a]", "? x",
+    "mode",  # I25
 ]  # fmt: skip
 
 

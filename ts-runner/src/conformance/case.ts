@@ -47,6 +47,7 @@ const OVERRIDE_KEYS: Readonly<Record<string, string>> = {
   fail_mode: "failMode",
   timeout: "timeout",
   match: "match",
+  mode: "mode",
 };
 
 /**
@@ -139,6 +140,7 @@ class CaseRun {
     if ("timeout" in decl) options["timeout"] = decl["timeout"];
     if ("fail_mode" in decl) options["failMode"] = decl["fail_mode"];
     if ("match" in decl) options["match"] = decl["match"];
+    if ("mode" in decl) options["mode"] = decl["mode"];
     const declared = middleware(options as unknown as MiddlewareOptions, body);
     const layer = decl["in"] as Layer; // passed as written: an unknown layer is the bus's error
     if (!enabled) declareIn(declared.declaration, layer, given);

@@ -30,7 +30,7 @@ pub struct Stored {
     /// The error of a failure record, the code of any other.
     text: Sym,
     hook: HookId,
-    /// kind (2 bits), outcome (3), modified (1), band (3), fail mode (2), failure (3).
+    /// kind (2 bits), outcome (3), modified (1), band (3), fail mode (2), failure (3), audit (1).
     flags: u16,
     /// The broken contract rule (I14), or ABSENT: the byte the alignment leaves free.
     contract: u8,
@@ -65,6 +65,8 @@ const BAND: (u32, u32) = (6, 3);
 const FAIL_MODE: (u32, u32) = (9, 2);
 // Four bits: eight failure kinds (I26 added `deadline` and `skipped`) plus ABSENT.
 const FAILURE: (u32, u32) = (11, 4);
+/// I25: the record of an audited middleware (the last bit of `flags`).
+const AUDIT: (u32, u32) = (15, 1);
 
 /// `value` in its field of `flags`: ABSENT (255) saturates to the all-ones field.
 fn put(flags: &mut u16, (shift, width): (u32, u32), value: u8) {
@@ -145,6 +147,7 @@ impl Stored {
         put(&mut flags, BAND, record.band);
         put(&mut flags, FAIL_MODE, record.fail_mode);
         put(&mut flags, FAILURE, record.failure);
+        put(&mut flags, AUDIT, u8::from(record.audit));
         Self {
             t_ns: record.t_ns,
             duration_ns: record.duration_ns,
@@ -182,6 +185,7 @@ impl Stored {
             fail_mode,
             failure,
             contract: self.contract,
+            audit: get(self.flags, AUDIT) == 1,
         }
     }
 }
@@ -227,6 +231,7 @@ mod tests {
                         fail_mode: ABSENT,
                         failure: ABSENT,
                         contract: if modified { 5 } else { ABSENT },
+                        audit: band == Band::App as u8,
                     };
                     assert_eq!(Packed::pack(&record).unpack(), record);
                     let hook = Record {
@@ -260,6 +265,7 @@ mod tests {
                             } else {
                                 ABSENT
                             },
+                            audit: mode == FailMode::Open,
                         };
                         assert_eq!(Packed::pack(&record).unpack(), record);
                         checked += 1;

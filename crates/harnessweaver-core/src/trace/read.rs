@@ -143,6 +143,9 @@ struct Wire<'a> {
     fail_mode: Option<Text<'a>>,
     #[serde(borrow, default)]
     contract: Option<Text<'a>>,
+    /// I25: `true` on an audited middleware's records, absent elsewhere.
+    #[serde(default)]
+    audit: Option<bool>,
     #[serde(default)]
     t_ns: u64,
     #[serde(default)]
@@ -232,6 +235,12 @@ impl Wire<'_> {
         }
         let contract = parse_opt(self.contract.as_ref(), "contract", Rule::parse)?;
         check_contract(kind, self.modified, failure, contract.is_some())?;
+        let audit = match (self.audit, kind) {
+            (None, _) => false,
+            (Some(true), RecordKind::Outcome | RecordKind::Failure) => true,
+            (Some(true), RecordKind::Hook) => return Err("a hook record has no audit".to_owned()),
+            (Some(false), _) => return Err("audit is true when present (I25)".to_owned()),
+        };
         Ok(Record {
             t_ns: self.t_ns,
             duration_ns: self.duration_ns,
@@ -247,6 +256,7 @@ impl Wire<'_> {
             fail_mode: fail_mode.map_or(ABSENT, |m| m as u8),
             failure: failure.map_or(ABSENT, |f| f as u8),
             contract: contract.map_or(ABSENT, Rule::as_u8),
+            audit,
         })
     }
 }
