@@ -42,6 +42,8 @@ export interface TraceRecord {
   readonly fail_mode?: FailMode;
   /** The hook-contract rule a modification broke (I14): on its middleware's record only. */
   readonly contract?: string;
+  /** A middleware's outcome record only, when its answer carried some: the bounded texts (I24). */
+  readonly warnings?: readonly string[];
   /** Start, in monotonic nanoseconds; never compared by conformance. */
   readonly t_ns: number;
   /** Never compared by conformance. */
@@ -65,6 +67,7 @@ export const FIELDS = [
   "error",
   "fail_mode",
   "contract",
+  "warnings",
   "t_ns",
   "duration_ns",
 ] as const satisfies readonly (keyof TraceRecord)[];

@@ -11,6 +11,7 @@ import { JsonFloat, parseStrict, type Parsed } from "./jsontext.js";
 import { shown } from "./shown.js";
 import { CONTRACT_RULES } from "./contracts.js";
 import { FIELDS, orderedRecord, type TraceRecord } from "./record.js";
+import { warningsProblem } from "./warnings.js";
 
 const TEXT_KEYS = ["hook", "kind", "outcome", "middleware", "band", "code", "failure", "error", "fail_mode", "contract"] as const;
 type TextKey = (typeof TEXT_KEYS)[number];
@@ -96,11 +97,18 @@ function checked(data: Map<string, Parsed>): TraceRecord {
   }
   if (kind === "failure") checkResolution(texts);
   checkContract(kind, modified, texts);
+  const warnings = data.get("warnings");
+  if (warnings !== undefined) {
+    if (kind !== "outcome") throw new Problem("only an outcome record has warnings (I24)");
+    const problem = warningsProblem(warnings);
+    if (problem !== undefined) throw new Problem(problem);
+  }
   return orderedRecord({
     ...(texts as Omit<TraceRecord, "emit" | "run" | "step" | "tool" | "modified" | "t_ns" | "duration_ns">),
     ...correlation,
     emit,
     modified,
+    warnings: warnings === undefined ? undefined : Object.freeze([...(warnings as string[])]),
     t_ns: whole(data, "t_ns", 0, 2n ** 64n - 1n),
     duration_ns: whole(data, "duration_ns", 0, 2n ** 64n - 1n),
   });

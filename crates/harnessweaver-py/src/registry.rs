@@ -217,6 +217,7 @@ impl Registry {
             contracts: self.contracts,
             texts: Texts::new(),
             corr,
+            warned: None,
         };
         match state.run(py)? {
             Stop::Done(result) => Ok(result.into_any()),

@@ -23,6 +23,7 @@ from typing import IO, Any, Final
 
 from ..errors import error_for
 from .correlation import shown_text, valid_step
+from .warnings import valid_in_trace
 
 __all__ = ["DEFAULT_BATCH", "DEFAULT_LIMIT", "FIELDS", "MAX_EMIT", "Trace"]
 
@@ -52,6 +53,7 @@ FIELDS: Final = (
     "error",
     "fail_mode",
     "contract",
+    "warnings",
     "t_ns",
     "duration_ns",
 )
@@ -59,6 +61,8 @@ _OPTIONAL: Final = frozenset(
     {"middleware", "band", "code", "failure", "error", "fail_mode", "contract"}
 )
 _CORRELATION: Final = frozenset({"run", "step", "tool"})  # I21; absent in older traces
+_WARNINGS: Final = 15  # the index of ``warnings`` (I24) in FIELDS: present only when some
+_SKIP_NONE: Final = _OPTIONAL | _CORRELATION | {"warnings"}
 _KEY: Final = 5  # emit, hook, run, step, tool: one tuple per emit
 _REQUIRED_BY_KIND: Final = {
     "outcome": frozenset({"middleware", "band"}),
@@ -84,25 +88,26 @@ _VALUES: Final = {
 
 Record = tuple[Any, ...]
 Shape = tuple[Any, ...]
-"""A record's fields from ``kind`` to ``contract``, in the order of ``FIELDS``."""
+"""A record's fields from ``kind`` to ``warnings``, in the order of ``FIELDS``."""
 _WIDTH: Final = 4  # shape, key, start, end
 
 
 def outcome_shape(name: str, band: str, outcome: str, modified: bool, code: str | None,
-                  contract: str | None = None) -> Shape:  # fmt: skip
-    """The shape of a middleware's outcome record."""
-    return ("outcome", name, band, outcome, modified, code, None, None, None, contract)
+                  contract: str | None = None,
+                  warnings: tuple[str, ...] | None = None) -> Shape:  # fmt: skip
+    """The shape of a middleware's outcome record (``warnings`` only when some, I24)."""
+    return ("outcome", name, band, outcome, modified, code, None, None, None, contract, warnings)
 
 
 def failure_shape(name: str, band: str, outcome: str, code: str | None, failure: str,
                   error: str, fail_mode: str, contract: str | None) -> Shape:  # fmt: skip
     """The shape of a middleware's failure record."""
-    return ("failure", name, band, outcome, False, code, failure, error, fail_mode, contract)
+    return ("failure", name, band, outcome, False, code, failure, error, fail_mode, contract, None)
 
 
 def hook_shape(outcome: str, modified: bool, code: str | None) -> Shape:
     """The shape of an emit's hook record."""
-    return ("hook", None, None, outcome, modified, code, None, None, None, None)
+    return ("hook", None, None, outcome, modified, code, None, None, None, None, None)
 
 
 def _rows(fields: list[Any]) -> Iterator[Record]:
@@ -118,11 +123,14 @@ def _stored(record: Record) -> tuple[Any, ...]:
 
 
 def _as_dict(record: Record) -> dict[str, Any]:
-    return {
+    data = {
         key: value
         for key, value in zip(FIELDS, record, strict=True)
-        if value is not None or (key not in _OPTIONAL and key not in _CORRELATION)
+        if value is not None or key not in _SKIP_NONE
     }
+    if record[_WARNINGS] is not None:
+        data["warnings"] = list(record[_WARNINGS])  # a JSON array, as the Rust core gives
+    return data
 
 
 class Trace:
@@ -502,10 +510,15 @@ def _record(data: dict[str, Any]) -> Record:
                 f"recorded as {expected[0]} with code {_quoted(expected[1])}"
             )
     _check_contract(str(kind), modified, texts["failure"], texts["contract"])
+    warnings = data.get("warnings")
+    if warnings is not None:
+        if kind != "outcome":
+            raise ValueError("only an outcome record has warnings (I24)")
+        warnings = valid_in_trace(warnings)
     t_ns = _whole(data, "t_ns", 0, 2**64 - 1)
     duration_ns = _whole(data, "duration_ns", 0, 2**64 - 1)
     values = {**texts, "emit": emit, "step": step, "modified": modified, "t_ns": t_ns,
-              "duration_ns": duration_ns}  # fmt: skip
+              "duration_ns": duration_ns, "warnings": warnings}  # fmt: skip
     return tuple(values[key] for key in FIELDS)
 
 

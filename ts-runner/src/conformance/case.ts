@@ -172,7 +172,8 @@ class CaseRun {
     const ran: string[] = [];
     const emitted = context;
     const result = await RAN.run(ran, () => this.#bus.emit(hook as HookPoint, event as Event, emitted));
-    return { hook, outcome: outcomeJSON(result.outcome), event: result.event.toJSON(), ran };
+    const warnings = result.warnings.map(({ middleware, text }) => ({ middleware, text }));
+    return { hook, outcome: outcomeJSON(result.outcome), event: result.event.toJSON(), ran, warnings };
   }
 }
 
