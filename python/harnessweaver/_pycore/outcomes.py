@@ -264,10 +264,18 @@ class HookWarning:
 class _ResultSlots:
     """Where a HookResult keeps its fields; ``_Building`` shares the layout without the guard."""
 
-    __slots__ = ("event", "outcome", "warnings")
+    __slots__ = ("_warned", "event", "outcome")
     event: Any
     outcome: Any
-    warnings: tuple[HookWarning, ...]
+    _warned: tuple[HookWarning, ...]  # set only when there are some: an emit stores nothing
+
+    @property
+    def warnings(self) -> tuple[HookWarning, ...]:
+        """The warnings of the answers the bus took, in run order (I24); ``()`` when none."""
+        try:
+            return self._warned
+        except AttributeError:
+            return ()
 
 
 class HookResult(_ResultSlots):
@@ -278,7 +286,6 @@ class HookResult(_ResultSlots):
     __match_args__ = ("outcome", "event")
     outcome: Continue | Block | Suspend | Escalate | Retry
     event: Any
-    warnings: tuple[HookWarning, ...]
 
     def __init__(
         self,
@@ -292,7 +299,8 @@ class HookResult(_ResultSlots):
                 raise TypeError(f"HookResult.warnings must hold HookWarning items, got {item!r}")
         _set(self, "outcome", outcome)
         _set(self, "event", event)
-        _set(self, "warnings", items)
+        if items:
+            _set(self, "_warned", items)
 
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(f"HookResult is immutable; cannot set {name!r}")
@@ -341,6 +349,7 @@ def hook_result(outcome: Any, event: Any, warnings: tuple[HookWarning, ...] = ()
     result = _Building()
     result.outcome = outcome
     result.event = event
-    result.warnings = warnings
+    if warnings:
+        result._warned = warnings
     result.__class__ = HookResult  # type: ignore[assignment]
     return cast(HookResult, result)
