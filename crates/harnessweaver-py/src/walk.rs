@@ -280,15 +280,8 @@ impl EmitState {
 
     /// Writes the buffered records to the trace, once.
     fn flush(&mut self) {
-        if let Some(warned) = self.warned.as_mut().filter(|w| !w.trace.is_empty()) {
-            (self.trace.get().get().lock()).extend_packed_warned(
-                &self.records,
-                &self.texts,
-                &self.corr,
-                &warned.trace,
-            );
-            warned.trace.clear();
-            self.records.clear();
+        if self.warned.is_some() {
+            self.flush_warned();
             return;
         }
         if !self.records.is_empty() {
@@ -299,6 +292,26 @@ impl EmitState {
             );
             self.records.clear();
         }
+    }
+
+    /// [`EmitState::flush`] once an answer had warnings (I24): kept apart, so that the plain
+    /// path stays as it was.
+    #[cold]
+    #[inline(never)]
+    fn flush_warned(&mut self) {
+        let Some(warned) = self.warned.as_mut() else {
+            return;
+        };
+        if !self.records.is_empty() {
+            (self.trace.get().get().lock()).extend_packed_warned(
+                &self.records,
+                &self.texts,
+                &self.corr,
+                &warned.trace,
+            );
+            self.records.clear();
+        }
+        warned.trace.clear();
     }
 
     /// A clock reading of the wanted precision, reusing the last one when it has it.
@@ -636,10 +649,8 @@ impl EmitState {
             _ => plain_continue(py)?.clone_ref(py).into_any(),
         };
         let warnings = match &self.warned {
-            Some(warned) if !warned.result.is_empty() => {
-                Some(warned.result_tuple(py, &self.chain)?)
-            }
-            _ => None,
+            Some(warned) => warned.result_tuple(py, &self.chain)?,
+            None => None,
         };
         Py::new(
             py,

@@ -20,8 +20,17 @@ pub struct Warned {
 }
 
 impl Warned {
-    /// The result's `warnings`: a `HookWarning` per text, in run order.
-    pub fn result_tuple(&self, py: Python<'_>, chain: &Chain<Payload>) -> PyResult<Py<PyTuple>> {
+    /// The result's `warnings`: a `HookWarning` per text, in run order (`None`: none).
+    #[cold]
+    #[inline(never)]
+    pub fn result_tuple(
+        &self,
+        py: Python<'_>,
+        chain: &Chain<Payload>,
+    ) -> PyResult<Option<Py<PyTuple>>> {
+        if self.result.is_empty() {
+            return Ok(None);
+        }
         let mut items = Vec::new();
         for (index, texts) in &self.result {
             let name = PyString::new(py, chain[*index].decl.name.as_str()).unbind();
@@ -33,7 +42,7 @@ impl Warned {
                 items.push(Py::new(py, warning)?);
             }
         }
-        Ok(PyTuple::new(py, items)?.unbind())
+        Ok(Some(PyTuple::new(py, items)?.unbind()))
     }
 }
 

@@ -339,7 +339,7 @@ class _Building(_ResultSlots):
     __slots__ = ()
 
 
-def hook_result(outcome: Any, event: Any, warnings: tuple[HookWarning, ...] = ()) -> HookResult:
+def hook_result(outcome: Any, event: Any) -> HookResult:
     """A HookResult built without the constructor's immutability guard (the core's own path).
 
     Filled in as a ``_Building`` and then made a ``HookResult`` (the two share one layout, so
@@ -349,7 +349,16 @@ def hook_result(outcome: Any, event: Any, warnings: tuple[HookWarning, ...] = ()
     result = _Building()
     result.outcome = outcome
     result.event = event
-    if warnings:
-        result._warned = warnings
+    result.__class__ = HookResult  # type: ignore[assignment]
+    return cast(HookResult, result)
+
+
+def warned_result(outcome: Any, event: Any, warnings: tuple[HookWarning, ...]) -> HookResult:
+    """``hook_result`` with warnings (I24): a function of its own, so that an emit without
+    any (``hook_result``) does exactly what it did before them."""
+    result = _Building()
+    result.outcome = outcome
+    result.event = event
+    result._warned = warnings
     result.__class__ = HookResult  # type: ignore[assignment]
     return cast(HookResult, result)

@@ -38,6 +38,7 @@ from .outcomes import (
     Suspend,
     has_invalid_text,
     hook_result,
+    warned_result,
 )
 from .trace import failure_shape, hook_shape, outcome_shape
 from .warnings import INVALID
@@ -321,8 +322,10 @@ class Walk:
         shape = hook_shape(_KINDS[sev], sev == 1, code) if sev > 0 else _PLAIN_HOOK
         self._record((shape, self._key, self._t_emit, monotonic_ns()))
         self.awaitable = self.yielded = None
-        warned = () if self._warned is None else tuple(self._warned)
-        return hook_result(best if sev > 0 else _CONTINUE, self._event, warned)
+        outcome = best if sev > 0 else _CONTINUE
+        if self._warned is not None:
+            return warned_result(outcome, self._event, tuple(self._warned))
+        return hook_result(outcome, self._event)
 
 
 async def drive(
