@@ -72,7 +72,16 @@ if TYPE_CHECKING:
         Usage,
     )
     from .middleware import Middleware, MiddlewareSpec, middleware
-    from .outcomes import Block, Continue, Escalate, HookResult, Outcome, Retry, Suspend
+    from .outcomes import (
+        Block,
+        Continue,
+        Escalate,
+        HookResult,
+        HookWarning,
+        Outcome,
+        Retry,
+        Suspend,
+    )
     from .plugin import Plugin
     from .spec import Harness, HarnessEntry, Problem, Provenance, SpecError, load
 
@@ -150,7 +159,16 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "Usage",
     ),
     ".middleware": ("Middleware", "MiddlewareSpec", "middleware"),
-    ".outcomes": ("Block", "Continue", "Escalate", "HookResult", "Outcome", "Retry", "Suspend"),
+    ".outcomes": (
+        "Block",
+        "Continue",
+        "Escalate",
+        "HookResult",
+        "HookWarning",
+        "Outcome",
+        "Retry",
+        "Suspend",
+    ),
     ".plugin": ("Plugin",),
     ".spec": ("Harness", "HarnessEntry", "Problem", "Provenance", "SpecError", "load"),
 }
@@ -239,6 +257,7 @@ __all__ = [
     "HarnessweaverError",
     "HookBus",
     "HookResult",
+    "HookWarning",
     "JournalError",
     "JsonlSink",
     "Message",

@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, TypeAlias
 from ._select import core
 
 if TYPE_CHECKING:
-    from ._pycore.outcomes import Block, Continue, Escalate, HookResult, Retry, Suspend
+    from ._pycore.outcomes import (
+        Block,
+        Continue,
+        Escalate,
+        HookResult,
+        HookWarning,
+        Retry,
+        Suspend,
+    )
 else:
     Continue = core.Continue
     Block = core.Block
@@ -19,8 +27,18 @@ else:
     Escalate = core.Escalate
     Retry = core.Retry
     HookResult = core.HookResult
+    HookWarning = core.HookWarning
 
-__all__ = ["Block", "Continue", "Escalate", "HookResult", "Outcome", "Retry", "Suspend"]
+__all__ = [
+    "Block",
+    "Continue",
+    "Escalate",
+    "HookResult",
+    "HookWarning",
+    "Outcome",
+    "Retry",
+    "Suspend",
+]
 
 Outcome: TypeAlias = Continue | Block | Suspend | Escalate | Retry
 """Any outcome (for annotations: ``-> hw.Outcome | None``)."""

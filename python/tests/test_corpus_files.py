@@ -24,6 +24,7 @@ KNOWN_RULES = (
     + [f"ruling-{i}" for i in range(1, 22)]
     + ["R2", "R9", "R13", "S8"]
     + [f"I{i}" for i in range(1, 23)]
+    + ["I24"]
     + ["I25"]  # audit mode
     + ["I26"]
 )

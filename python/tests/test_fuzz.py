@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema
 import pytest
 from checkout import CORPUS, needs_compiled_core
-from hypothesis import given, settings
+from hypothesis import find, given, settings
 
 import harnessweaver as hw
 from harnessweaver.conformance.driver import Implementation, builtin_implementations
@@ -88,3 +88,40 @@ def test_agreeing_implementations_pass(tmp_path: Path) -> None:
     out = io.StringIO()
     assert report(run, out) == 0
     assert out.getvalue() == "FUZZ PASSED: 40 generated cases agreed (seed 3)\n"
+
+
+def _warnings_given(case: dict[str, Any]) -> list[Any]:
+    """Every ``warnings`` value a case's behaviours carry (I24), at any depth."""
+    found: list[Any] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "return" in node and "warnings" in node:
+                found.append(node["warnings"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(case["given"])
+    return found
+
+
+@pytest.mark.parametrize(
+    "wanted",
+    [
+        lambda w: isinstance(w, list) and len(w) > 8,  # past the count bound
+        lambda w: isinstance(w, list) and any(isinstance(t, str) and len(t) > 256 for t in w),
+        lambda w: not isinstance(w, list),  # an invalid value
+        lambda w: isinstance(w, list) and any(not isinstance(t, str) for t in w),
+    ],
+    ids=["many", "long", "not-a-list", "bad-item"],
+)
+def test_the_generator_draws_warnings_of_every_kind(wanted: Any) -> None:
+    found = find(
+        cases(),
+        lambda case: any(wanted(w) for w in _warnings_given(case)),
+        settings=settings(max_examples=2000, database=None),
+    )
+    _validate(found)

@@ -84,8 +84,10 @@ export {
   type Outcome,
   type OutcomeJSON,
   type OutcomeKind,
+  type WarningsOption,
 } from "./outcomes.js";
 export { FIELDS as TRACE_FIELDS, type RecordKind, type TraceRecord } from "./record.js";
+export { MAX_WARNING_CHARS, MAX_WARNINGS, type HookWarning } from "./warnings.js";
 export { DEFAULT_BATCH, DEFAULT_LIMIT, jsonlSink, MAX_EMIT, Trace, type TraceOptions, type TraceSink } from "./trace.js";
 
 /** The package version: the Cargo workspace's, copied here by `nox -s version` (docs/packaging.md). */

@@ -15,30 +15,41 @@ import { parseDurationNs, type Duration } from "./duration.js";
 import { HarnessweaverError } from "./errors.js";
 import type { Event } from "./events.js";
 import { shown } from "./shown.js";
+import type { HookWarning } from "./warnings.js";
 
-export interface Continue<E extends Event = Event> {
+/** What every outcome may carry (I24): short warnings, as given; judged when the bus takes it. */
+export interface Warned {
+  /** Absent: none. An array of strings; anything else makes the answer an invalid return. */
+  readonly warnings?: readonly string[];
+}
+/** The options every outcome helper takes. */
+export interface WarningsOption {
+  readonly warnings?: readonly string[] | null;
+}
+
+export interface Continue<E extends Event = Event> extends Warned {
   readonly kind: "continue";
   /** The replacement event for every later middleware and for the operation (absent: none). */
   readonly modified?: E;
 }
-export interface Block {
+export interface Block extends Warned {
   readonly kind: "block";
   readonly reason: string;
   readonly code: string | null;
 }
-export interface Suspend {
+export interface Suspend extends Warned {
   readonly kind: "suspend";
   readonly reason: string;
   readonly approverRole: string | null;
   readonly code: string | null;
 }
-export interface Escalate {
+export interface Escalate extends Warned {
   readonly kind: "escalate";
   readonly reason: string;
   readonly to: string | null;
   readonly code: string | null;
 }
-export interface Retry {
+export interface Retry extends Warned {
   readonly kind: "retry";
   readonly reason: string;
   /** Seconds to wait before the next attempt. */
@@ -50,10 +61,20 @@ export interface Retry {
 export type Outcome<E extends Event = Event> = Continue<E> | Block | Suspend | Escalate | Retry;
 export type OutcomeKind = Outcome["kind"];
 
-/** What `emit` returns: the combined outcome and the event as the chain left it (rule 7-8). */
+/**
+ * What `emit` returns: the combined outcome, the event as the chain left it (rule 7-8) and the
+ * warnings of the answers the bus took, in the order the middleware ran (I24).
+ */
 export interface HookResult<E extends Event = Event> {
   readonly outcome: Outcome<E>;
   readonly event: E;
+  readonly warnings: readonly HookWarning[];
+}
+
+/** A frozen outcome, with `warnings` only when some were given (so outcomes without stay as they were). */
+function warned<T extends object>(outcome: T, options: WarningsOption | undefined): T {
+  const warnings = options?.warnings;
+  return seal(warnings === undefined || warnings === null ? outcome : { ...outcome, warnings });
 }
 
 const made = new WeakSet<object>();
@@ -104,36 +125,46 @@ function optionalText(owner: string, field: string, value: unknown): string | nu
 }
 
 /** Let the event through; `modified` replaces it for everything after this middleware. */
-export function Continue<E extends Event = Event>(modified?: E | null): Continue<E> {
-  return seal(modified === undefined || modified === null ? { kind: "continue" } : { kind: "continue", modified });
+export function Continue<E extends Event = Event>(modified?: E | null, options?: WarningsOption): Continue<E> {
+  const outcome: Continue<E> = modified === undefined || modified === null ? { kind: "continue" } : { kind: "continue", modified };
+  return options === undefined ? seal(outcome) : warned(outcome, options);
 }
 
 /** Stop: nothing after this middleware runs, and the operation does not happen. */
-export function Block(reason: string, options: { readonly code?: string | null } = {}): Block {
-  return seal({ kind: "block", reason: text("Block", "reason", reason), code: optionalText("Block", "code", options.code) });
+export function Block(reason: string, options: { readonly code?: string | null } & WarningsOption = {}): Block {
+  return warned({ kind: "block", reason: text("Block", "reason", reason), code: optionalText("Block", "code", options.code) }, options);
 }
 
 /** Pause until someone in `approverRole` approves. */
 export function Suspend(
   reason: string,
-  options: { readonly approverRole?: string | null; readonly code?: string | null } = {},
+  options: { readonly approverRole?: string | null; readonly code?: string | null } & WarningsOption = {},
 ): Suspend {
-  return seal({
-    kind: "suspend",
-    reason: text("Suspend", "reason", reason),
-    approverRole: optionalText("Suspend", "approverRole", options.approverRole),
-    code: optionalText("Suspend", "code", options.code),
-  });
+  return warned(
+    {
+      kind: "suspend",
+      reason: text("Suspend", "reason", reason),
+      approverRole: optionalText("Suspend", "approverRole", options.approverRole),
+      code: optionalText("Suspend", "code", options.code),
+    },
+    options,
+  );
 }
 
 /** Hand the decision to someone else (`to`). */
-export function Escalate(reason: string, options: { readonly to?: string | null; readonly code?: string | null } = {}): Escalate {
-  return seal({
-    kind: "escalate",
-    reason: text("Escalate", "reason", reason),
-    to: optionalText("Escalate", "to", options.to),
-    code: optionalText("Escalate", "code", options.code),
-  });
+export function Escalate(
+  reason: string,
+  options: { readonly to?: string | null; readonly code?: string | null } & WarningsOption = {},
+): Escalate {
+  return warned(
+    {
+      kind: "escalate",
+      reason: text("Escalate", "reason", reason),
+      to: optionalText("Escalate", "to", options.to),
+      code: optionalText("Escalate", "code", options.code),
+    },
+    options,
+  );
 }
 
 /**
@@ -142,15 +173,18 @@ export function Escalate(reason: string, options: { readonly to?: string | null;
  */
 export function Retry(
   reason: string,
-  options: { readonly delay?: Duration | null; readonly maxAttempts?: number | null; readonly code?: string | null } = {},
+  options: { readonly delay?: Duration | null; readonly maxAttempts?: number | null; readonly code?: string | null } & WarningsOption = {},
 ): Retry {
-  return seal({
-    kind: "retry",
-    reason: text("Retry", "reason", reason),
-    delay: retryDelay(options.delay),
-    maxAttempts: maxAttempts(options.maxAttempts),
-    code: optionalText("Retry", "code", options.code),
-  });
+  return warned(
+    {
+      kind: "retry",
+      reason: text("Retry", "reason", reason),
+      delay: retryDelay(options.delay),
+      maxAttempts: maxAttempts(options.maxAttempts),
+      code: optionalText("Retry", "code", options.code),
+    },
+    options,
+  );
 }
 
 function retryDelay(value: unknown): number | null {

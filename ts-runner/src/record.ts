@@ -42,6 +42,8 @@ export interface TraceRecord {
   readonly fail_mode?: FailMode;
   /** The hook-contract rule a modification broke (I14): on its middleware's record only. */
   readonly contract?: string;
+  /** A middleware's outcome record only, when its answer carried some: the bounded texts (I24). */
+  readonly warnings?: readonly string[];
   /** `true` on the records of a middleware in audit mode (I25); absent everywhere else. */
   readonly audit?: true;
   /** Start, in monotonic nanoseconds; never compared by conformance. */
@@ -67,6 +69,7 @@ export const FIELDS = [
   "error",
   "fail_mode",
   "contract",
+  "warnings",
   "audit",
   "t_ns",
   "duration_ns",

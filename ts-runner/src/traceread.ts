@@ -11,6 +11,7 @@ import { JsonFloat, parseStrict, type Parsed } from "./jsontext.js";
 import { shown } from "./shown.js";
 import { CONTRACT_RULES } from "./contracts.js";
 import { FIELDS, orderedRecord, type TraceRecord } from "./record.js";
+import { warningsProblem } from "./warnings.js";
 
 const TEXT_KEYS = ["hook", "kind", "outcome", "middleware", "band", "code", "failure", "error", "fail_mode", "contract"] as const;
 type TextKey = (typeof TEXT_KEYS)[number];
@@ -96,6 +97,12 @@ function checked(data: Map<string, Parsed>): TraceRecord {
   }
   if (kind === "failure") checkResolution(texts);
   checkContract(kind, modified, texts);
+  const warnings = data.get("warnings");
+  if (warnings !== undefined) {
+    if (kind !== "outcome") throw new Problem("only an outcome record has warnings (I24)");
+    const problem = warningsProblem(warnings);
+    if (problem !== undefined) throw new Problem(problem);
+  }
   const audit = data.get("audit");
   if (audit !== undefined && audit !== true) throw new Problem("audit is true when present (I25)");
   if (audit !== undefined && kind === "hook") throw new Problem("a hook record has no audit");
@@ -104,6 +111,7 @@ function checked(data: Map<string, Parsed>): TraceRecord {
     ...correlation,
     emit,
     modified,
+    warnings: warnings === undefined ? undefined : Object.freeze([...(warnings as string[])]),
     audit,
     t_ns: whole(data, "t_ns", 0, 2n ** 64n - 1n),
     duration_ns: whole(data, "duration_ns", 0, 2n ** 64n - 1n),

@@ -46,8 +46,11 @@ import { isModelOf } from "./model.js";
 import { Block, Continue, hasInvalidText, isOutcome, severity, type HookResult, type Outcome } from "./outcomes.js";
 import type { Entry, Plan } from "./registry.js";
 import { emitKey, shapeOf, type Shape, type Trace } from "./trace.js";
+import { INVALID, judgeWarnings, type HookWarning } from "./warnings.js";
 
 const CONTINUE = Continue();
+/** The warnings of a result that has none (I24): one frozen array, nothing made per emit. */
+const NO_WARNINGS: readonly HookWarning[] = Object.freeze([]);
 
 /**
  * One emit in flight: the walk's state, kept here so that a takeover can go on from it. One
@@ -66,6 +69,8 @@ class Run extends Watched {
   event: Event;
   best: Outcome = CONTINUE;
   bestSeverity = -1;
+  /** The warnings of the answers taken so far (I24), once one has some. */
+  warned: HookWarning[] | undefined = undefined;
   /** When the emit started (ms, monotonic). */
   readonly tEmit: number;
   /**
@@ -292,7 +297,8 @@ function finish(run: Run, tEnd: number): HookResult {
   if (code !== undefined) shape = shapeOf({ kind: "hook", outcome: combined.kind, modified, code });
   else shape = modified || combined !== CONTINUE ? hookShape(combined.kind, modified) : PLAIN_HOOK;
   run.trace.add(shape, run.key, run.correlation, run.tEmit, tEnd);
-  const result: HookResult = Object.freeze({ outcome: combined, event: run.event });
+  const warnings = run.warned === undefined ? NO_WARNINGS : Object.freeze(run.warned);
+  const result: HookResult = Object.freeze({ outcome: combined, event: run.event, warnings });
   if (run.resolve !== undefined) {
     run.generation += 1;
     run.end();
@@ -307,6 +313,8 @@ interface Verdict {
   readonly failure?: { readonly kind: FailureKind; readonly error: string };
   /** The contract rule its modification broke (I14). */
   readonly contract?: string;
+  /** The answer's kept warnings (I24); a failure's are never looked at. */
+  readonly warnings?: readonly string[];
 }
 
 const PASSED: Verdict = Object.freeze({ outcome: CONTINUE });
@@ -323,6 +331,11 @@ function fold(run: Run, entry: Entry, verdict: Verdict, t0: number, t1: number):
   run.trace.add(middlewareShape(entry, verdict), run.key, run.correlation, t0, t1);
   if (entry.audit) return false; // I25: traced as it would be, counts as a plain Continue
   const { outcome } = verdict;
+  if (verdict.warnings !== undefined && verdict.failure === undefined) {
+    const name = entry.declaration.name;
+    const warned = (run.warned ??= []);
+    for (const text of verdict.warnings) warned.push(Object.freeze({ middleware: name, text }));
+  }
   if (outcome.kind === "continue" && outcome.modified !== undefined) run.event = outcome.modified;
   const rank = severity(outcome);
   if (rank > run.bestSeverity) {
@@ -340,7 +353,10 @@ function judge(answer: unknown, entry: Entry, eventType: Plan["eventType"]): Ver
   if (answer.kind === "continue" && answer.modified !== undefined && !isModelOf(answer.modified, eventType)) {
     return failed(entry, "wrong_event_type");
   }
-  return { outcome: answer };
+  if (answer.warnings === undefined) return { outcome: answer };
+  const warnings = judgeWarnings(answer.warnings); // I24
+  if (warnings === INVALID) return failed(entry, "invalid_return");
+  return warnings === undefined ? { outcome: answer } : { outcome: answer, warnings };
 }
 
 /**
@@ -394,6 +410,7 @@ const PLAIN_HOOK = hookShape("continue", false);
 function middlewareShape(entry: Entry, verdict: Verdict): Shape {
   const { name, band, failMode } = entry.declaration;
   const { outcome, failure, contract } = verdict;
+  const warnings = failure === undefined ? verdict.warnings : undefined;
   const modified = outcome.kind === "continue" && outcome.modified !== undefined;
   return shapeOf({
     kind: failure === undefined ? "outcome" : "failure",
@@ -406,6 +423,7 @@ function middlewareShape(entry: Entry, verdict: Verdict): Shape {
     error: failure?.error,
     fail_mode: failure === undefined ? undefined : failMode,
     contract,
+    warnings,
     audit: entry.audit ? true : undefined,
   });
 }

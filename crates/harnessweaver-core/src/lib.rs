@@ -28,6 +28,7 @@ pub mod registry;
 pub mod symbol;
 pub mod trace;
 pub mod walk;
+pub mod warning;
 
 pub use band::Band;
 pub use catalogue::{Direction, HookId, CATALOGUE};

@@ -9,6 +9,7 @@
 //! back lives in the `read` submodule.
 
 mod correlation;
+mod notes;
 mod packed;
 mod read;
 pub mod spare;
@@ -23,6 +24,7 @@ use serde::{Serialize, Serializer};
 
 use self::correlation::{in_slice, Spans};
 pub use self::correlation::{text_replacing_surrogates, Correlation};
+use self::notes::Notes;
 pub use self::packed::Packed;
 use self::packed::{join, Stored};
 
@@ -33,6 +35,7 @@ use crate::fail_mode::FailMode;
 use crate::failure::FailureKind;
 use crate::outcome::OutcomeKind;
 use crate::symbol::{release_all, retain_all, text, Sym, Texts};
+use crate::warning::Warnings;
 
 pub use read::{from_jsonl_str, read_jsonl, read_jsonl_into};
 
@@ -129,6 +132,7 @@ impl Record {
             error: text(self.error),
             fail_mode: FailMode::from_u8(self.fail_mode).map(FailMode::as_str),
             contract: Rule::from_u8(self.contract).map(Rule::as_str),
+            warnings: None,
             audit: self.audit.then_some(true),
             t_ns: self.t_ns,
             duration_ns: self.duration_ns,
@@ -177,6 +181,12 @@ pub struct RecordView {
     pub fail_mode: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contract: Option<&'static str>,
+    /// The bounded warnings of a middleware's outcome record (I24), only when it has some.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "shared_texts"
+    )]
+    pub warnings: Option<Warnings>,
     /// `true` on the records of an audited middleware (I25), absent everywhere else.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audit: Option<bool>,
@@ -190,6 +200,24 @@ fn shared_text<S: Serializer>(text: &Option<Arc<str>>, out: S) -> Result<S::Ok, 
     match text {
         Some(text) => out.serialize_str(text),
         None => out.serialize_none(),
+    }
+}
+
+/// Shared warnings as a JSON array of strings (I24).
+#[allow(clippy::ref_option)] // the signature serde's `serialize_with` calls
+fn shared_texts<S: Serializer>(texts: &Option<Warnings>, out: S) -> Result<S::Ok, S::Error> {
+    match texts {
+        Some(texts) => out.collect_seq(texts.iter().map(|t| &**t)),
+        None => out.serialize_none(),
+    }
+}
+
+impl RecordView {
+    /// The view with `warnings` (I24), when there are some.
+    #[must_use]
+    pub fn with_warnings(mut self, warnings: Option<&Warnings>) -> Self {
+        self.warnings = warnings.cloned();
+        self
     }
 }
 
@@ -253,6 +281,8 @@ pub struct Taken {
     pub texts: Texts,
     /// From which index of `records` on each correlation holds (before the first: none).
     pub spans: Vec<(usize, Arc<Correlation>)>,
+    /// The warnings of the records that have some (I24), by index of `records`, in order.
+    pub warnings: Vec<(usize, Warnings)>,
 }
 
 impl Taken {
@@ -269,7 +299,9 @@ impl Taken {
             while let Some((_, corr)) = spans.next_if(|(start, _)| *start <= index) {
                 current = &**corr;
             }
-            record.view_with(current)
+            record
+                .view_with(current)
+                .with_warnings(notes::in_slice(&self.warnings, index))
         })
     }
 
@@ -303,6 +335,8 @@ pub struct TraceBuf {
     dropped: u64,
     /// The records' correlations (I21), run-length encoded by position (`correlation.rs`).
     spans: Spans,
+    /// The warnings of outcome records (I24), by position (`notes.rs`).
+    notes: Notes,
 }
 
 impl Default for TraceBuf {
@@ -340,6 +374,7 @@ impl TraceBuf {
             limit: limit.map_or(usize::MAX, |n| n.max(1)),
             dropped: 0,
             spans: Spans::default(),
+            notes: Notes::default(),
         }
     }
 
@@ -413,6 +448,34 @@ impl TraceBuf {
             self.spans.note_shared(self.total, corr);
         }
         self.extend_packed_inner(records, !texts.is_empty());
+    }
+
+    /// [`TraceBuf::extend_packed_from_with`] for an emit's records some of which hold warnings
+    /// (I24): `warnings` pairs an index of `records` with its record's warnings, in order.
+    pub fn extend_packed_warned(
+        &mut self,
+        records: &[Packed],
+        texts: &Texts,
+        corr: &Arc<Correlation>,
+        warnings: &[(usize, Warnings)],
+    ) {
+        for (index, kept) in warnings {
+            self.notes.push(self.total + *index as u64, kept.clone());
+        }
+        self.extend_packed_from_with(records, texts, corr);
+    }
+
+    /// Appends one record read back with its correlation and warnings (I24).
+    pub(crate) fn push_read(
+        &mut self,
+        record: Record,
+        corr: &Correlation,
+        warnings: Option<Warnings>,
+    ) {
+        if let Some(warnings) = warnings {
+            self.notes.push(self.total, warnings);
+        }
+        self.extend_with(std::slice::from_ref(&record), corr);
     }
 
     /// The next `count` records appended carry `corr`.
@@ -504,6 +567,7 @@ impl TraceBuf {
         let mut count = count.min(self.len);
         self.len -= count;
         self.spans.forget_before(self.first());
+        self.notes.forget_before(self.first());
         while count > 0 {
             let only = self.chunks.len() == 1;
             let Some(front) = self.chunks.front_mut() else {
@@ -533,12 +597,14 @@ impl TraceBuf {
     pub fn take(&mut self, most: usize) -> Taken {
         let records: Vec<Record> = self.raw().take(most).collect();
         let spans = self.spans.slice(self.first(), records.len());
+        let warnings = self.notes.slice(self.first(), records.len());
         let mut texts = Texts::new();
         self.discard(records.len(), Some(&mut texts));
         Taken {
             records,
             texts,
             spans,
+            warnings,
         }
     }
 
@@ -566,7 +632,7 @@ impl TraceBuf {
     pub fn memory_bytes(&self) -> usize {
         let chunks = self.chunks.capacity() * std::mem::size_of::<Chunk>();
         let records: usize = self.chunks.iter().map(|c| c.records.capacity()).sum();
-        chunks + records * RECORD_BYTES + self.spans.memory_bytes()
+        chunks + records * RECORD_BYTES + self.spans.memory_bytes() + self.notes.memory_bytes()
     }
 
     pub fn get(&self, index: usize) -> Option<RecordView> {
@@ -586,18 +652,22 @@ impl TraceBuf {
         };
         let offset = usize::try_from(at - found.start).ok()?;
         let corr = self.spans.at(at);
-        found
-            .records
-            .get(offset)
-            .map(|stored| stored.unpack(found.high).view_with(corr))
+        found.records.get(offset).map(|stored| {
+            stored
+                .unpack(found.high)
+                .view_with(corr)
+                .with_warnings(self.notes.at(at))
+        })
     }
 
     /// The records as views, with their correlations (I21), in order.
     pub fn iter(&self) -> impl Iterator<Item = RecordView> + '_ {
         let mut cursor = self.spans.cursor(self.first());
-        (self.first()..)
-            .zip(self.raw())
-            .map(move |(at, record)| record.view_with(cursor.at(at)))
+        (self.first()..).zip(self.raw()).map(move |(at, record)| {
+            record
+                .view_with(cursor.at(at))
+                .with_warnings(self.notes.at(at))
+        })
     }
 
     /// The records themselves, in order. Their counted symbols (`symbol.rs`) stand for their
@@ -1189,5 +1259,73 @@ pub(crate) mod tests {
         trace.extend(&numbered(250 * CHUNK));
         // 32.1 bytes per record or less: 321 bytes per 10 records.
         assert!(trace.memory_bytes() * 10 <= trace.len() * 321);
+    }
+
+    #[test]
+    fn warnings_are_kept_beside_their_records_and_round_trip_i24() {
+        let [outcome, _, hook] = samples();
+        let mut trace = TraceBuf::with_limit(Some(3));
+        let emit = trace.begin_emit();
+        let packed: Vec<Packed> = [outcome, outcome, hook]
+            .iter()
+            .map(|r| Packed::pack(&Record { emit, ..*r }))
+            .collect();
+        let kept: Warnings = vec![Box::<str>::from("slow \"tool\"")].into();
+        let corr = Arc::new(Correlation::NONE);
+        trace.extend_packed_warned(&packed, &Texts::new(), &corr, &[(1, kept.clone())]);
+        let views: Vec<RecordView> = trace.iter().collect();
+        assert!(views[0].warnings.is_none() && views[2].warnings.is_none());
+        assert_eq!(views[1].warnings.as_deref(), Some(&*kept));
+        assert_eq!(trace.get(1).unwrap().warnings.as_deref(), Some(&*kept));
+        let text = trace.to_jsonl();
+        assert_eq!(
+            text.matches("\"warnings\":[\"slow \\\"tool\\\"\"]").count(),
+            1,
+            "{text}"
+        );
+        let back = TraceBuf::from_jsonl_str(&text).unwrap();
+        assert_eq!(back.to_jsonl(), text);
+        // Records dropped past the limit take their warnings with them; taken ones keep them.
+        let mut more = TraceBuf::with_limit(Some(3));
+        more.extend_packed_warned(&packed, &Texts::new(), &corr, &[(1, kept.clone())]);
+        let taken = more.take(2);
+        assert_eq!(
+            taken.views().nth(1).unwrap().warnings.as_deref(),
+            Some(&*kept)
+        );
+        more.extend_packed_from_with(&packed, &Texts::new(), &corr);
+        assert!(more.iter().all(|v| v.warnings.is_none()));
+        assert_eq!(more.notes.at(1).map(|w| w.len()), None);
+    }
+
+    #[test]
+    fn a_reader_takes_warnings_only_where_i24_puts_them() {
+        let line = |kind: &str, extra: &str| {
+            let mw = if kind == "hook" {
+                ""
+            } else {
+                "\"middleware\":\"m\",\"band\":\"app\","
+            };
+            format!("{{\"emit\":1,\"hook\":\"tool.before\",\"kind\":\"{kind}\",{mw}\"outcome\":\"continue\",\"modified\":false{extra}}}\n")
+        };
+        assert!(TraceBuf::from_jsonl_str(&line("outcome", ",\"warnings\":[\"a\"]")).is_ok());
+        for bad in [
+            line("hook", ",\"warnings\":[\"a\"]"),
+            line("outcome", ",\"warnings\":[]"),
+            line("outcome", ",\"warnings\":[\"\"]"),
+            line("outcome", ",\"warnings\":[1]"),
+            line("outcome", ",\"warnings\":\"a\""),
+            line(
+                "outcome",
+                &format!(",\"warnings\":[\"{}\"]", "x".repeat(257)),
+            ),
+            line(
+                "outcome",
+                &format!(",\"warnings\":[{}]", ["\"a\""; 9].join(",")),
+            ),
+        ] {
+            let error = TraceBuf::from_jsonl_str(&bad).unwrap_err();
+            assert_eq!(error.kind, crate::error::ErrorKind::InvalidTrace, "{bad}");
+        }
     }
 }

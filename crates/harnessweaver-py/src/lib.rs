@@ -23,6 +23,7 @@ mod outcome;
 mod registry;
 mod trace;
 mod walk;
+mod warning;
 
 use pyo3::prelude::*;
 
@@ -37,7 +38,7 @@ mod _core {
     #[pymodule_export]
     use super::emit::Emit;
     #[pymodule_export]
-    use super::outcome::{Block, Continue, Escalate, HookResult, Retry, Suspend};
+    use super::outcome::{Block, Continue, Escalate, HookResult, HookWarning, Retry, Suspend};
     #[pymodule_export]
     use super::registry::Registry;
     #[pymodule_export]

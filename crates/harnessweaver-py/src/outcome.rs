@@ -101,13 +101,53 @@ fn to_dict<'py>(
     Ok(dict)
 }
 
+/// What an outcome's `warnings` attribute shows (I24): the value as given, the empty tuple
+/// when none was.
+fn warnings_of<'py>(py: Python<'py>, warnings: Option<&Py<PyAny>>) -> Bound<'py, PyAny> {
+    warnings.map_or_else(|| PyTuple::empty(py).into_any(), |w| w.bind(py).clone())
+}
+
+/// `None` for no warnings, so an outcome without them holds nothing more.
+fn given(warnings: Option<Py<PyAny>>, py: Python<'_>) -> Option<Py<PyAny>> {
+    warnings.filter(|w| !w.bind(py).is_none())
+}
+
+/// The fields with `warnings` after them when some were given (repr, pickling).
+fn with_warnings<'py>(
+    py: Python<'py>,
+    mut values: Vec<Bound<'py, PyAny>>,
+    warnings: Option<&Py<PyAny>>,
+) -> Vec<Bound<'py, PyAny>> {
+    if let Some(w) = warnings {
+        values.push(w.bind(py).clone());
+    }
+    values
+}
+
+fn repr_warned(
+    py: Python<'_>,
+    name: &str,
+    fields: &[&str],
+    values: Vec<Bound<'_, PyAny>>,
+    warnings: Option<&Py<PyAny>>,
+) -> PyResult<String> {
+    let mut names = fields.to_vec();
+    if warnings.is_some() {
+        names.push("warnings");
+    }
+    repr(name, &names, &with_warnings(py, values, warnings))
+}
+
 /// Compares two outcomes of the same class field by field; anything else is `NotImplemented`.
 macro_rules! rich_eq {
     ($slf:ident, $other:ident, $ty:ty) => {{
         let py = $slf.py();
         match $other.cast::<$ty>() {
             Ok(other) if other.get_type().is(&$slf.get_type()) => {
-                let same = equal(&$slf.get().values(py), &other.get().values(py))?;
+                let (a, b) = ($slf.get(), other.get());
+                let same = equal(&a.values(py), &b.values(py))?
+                    && warnings_of(py, a.warnings.as_ref())
+                        .eq(warnings_of(py, b.warnings.as_ref()))?;
                 Ok(same.into_pyobject(py)?.to_owned().into_any().unbind())
             }
             _ => Ok(py.NotImplemented()),
@@ -120,6 +160,8 @@ macro_rules! rich_eq {
 pub struct Continue {
     #[pyo3(get)]
     pub modified: Option<Py<PyAny>>,
+    /// The warnings as given (I24); `None` when none were.
+    pub warnings: Option<Py<PyAny>>,
 }
 
 impl Continue {
@@ -133,26 +175,50 @@ static CONTINUE: PyOnceLock<Py<Continue>> = PyOnceLock::new();
 
 /// The shared plain `Continue()`: what an emit returns when nothing more severe was answered.
 pub fn plain_continue(py: Python<'_>) -> PyResult<&Py<Continue>> {
-    CONTINUE.get_or_try_init(py, || Py::new(py, Continue { modified: None }))
+    CONTINUE.get_or_try_init(py, || {
+        Py::new(
+            py,
+            Continue {
+                modified: None,
+                warnings: None,
+            },
+        )
+    })
 }
 
 #[pymethods]
 impl Continue {
     #[new]
-    #[pyo3(signature = (modified = None))]
-    fn new(modified: Option<Py<PyAny>>) -> Self {
-        Self { modified }
+    #[pyo3(signature = (modified = None, warnings = None))]
+    fn new(py: Python<'_>, modified: Option<Py<PyAny>>, warnings: Option<Py<PyAny>>) -> Self {
+        Self {
+            modified,
+            warnings: given(warnings, py),
+        }
     }
     #[classattr]
     fn kind() -> &'static str {
         "continue"
+    }
+    /// The warnings as given (I24): a list or tuple of `str`, judged when the bus takes the
+    /// answer; the empty tuple when none were given.
+    #[getter]
+    fn warnings<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        warnings_of(py, self.warnings.as_ref())
     }
     #[classattr]
     fn __match_args__() -> (&'static str,) {
         ("modified",)
     }
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        repr("Continue", &Self::FIELDS, &slf.get().values(slf.py()))
+        let (py, this) = (slf.py(), slf.get());
+        repr_warned(
+            py,
+            "Continue",
+            &Self::FIELDS,
+            this.values(py),
+            this.warnings.as_ref(),
+        )
     }
     fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         rich_eq!(slf, other, Continue)
@@ -161,7 +227,11 @@ impl Continue {
         hash(slf.py(), "Continue", &slf.get().values(slf.py()))
     }
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(slf.as_any(), slf.get().values(slf.py()))
+        let (py, this) = (slf.py(), slf.get());
+        reduce(
+            slf.as_any(),
+            with_warnings(py, this.values(py), this.warnings.as_ref()),
+        )
     }
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
@@ -178,6 +248,8 @@ pub struct Block {
     pub reason: Text,
     #[pyo3(get)]
     pub code: Option<Text>,
+    /// The warnings as given (I24); `None` when none were.
+    pub warnings: Option<Py<PyAny>>,
 }
 
 impl Block {
@@ -193,23 +265,41 @@ impl Block {
 #[pymethods]
 impl Block {
     #[new]
-    #[pyo3(signature = (reason, code = None))]
-    fn new(reason: &Bound<'_, PyAny>, code: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+    #[pyo3(signature = (reason, code = None, warnings = None))]
+    fn new(
+        reason: &Bound<'_, PyAny>,
+        code: Option<&Bound<'_, PyAny>>,
+        warnings: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
         Ok(Self {
             reason: text("Block", "reason", reason)?,
             code: optional_text("Block", "code", code)?,
+            warnings: given(warnings, reason.py()),
         })
     }
     #[classattr]
     fn kind() -> &'static str {
         "block"
     }
+    /// The warnings as given (I24): a list or tuple of `str`, judged when the bus takes the
+    /// answer; the empty tuple when none were given.
+    #[getter]
+    fn warnings<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        warnings_of(py, self.warnings.as_ref())
+    }
     #[classattr]
     fn __match_args__() -> (&'static str, &'static str) {
         ("reason", "code")
     }
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        repr("Block", &Self::FIELDS, &slf.get().values(slf.py()))
+        let (py, this) = (slf.py(), slf.get());
+        repr_warned(
+            py,
+            "Block",
+            &Self::FIELDS,
+            this.values(py),
+            this.warnings.as_ref(),
+        )
     }
     fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         rich_eq!(slf, other, Block)
@@ -218,7 +308,11 @@ impl Block {
         hash(slf.py(), "Block", &slf.get().values(slf.py()))
     }
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(slf.as_any(), slf.get().values(slf.py()))
+        let (py, this) = (slf.py(), slf.get());
+        reduce(
+            slf.as_any(),
+            with_warnings(py, this.values(py), this.warnings.as_ref()),
+        )
     }
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         to_dict(py, "block", &Self::FIELDS, self.values(py))
@@ -234,6 +328,8 @@ pub struct Suspend {
     pub approver_role: Option<Text>,
     #[pyo3(get)]
     pub code: Option<Text>,
+    /// The warnings as given (I24); `None` when none were.
+    pub warnings: Option<Py<PyAny>>,
 }
 
 impl Suspend {
@@ -250,28 +346,43 @@ impl Suspend {
 #[pymethods]
 impl Suspend {
     #[new]
-    #[pyo3(signature = (reason, approver_role = None, code = None))]
+    #[pyo3(signature = (reason, approver_role = None, code = None, warnings = None))]
     fn new(
         reason: &Bound<'_, PyAny>,
         approver_role: Option<&Bound<'_, PyAny>>,
         code: Option<&Bound<'_, PyAny>>,
+        warnings: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         Ok(Self {
             reason: text("Suspend", "reason", reason)?,
             approver_role: optional_text("Suspend", "approver_role", approver_role)?,
             code: optional_text("Suspend", "code", code)?,
+            warnings: given(warnings, reason.py()),
         })
     }
     #[classattr]
     fn kind() -> &'static str {
         "suspend"
     }
+    /// The warnings as given (I24): a list or tuple of `str`, judged when the bus takes the
+    /// answer; the empty tuple when none were given.
+    #[getter]
+    fn warnings<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        warnings_of(py, self.warnings.as_ref())
+    }
     #[classattr]
     fn __match_args__() -> (&'static str, &'static str, &'static str) {
         ("reason", "approver_role", "code")
     }
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        repr("Suspend", &Self::FIELDS, &slf.get().values(slf.py()))
+        let (py, this) = (slf.py(), slf.get());
+        repr_warned(
+            py,
+            "Suspend",
+            &Self::FIELDS,
+            this.values(py),
+            this.warnings.as_ref(),
+        )
     }
     fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         rich_eq!(slf, other, Suspend)
@@ -280,7 +391,11 @@ impl Suspend {
         hash(slf.py(), "Suspend", &slf.get().values(slf.py()))
     }
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(slf.as_any(), slf.get().values(slf.py()))
+        let (py, this) = (slf.py(), slf.get());
+        reduce(
+            slf.as_any(),
+            with_warnings(py, this.values(py), this.warnings.as_ref()),
+        )
     }
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         to_dict(py, "suspend", &Self::FIELDS, self.values(py))
@@ -296,6 +411,8 @@ pub struct Escalate {
     pub to: Option<Text>,
     #[pyo3(get)]
     pub code: Option<Text>,
+    /// The warnings as given (I24); `None` when none were.
+    pub warnings: Option<Py<PyAny>>,
 }
 
 impl Escalate {
@@ -312,28 +429,43 @@ impl Escalate {
 #[pymethods]
 impl Escalate {
     #[new]
-    #[pyo3(signature = (reason, to = None, code = None))]
+    #[pyo3(signature = (reason, to = None, code = None, warnings = None))]
     fn new(
         reason: &Bound<'_, PyAny>,
         to: Option<&Bound<'_, PyAny>>,
         code: Option<&Bound<'_, PyAny>>,
+        warnings: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         Ok(Self {
             reason: text("Escalate", "reason", reason)?,
             to: optional_text("Escalate", "to", to)?,
             code: optional_text("Escalate", "code", code)?,
+            warnings: given(warnings, reason.py()),
         })
     }
     #[classattr]
     fn kind() -> &'static str {
         "escalate"
     }
+    /// The warnings as given (I24): a list or tuple of `str`, judged when the bus takes the
+    /// answer; the empty tuple when none were given.
+    #[getter]
+    fn warnings<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        warnings_of(py, self.warnings.as_ref())
+    }
     #[classattr]
     fn __match_args__() -> (&'static str, &'static str, &'static str) {
         ("reason", "to", "code")
     }
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        repr("Escalate", &Self::FIELDS, &slf.get().values(slf.py()))
+        let (py, this) = (slf.py(), slf.get());
+        repr_warned(
+            py,
+            "Escalate",
+            &Self::FIELDS,
+            this.values(py),
+            this.warnings.as_ref(),
+        )
     }
     fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         rich_eq!(slf, other, Escalate)
@@ -342,7 +474,11 @@ impl Escalate {
         hash(slf.py(), "Escalate", &slf.get().values(slf.py()))
     }
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(slf.as_any(), slf.get().values(slf.py()))
+        let (py, this) = (slf.py(), slf.get());
+        reduce(
+            slf.as_any(),
+            with_warnings(py, this.values(py), this.warnings.as_ref()),
+        )
     }
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         to_dict(py, "escalate", &Self::FIELDS, self.values(py))
@@ -398,6 +534,8 @@ pub struct Retry {
     pub max_attempts: Option<u64>,
     #[pyo3(get)]
     pub code: Option<Text>,
+    /// The warnings as given (I24); `None` when none were.
+    pub warnings: Option<Py<PyAny>>,
 }
 
 impl Retry {
@@ -423,30 +561,45 @@ impl Retry {
 #[pymethods]
 impl Retry {
     #[new]
-    #[pyo3(signature = (reason, delay = None, max_attempts = None, code = None))]
+    #[pyo3(signature = (reason, delay = None, max_attempts = None, code = None, warnings = None))]
     fn new(
         reason: &Bound<'_, PyAny>,
         delay: Option<&Bound<'_, PyAny>>,
         max_attempts: Option<&Bound<'_, PyAny>>,
         code: Option<&Bound<'_, PyAny>>,
+        warnings: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         Ok(Self {
             reason: text("Retry", "reason", reason)?,
             delay: self::delay(delay)?,
             max_attempts: self::max_attempts(max_attempts)?,
             code: optional_text("Retry", "code", code)?,
+            warnings: given(warnings, reason.py()),
         })
     }
     #[classattr]
     fn kind() -> &'static str {
         "retry"
     }
+    /// The warnings as given (I24): a list or tuple of `str`, judged when the bus takes the
+    /// answer; the empty tuple when none were given.
+    #[getter]
+    fn warnings<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        warnings_of(py, self.warnings.as_ref())
+    }
     #[classattr]
     fn __match_args__() -> (&'static str, &'static str, &'static str, &'static str) {
         ("reason", "delay", "max_attempts", "code")
     }
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        repr("Retry", &Self::FIELDS, &slf.get().values(slf.py()))
+        let (py, this) = (slf.py(), slf.get());
+        repr_warned(
+            py,
+            "Retry",
+            &Self::FIELDS,
+            this.values(py),
+            this.warnings.as_ref(),
+        )
     }
     fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         rich_eq!(slf, other, Retry)
@@ -455,27 +608,121 @@ impl Retry {
         hash(slf.py(), "Retry", &slf.get().values(slf.py()))
     }
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(slf.as_any(), slf.get().values(slf.py()))
+        let (py, this) = (slf.py(), slf.get());
+        reduce(
+            slf.as_any(),
+            with_warnings(py, this.values(py), this.warnings.as_ref()),
+        )
     }
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         to_dict(py, "retry", &Self::FIELDS, self.values(py))
     }
 }
 
-/// What `emit` returns: the combined `outcome` and the `event` as the chain left it.
+/// One warning on a `HookResult` (I24): the middleware that gave it and its bounded text.
+#[pyclass(frozen, module = "harnessweaver", name = "HookWarning")]
+pub struct HookWarning {
+    #[pyo3(get)]
+    pub middleware: Text,
+    #[pyo3(get)]
+    pub text: Text,
+}
+
+impl HookWarning {
+    fn values<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyAny>> {
+        vec![
+            self.middleware.bind(py).clone().into_any(),
+            self.text.bind(py).clone().into_any(),
+        ]
+    }
+}
+
+#[pymethods]
+impl HookWarning {
+    #[new]
+    fn new(middleware: &Bound<'_, PyAny>, text: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(Self {
+            middleware: self::text("HookWarning", "middleware", middleware)?,
+            text: self::text("HookWarning", "text", text)?,
+        })
+    }
+    #[classattr]
+    fn __match_args__() -> (&'static str, &'static str) {
+        ("middleware", "text")
+    }
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        repr("HookWarning", &["middleware", "text"], &self.values(py))
+    }
+    fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        match other.cast::<HookWarning>() {
+            Ok(other) => {
+                let same = equal(&slf.get().values(py), &other.get().values(py))?;
+                Ok(same.into_pyobject(py)?.to_owned().into_any().unbind())
+            }
+            Err(_) => Ok(py.NotImplemented()),
+        }
+    }
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        hash(py, "HookWarning", &self.values(py))
+    }
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        reduce(slf.as_any(), slf.get().values(slf.py()))
+    }
+}
+
+/// What `emit` returns: the combined `outcome`, the `event` as the chain left it and the
+/// `warnings` of the answers the bus took, in the order the middleware ran (I24).
 #[pyclass(frozen, module = "harnessweaver", name = "HookResult")]
 pub struct HookResult {
     #[pyo3(get)]
     pub outcome: Py<PyAny>,
     #[pyo3(get)]
     pub event: Py<PyAny>,
+    /// A tuple of `HookWarning`s; `None` for the shared empty tuple (nothing allocated).
+    pub warnings: Option<Py<PyTuple>>,
 }
 
 #[pymethods]
 impl HookResult {
     #[new]
-    fn new(outcome: Py<PyAny>, event: Py<PyAny>) -> Self {
-        Self { outcome, event }
+    #[pyo3(signature = (outcome, event, warnings = None))]
+    fn new(
+        py: Python<'_>,
+        outcome: Py<PyAny>,
+        event: Py<PyAny>,
+        warnings: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let warnings = match warnings.filter(|w| !w.is_none()) {
+            None => None,
+            Some(w) => {
+                let items: Vec<Bound<'_, PyAny>> = w.try_iter()?.collect::<PyResult<_>>()?;
+                for item in &items {
+                    if item.cast::<HookWarning>().is_err() {
+                        return Err(PyTypeError::new_err(format!(
+                            "HookResult.warnings must hold HookWarning items, got {}",
+                            item.repr()?
+                        )));
+                    }
+                }
+                (!items.is_empty())
+                    .then(|| PyTuple::new(py, items))
+                    .transpose()?
+                    .map(Bound::unbind)
+            }
+        };
+        Ok(Self {
+            outcome,
+            event,
+            warnings,
+        })
+    }
+    /// The warnings of the answers taken (I24): a tuple of `HookWarning`, in run order.
+    #[getter]
+    fn warnings<'py>(&self, py: Python<'py>) -> Bound<'py, PyTuple> {
+        self.warnings
+            .as_ref()
+            .map_or_else(|| PyTuple::empty(py), |w| w.bind(py).clone())
     }
     #[classattr]
     fn __match_args__() -> (&'static str, &'static str) {
@@ -497,7 +744,8 @@ impl HookResult {
             Ok(other) => {
                 let (a, b) = (slf.get(), other.get());
                 let same = a.outcome.bind(py).eq(b.outcome.bind(py))?
-                    && a.event.bind(py).eq(b.event.bind(py))?;
+                    && a.event.bind(py).eq(b.event.bind(py))?
+                    && a.warnings(py).eq(b.warnings(py))?;
                 Ok(same.into_pyobject(py)?.to_owned().into_any().unbind())
             }
             Err(_) => Ok(py.NotImplemented()),

@@ -253,6 +253,7 @@ impl Registry {
             corr,
             deadline,
             limit: None,
+            warned: None,
         };
         match state.run(py)? {
             Stop::Done(result) => Ok(result.into_any()),

@@ -299,6 +299,10 @@ fn as_dict<'py>(py: Python<'py>, view: &RecordView) -> PyResult<Bound<'py, PyDic
             dict.set_item(key, PyString::intern(py, value))?;
         }
     }
+    if let Some(warnings) = &view.warnings {
+        let texts = warnings.iter().map(|t| PyString::new(py, t));
+        dict.set_item(intern!(py, "warnings"), PyList::new(py, texts)?)?;
+    }
     if let Some(audit) = view.audit {
         dict.set_item(intern!(py, "audit"), audit)?; // I25: audited middleware only
     }

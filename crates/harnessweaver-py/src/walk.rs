@@ -24,8 +24,9 @@ use harnessweaver_core::failure::{closed_reason, FailureKind};
 use harnessweaver_core::outcome::OutcomeKind;
 use harnessweaver_core::registry::{Chain, Entry};
 use harnessweaver_core::symbol::{Texts, NO_SYM};
-use harnessweaver_core::trace::{Packed, Record};
+use harnessweaver_core::trace::{Packed, Record, RecordKind};
 use harnessweaver_core::walk::{failure_error_sym, failure_error_text, Answer, Walk};
+use harnessweaver_core::warning::Warnings;
 use harnessweaver_core::{duration::nanos_to_seconds, Sym};
 use smallvec::SmallVec;
 
@@ -35,6 +36,7 @@ use crate::declaration::Declaration;
 use crate::held::Held;
 use crate::outcome::{plain_continue, Block, Continue, Escalate, HookResult, Retry, Suspend};
 use crate::trace::Trace;
+use crate::warning::{judge_warnings, Warned};
 
 /// What a registry holds for one middleware.
 pub struct Payload {
@@ -80,6 +82,9 @@ pub struct EmitState {
     /// (I26), the time left at its start. Set as it starts, so checking an answer reads one
     /// field.
     pub limit: Option<u64>,
+    /// The warnings of the answers taken so far (I24); `None` until one has some, so a chain
+    /// without warnings carries one empty pointer.
+    pub warned: Option<Box<Warned>>,
 }
 
 /// Records of one emit, packed as the trace stores them (so flushing them is a copy): inline
@@ -109,6 +114,8 @@ enum Judged {
         answer: Answer,
         keep: Option<Py<PyAny>>,
         modified: Option<Py<PyAny>>,
+        /// The outcome's `warnings` as given (I24), judged after the rest of the answer.
+        warnings: Option<Py<PyAny>>,
     },
     Failure(FailureKind),
 }
@@ -138,6 +145,7 @@ fn outcome(
     code: Option<Sym>,
     texts_valid: bool,
     value: &Bound<'_, PyAny>,
+    warnings: Option<&Py<PyAny>>,
 ) -> Judged {
     let Some(code) = code.filter(|_| texts_valid) else {
         return Judged::Failure(FailureKind::InvalidReturn);
@@ -150,6 +158,7 @@ fn outcome(
         },
         keep: Some(value.clone().unbind()),
         modified: None,
+        warnings: warnings.map(|w| w.clone_ref(value.py())),
     }
 }
 
@@ -175,9 +184,11 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>, texts: &mut T
             answer,
             keep: None,
             modified: None,
+            warnings: None,
         };
     }
     if let Ok(c) = value.cast_exact::<Continue>() {
+        let warnings = c.get().warnings.as_ref().map(|w| w.clone_ref(py));
         return match &c.get().modified {
             None => Judged::Answer {
                 answer: Answer::Outcome {
@@ -187,6 +198,7 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>, texts: &mut T
                 },
                 keep: None,
                 modified: None,
+                warnings,
             },
             Some(event) if is_event_of(event.bind(py), event_type) => Judged::Answer {
                 answer: Answer::Outcome {
@@ -196,6 +208,7 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>, texts: &mut T
                 },
                 keep: Some(value.clone().unbind()),
                 modified: Some(event.clone_ref(py)),
+                warnings,
             },
             Some(_) => Judged::Failure(FailureKind::WrongEventType),
         };
@@ -207,6 +220,7 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>, texts: &mut T
             code_sym(b.code.as_ref(), py, texts),
             valid_texts(py, &[Some(&b.reason)]),
             value,
+            b.warnings.as_ref(),
         );
     }
     if let Ok(s) = value.cast_exact::<Suspend>() {
@@ -216,6 +230,7 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>, texts: &mut T
             code_sym(s.code.as_ref(), py, texts),
             valid_texts(py, &[Some(&s.reason), s.approver_role.as_ref()]),
             value,
+            s.warnings.as_ref(),
         );
     }
     if let Ok(e) = value.cast_exact::<Escalate>() {
@@ -225,6 +240,7 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>, texts: &mut T
             code_sym(e.code.as_ref(), py, texts),
             valid_texts(py, &[Some(&e.reason), e.to.as_ref()]),
             value,
+            e.warnings.as_ref(),
         );
     }
     if let Ok(r) = value.cast_exact::<Retry>() {
@@ -234,6 +250,7 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>, texts: &mut T
             code_sym(r.code.as_ref(), py, texts),
             valid_texts(py, &[Some(&r.reason)]),
             value,
+            r.warnings.as_ref(),
         );
     }
     Judged::Failure(FailureKind::InvalidReturn)
@@ -288,8 +305,32 @@ impl EmitState {
         }
     }
 
+    /// The answer just recorded carries `kept` (I24): a taken answer's record is an outcome
+    /// record; a strict contract violation made it a failure, which carries none.
+    #[cold]
+    #[inline(never)]
+    fn note_warnings(&mut self, kind: RecordKind, kept: Warnings) {
+        if kind != RecordKind::Outcome {
+            return;
+        }
+        let at = self.records.len() - 1;
+        let audited = self.chain[self.current].decl.mode.is_audit();
+        let warned = self.warned.get_or_insert_with(Box::default);
+        if audited {
+            // I24, I25: on the audited middleware's record only, like the rest of its answer.
+            warned.trace.push((at, kept));
+            return;
+        }
+        warned.trace.push((at, kept.clone()));
+        warned.result.push((self.current, kept));
+    }
+
     /// Writes the buffered records to the trace, once.
     fn flush(&mut self) {
+        if self.warned.is_some() {
+            self.flush_warned();
+            return;
+        }
         if !self.records.is_empty() {
             (self.trace.get().get().lock()).extend_packed_from_with(
                 &self.records,
@@ -298,6 +339,26 @@ impl EmitState {
             );
             self.records.clear();
         }
+    }
+
+    /// [`EmitState::flush`] once an answer had warnings (I24): kept apart, so that the plain
+    /// path stays as it was.
+    #[cold]
+    #[inline(never)]
+    fn flush_warned(&mut self) {
+        let Some(warned) = self.warned.as_mut() else {
+            return;
+        };
+        if !self.records.is_empty() {
+            (self.trace.get().get().lock()).extend_packed_warned(
+                &self.records,
+                &self.texts,
+                &self.corr,
+                &warned.trace,
+            );
+            self.records.clear();
+        }
+        warned.trace.clear();
     }
 
     /// A clock reading of the wanted precision, reusing the last one when it has it.
@@ -433,7 +494,16 @@ impl EmitState {
                 answer,
                 keep,
                 modified,
+                warnings,
             } => {
+                // I24: warnings that are no list of texts make the answer invalid.
+                let kept = match warnings {
+                    None => None,
+                    Some(given) => match judge_warnings(given.bind(py)) {
+                        Ok(kept) => kept,
+                        Err(()) => return self.failed(py, FailureKind::InvalidReturn, None),
+                    },
+                };
                 let decision = match (self.contracts, &modified) {
                     (Some(mode), Some(event)) => match self.broken(py, event)? {
                         Some(rule) => self.violated(py, rule, mode, now)?,
@@ -441,6 +511,9 @@ impl EmitState {
                     },
                     _ => self.decide(answer, now),
                 };
+                if let Some(kept) = kept {
+                    self.note_warnings(decision.record.kind, kept);
+                }
                 if decision.accept_modification {
                     if let Some(event) = modified {
                         self.event.replace(event);
@@ -561,6 +634,7 @@ impl EmitState {
         let block = Block {
             reason: PyString::new(py, &reason).unbind(),
             code,
+            warnings: None,
         };
         Ok(Some(Held::new(Py::new(py, block)?.into_any())))
     }
@@ -642,11 +716,16 @@ impl EmitState {
             (Some(best), false) => best.get().clone_ref(py),
             _ => plain_continue(py)?.clone_ref(py).into_any(),
         };
+        let warnings = match &self.warned {
+            Some(warned) => warned.result_tuple(py, &self.chain)?,
+            None => None,
+        };
         Py::new(
             py,
             HookResult {
                 outcome,
                 event: self.event.get().clone_ref(py),
+                warnings,
             },
         )
     }

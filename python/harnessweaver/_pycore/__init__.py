@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .declaration import MISSING, Declaration, declare, snake_case
     from .duration import parse_duration
     from .layer import declare_in
-    from .outcomes import Block, Continue, Escalate, HookResult, Retry, Suspend
+    from .outcomes import Block, Continue, Escalate, HookResult, HookWarning, Retry, Suspend
     from .registry import Registry
     from .trace import Trace
     from .walk import Walk as Pending
@@ -29,6 +29,7 @@ __all__ = [
     "Declaration",
     "Escalate",
     "HookResult",
+    "HookWarning",
     "Pending",
     "Registry",
     "Retry",
@@ -53,7 +54,15 @@ __getattr__ = loader(
             ".declaration": ("MISSING", "Declaration", "declare", "snake_case"),
             ".duration": ("parse_duration",),
             ".layer": ("declare_in",),
-            ".outcomes": ("Block", "Continue", "Escalate", "HookResult", "Retry", "Suspend"),
+            ".outcomes": (
+                "Block",
+                "Continue",
+                "Escalate",
+                "HookResult",
+                "HookWarning",
+                "Retry",
+                "Suspend",
+            ),
             ".registry": ("Registry",),
             ".trace": ("Trace",),
             ".walk": ("Pending",),

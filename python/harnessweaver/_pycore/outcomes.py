@@ -7,13 +7,29 @@ They are final: the core classifies answers by exact type.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, NoReturn, cast
 
 from .duration import parse_duration_ns
 
-__all__ = ["Block", "Continue", "Escalate", "HookResult", "Retry", "Suspend", "has_invalid_text"]
+__all__ = [
+    "Block",
+    "Continue",
+    "Escalate",
+    "HookResult",
+    "HookWarning",
+    "Retry",
+    "Suspend",
+    "has_invalid_text",
+]
 
 _set = object.__setattr__
+_NO_WARNINGS: tuple[str, ...] = ()  # an outcome given no warnings holds this one tuple (I24)
+
+
+def _warnings(value: Any) -> Any:
+    """Kept as given, judged by the walk when it takes the answer (I24)."""
+    return _NO_WARNINGS if value is None else value
 
 
 def _text(owner: str, field: str, value: object, optional: bool) -> str | None:
@@ -38,7 +54,9 @@ def has_invalid_text(outcome: _Outcome) -> bool:
 
 
 class _Outcome:
-    __slots__ = ()
+    __slots__ = ("warnings",)
+    warnings: Any
+    """The warnings as given (I24): a list or tuple of ``str``; ``()`` when none were."""
     kind: ClassVar[str]
     _fields: ClassVar[tuple[str, ...]]
 
@@ -59,17 +77,23 @@ class _Outcome:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._values() == other._values()
+        return self._values() == other._values() and self.warnings == other.warnings
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, *self._values()))
 
+    def _given(self) -> tuple[object, ...]:
+        """The fields, and the warnings after them when some were given."""
+        given = self.warnings is not _NO_WARNINGS
+        return (*self._values(), self.warnings) if given else self._values()
+
     def __repr__(self) -> str:
-        args = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
+        names = (*self._fields, "warnings")
+        args = ", ".join(f"{f}={v!r}" for f, v in zip(names, self._given(), strict=False))
         return f"{type(self).__name__}({args})"
 
     def __reduce__(self) -> tuple[type[_Outcome], tuple[object, ...]]:
-        return (type(self), self._values())
+        return (type(self), self._given())
 
     def to_dict(self) -> dict[str, object]:
         """The JSON form of INTERPRETING.md §6.2."""
@@ -85,8 +109,9 @@ class Continue(_Outcome):
     _fields = ("modified",)
     modified: Any
 
-    def __init__(self, modified: Any = None) -> None:
+    def __init__(self, modified: Any = None, warnings: Sequence[str] | None = None) -> None:
         _set(self, "modified", modified)
+        _set(self, "warnings", _warnings(warnings))
 
     def to_dict(self) -> dict[str, object]:
         return {"kind": "continue", "modified": self.modified is not None}
@@ -102,9 +127,12 @@ class Block(_Outcome):
     reason: str
     code: str | None
 
-    def __init__(self, reason: str, code: str | None = None) -> None:
+    def __init__(
+        self, reason: str, code: str | None = None, warnings: Sequence[str] | None = None
+    ) -> None:
         _set(self, "reason", _text("Block", "reason", reason, False))
         _set(self, "code", _text("Block", "code", code, True))
+        _set(self, "warnings", _warnings(warnings))
 
 
 class Suspend(_Outcome):
@@ -118,10 +146,17 @@ class Suspend(_Outcome):
     approver_role: str | None
     code: str | None
 
-    def __init__(self, reason: str, approver_role: str | None = None, code: str | None = None):
+    def __init__(
+        self,
+        reason: str,
+        approver_role: str | None = None,
+        code: str | None = None,
+        warnings: Sequence[str] | None = None,
+    ):
         _set(self, "reason", _text("Suspend", "reason", reason, False))
         _set(self, "approver_role", _text("Suspend", "approver_role", approver_role, True))
         _set(self, "code", _text("Suspend", "code", code, True))
+        _set(self, "warnings", _warnings(warnings))
 
 
 class Escalate(_Outcome):
@@ -135,10 +170,17 @@ class Escalate(_Outcome):
     to: str | None
     code: str | None
 
-    def __init__(self, reason: str, to: str | None = None, code: str | None = None) -> None:
+    def __init__(
+        self,
+        reason: str,
+        to: str | None = None,
+        code: str | None = None,
+        warnings: Sequence[str] | None = None,
+    ) -> None:
         _set(self, "reason", _text("Escalate", "reason", reason, False))
         _set(self, "to", _text("Escalate", "to", to, True))
         _set(self, "code", _text("Escalate", "code", code, True))
+        _set(self, "warnings", _warnings(warnings))
 
 
 def _delay(value: object) -> float | None:
@@ -177,32 +219,88 @@ class Retry(_Outcome):
         delay: float | str | None = None,
         max_attempts: int | None = None,
         code: str | None = None,
+        warnings: Sequence[str] | None = None,
     ) -> None:
         _set(self, "reason", _text("Retry", "reason", reason, False))
         _set(self, "delay", _delay(delay))
         _set(self, "max_attempts", _max_attempts(max_attempts))
         _set(self, "code", _text("Retry", "code", code, True))
+        _set(self, "warnings", _warnings(warnings))
+
+
+class HookWarning:
+    """One warning on a ``HookResult`` (I24): the middleware that gave it and its text."""
+
+    __slots__ = ("middleware", "text")
+    __match_args__ = ("middleware", "text")
+    middleware: str
+    text: str
+
+    def __init__(self, middleware: str, text: str) -> None:
+        _set(self, "middleware", _text("HookWarning", "middleware", middleware, False))
+        _set(self, "text", _text("HookWarning", "text", text, False))
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"HookWarning is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"HookWarning is immutable; cannot delete {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not HookWarning:
+            return NotImplemented
+        return (self.middleware, self.text) == (other.middleware, other.text)
+
+    def __hash__(self) -> int:
+        return hash(("HookWarning", self.middleware, self.text))
+
+    def __repr__(self) -> str:
+        return f"HookWarning(middleware={self.middleware!r}, text={self.text!r})"
+
+    def __reduce__(self) -> tuple[type[HookWarning], tuple[str, str]]:
+        return (HookWarning, (self.middleware, self.text))
 
 
 class _ResultSlots:
     """Where a HookResult keeps its fields; ``_Building`` shares the layout without the guard."""
 
-    __slots__ = ("event", "outcome")
+    __slots__ = ("_warned", "event", "outcome")
     event: Any
     outcome: Any
+    _warned: tuple[HookWarning, ...]  # set only when there are some: an emit stores nothing
+
+    @property
+    def warnings(self) -> tuple[HookWarning, ...]:
+        """The warnings of the answers the bus took, in run order (I24); ``()`` when none."""
+        try:
+            return self._warned
+        except AttributeError:
+            return ()
 
 
 class HookResult(_ResultSlots):
-    """What ``emit`` returns: the combined ``outcome`` and the ``event`` as the chain left it."""
+    """What ``emit`` returns: the combined ``outcome``, the ``event`` as the chain left it and
+    the ``warnings`` of the answers the bus took, in the order the middleware ran (I24)."""
 
     __slots__ = ()
     __match_args__ = ("outcome", "event")
     outcome: Continue | Block | Suspend | Escalate | Retry
     event: Any
 
-    def __init__(self, outcome: Continue | Block | Suspend | Escalate | Retry, event: Any) -> None:
+    def __init__(
+        self,
+        outcome: Continue | Block | Suspend | Escalate | Retry,
+        event: Any,
+        warnings: Iterable[HookWarning] | None = None,
+    ) -> None:
+        items = () if warnings is None else tuple(warnings)
+        for item in items:
+            if type(item) is not HookWarning:
+                raise TypeError(f"HookResult.warnings must hold HookWarning items, got {item!r}")
         _set(self, "outcome", outcome)
         _set(self, "event", event)
+        if items:
+            _set(self, "_warned", items)
 
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(f"HookResult is immutable; cannot set {name!r}")
@@ -210,7 +308,11 @@ class HookResult(_ResultSlots):
     def __eq__(self, other: object) -> bool:
         if type(other) is not HookResult:
             return NotImplemented
-        return self.outcome == other.outcome and self.event == other.event
+        return (
+            self.outcome == other.outcome
+            and self.event == other.event
+            and self.warnings == other.warnings
+        )
 
     __hash__ = None  # type: ignore[assignment]  # events hold dicts
 
@@ -226,6 +328,7 @@ for _cls in (
     Escalate,
     Retry,
     HookResult,
+    HookWarning,
 ):
     _cls.__module__ = "harnessweaver"
 
@@ -246,5 +349,16 @@ def hook_result(outcome: Any, event: Any) -> HookResult:
     result = _Building()
     result.outcome = outcome
     result.event = event
+    result.__class__ = HookResult  # type: ignore[assignment]
+    return cast(HookResult, result)
+
+
+def warned_result(outcome: Any, event: Any, warnings: tuple[HookWarning, ...]) -> HookResult:
+    """``hook_result`` with warnings (I24): a function of its own, so that an emit without
+    any (``hook_result``) does exactly what it did before them."""
+    result = _Building()
+    result.outcome = outcome
+    result.event = event
+    result._warned = warnings
     result.__class__ = HookResult  # type: ignore[assignment]
     return cast(HookResult, result)

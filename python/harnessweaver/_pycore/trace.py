@@ -23,6 +23,7 @@ from typing import IO, Any, Final
 
 from ..errors import error_for
 from .correlation import shown_text, valid_step
+from .warnings import valid_in_trace
 
 __all__ = ["DEFAULT_BATCH", "DEFAULT_LIMIT", "FIELDS", "MAX_EMIT", "Trace"]
 
@@ -52,6 +53,7 @@ FIELDS: Final = (
     "error",
     "fail_mode",
     "contract",
+    "warnings",
     "audit",
     "t_ns",
     "duration_ns",
@@ -61,6 +63,8 @@ _OPTIONAL: Final = frozenset(
 )
 _FLAGS: Final = frozenset({"audit"})  # I25: present (true) on an audited middleware's records
 _CORRELATION: Final = frozenset({"run", "step", "tool"})  # I21; absent in older traces
+_WARNINGS: Final = FIELDS.index("warnings")  # I24: present only when some
+_SKIP_NONE: Final = _OPTIONAL | _CORRELATION | _FLAGS | {"warnings"}
 _KEY: Final = 5  # emit, hook, run, step, tool: one tuple per emit
 _REQUIRED_BY_KIND: Final = {
     "outcome": frozenset({"middleware", "band"}),
@@ -93,10 +97,13 @@ _WIDTH: Final = 4  # shape, key, start, end
 
 
 def outcome_shape(name: str, band: str, outcome: str, modified: bool, code: str | None,
-                  contract: str | None = None, audit: bool = False) -> Shape:  # fmt: skip
-    """The shape of a middleware's outcome record (``audit``: of an audited one, I25)."""
+                  contract: str | None = None, audit: bool = False,
+                  warnings: tuple[str, ...] | None = None) -> Shape:  # fmt: skip
+    """The shape of a middleware's outcome record (``audit``: of an audited one, I25;
+    ``warnings`` only when some, I24)."""
     flag = True if audit else None
-    return ("outcome", name, band, outcome, modified, code, None, None, None, contract, flag)
+    return ("outcome", name, band, outcome, modified, code, None, None, None, contract, warnings,
+            flag)  # fmt: skip
 
 
 def failure_shape(name: str, band: str, outcome: str, code: str | None, failure: str,
@@ -104,12 +111,13 @@ def failure_shape(name: str, band: str, outcome: str, code: str | None, failure:
                   audit: bool = False) -> Shape:  # fmt: skip
     """The shape of a middleware's failure record (``audit``: of an audited one, I25)."""
     flag = True if audit else None
-    return ("failure", name, band, outcome, False, code, failure, error, fail_mode, contract, flag)
+    return ("failure", name, band, outcome, False, code, failure, error, fail_mode, contract, None,
+            flag)  # fmt: skip
 
 
 def hook_shape(outcome: str, modified: bool, code: str | None) -> Shape:
     """The shape of an emit's hook record."""
-    return ("hook", None, None, outcome, modified, code, None, None, None, None, None)
+    return ("hook", None, None, outcome, modified, code, None, None, None, None, None, None)
 
 
 def _rows(fields: list[Any]) -> Iterator[Record]:
@@ -125,12 +133,14 @@ def _stored(record: Record) -> tuple[Any, ...]:
 
 
 def _as_dict(record: Record) -> dict[str, Any]:
-    return {
+    data = {
         key: value
         for key, value in zip(FIELDS, record, strict=True)
-        if value is not None
-        or (key not in _OPTIONAL and key not in _CORRELATION and key not in _FLAGS)
+        if value is not None or key not in _SKIP_NONE
     }
+    if record[_WARNINGS] is not None:
+        data["warnings"] = list(record[_WARNINGS])  # a JSON array, as the Rust core gives
+    return data
 
 
 class Trace:
@@ -510,6 +520,11 @@ def _record(data: dict[str, Any]) -> Record:
                 f"recorded as {expected[0]} with code {_quoted(expected[1])}"
             )
     _check_contract(str(kind), modified, texts["failure"], texts["contract"])
+    warnings = data.get("warnings")
+    if warnings is not None:
+        if kind != "outcome":
+            raise ValueError("only an outcome record has warnings (I24)")
+        warnings = valid_in_trace(warnings)
     audit = data.get("audit")
     if audit is not None:
         if audit is not True:
@@ -518,8 +533,8 @@ def _record(data: dict[str, Any]) -> Record:
             raise ValueError("a hook record has no audit")
     t_ns = _whole(data, "t_ns", 0, 2**64 - 1)
     duration_ns = _whole(data, "duration_ns", 0, 2**64 - 1)
-    values = {**texts, "emit": emit, "step": step, "modified": modified, "audit": audit,
-              "t_ns": t_ns, "duration_ns": duration_ns}  # fmt: skip
+    values = {**texts, "emit": emit, "step": step, "modified": modified, "warnings": warnings,
+              "audit": audit, "t_ns": t_ns, "duration_ns": duration_ns}  # fmt: skip
     return tuple(values[key] for key in FIELDS)
 
 

@@ -37,16 +37,21 @@ from .outcomes import (
     Continue,
     Escalate,
     HookResult,
+    HookWarning,
     Retry,
     Suspend,
     has_invalid_text,
     hook_result,
+    warned_result,
 )
 from .trace import failure_shape, hook_shape, outcome_shape
+from .warnings import INVALID
+from .warnings import judge as judge_warnings
 
 __all__ = ["Walk", "drive"]
 
 _CONTINUE = Continue()
+_NO_WARNINGS = _CONTINUE.warnings  # what every outcome given no warnings holds (I24)
 
 
 class _NotAwaitable(Exception):
@@ -92,6 +97,7 @@ class Walk:
         "_record",
         "_t0",
         "_t_emit",
+        "_warned",
         "awaitable",
         "timeout",
         "yielded",
@@ -127,6 +133,7 @@ class Walk:
         # The chain deadline (I26), an instant; None for nearly every emit.
         self._deadline = None if budget is None else self._t_emit + budget
         self._cut = 0  # the current middleware's cut-off limit (I26); 0: not cut off
+        self._warned: list[HookWarning] | None = None  # the result's warnings (I24), once any
         self.awaitable: Any = None
         self.yielded: Any = None
         self.timeout: float | None = None
@@ -258,40 +265,57 @@ class Walk:
         kind = type(value)
         if kind is Continue:
             modified = value.modified
+            if modified is not None and not _is_event_of(modified, self._etype):
+                self._fail(WRONG_EVENT_TYPE, None)
+                return
+            warnings = self._warnings(value)
+            if warnings is INVALID:
+                return
             if modified is None:
                 sev = 0
-            elif _is_event_of(modified, self._etype):
+            else:
                 if self._contracts is not None:
                     rule = violation(self._hook, self._event, modified)
                     if rule is not None:
-                        self._violated(rule, value, now)
+                        self._violated(rule, value, now, warnings)
                         return
                 sev = 1
                 self._event = modified
-            else:
-                self._fail(WRONG_EVENT_TYPE, None)
-                return
-            self._trace(entry, "continue", sev == 1, None, now)
+            self._trace(entry, "continue", sev == 1, None, now, None, warnings)
         else:
             sev = _SEVERITY.get(kind, -1)
             if sev < 0 or has_invalid_text(value):  # not an outcome, or not text (I16)
                 self._fail(INVALID_RETURN, None)
                 return
-            self._trace(entry, kind.kind, False, value.code, now)
+            warnings = self._warnings(value)
+            if warnings is INVALID:
+                return
+            self._trace(entry, kind.kind, False, value.code, now, None, warnings)
             if sev == 5:
                 self._index = len(self._plan)  # nothing outranks Block (ruling 6)
         if sev > self._best_sev:
             self._best_sev = sev
             self._best = value
 
-    def _violated(self, rule: str, value: Continue, now: int) -> None:
+    def _warnings(self, value: Any) -> Any:
+        """The answer's kept warnings (I24): ``None`` when none; ``INVALID`` (after failing the
+        middleware with an invalid return) when they are no list of texts."""
+        given = value.warnings
+        if given is _NO_WARNINGS:
+            return None
+        kept = judge_warnings(given)
+        if kept is INVALID:
+            self._fail(INVALID_RETURN, None)
+        return kept
+
+    def _violated(self, rule: str, value: Continue, now: int, warnings: Any = None) -> None:
         """The current middleware's modification broke contract ``rule`` (I14). Warn: it
         stands, traced with the rule. Strict: a failure, resolved by the fail mode."""
         if self._contracts == "strict":
             self._fail(CONTRACT_VIOLATION, None, rule)
             return
         self._event = value.modified
-        self._trace(self._entry, "continue", True, None, now, rule)
+        self._trace(self._entry, "continue", True, None, now, rule, warnings)
         contract_warning(self._entry.name, self._hook, rule)
         if self._best_sev < 1:
             self._best_sev = 1
@@ -327,13 +351,20 @@ class Walk:
         code: str | None,
         now: int,
         contract: str | None = None,
+        warnings: tuple[str, ...] | None = None,
     ) -> None:
-        if kind == "continue" and not modified and contract is None:
+        if kind == "continue" and not modified and contract is None and warnings is None:
             shape = entry.passed
         else:
             shape = outcome_shape(
-                entry.name, entry.band, kind, modified, code, contract, entry.audit
+                entry.name, entry.band, kind, modified, code, contract, entry.audit, warnings
             )
+            # I24, I25: an audited middleware's warnings are on its record only (what it would
+            # have said); like the rest of its answer, they do not reach the caller.
+            if warnings is not None and not entry.audit:
+                if self._warned is None:
+                    self._warned = []
+                self._warned.extend(HookWarning(entry.name, text) for text in warnings)
         self._record((shape, self._key, self._t0, now))
 
     def _finish(self) -> HookResult:
@@ -343,7 +374,10 @@ class Walk:
         shape = hook_shape(_KINDS[sev], sev == 1, code) if sev > 0 else _PLAIN_HOOK
         self._record((shape, self._key, self._t_emit, monotonic_ns()))
         self.awaitable = self.yielded = None
-        return hook_result(best if sev > 0 else _CONTINUE, self._event)
+        outcome = best if sev > 0 else _CONTINUE
+        if self._warned is not None:
+            return warned_result(outcome, self._event, tuple(self._warned))
+        return hook_result(outcome, self._event)
 
 
 async def drive(
@@ -405,9 +439,14 @@ async def drive(
             failure = exc  # a cancellation that is not the caller's: a failure (I15)
         else:
             now = monotonic_ns()
-            if (value is None or (type(value) is Continue and value.modified is None)) and (
-                limit is None or now - t0 <= limit
-            ):
+            if (
+                value is None
+                or (
+                    type(value) is Continue
+                    and value.modified is None
+                    and value.warnings is _NO_WARNINGS
+                )
+            ) and (limit is None or now - t0 <= limit):
                 record((entry.passed, key, t0, now))
                 continue
             failure = None

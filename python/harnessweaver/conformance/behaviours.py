@@ -208,22 +208,30 @@ class Behaviours:
             return None
         if kind == "value":
             return b["value"]
+        # I24: the JSON value as it is, whatever its type (invalid ones are the point).
+        warnings = b.get("warnings")
         if kind == "continue":
             if "modify" in b:
-                return hw.Continue(modified=modified(event, b["modify"]))
+                return hw.Continue(modified=modified(event, b["modify"]), warnings=warnings)
             if "modified_as" in b:
-                return hw.Continue(modified=self.sample(b["modified_as"]))
-            return hw.Continue()
+                return hw.Continue(modified=self.sample(b["modified_as"]), warnings=warnings)
+            return hw.Continue(warnings=warnings)
         reason, code = b["reason"], b.get("code")
         if kind == "block":
-            return hw.Block(reason, code=code)
+            return hw.Block(reason, code=code, warnings=warnings)
         if kind == "suspend":
-            return hw.Suspend(reason, approver_role=b.get("approver_role"), code=code)
+            return hw.Suspend(
+                reason, approver_role=b.get("approver_role"), code=code, warnings=warnings
+            )
         if kind == "escalate":
-            return hw.Escalate(reason, to=b.get("to"), code=code)
+            return hw.Escalate(reason, to=b.get("to"), code=code, warnings=warnings)
         if kind == "retry":
             return hw.Retry(
-                reason, delay=b.get("delay"), max_attempts=b.get("max_attempts"), code=code
+                reason,
+                delay=b.get("delay"),
+                max_attempts=b.get("max_attempts"),
+                code=code,
+                warnings=warnings,
             )
         raise CaseFault(f"unknown return kind {kind!r}")
 

@@ -90,6 +90,30 @@ _values = st.one_of(
 )
 
 
+# Warnings (I24): valid lists (empty texts, past the bounds of 8 texts and 256 code points,
+# outside the BMP) and, now and then, values that make the answer an invalid return.
+_WARNING_TEXTS = ("w", "", "careful", "\U0001f600" * 257, "x" * 300, "\u00e9" * 256)
+_BAD_WARNINGS: tuple[Any, ...] = ("w", 5, {"w": 1}, ["w", 1], ["w", "\udcff"], [None])
+_warnings = st.one_of(
+    st.lists(st.sampled_from(_WARNING_TEXTS), max_size=3),
+    st.lists(st.sampled_from(_WARNING_TEXTS), min_size=8, max_size=11),
+    st.sampled_from(_BAD_WARNINGS),
+)
+
+
+def _warned(answers: st.SearchStrategy[Json]) -> st.SearchStrategy[Json]:
+    """``answers``, about one in three carrying warnings (I24)."""
+    return st.one_of(
+        answers,
+        answers,
+        st.builds(lambda a, w: {**a, "warnings": w}, answers, _warnings),
+    )
+
+
+def _modified_as() -> st.SearchStrategy[Json]:
+    return st.builds(lambda h: {"return": "continue", "modified_as": h}, st.sampled_from(HOOKS))
+
+
 @cache  # building a strategy is costly for hypothesis; reuse them
 def _modify(name: str, hooks: tuple[str, ...]) -> st.SearchStrategy[Json]:
     changes = [st.builds(lambda n: {"set": {"step": n}}, st.integers(0, 9))]
@@ -133,10 +157,10 @@ def _outcome() -> st.SearchStrategy[Json]:
 def _leaf(name: str, hooks: tuple[str, ...]) -> st.SearchStrategy[Json]:
     return st.one_of(
         st.just({"return": "none"}),
-        st.just({"return": "continue"}),
-        _modify(name, hooks),
-        st.builds(lambda h: {"return": "continue", "modified_as": h}, st.sampled_from(HOOKS)),
-        _outcome(),
+        _warned(st.just({"return": "continue"})),
+        _warned(_modify(name, hooks)),
+        _warned(_modified_as()),
+        _warned(_outcome()),
         st.builds(lambda v: {"return": "value", "value": v}, _values),
         st.builds(lambda e: {"raise": e, "message": "sk-secret-1"}, st.sampled_from(ERRORS)),
         st.just({"raise_cancelled": True}),  # a stray cancellation (I15)

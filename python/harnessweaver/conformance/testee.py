@@ -102,6 +102,7 @@ class _CaseRun:
             "outcome": result.outcome.to_dict(),
             "event": result.event.model_dump(mode="json"),
             "ran": ran,
+            "warnings": [{"middleware": w.middleware, "text": w.text} for w in result.warnings],
         }
 
     async def step(self, step: dict[str, Any]) -> None:

@@ -84,7 +84,24 @@ def handle(agent: Agent, options: HookOptions, raw: bytes) -> Reply:
         raise
     finally:
         store.close()
-    return agent.answer(request, decision)
+    return _with_warnings(agent, agent.answer(request, decision), decision.warnings)
+
+
+# Agents whose hook output shows a ``systemMessage`` to the user whatever the decision.
+_SYSTEM_MESSAGE = frozenset({"claude-code", "gemini"})
+
+
+def _with_warnings(agent: Agent, reply: Reply, warnings: tuple[str, ...]) -> Reply:
+    """The reply, with the result's warnings (I24) shown to the user as a ``systemMessage``
+    where the agent has one (after a message the reply already shows). An exit-2 reply's
+    stdout is not read, so it is left as it is."""
+    if not warnings or agent.name not in _SYSTEM_MESSAGE or reply.exit_code != 0:
+        return reply
+    shown = "harnessweaver warnings: " + "; ".join(warnings)
+    out = dict(reply.stdout or {})
+    before = out.get("systemMessage")
+    out["systemMessage"] = shown if not before else f"{before}\n{shown}"
+    return replace(reply, stdout=out)
 
 
 def _decide(
@@ -132,7 +149,7 @@ def _event(request: Request, step: int, task: str | None) -> Any:
 
 
 def _emit(harness: Any, hook: str, event: Any, session: str) -> Decision:
-    from .. import Block, Continue, Envelope, Escalate, Retry, RunContext, Suspend
+    from .. import Envelope, RunContext
 
     ctx = RunContext(Envelope(run_id=session))
     try:
@@ -140,6 +157,16 @@ def _emit(harness: Any, hook: str, event: Any, session: str) -> Decision:
     except Exception as exc:  # a bug or a broken middleware the bus let through
         _log.error("harnessweaver hook: emit at %s failed: %s", hook, type(exc).__name__)
         raise HookError(f"emitting {hook} failed: {type(exc).__name__}") from None
+    decision = _decision(result)
+    if result.warnings:
+        lines = tuple(f"{w.middleware}: {w.text}" for w in result.warnings)
+        decision = replace(decision, warnings=lines)
+    return decision
+
+
+def _decision(result: Any) -> Decision:
+    from .. import Block, Continue, Escalate, Retry, Suspend
+
     outcome = result.outcome
     if isinstance(outcome, Block):
         return Decision("block", _reason(outcome))

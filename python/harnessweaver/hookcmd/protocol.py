@@ -36,11 +36,13 @@ class Decision:
     """The bus's outcome, as an agent can act on it.
 
     ``block`` (Block), ``ask`` (Suspend), ``stop`` (Escalate: the run ends), ``retry``
-    (Retry), ``modify`` (Continue with a modified ``event``), ``continue``."""
+    (Retry), ``modify`` (Continue with a modified ``event``), ``continue``. ``warnings``: the
+    result's warnings (I24) as ``middleware: text`` lines."""
 
     kind: DecisionKind
     reason: str = ""
     event: Any = None
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,3 +169,27 @@ async def test_a_new_run_starts_a_new_journal(tmp_path: Path) -> None:
     lines = [json.loads(text) for text in journal.read_text(encoding="utf-8").splitlines()]
     assert [line["kind"] for line in lines] == ["start", "step", "end"]
     assert lines[-1]["output"] == "b"
+
+
+async def test_the_warnings_of_each_emit_are_journaled_in_the_trace_beside_it(
+    tmp_path: Path,
+) -> None:
+    """I24: the trace file the journal counts holds each taken answer's warnings, on that
+    middleware's outcome record of that emit; emits without any write no warnings key."""
+    journal = tmp_path / "run.jsonl"
+
+    @hw.middleware(hooks=["tool.before", "model.after"], fail_mode="closed")
+    async def advisor(event: object, env: hw.Envelope) -> hw.Continue | None:
+        if isinstance(event, hw.ToolCallEvent):
+            return hw.Continue(warnings=[f"order {event.call.arguments['order']} is old"])
+        return None
+
+    lookup = Counted()
+    script = [S.tool_call("lookup", {"order": 1}), "done"]
+    await harness(advisor, script=script, tools=[lookup.tool], journal=journal).run("go")
+    trace = tmp_path / "run.trace.jsonl"
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    warned = [(r["hook"], r["middleware"], r["warnings"]) for r in records if "warnings" in r]
+    assert warned == [("tool.before", "advisor", ["order 1 is old"])]
+    assert all(r["kind"] == "outcome" for r in records if "warnings" in r)
+    assert kinds(journal) == ["start", "step", "step", "end"]

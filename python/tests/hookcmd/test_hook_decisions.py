@@ -335,3 +335,45 @@ def test_a_refused_session_refuses_its_later_events(
     assert "scripted refusal" in ran.stdout
     other = run_in_process(agent, event(agent, later, "s-other"), SCRIPTED, state)
     assert (other.code, other.stdout) == (0, "")
+
+
+WARNED = "harnessweaver warnings: scripted: mind the budget; scripted: second"
+
+
+@pytest.mark.parametrize(
+    ("agent", "name", "outcome", "answer"),
+    [
+        (
+            "claude-code",
+            "PreToolUse",
+            "warn",
+            {"systemMessage": WARNED},
+        ),
+        (
+            "claude-code",
+            "PreToolUse",
+            "block-warn",
+            {**DENY_CC, "systemMessage": "harnessweaver warnings: scripted: logged for review"},
+        ),
+        (
+            "gemini",
+            "BeforeTool",
+            "warn",
+            {"systemMessage": WARNED},
+        ),
+        ("codex", "PreToolUse", "warn", None),  # no channel for them known: nothing shown
+    ],
+)
+def test_warnings_are_shown_as_a_system_message(
+    agent: str,
+    name: str,
+    outcome: str,
+    answer: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HW_TEST_HOOK", "tool.before")
+    monkeypatch.setenv("HW_TEST_OUTCOME", outcome)
+    ran = run_in_process(agent, event(agent, name), SCRIPTED, tmp_path / "st.db")
+    assert ran.code == 0 and ran.stderr == ""
+    assert (ran.answer if ran.stdout else None) == answer

@@ -108,16 +108,18 @@ export class Behaviours {
   #answer(b: Node, event: Event): Answer {
     const kind = b["return"];
     const text = (key: string) => b[key] as string;
-    const options = { code: b["code"] as string | null };
+    // I24: the JSON value as it is, whatever its type (invalid ones are the point).
+    const warnings = (b["warnings"] ?? null) as readonly string[] | null;
+    const options = { code: b["code"] as string | null, warnings };
     switch (kind) {
       case "none":
         return undefined;
       case "value":
         return thawJson(frozenJson(b["value"], "value")) as unknown as Answer; // not an outcome
       case "continue":
-        if ("modify" in b) return Continue(modified(event, this.#node(b["modify"])));
-        if ("modified_as" in b) return Continue(this.#host.sample(b["modified_as"]));
-        return Continue();
+        if ("modify" in b) return Continue(modified(event, this.#node(b["modify"])), { warnings });
+        if ("modified_as" in b) return Continue(this.#host.sample(b["modified_as"]), { warnings });
+        return Continue(null, { warnings });
       case "block":
         return Block(text("reason"), options);
       case "suspend":

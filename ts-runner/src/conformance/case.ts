@@ -180,7 +180,8 @@ class CaseRun {
     // The emit's own chain deadline (I26), passed exactly as written.
     const options = "deadline" in step ? { deadline: step["deadline"] as Duration } : undefined;
     const result = await RAN.run(ran, () => this.#bus.emit(hook as HookPoint, event as Event, emitted, options));
-    return { hook, outcome: outcomeJSON(result.outcome), event: result.event.toJSON(), ran };
+    const warnings = result.warnings.map(({ middleware, text }) => ({ middleware, text }));
+    return { hook, outcome: outcomeJSON(result.outcome), event: result.event.toJSON(), ran, warnings };
   }
 }
 

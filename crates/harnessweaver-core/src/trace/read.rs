@@ -24,6 +24,7 @@ use crate::fail_mode::FailMode;
 use crate::failure::{resolve, FailureKind};
 use crate::outcome::OutcomeKind;
 use crate::symbol::Texts;
+use crate::warning::{valid_in_trace, Warnings};
 
 /// Reads a JSON Lines trace. The emit counter of the result goes on from the highest `emit`.
 /// It keeps the newest [`super::DEFAULT_LIMIT`] records, like any new trace (I20).
@@ -51,9 +52,9 @@ pub fn read_jsonl_into<R: BufRead>(mut reader: R, mut trace: TraceBuf) -> Result
         if line.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
             continue;
         }
-        let (record, corr) = parse_line(&line, &mut texts, &last)
+        let (record, corr, warnings) = parse_line(&line, &mut texts, &last)
             .map_err(|problem| invalid_trace(number, &problem))?;
-        trace.extend_with(std::slice::from_ref(&record), &corr);
+        trace.push_read(record, &corr, warnings);
         last = corr;
         texts.clear();
     }
@@ -68,10 +69,11 @@ fn parse_line(
     line: &str,
     texts: &mut Texts,
     last: &Correlation,
-) -> Result<(Record, Correlation), String> {
+) -> Result<(Record, Correlation, Option<Warnings>), String> {
     let wire = serde_json::from_str::<Wire<'_>>(line).map_err(|e| json_problem(&e))?;
     let corr = wire.correlation(last)?;
-    Ok((wire.into_record(texts)?, corr))
+    let warnings = wire.warnings()?;
+    Ok((wire.into_record(texts)?, corr, warnings))
 }
 
 /// `serde_json`'s message without its "at line 1 column N" suffix (the line is ours to give).
@@ -143,6 +145,9 @@ struct Wire<'a> {
     fail_mode: Option<Text<'a>>,
     #[serde(borrow, default)]
     contract: Option<Text<'a>>,
+    /// An outcome record's warnings (I24), checked by hand to name the rule.
+    #[serde(default)]
+    warnings: Option<Vec<Box<str>>>,
     /// I25: `true` on an audited middleware's records, absent elsewhere.
     #[serde(default)]
     audit: Option<bool>,
@@ -171,6 +176,19 @@ fn shared(
 }
 
 impl Wire<'_> {
+    /// The record's warnings (I24): only an outcome record has them, 1 to 8 texts of 1 to 256
+    /// characters.
+    fn warnings(&self) -> Result<Option<Warnings>, String> {
+        let Some(texts) = &self.warnings else {
+            return Ok(None);
+        };
+        if &*self.kind.0 != "outcome" {
+            return Err("only an outcome record has warnings (I24)".to_owned());
+        }
+        valid_in_trace(texts)?;
+        Ok(Some(texts.clone().into()))
+    }
+
     /// The record's correlation (I21), its texts shared with `last` where they are equal.
     fn correlation(&self, last: &Correlation) -> Result<Correlation, String> {
         let step = match &self.step {
@@ -364,10 +382,11 @@ impl<'de> Deserialize<'de> for RecordView {
         let corr = wire
             .correlation(&Correlation::NONE)
             .map_err(serde::de::Error::custom)?;
+        let warnings = wire.warnings().map_err(serde::de::Error::custom)?;
         let record = wire
             .into_record(&mut texts)
             .map_err(serde::de::Error::custom)?;
-        Ok(record.view_with(&corr))
+        Ok(record.view_with(&corr).with_warnings(warnings.as_ref()))
     }
 }
 

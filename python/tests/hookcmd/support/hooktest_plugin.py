@@ -53,6 +53,10 @@ async def scripted(event: Any, env: hw.Envelope) -> Any:
     if os.environ.get("HW_TEST_HOOK") != hook:
         return None
     outcome = os.environ.get("HW_TEST_OUTCOME")
+    if outcome == "warn":  # I24: a Continue with two warnings
+        return hw.Continue(warnings=["mind the budget", "second"])
+    if outcome == "block-warn":
+        return hw.Block("scripted refusal", code="scripted", warnings=["logged for review"])
     if outcome == "block":
         return hw.Block("scripted refusal", code="scripted")
     if outcome == "suspend":

@@ -1,0 +1,67 @@
+/**
+ * Warnings on answers (I24), as the Rust core's `warning.rs` and `_pycore/warnings.py` bound
+ * them: an outcome holds its `warnings` as given; the walk judges them when it takes the answer.
+ * An array whose every item is a string with no lone surrogate, else the answer is an invalid
+ * return. Empty texts are dropped, the first `MAX_WARNINGS` kept, each cut to
+ * `MAX_WARNING_CHARS` characters: Unicode code points, never UTF-16 units, so a character
+ * outside the Basic Multilingual Plane counts one and a cut never splits a surrogate pair.
+ */
+
+export const MAX_WARNINGS = 8;
+export const MAX_WARNING_CHARS = 256;
+export const CUT_MARK = "\u2026";
+
+/** One warning on a `HookResult`: the middleware that gave it and its bounded text. */
+export interface HookWarning {
+  readonly middleware: string;
+  readonly text: string;
+}
+
+/** What `judgeWarnings` answers for warnings that make the answer an invalid return. */
+export const INVALID: unique symbol = Symbol("invalid warnings");
+
+/** The number of code points in `text`, counting only up to `most + 1`. */
+function codePoints(text: string, most: number): number {
+  if (text.length <= most) return text.length; // no more code points than UTF-16 units
+  let count = 0;
+  for (const _ of text) if (++count > most) break;
+  return count;
+}
+
+function bounded(text: string): string {
+  if (codePoints(text, MAX_WARNING_CHARS) <= MAX_WARNING_CHARS) return text;
+  let kept = "";
+  let count = 0;
+  for (const char of text) {
+    if (count === MAX_WARNING_CHARS - 1) break;
+    kept += char;
+    count += 1;
+  }
+  return kept + CUT_MARK;
+}
+
+/** The warnings kept of `value` (undefined when none is), or `INVALID` (I24). */
+export function judgeWarnings(value: unknown): readonly string[] | undefined | typeof INVALID {
+  if (!Array.isArray(value)) return INVALID;
+  const items: unknown[] = [...(value as unknown[])]; // what the array holds now, read once
+  for (const item of items) if (typeof item !== "string" || !item.isWellFormed()) return INVALID;
+  const kept: string[] = [];
+  for (const item of items as string[]) {
+    if (item !== "" && kept.length < MAX_WARNINGS) kept.push(bounded(item));
+  }
+  return kept.length === 0 ? undefined : Object.freeze(kept);
+}
+
+/** A trace line's `warnings`: 1 to 8 texts of 1 to 256 characters; else the problem, as text. */
+export function warningsProblem(value: unknown): string | undefined {
+  if (!Array.isArray(value) || value.length < 1 || value.length > MAX_WARNINGS) {
+    return `invalid warnings: 1 to ${String(MAX_WARNINGS)} texts (I24)`;
+  }
+  for (const text of value as unknown[]) {
+    if (typeof text !== "string" || text === "" || codePoints(text, MAX_WARNING_CHARS) > MAX_WARNING_CHARS) {
+      return `invalid warning: a text of 1 to ${String(MAX_WARNING_CHARS)} characters (I24)`;
+    }
+    if (!text.isWellFormed()) return "invalid warning: it holds a lone surrogate (I24)";
+  }
+  return undefined;
+}
