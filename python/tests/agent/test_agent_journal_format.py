@@ -174,10 +174,10 @@ def suspends_every(hook: str) -> Any:
     return wait
 
 
-def run_suspending(journal: Path, hook: str, steps: int) -> hw.RunResult:
-    """A run of ``steps`` steps that suspends at every ``hook``, approved every time."""
+def suspending(journal: Path, hook: str, steps: int) -> hw.Harness:
+    """A harness whose run of ``steps`` steps suspends at every ``hook``."""
     script: list[Any] = [S.tool_call("lookup", {"order": n}) for n in range(1, steps)]
-    h = harness(
+    return harness(
         suspends_every(hook),
         script=[*script, "done — Zoë ✓"],
         tools=[lookup],
@@ -185,6 +185,11 @@ def run_suspending(journal: Path, hook: str, steps: int) -> hw.RunResult:
         budgets=hw.Budgets(max_steps=steps),
         clock=ManualClock(),
     )
+
+
+def run_suspending(journal: Path, hook: str, steps: int) -> hw.RunResult:
+    """A run of ``steps`` steps that suspends at every ``hook``, approved every time."""
+    h = suspending(journal, hook, steps)
     result = h.run_sync("Look up my orders, please — Zoë")
     while result.exit_reason == "suspended":
         state = hw.recover(journal)  # what the journal says is exactly the state returned
@@ -265,15 +270,7 @@ def test_a_trace_past_its_limit_still_writes_every_record_to_the_trace_file(
 def run_editing(journal: Path, hook: str, steps: int) -> hw.RunResult:
     """A run of ``steps`` steps that suspends at every ``hook``; the approver edits each
     pending event (I23), the chain suspends again about the edit, and the approver approves."""
-    script: list[Any] = [S.tool_call("lookup", {"order": n}) for n in range(1, steps)]
-    h = harness(
-        suspends_every(hook),
-        script=[*script, "done — Zoë ✓"],
-        tools=[lookup],
-        journal=journal,
-        budgets=hw.Budgets(max_steps=steps),
-        clock=ManualClock(),
-    )
+    h = suspending(journal, hook, steps)
     result = h.run_sync("Look up my orders, please — Zoë")
     edits = 0
     decisions: list[hw.Decision] = []
