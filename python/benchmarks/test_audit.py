@@ -9,7 +9,7 @@ import asyncio
 from typing import Any
 
 from conftest import PER, measure
-from workloads import EVENT, HOOK, blocks, chain_of, floor_loop
+from workloads import HOOK, blocks, chain_of, floor_loop, last_emit_records
 
 import harnessweaver as hw
 
@@ -43,18 +43,10 @@ def test_audited_floor(benchmark: Any, runner: asyncio.Runner) -> None:
 def test_audited_emit(benchmark: Any, runner: asyncio.Runner) -> None:
     bus, fns = _bus()
     per = PER[N]
-
-    async def batch(ctx: hw.RunContext) -> list[dict[str, Any]]:
-        for _ in range(per):
-            await bus.emit(HOOK, EVENT, ctx)
-        trace = ctx.trace
-        total = len(trace)
-        return [trace[i] for i in range(total - total // per, total)]
-
     records = measure(
         benchmark,
         runner,
-        batch,
+        last_emit_records(bus, per),
         group="audited-8",
         fresh_context=True,
         floor=lambda: floor_loop(fns, per),

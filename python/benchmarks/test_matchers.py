@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 from conftest import PER, measure
-from workloads import EVENT, HOOK, chain_of, floor_loop, returns_none
+from workloads import HOOK, chain_of, floor_loop, last_emit_records, returns_none
 
 import harnessweaver as hw
 
@@ -51,18 +51,10 @@ def test_matched_floor(benchmark: Any, runner: asyncio.Runner) -> None:
 def test_matched_emit(benchmark: Any, runner: asyncio.Runner) -> None:
     bus, matching = _bus()
     per = PER[8]
-
-    async def batch(ctx: hw.RunContext) -> list[dict[str, Any]]:
-        for _ in range(per):
-            await bus.emit(HOOK, EVENT, ctx)
-        trace = ctx.trace
-        total = len(trace)
-        return [trace[i] for i in range(total - total // per, total)]
-
     records = measure(
         benchmark,
         runner,
-        batch,
+        last_emit_records(bus, per),
         group="matched-4-of-32",
         fresh_context=True,
         floor=lambda: floor_loop(matching, per),

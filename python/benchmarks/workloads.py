@@ -104,6 +104,22 @@ class Batch:
         return result
 
 
+def last_emit_records(
+    bus: hw.HookBus, per: int
+) -> Callable[[hw.RunContext], Awaitable[list[dict[str, Any]]]]:
+    """A batch of ``per`` emits that returns the last emit's records (all emits of a batch
+    leave as many), for the benchmark to check what it timed."""
+
+    async def batch(ctx: hw.RunContext) -> list[dict[str, Any]]:
+        for _ in range(per):
+            await bus.emit(HOOK, EVENT, ctx)
+        trace = ctx.trace
+        total = len(trace)
+        return [trace[i] for i in range(total - total // per, total)]
+
+    return batch
+
+
 async def floor_loop(fns: list[Middleware], per: int) -> None:
     """Lower bound A: every middleware awaited in a plain loop, ``per`` times."""
     event, env = EVENT, ENV
