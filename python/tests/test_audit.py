@@ -101,3 +101,20 @@ def test_only_the_org_profile_audits_baseline() -> None:
     with pytest.raises(DeclarationError) as declared:
         blocker("guard", band="baseline", mode="audit")
     assert "'guard'" in declared.value.message
+
+
+def test_an_audited_answer_s_warnings_are_on_its_line_before_audit_and_not_on_the_result() -> None:
+    """I24 with I25: the JSON Lines key order every implementation writes (the TypeScript
+    suite pins the same line), and the result holds no audited warnings."""
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed", mode="audit")
+    async def shadow(event: Any, env: hw.Envelope) -> hw.Block:
+        return hw.Block(reason="would block", code="policy", warnings=["w1"])
+
+    bus = hw.HookBus()
+    bus.register(shadow)
+    result, ctx = emit(bus)
+    assert result.warnings == ()
+    line = ctx.trace.to_jsonl().splitlines()[0]
+    keys = list(json.loads(line))
+    assert keys[-5:] == ["code", "warnings", "audit", "t_ns", "duration_ns"]

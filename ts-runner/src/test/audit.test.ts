@@ -66,3 +66,15 @@ describe("audit mode (I25)", () => {
     );
   });
 });
+
+describe("audited warnings (I24 with I25)", () => {
+  it("are on the record, before audit, in the line every implementation writes, and not on the result", async () => {
+    const bus = new HookBus();
+    bus.register(middleware({ name: "shadow", hooks: ["tool.before"], failMode: "closed", mode: "audit" }, () => Block("would block", { code: "policy", warnings: ["w1"] })));
+    const context = new RunContext({ envelope: new Envelope({ runId: "r" }) });
+    const result = await bus.emit("tool.before", toolCall(), context);
+    assert.deepEqual([...result.warnings], []);
+    const line = context.trace.toJSONL().split("\n")[0] ?? "";
+    assert.deepEqual(Object.keys(JSON.parse(line) as object).slice(-5), ["code", "warnings", "audit", "t_ns", "duration_ns"]);
+  });
+});
