@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
+import anyio
 import pytest
 
 import harnessweaver as hw
@@ -40,6 +42,30 @@ def tool_call(name: str = "refund_payment", **arguments: object) -> hw.ToolCallE
 
 def untimed(trace: hw.Trace) -> list[dict[str, object]]:
     return [{k: v for k, v in r.items() if k not in ("t_ns", "duration_ns")} for r in trace]
+
+
+def sleeper(
+    name: str,
+    seconds: float,
+    log: list[str],
+    *,
+    timeout: str | None = None,
+    fail_mode: str = "open",
+) -> Any:
+    """A ``tool.before`` middleware that really suspends for ``seconds``, logging its start,
+    its end, and a cancellation (which it lets through)."""
+
+    async def body(event: Any, env: hw.Envelope) -> None:
+        log.append(f"{name} start")
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            log.append(f"{name} cancelled")
+            raise
+        log.append(f"{name} done")
+
+    body.__name__ = name
+    return hw.middleware(hooks=["tool.before"], fail_mode=fail_mode, timeout=timeout)(body)
 
 
 def run_unless_stuck(code: str, stuck: str) -> subprocess.CompletedProcess[str]:

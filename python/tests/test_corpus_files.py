@@ -202,6 +202,35 @@ def shape_errors(type_name: str, value: Any, where: str) -> list[str]:
     return errors
 
 
+_HOOK = {"emit": 1, "hook": "tool.before", "kind": "hook", "outcome": "continue", "modified": False}
+_FAILED = {
+    **_HOOK,
+    **{"kind": "failure", "middleware": "m", "band": "app", "failure": "exception"},
+    **{"error": "E", "fail_mode": "open"},
+}
+_ANSWERED = {**_HOOK, "kind": "outcome", "middleware": "m", "band": "app"}
+
+
+@pytest.mark.parametrize(
+    ("record", "valid"),
+    [
+        (_HOOK, True),
+        ({**_HOOK, "warnings": ["w"]}, False),  # a hook record has no answer to warn with
+        ({**_HOOK, "audit": True}, False),  # nor a middleware to audit
+        (_FAILED, True),
+        ({**_FAILED, "audit": True}, True),
+        ({**_FAILED, "warnings": ["w"]}, False),  # a failure gave no answer (I24)
+        ({**_ANSWERED, "warnings": ["w"], "audit": True}, True),
+    ],
+)
+def test_the_schema_puts_warnings_and_audit_only_where_they_can_be(
+    record: dict[str, Any], valid: bool
+) -> None:
+    schema = load(CONFORMANCE / "schema" / "case.schema.json")
+    validator = Draft202012Validator({"$defs": schema["$defs"], "$ref": "#/$defs/record"})
+    assert validator.is_valid(record) is valid
+
+
 @pytest.mark.parametrize(
     "path", CASE_FILES, ids=lambda p: str(p.relative_to(CONFORMANCE / "cases"))
 )

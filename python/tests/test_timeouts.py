@@ -13,27 +13,11 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import tool_call, untimed
+from conftest import sleeper, tool_call, untimed
 
 import harnessweaver as hw
 
 pytestmark = pytest.mark.anyio
-
-
-def sleeper(
-    name: str, seconds: float, log: list[str], *, timeout: str | None, fail_mode: str = "open"
-) -> Any:
-    async def body(event: Any, env: hw.Envelope) -> None:
-        log.append(f"{name} start")
-        try:
-            await anyio.sleep(seconds)
-        except anyio.get_cancelled_exc_class():
-            log.append(f"{name} cancelled")
-            raise
-        log.append(f"{name} done")
-
-    body.__name__ = name
-    return hw.middleware(hooks=["tool.before"], fail_mode=fail_mode, timeout=timeout)(body)
 
 
 async def test_a_suspended_middleware_is_interrupted_at_its_deadline(

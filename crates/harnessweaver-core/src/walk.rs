@@ -113,6 +113,12 @@ fn continue_record(hook: HookId, entry_name: Sym, band: Band) -> Record {
     }
 }
 
+/// `decision`, its record naming the contract `rule` that the modification broke (I14).
+fn naming(mut decision: Decision, rule: Rule) -> Decision {
+    decision.record.contract = rule.as_u8();
+    decision
+}
+
 /// The answer a modification that broke a contract stands for (I14): warn keeps the modified
 /// Continue, strict makes it a `contract_violation` failure.
 fn violation(mode: ContractMode) -> Answer {
@@ -243,10 +249,8 @@ impl Walk {
         rule: Rule,
         mode: ContractMode,
     ) -> Decision {
-        let answer = violation(mode);
-        let mut decision = Self::audited(hook, entry_name, band, fail_mode, answer);
-        decision.record.contract = rule.as_u8();
-        decision
+        let decision = Self::audited(hook, entry_name, band, fail_mode, violation(mode));
+        naming(decision, rule)
     }
 
     /// [`Walk::continued`] for a middleware in audit mode (I25): the same record, marked
@@ -272,10 +276,8 @@ impl Walk {
         rule: Rule,
         mode: ContractMode,
     ) -> Decision {
-        let answer = violation(mode);
-        let mut decision = self.answer(index, hook, entry_name, band, fail_mode, answer);
-        decision.record.contract = rule.as_u8();
-        decision
+        let decision = self.answer(index, hook, entry_name, band, fail_mode, violation(mode));
+        naming(decision, rule)
     }
 
     /// The answer of nearly every middleware, a plain `Continue`, without building a

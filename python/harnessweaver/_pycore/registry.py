@@ -257,7 +257,7 @@ class Registry:
         timed = self._timed[hook] or deadline is not None
         if timed and _sniffio is not None and _sniffio.name is not None:
             return None
-        return self._start(hook, plan, event, ctx.envelope, ctx.trace, deadline)
+        return self._walk(hook, plan, event, ctx.envelope, ctx.trace, deadline).run()
 
     def emit_call(
         self, hook: str, event: Any, ctx: Any, *, deadline: object = None
@@ -306,18 +306,7 @@ class Registry:
         self, hook: str, event: Any, env: Any, trace: Any, deadline: object = None
     ) -> HookResult | Walk:
         """Run ``hook``'s chain as far as it goes without waiting (see ``walk.py``)."""
-        return self._start(hook, self._plan(hook, "emit"), event, env, trace, deadline)
-
-    def _start(
-        self,
-        hook: str,
-        plan: tuple[_Entry, ...],
-        event: Any,
-        env: Any,
-        trace: Any,
-        deadline: object = None,
-    ) -> HookResult | Walk:
-        return self._walk(hook, plan, event, env, trace, deadline).run()
+        return self._walk(hook, self._plan(hook, "emit"), event, env, trace, deadline).run()
 
     def _walk(
         self,

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .options import AgentChanges, AgentOptions
     from .provider import ModelProvider, Pricing, ScriptedProvider
     from .result import RunResult
-    from .state import Decision, Exit, PendingApproval, RunState, StepRecord
+    from .state import Decision, Exit, PendingApproval, RunState, RunWarning, StepRecord
     from .tools import Tool, tool
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "ProviderError",
     "RunResult",
     "RunState",
+    "RunWarning",
     "ScriptExhaustedError",
     "ScriptedProvider",
     "StepRecord",
@@ -82,6 +83,7 @@ __getattr__ = loader(
                 "Exit",
                 "PendingApproval",
                 "RunState",
+                "RunWarning",
                 "StepRecord",
             ),
             ".tools": (

@@ -295,6 +295,8 @@ def decode_state(raw: Json, base: Base) -> RunState:
 def encode_line(line: Line, base: Base) -> Json:
     """A journal line in format 2, against the base the lines before it leave."""
     head: Json = {"v": FORMAT, "kind": line.kind, "run_id": line.run_id}
+    if line.warnings:
+        head["warnings"] = [_dump(warning) for warning in line.warnings]
     state = encode_state(line.state, base)
     if isinstance(line, StartLine):
         return {**head, "state": state}
@@ -327,7 +329,7 @@ def decode_line(raw: Json, base: Base) -> Line:
     """The line a format 2 ``raw`` line describes (``ValueError`` or pydantic's
     ``ValidationError`` when it does not describe one)."""
     kind = raw.get("kind")
-    head = {"kind": kind, "run_id": raw["run_id"]}
+    head = {"kind": kind, "run_id": raw["run_id"], "warnings": raw.get("warnings", ())}
     state = decode_state(raw["state"], base)
     if kind == "start":
         return StartLine.model_validate({**head, "state": state})

@@ -9,6 +9,9 @@ file keeps it in (format 2 writes only what changed since the line before: see
   (request sent, response received), the observation (tool messages), usage and wall time.
 - ``decision``: ``resume`` applied an approver's decision; the state after it.
 - ``end``: a run (or a segment of it) stopped: the exit, the output and the state.
+
+A line of any kind also holds the warnings middleware gave since the line before it (I24),
+in the order given; the key is left out when there are none.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
 from ..events import Usage
-from .state import Decision, Exit, RunState, StepRecord
+from .state import Decision, Exit, RunState, RunWarning, StepRecord
 
 __all__ = [
     "LINES",
@@ -39,6 +42,7 @@ class StartLine(_Frozen):
     kind: Literal["start"] = "start"
     run_id: str
     state: RunState
+    warnings: tuple[RunWarning, ...] = ()
 
 
 class DecisionLine(_Frozen):
@@ -47,6 +51,7 @@ class DecisionLine(_Frozen):
     hook: str
     decision: Decision
     state: RunState
+    warnings: tuple[RunWarning, ...] = ()
 
 
 class EndLine(_Frozen):
@@ -57,6 +62,7 @@ class EndLine(_Frozen):
     steps: int
     usage: Usage
     state: RunState
+    warnings: tuple[RunWarning, ...] = ()
 
 
 Line = StartLine | StepRecord | DecisionLine | EndLine

@@ -98,7 +98,8 @@ async def _end(seg: Segment, stopped: Stopped) -> RunResult:
     )
     if stopped.exception is not None:
         raise stopped.exception
-    return RunResult(stopped.exit, output, state, seg.ctx.trace, result.outcome)
+    warnings = tuple(seg.recorder.warnings)
+    return RunResult(stopped.exit, output, state, seg.ctx.trace, result.outcome, warnings)
 
 
 def _segment(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
@@ -21,9 +22,11 @@ from typing import IO, TYPE_CHECKING, Any
 from .exporter import TraceExporter
 from .journal import JournalWriter, Scan, cut_torn_tail, scan
 from .lines import Line
+from .state import RunWarning
 
 if TYPE_CHECKING:
     from ..context import Trace
+    from ..outcomes import HookWarning
 
 __all__ = ["Recorder", "TraceExporter", "prepare_resume", "restore_trace"]
 
@@ -123,7 +126,16 @@ class Recorder:
     its result, when the caller already has it).
     """
 
-    __slots__ = ("_in_file", "_journal", "_trace_file", "_written", "start", "trace")
+    __slots__ = (
+        "_in_file",
+        "_journal",
+        "_journaled",
+        "_trace_file",
+        "_written",
+        "start",
+        "trace",
+        "warnings",
+    )
 
     def __init__(
         self,
@@ -136,6 +148,10 @@ class Recorder:
     ) -> None:
         self.trace = trace
         self.start = self._written = _made(trace)
+        self.warnings: list[RunWarning] = []
+        """The warnings given in this segment, in order (I24)."""
+        self._journaled = 0
+        """How many of them the journal holds."""
         self._in_file = 0
         """Records in the trace file: what the next journal line counts."""
         self._journal: JournalWriter | None = None
@@ -161,11 +177,20 @@ class Recorder:
     ) -> None:
         self.close()
 
+    def warned(self, hook: str, warnings: Iterable[HookWarning]) -> None:
+        """Keep the warnings of a ``hook`` result, for the next line and the run's result."""
+        kept = (RunWarning(hook=hook, middleware=w.middleware, text=w.text) for w in warnings)
+        self.warnings.extend(kept)
+
     def write(self, line: Line) -> None:
         """The trace records made since the last line, then the line, which counts them: a
-        crash between the two leaves records that :func:`prepare_resume` drops."""
+        crash between the two leaves records that :func:`prepare_resume` drops. The line
+        holds the warnings given since the line before."""
         if self._journal is None or self._trace_file is None:
             return
+        if len(self.warnings) > self._journaled:
+            line = line.model_copy(update={"warnings": tuple(self.warnings[self._journaled :])})
+            self._journaled = len(self.warnings)
         records = _since(self.trace, self._written)
         self._trace_file.writelines(
             json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 
 from ..events import Usage
-from .state import Exit, PendingApproval, RunState
+from .state import Exit, PendingApproval, RunState, RunWarning
 
 if TYPE_CHECKING:
     from ..context import Trace
@@ -22,7 +22,9 @@ class RunResult:
     """How a run (or a segment of it) ended.
 
     ``state`` is serialisable and is what ``harness.resume`` takes back; ``trace`` is the bus
-    trace of the run context; ``end_outcome`` is the combined outcome of ``task.end``.
+    trace of the run context; ``end_outcome`` is the combined outcome of ``task.end``;
+    ``warnings`` are the warnings middleware gave in this segment, in order (I24), as the
+    journal holds them.
     """
 
     exit: Exit
@@ -30,6 +32,7 @@ class RunResult:
     state: RunState
     trace: Trace
     end_outcome: Outcome
+    warnings: tuple[RunWarning, ...] = ()
 
     @property
     def exit_reason(self) -> str:

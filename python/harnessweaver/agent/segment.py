@@ -37,7 +37,10 @@ class Segment:
         return self.base_elapsed + (self.options.clock() - self.started_at)
 
     async def emit(self, hook: str, event: Any) -> HookResult:
-        return await self.bus.emit(hook, event, self.ctx)
+        result = await self.bus.emit(hook, event, self.ctx)
+        if result.warnings:  # journaled with the next line, and on the run's result (I24)
+            self.recorder.warned(hook, result.warnings)
+        return result
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ __all__ = [
     "PendingApproval",
     "Phase",
     "RunState",
+    "RunWarning",
     "StepRecord",
     "StepState",
     "add_usage",
@@ -148,6 +149,15 @@ def _catalogue_type(event: object) -> type[Event] | None:
     return next((kind for kind in type(event).__mro__ if kind in kinds), None)
 
 
+class RunWarning(_Frozen):
+    """A warning a middleware gave at one of the run's hook points (I24), as the journal and
+    :attr:`RunResult.warnings` keep it: the hook point, the middleware and its text."""
+
+    hook: str
+    middleware: str
+    text: str
+
+
 class Exit(_Frozen):
     """Why a run (or one segment of it) stopped.
 
@@ -240,6 +250,8 @@ class StepRecord(_Frozen):
     observation: tuple[Message, ...]
     usage: Usage
     elapsed_s: float
+    warnings: tuple[RunWarning, ...] = ()
+    """The warnings given since the journal's line before this one (I24)."""
 
     def after(self) -> RunState:
         response = self.action.response

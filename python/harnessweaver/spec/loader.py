@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from .._pycore.catalogue import HOOKS
+from .._pycore.matcher import CARRIED
 from ..agent.options import AgentChanges, AgentOptions
 from ..bus import HookBus
 from ..errors import HarnessweaverError
@@ -168,10 +169,10 @@ class Harness:
         request to that model runs: without the middleware whose matcher does not match it
         (I22)."""
         known = {entry.name: entry for entry in self.entries}
-        keys = {"tool.before": tool, "tool.after": tool, "model.before": model}
+        asked = {"tool": tool, "model": model}
 
         def chain(hook: str) -> tuple[Declaration, ...]:
-            value = keys.get(hook)
+            value = asked[CARRIED[hook]] if hook in CARRIED else None
             return self.bus.chain(hook) if value is None else self.bus.chain_for(hook, value)
 
         return {
