@@ -4,6 +4,7 @@
 ``nox -s ts``           the TypeScript package: npm ci, type check, build, node tests, npm pack
 ``nox -s lint``         ruff, mypy --strict, stubtest, cargo fmt and clippy
 ``nox -s conformance``  every implementation over the corpus, results identical across them
+``nox -s interop``      the AGENT-HOOKS-0.1 Conformance Test Kit against harnessweaver, both cores
 ``nox -s fuzz``         differential testing on generated cases (``-- --seed N`` to reproduce)
 ``nox -s wheels``       release wheels, the pure-Python wheel and the sdist, checked; then
                        ``installed`` tests each one installed in a fresh environment
@@ -33,7 +34,7 @@ TS = ROOT / "ts-runner"
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 CORES = ("rust", "python")
 
-nox.options.sessions = ["tests", "ts", "lint", "conformance", "fuzz", "wheels"]
+nox.options.sessions = ["tests", "ts", "lint", "conformance", "interop", "fuzz", "wheels"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -97,6 +98,22 @@ def conformance(session: nox.Session) -> None:
     build_ts(session)
     args = session.posargs or ["--require-identical"]
     session.run("harnessweaver", "conformance", "--out", str(ROOT / "results"), *args)
+
+
+@nox.session
+def interop(session: nox.Session) -> None:
+    """The AGENT-HOOKS-0.1 Conformance Test Kit (``agent-hooks-sdk[ctk]``) through its own
+    pytest plugin against ``HarnessweaverHarness`` (harnessweaver's run loop and host), on
+    both cores: passed, failed or skipped per vector (docs/interop-agent-hooks.md)."""
+    install(session, "interop")
+    harness = "harnessweaver.interop.agent_hooks.ctk:HarnessweaverHarness"
+    kit = ["-p", "no:cacheprovider", "-v", "-rs", f"--agent-hooks-harness={harness}"]
+    for core in CORES:
+        session.log(f"the AGENT-HOOKS kit with HARNESSWEAVER_CORE={core}")
+        session.run(
+            "pytest", *kit, "python/interop/test_agent_hooks_kit.py", *session.posargs,
+            env={"HARNESSWEAVER_CORE": core},
+        )  # fmt: skip
 
 
 @nox.session
