@@ -38,7 +38,9 @@ plugin = hw.Plugin(
     namespace="ah",
     version="0.1.0",
     middleware=[
-        interceptor_middleware(NoShell(), name="no_shell", fail_mode="closed", at=["pre_tool_call"]),
+        interceptor_middleware(
+            NoShell(), name="no_shell", fail_mode="closed", at=["pre_tool_call"]
+        ),
         AgentHooksHost([NoShell()], names=["no_shell"]).middleware(name="host"),
     ],
 )
