@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,3 +79,13 @@ def require_checkout() -> Path:
             allow_module_level=True,
         )
     return CHECKOUT
+
+
+def run_example(*parts: str) -> str:
+    """Run ``examples/<parts>`` from the checkout with this interpreter (or skip without a
+    checkout); its standard output, once it has exited 0."""
+    root = require_checkout()
+    command = [sys.executable, str(root.joinpath("examples", *parts))]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=root, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout

@@ -3,26 +3,14 @@ blocked call, a suspended call resumed and a rewritten call, with the bus's trac
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
-from checkout import require_checkout
+from checkout import run_example
 
 pytest.importorskip("langchain")
 
-ROOT = require_checkout()
-
 
 def test_the_example_blocks_suspends_resumes_and_rewrites() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "langchain" / "run.py")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    out = run_example("langchain", "run.py")
     assert "suspended: refunds over 1000 USD need approval (for finance)" in out
     assert "run_shell: The harness refused this tool call: shell commands are not allowed" in out
     assert "refund_payment: refunded 100.0 USD for order 42" in out  # rewritten from 250

@@ -4,26 +4,14 @@ harness.yaml answers as one interceptor of the SDK's own host."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
-from checkout import require_checkout
+from checkout import run_example
 
 pytest.importorskip("agent_hooks")
 
-ROOT = require_checkout()
-
 
 def test_the_example_suspends_caps_warns_and_is_approved_both_ways() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "agent_hooks" / "run.py")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    out = run_example("agent_hooks", "run.py")
     assert "  suspended: over 1000 needs finance\n" in out
     assert "warning from refund_policy at tool.before: refunds:audited: refunds are audited" in out
     ran = "['refund 1 80.0', 'refund 2 500.0', 'refund 3 1500.0']"  # order 2 capped at 500

@@ -149,6 +149,7 @@ async def _first_deny(
         summaries.append(_summary(index, verdict, name))
         pool.append(verdict)
         more = index + 1 < len(bound)
+        approved = False
         if not verdict.decision.permits:
             asked = None if _synthesized(verdict) else await host._consult(point, current, verdict)
             if asked is None:
@@ -157,24 +158,16 @@ async def _first_deny(
             if not permitted:
                 by = None if _synthesized(answer) else index
                 return Composed(_unions(answer, pool), by, summaries, more, "rejection", current)
-            resolved = "approval"
-            verdict = answer
+            resolved, approved, verdict = "approval", True, answer  # in the deny's place (§7.6)
             pool.append(answer)
-            if verdict.decision.value == "transform":
-                folded, verdict = _fold(current, verdict)
-                if folded is None:
-                    return Composed(verdict, None, summaries, more, resolved, current)
-                current = folded
-                last = (index, verdict)
-            if not resume:
-                combined = _unions(verdict, pool)
-                return Composed(combined, index, summaries, more, resolved, current)
-        elif verdict.decision.value == "transform":
+        if verdict.decision.value == "transform":
             folded, verdict = _fold(current, verdict)
             if folded is None:
                 return Composed(verdict, None, summaries, more, resolved, current)
             current = folded
             last = (index, verdict)
+        if approved and not resume:  # on_approval=stop: the resolution ends the emission
+            return Composed(_unions(verdict, pool), index, summaries, more, resolved, current)
     if last is None:
         return Composed(_unions(ALLOW, pool), None, summaries, False, resolved, current)
     return Composed(_unions(last[1], pool), last[0], summaries, False, resolved, current)
