@@ -200,18 +200,7 @@ async def _run_all(
         if last is None:
             return Composed(_unions(ALLOW, verdicts), None, summaries, False, None, current)
         return Composed(_unions(last[1], verdicts), last[0], summaries, False, None, current)
-    index, worst = max(denies, key=lambda pair: (_severity(pair[1]), -pair[0]))
-    if all(v.approval is not None for _, v in denies):
-        asked = await host._consult(point, context, worst)
-        if asked is not None:
-            answer, permitted = asked
-            if not permitted:
-                by = None if _synthesized(answer) else index
-                return Composed(
-                    _unions(answer, verdicts), by, summaries, False, "rejection", context
-                )
-            return Composed(_unions(answer, verdicts), index, summaries, False, "approval", current)
-    return Composed(_unions(worst, verdicts), index, summaries, False, None, context)
+    return await _strictest_deny(host, point, context, denies, verdicts, summaries, current)
 
 
 async def _parallel(
@@ -239,15 +228,7 @@ async def _parallel(
     transforms = [(i, v) for i, v in given if v.decision.value == "transform"]
     denies = [(i, v) for i, v in given if not v.decision.permits]
     if denies:
-        index, worst = max(denies, key=lambda pair: (_severity(pair[1]), -pair[0]))
-        if all(v.approval is not None for _, v in denies):
-            asked = await host._consult(point, context, worst)
-            if asked is not None:
-                answer, permitted = asked
-                by = index if permitted or not _synthesized(answer) else None
-                how = "approval" if permitted else "rejection"
-                return Composed(_unions(answer, verdicts), by, summaries, False, how, context)
-        return Composed(_unions(worst, verdicts), index, summaries, False, None, context)
+        return await _strictest_deny(host, point, context, denies, verdicts, summaries, context)
     if len(transforms) > 1:
         on_conflict = knobs.on_transform_conflict
         liftable = on_conflict is not None and on_conflict.value == "approval"
@@ -260,6 +241,32 @@ async def _parallel(
             return Composed(_unions(verdict, verdicts), None, summaries, False, None, context)
         return Composed(_unions(verdict, verdicts), index, summaries, False, None, folded)
     return Composed(_unions(ALLOW, verdicts), None, summaries, False, None, context)
+
+
+async def _strictest_deny(
+    host: AgentHooksHost,
+    point: str,
+    context: dict[str, Any],
+    denies: list[tuple[int, Any]],
+    verdicts: list[Any],
+    summaries: list[dict[str, Any]],
+    lifted: dict[str, Any],
+) -> Composed:
+    """The aggregating profiles' deny (its §7.4, §7.5): the most severe, ties to the lowest
+    index; the resolver is consulted once, only when every deny is liftable. ``lifted`` is
+    the context a permit leaves (run_all's fold; the snapshot in the parallel profiles)."""
+    index, worst = max(denies, key=lambda pair: (_severity(pair[1]), -pair[0]))
+    if all(v.approval is not None for _, v in denies):
+        asked = await host._consult(point, context, worst)
+        if asked is not None:
+            answer, permitted = asked
+            if not permitted:
+                by = None if _synthesized(answer) else index
+                return Composed(
+                    _unions(answer, verdicts), by, summaries, False, "rejection", context
+                )
+            return Composed(_unions(answer, verdicts), index, summaries, False, "approval", lifted)
+    return Composed(_unions(worst, verdicts), index, summaries, False, None, context)
 
 
 async def _arbitrate(

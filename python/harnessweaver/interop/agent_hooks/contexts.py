@@ -10,7 +10,7 @@ anew for every call, so an interceptor that changes the one it is given changes 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -32,7 +32,6 @@ __all__ = [
     "SPEC",
     "TARGETS",
     "build",
-    "points_of",
     "retarget",
     "target_of",
     "uncall",
@@ -264,8 +263,3 @@ def write_back(point: str, event: Any, target: Any) -> Any:
     if writer is None:
         raise ValueError(f"no transform is permitted at {point} (AGENT-HOOKS §4.3)")
     return writer(event, target)
-
-
-def points_of(hooks: Iterable[str]) -> tuple[str, ...]:
-    """The interception points of ``hooks``, in order."""
-    return tuple(point for hook in hooks for point in POINTS.get(hook, ()))

@@ -31,10 +31,10 @@ import anyio
 
 from ...envelope import Envelope
 from ...middleware import middleware
-from ...outcomes import Block, Continue, Outcome, Suspend
+from ...outcomes import Outcome
 from .compose import Composed, compose, host_error, project
 from .contexts import HOOK_BY_EVENT, POINTS, build, write_back
-from .verdicts import warning_texts
+from .verdicts import checked_verdict, outcome_of, permitted, warning_texts
 
 __all__ = ["AgentHooksHost"]
 
@@ -42,7 +42,6 @@ SUSPEND = "suspend"
 """``approvals=SUSPEND``: a liftable deny suspends the run (harnessweaver's own approvals)."""
 
 _NO_SEAM = frozenset({"agent_shutdown"})  # its §9: never consulted at shutdown
-_UNSUSPENDABLE = frozenset({"output", "agent_shutdown"})
 
 
 class AgentHooksHost:
@@ -117,8 +116,6 @@ class AgentHooksHost:
         """The interceptor's verdict on its own copy of ``context``; any failure is the
         contract's fail-closed deny (its §6.3), naming the exception's type only (R9)."""
         from agent_hooks import HostError
-
-        from .middleware import checked_verdict
 
         try:
             with anyio.fail_after(self.timeout) if self.timeout is not None else nullcontext():
@@ -241,15 +238,6 @@ class AgentHooksHost:
 
     # ---- as harnessweaver middleware ------------------------------------------------------
 
-    def denial(self, point: str, verdict: Any, warnings: list[str]) -> Outcome:
-        """What the bus is told of a deny: a Suspend for a liftable one where the run can
-        wait for a harnessweaver decision, else a Block."""
-        reason = verdict.message or verdict.reason or f"denied at {point}"
-        liftable = verdict.approval is not None
-        if liftable and self.approvals == SUSPEND and point not in _UNSUSPENDABLE:
-            return Suspend(reason, code=verdict.reason, warnings=warnings or None)
-        return Block(reason, code=verdict.reason, warnings=warnings or None)
-
     def middleware(
         self,
         *,
@@ -284,11 +272,10 @@ class AgentHooksHost:
                 continue  # recorded; the session ends whatever it says (its §9)
             warnings += warning_texts(done.combined)
             if not done.combined.decision.permits:
-                denied = (point, done.combined)  # shutdown is still emitted (its §6.1a)
+                denied = (done.combined, point)  # shutdown is still emitted (its §6.1a)
             else:
                 current = moved
         if denied is not None:
-            return self.denial(*denied, warnings)
-        if current is event and not warnings:
-            return None
-        return Continue(None if current is event else current, warnings=warnings or None)
+            # a Suspend for a liftable deny only when harnessweaver's approvals decide
+            return outcome_of(*denied, warnings, suspend=self.approvals == SUSPEND)
+        return permitted(event, current, warnings)

@@ -20,32 +20,11 @@ from typing import Any
 
 from ...envelope import Envelope
 from ...middleware import middleware
-from ...outcomes import Continue, Outcome
+from ...outcomes import Outcome
 from .contexts import HOOK_BY_EVENT, HOOK_OF, POINTS, build, write_back
-from .verdicts import outcome_of, warning_texts
+from .verdicts import checked_verdict, outcome_of, permitted, warning_texts
 
-__all__ = ["checked_verdict", "interceptor_middleware"]
-
-
-EVIDENCE_LIMIT = 10240
-"""Canonical bytes a verdict's evidence may take (AGENT-HOOKS §5.3)."""
-
-
-def checked_verdict(raw: Any) -> Any:
-    """An interceptor's return as a ``Verdict``: a verdict or its wire form, within the
-    contract's bounds (``TypeError``/``ValueError`` otherwise)."""
-    from agent_hooks import Verdict, canonical_json
-
-    if isinstance(raw, dict):
-        raw = Verdict.from_wire(raw)
-    if not isinstance(raw, Verdict):
-        kind = type(raw).__name__
-        raise TypeError(f"an interceptor returns a Verdict or its wire form, got {kind}")
-    if raw.evidence is not None:
-        size = len(canonical_json(raw.to_wire()["evidence"]).encode())
-        if size > EVIDENCE_LIMIT:
-            raise ValueError(f"evidence of {size} canonical bytes (at most {EVIDENCE_LIMIT})")
-    return raw
+__all__ = ["interceptor_middleware"]
 
 
 def _points(at: Iterable[str] | None) -> dict[str, tuple[str, ...]]:
@@ -112,9 +91,7 @@ def interceptor_middleware(
             if verdict.decision is Decision.TRANSFORM:
                 target = apply(context["target"], verdict.transform.path, verdict.transform.value)
                 current = write_back(point, current, target)
-        if current is event and not warnings:
-            return None
-        return Continue(None if current is event else current, warnings=warnings or None)
+        return permitted(event, current, warnings)
 
     intercept.__name__ = name
     return middleware(
