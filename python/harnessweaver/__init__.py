@@ -72,6 +72,7 @@ if TYPE_CHECKING:
         ToolSpec,
         Usage,
     )
+    from .identity import content_identity
     from .middleware import Middleware, MiddlewareSpec, middleware
     from .outcomes import (
         Block,
@@ -134,6 +135,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".context": ("JsonlSink", "RunContext", "Trace"),
     ".contracts": ("CONTRACT_RULES", "ContractViolation", "check_contract", "check_contracts"),
     ".envelope": ("Clock", "Envelope", "FixedClock", "SystemClock"),
+    ".identity": ("content_identity",),
     ".errors": (
         "DeclarationError",
         "EmitError",
@@ -307,6 +309,7 @@ __all__ = [
     "__version__",
     "check_contract",
     "check_contracts",
+    "content_identity",
     "declare_in",
     "load",
     "middleware",

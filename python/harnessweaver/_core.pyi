@@ -28,6 +28,7 @@ __all__ = [
     "__version__",
     "_interned",
     "check_contract",
+    "content_identity",
     "declare",
     "declare_in",
     "parse_duration",
@@ -277,13 +278,22 @@ class Pending:
     def fail(self, exc: BaseException) -> HookResult | Pending: ...
     def timed_out(self) -> HookResult | Pending: ...
 
+def content_identity(value: Any) -> str | None: ...
+
 @final
 class Registry:
     def __new__(
-        cls, event_types: Mapping[str, type], *, contracts: object = None, deadlines: object = None
+        cls,
+        event_types: Mapping[str, type],
+        *,
+        contracts: object = None,
+        deadlines: object = None,
+        identity: object = None,
     ) -> Registry: ...
     @property
     def contracts(self) -> str | None: ...
+    @property
+    def identity(self) -> str | None: ...
     def register(
         self,
         decl: Declaration,

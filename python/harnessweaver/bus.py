@@ -44,6 +44,12 @@ class HookBus:
     cut off (a ``deadline`` failure) and the ones not started are skipped (``skipped``); a
     closed one blocks with code ``chain_deadline``. A bad value is a ``RegistrationError``
     (``invalid_deadline``).
+
+    ``identity`` is the bus's content-identity scheme (I27, ``docs/trace.md``): ``None`` (the
+    default) computes nothing; ``"jcs-sha256"`` gives every hook record ``input_identity`` and
+    ``enforced_identity``, the SHA-256 of the RFC 8785 form of the event given and of the event
+    the chain left (``None`` for an event outside I-JSON). Any other value is a
+    ``RegistrationError`` (``invalid_identity``).
     """
 
     __slots__ = ("_registry", "emit")
@@ -63,8 +69,11 @@ class HookBus:
         *,
         contracts: Literal["warn", "strict"] | None = None,
         deadlines: Mapping[str, float | str] | None = None,
+        identity: Literal["jcs-sha256"] | None = None,
     ) -> None:
-        self._registry = core.Registry(EVENT_TYPES, contracts=contracts, deadlines=deadlines)
+        self._registry = core.Registry(
+            EVENT_TYPES, contracts=contracts, deadlines=deadlines, identity=identity
+        )
         # Bound once: emits are the hot path. The builtin also takes ``deadline=`` (I26).
         self.emit = cast("_Emit", self._registry.emitter())
 
@@ -77,6 +86,11 @@ class HookBus:
         """The hook-contract mode: ``"warn"``, ``"strict"`` or ``None`` (nothing checked)."""
         mode = self._registry.contracts
         return "warn" if mode == "warn" else "strict" if mode == "strict" else None
+
+    @property
+    def identity(self) -> Literal["jcs-sha256"] | None:
+        """The content-identity scheme (I27): ``"jcs-sha256"`` or ``None`` (no identities)."""
+        return "jcs-sha256" if self._registry.identity == "jcs-sha256" else None
 
     def register(
         self,

@@ -16,7 +16,7 @@ from hypothesis import Phase, find, given, settings
 import harnessweaver as hw
 from harnessweaver.conformance.driver import Implementation, builtin_implementations
 from harnessweaver.conformance.fuzz import case_file, fuzz, report
-from harnessweaver.conformance.generate import ODD_VALUES, cases
+from harnessweaver.conformance.generate import EMIT_ARGUMENTS, ODD_VALUES, cases
 
 SCHEMA = jsonschema.Draft202012Validator(
     json.loads((CORPUS / "schema" / "case.schema.json").read_text())
@@ -123,6 +123,34 @@ def test_the_generator_draws_warnings_of_every_kind(wanted: Any) -> None:
         cases(),
         lambda case: any(wanted(w) for w in _warnings_given(case)),
         # Found is enough: shrinking the case is what made this test take minutes.
+        settings=settings(max_examples=2000, database=None, phases=[Phase.generate]),
+    )
+    _validate(found)
+
+
+def _arguments_emitted(case: dict[str, Any]) -> list[Any]:
+    steps = [s for s in case["when"] if "emit" in s]
+    steps += [s for group in case["when"] if "concurrent" in group for s in group["concurrent"]]
+    return [s["event"]["call"]["arguments"] for s in steps if "call" in s.get("event", {})]
+
+
+@pytest.mark.parametrize("arguments", EMIT_ARGUMENTS, ids=ascii)
+def test_the_generator_emits_every_identity_edge(arguments: Any) -> None:
+    found = find(
+        cases(),
+        lambda case: arguments in _arguments_emitted(case),
+        settings=settings(max_examples=2000, database=None, phases=[Phase.generate]),
+    )
+    _validate(found)
+
+
+def test_the_generator_builds_buses_with_identities_over_odd_arguments() -> None:
+    found = find(
+        cases(),
+        lambda case: (
+            case["given"].get("identity") == "jcs-sha256"
+            and any(arguments for arguments in _arguments_emitted(case))
+        ),
         settings=settings(max_examples=2000, database=None, phases=[Phase.generate]),
     )
     _validate(found)

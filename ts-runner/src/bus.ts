@@ -9,6 +9,7 @@ import type { Declaration, Overrides } from "./declaration.js";
 import { eventTypeMismatch } from "./errors.js";
 import { EVENT_TYPES, typeNameOf, type EventOf } from "./events.js";
 import type { Layer } from "./layer.js";
+import { identityScheme, type IdentityScheme } from "./identity.js";
 import { isMiddleware, wantsSignal, type Middleware } from "./middleware.js";
 import type { HookResult } from "./outcomes.js";
 import { keyedPlan, planFor, Registry, type Call } from "./registry.js";
@@ -31,6 +32,13 @@ export interface HookBusOptions {
    * `RegistrationError` (`invalid_deadline`).
    */
   readonly deadlines?: Readonly<Partial<Record<HookPoint, Duration>>> | undefined;
+  /**
+   * The content-identity scheme (I27): undefined (the default) computes nothing; "jcs-sha256"
+   * gives every hook record `input_identity` and `enforced_identity`, the SHA-256 of the
+   * RFC 8785 form of the event given and of the event the chain left (null for an event
+   * outside I-JSON). Any other value is a `RegistrationError` (`invalid_identity`).
+   */
+  readonly identity?: IdentityScheme | undefined;
 }
 
 export interface EmitOptions {
@@ -71,10 +79,12 @@ export class HookBus {
   readonly #contracts: ContractMode | undefined;
   /** The chain deadline of each hook point in ms (I26), by catalogue index. */
   readonly #deadlines: readonly (number | undefined)[];
+  readonly #identity: IdentityScheme | undefined;
 
   constructor(options: HookBusOptions = {}) {
     this.#contracts = contractMode(options.contracts);
     this.#deadlines = deadlinesOf(options.deadlines);
+    this.#identity = identityScheme(options.identity);
   }
 
   /** The chain deadline of `hook` in seconds (I26), or undefined. */
@@ -87,6 +97,11 @@ export class HookBus {
   /** The hook-contract mode: "warn", "strict" or undefined (nothing checked). */
   get contracts(): ContractMode | undefined {
     return this.#contracts;
+  }
+
+  /** The content-identity scheme (I27): "jcs-sha256" or undefined (no identities). */
+  get identity(): IdentityScheme | undefined {
+    return this.#identity;
   }
 
   /**
@@ -162,6 +177,8 @@ export class HookBus {
     }
     // I22: only a chain with matchers on this hook point reads its key from the event.
     if (plan.key !== null) plan = keyedPlan(plan, event);
-    return walk(plan, event, context.envelope, context.trace, signal, this.#contracts, budget) as Promise<HookResult<EventOf<H>>>;
+    return walk(plan, event, context.envelope, context.trace, signal, this.#contracts, budget, this.#identity) as Promise<
+      HookResult<EventOf<H>>
+    >;
   }
 }

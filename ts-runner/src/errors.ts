@@ -31,7 +31,8 @@ export type ErrorKind =
   | "match_widened"
   | "invalid_mode"
   | "baseline_audit_not_org"
-  | "invalid_deadline";
+  | "invalid_deadline"
+  | "invalid_identity";
 
 /** For each kind: the rule id compared by the corpus, and the rule as messages write it. */
 const RULES = {
@@ -59,6 +60,7 @@ const RULES = {
   invalid_mode: ["I25", "I25"],
   baseline_audit_not_org: ["I25", "I25"],
   invalid_deadline: ["I26", "I26"],
+  invalid_identity: ["I27", "I27"],
 } as const satisfies Record<ErrorKind, readonly [string, string]>;
 
 export type Rule = (typeof RULES)[ErrorKind][0];
@@ -129,6 +131,8 @@ const EXPLAIN: Record<Exclude<ErrorKind, "invalid_trace">, string> = {
   baseline_audit_not_org: "only an org profile item that itself sets mode: audit may audit a baseline middleware",
   invalid_deadline:
     "a chain deadline is a positive number of seconds or a string with a unit such as 250ms, 2s, 1.5s or 1m; an emit's own deadline may also be 0",
+  // "None", not "undefined": the corpus compares this message byte for byte with the cores'.
+  invalid_identity: "the identity scheme is 'jcs-sha256', or None for no identities",
 };
 
 type ValueKind = Exclude<

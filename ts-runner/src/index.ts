@@ -58,6 +58,7 @@ export {
   type EventTypes,
 } from "./events.js";
 export { NON_ERROR_THROWN, type FailureKind } from "./failure.js";
+export { contentIdentity, type IdentityScheme } from "./identity.js";
 export { declareIn, isLayer, LAYERS, type Layer } from "./layer.js";
 export { globMatch, MATCH_KEYS, type MatchKey, type Matcher, type MatchOptions } from "./matcher.js";
 export { jsonEqual, type JsonObject, type JsonValue, type MutableJson } from "./json.js";

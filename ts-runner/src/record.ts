@@ -46,6 +46,13 @@ export interface TraceRecord {
   readonly warnings?: readonly string[];
   /** `true` on the records of a middleware in audit mode (I25); absent everywhere else. */
   readonly audit?: true;
+  /**
+   * Hook records of a bus with an identity scheme only, both or neither (I27): the content
+   * identity of the event the emit was given; null when it has none (outside I-JSON).
+   */
+  readonly input_identity?: string | null;
+  /** With `input_identity` (I27): the identity of `HookResult.event`, the event as the chain left it. */
+  readonly enforced_identity?: string | null;
   /** Start, in monotonic nanoseconds; never compared by conformance. */
   readonly t_ns: number;
   /** Never compared by conformance. */
@@ -71,11 +78,16 @@ export const FIELDS = [
   "contract",
   "warnings",
   "audit",
+  "input_identity",
+  "enforced_identity",
   "t_ns",
   "duration_ns",
 ] as const satisfies readonly (keyof TraceRecord)[];
 
-/** A record with its keys in the order of `FIELDS` and absent keys left out, frozen. */
+/**
+ * A record with its keys in the order of `FIELDS` and absent (undefined) keys left out, frozen;
+ * a null identity (I27) is kept.
+ */
 export function orderedRecord(fields: { readonly [K in keyof TraceRecord]?: TraceRecord[K] | undefined }): TraceRecord {
   const out: Record<string, unknown> = {};
   for (const key of FIELDS) if (fields[key] !== undefined) out[key] = fields[key];

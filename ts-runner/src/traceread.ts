@@ -29,6 +29,14 @@ const ALLOWED: Readonly<Partial<Record<TextKey, readonly string[]>>> = {
   fail_mode: ["closed", "open"],
 };
 const CHECKED: readonly TextKey[] = ["middleware", "band", "failure", "error", "fail_mode"];
+const IDENTITY_KEYS = ["input_identity", "enforced_identity"] as const;
+const IDENTITY = /^sha256:[0-9a-f]{64}$/;
+
+/** A hook record's identities as read (I27), null ones included; undefined when it has none. */
+interface Identities {
+  readonly input_identity: string | null;
+  readonly enforced_identity: string | null;
+}
 
 /** One line → a record; throws the I8 `TraceFormatError` naming the line and the problem. */
 export function parseRecord(line: string, number: number): TraceRecord {
@@ -39,9 +47,11 @@ export function parseRecord(line: string, number: number): TraceRecord {
     throw invalidTrace(number, error instanceof Error ? error.message : String(error));
   }
   if (!(data instanceof Map)) throw invalidTrace(number, "not a JSON object");
-  for (const [key, value] of data) if (value === null) data.delete(key); // null means absent
   try {
-    return checked(data);
+    // Before nulls are dropped (a null identity is present, not absent), and first, as in the Python reader.
+    const identities = identitiesOf(data);
+    for (const [key, value] of data) if (value === null) data.delete(key); // null means absent
+    return checked(data, identities);
   } catch (error) {
     if (error instanceof Problem) throw invalidTrace(number, error.message);
     throw error;
@@ -62,7 +72,27 @@ function whole(data: Map<string, Parsed>, key: string, fallback: number | null, 
   return Number(exact);
 }
 
-function checked(data: Map<string, Parsed>): TraceRecord {
+/**
+ * I27: a record's identities, taken out of `data`. Only a hook record has them, both or
+ * neither, each null or `sha256:` and 64 lowercase hex digits.
+ */
+function identitiesOf(data: Map<string, Parsed>): Identities | undefined {
+  const present = IDENTITY_KEYS.filter((key) => data.has(key));
+  if (present[0] === undefined) return undefined;
+  if (present.length === 1) throw new Problem(`${present[0]} without its pair: a hook record has both or neither (I27)`);
+  if (data.get("kind") !== "hook") throw new Problem("only a hook record has input_identity and enforced_identity (I27)");
+  const [input, enforced] = IDENTITY_KEYS.map((key) => {
+    const value = data.get(key);
+    data.delete(key);
+    if (value !== null && !(typeof value === "string" && IDENTITY.test(value))) {
+      throw new Problem(`invalid ${key} ${show(value)}: null or sha256: and 64 hex digits (I27)`);
+    }
+    return value;
+  }) as [string | null, string | null];
+  return { input_identity: input, enforced_identity: enforced };
+}
+
+function checked(data: Map<string, Parsed>, identities: Identities | undefined): TraceRecord {
   const unknown = [...data.keys()].filter((key) => !(FIELDS as readonly string[]).includes(key)).sort();
   if (unknown[0] !== undefined) throw new Problem(`unknown field '${unknown[0]}'`);
   for (const key of ["emit", "hook", "kind", "outcome", "modified"]) {
@@ -113,6 +143,7 @@ function checked(data: Map<string, Parsed>): TraceRecord {
     modified,
     warnings: warnings === undefined ? undefined : Object.freeze([...(warnings as string[])]),
     audit,
+    ...identities,
     t_ns: whole(data, "t_ns", 0, 2n ** 64n - 1n),
     duration_ns: whole(data, "duration_ns", 0, 2n ** 64n - 1n),
   });

@@ -41,6 +41,7 @@ import type { Envelope } from "./envelope.js";
 import type { Event } from "./events.js";
 import { SKIP, turn } from "./deadline.js";
 import { closedCode, closedReason, errorName, isCancellation, type FailureKind } from "./failure.js";
+import { contentIdentity, type IdentityScheme } from "./identity.js";
 import { arm, now, timeoutReason, unwatch, watch, Watched } from "./invoke.js";
 import { isModelOf } from "./model.js";
 import { Block, Continue, hasInvalidText, isOutcome, severity, type HookResult, type Outcome } from "./outcomes.js";
@@ -61,11 +62,15 @@ class Run extends Watched {
   readonly envelope: Envelope;
   readonly trace: Trace;
   readonly contracts: ContractMode | undefined;
+  /** The bus's identity scheme (I27): with one, the hook record identifies `given` and `event`. */
+  readonly identity: IdentityScheme | undefined;
   readonly outer: AbortSignal | undefined;
   /** What the trace stores for the emit's number in it and the hook point (`emitKey`). */
   readonly key: number;
   /** The emit's correlation (I21): of the caller's event, whatever the middleware make of it. */
   readonly correlation: Correlation;
+  /** The event the caller emitted; `event` is it as the chain has left it so far. */
+  readonly given: Event;
   event: Event;
   best: Outcome = CONTINUE;
   bestSeverity = -1;
@@ -107,6 +112,7 @@ class Run extends Watched {
     contracts: ContractMode | undefined,
     tEmit: number,
     budget: number | undefined,
+    identity: IdentityScheme | undefined,
   ) {
     super();
     this.chainDeadline = budget === undefined ? Infinity : tEmit + budget;
@@ -114,9 +120,11 @@ class Run extends Watched {
     this.envelope = envelope;
     this.trace = trace;
     this.contracts = contracts;
+    this.identity = identity;
     this.outer = outer;
     this.key = emitKey(trace.beginEmit(), plan.hookIndex);
     this.correlation = trace.correlate(envelope.runId, plan.hookIndex, event);
+    this.given = event;
     this.event = event;
     this.tEmit = tEmit;
     this.t = tEmit;
@@ -190,9 +198,10 @@ export function walk(
   signal: AbortSignal | undefined,
   contracts: ContractMode | undefined,
   budget?: number,
+  identity?: IdentityScheme,
 ): Promise<HookResult> {
   const t = now();
-  const run = new Run(plan, event, envelope, trace, signal, contracts, t, budget);
+  const run = new Run(plan, event, envelope, trace, signal, contracts, t, budget, identity);
   // No middleware: nothing to wait for or cancel (the signal was checked before the walk).
   if (plan.entries.length === 0) return Promise.resolve(finish(run, run.tEmit));
   if (!plan.timed && signal === undefined && budget === undefined) return drive(run, 0);
@@ -296,6 +305,7 @@ function finish(run: Run, tEnd: number): HookResult {
   let shape: Shape;
   if (code !== undefined) shape = shapeOf({ kind: "hook", outcome: combined.kind, modified, code });
   else shape = modified || combined !== CONTINUE ? hookShape(combined.kind, modified) : PLAIN_HOOK;
+  if (run.identity !== undefined) shape = identified(shape, run.given, run.event);
   run.trace.add(shape, run.key, run.correlation, run.tEmit, tEnd);
   const warnings = run.warned === undefined ? NO_WARNINGS : Object.freeze(run.warned);
   const result: HookResult = Object.freeze({ outcome: combined, event: run.event, warnings });
@@ -406,6 +416,16 @@ function hookShape(outcome: Outcome["kind"], modified: boolean): Shape {
 }
 
 const PLAIN_HOOK = hookShape("continue", false);
+
+/**
+ * A hook record's shape with the identities of I27: one of its own per emit. The event given
+ * is hashed once, the event the chain left once more only when a modification took effect.
+ */
+function identified(shape: Shape, given: Event, event: Event): Shape {
+  const input = contentIdentity(given);
+  const enforced = event === given ? input : contentIdentity(event);
+  return Object.freeze({ ...shape, input_identity: input, enforced_identity: enforced });
+}
 
 function middlewareShape(entry: Entry, verdict: Verdict): Shape {
   const { name, band, failMode } = entry.declaration;

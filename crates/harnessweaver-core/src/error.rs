@@ -33,6 +33,7 @@ pub enum ErrorKind {
     InvalidMode,
     BaselineAuditNotOrg,
     InvalidDeadline,
+    InvalidIdentity,
 }
 
 impl ErrorKind {
@@ -63,6 +64,7 @@ impl ErrorKind {
             Self::InvalidMode => "invalid_mode",
             Self::BaselineAuditNotOrg => "baseline_audit_not_org",
             Self::InvalidDeadline => "invalid_deadline",
+            Self::InvalidIdentity => "invalid_identity",
         }
     }
 
@@ -90,6 +92,7 @@ impl ErrorKind {
             | Self::MatchWidened => "I22",
             Self::InvalidMode | Self::BaselineAuditNotOrg => "I25",
             Self::InvalidDeadline => "I26",
+            Self::InvalidIdentity => "I27",
         }
     }
 
@@ -117,6 +120,7 @@ impl ErrorKind {
             | Self::MatchWidened => "I22",
             Self::InvalidMode | Self::BaselineAuditNotOrg => "I25",
             Self::InvalidDeadline => "I26",
+            Self::InvalidIdentity => "I27",
         }
     }
 }
@@ -249,6 +253,9 @@ fn explanation(kind: ErrorKind) -> String {
         ErrorKind::InvalidDeadline => {
             "a chain deadline is a positive number of seconds or a string with a unit such as 250ms, 2s, 1.5s or 1m; an emit's own deadline may also be 0"
         }
+        ErrorKind::InvalidIdentity => {
+            "the identity scheme is 'jcs-sha256', or None for no identities"
+        }
     };
     text.to_owned()
 }
@@ -316,7 +323,7 @@ pub(crate) fn invalid_trace(line: usize, problem: &str) -> Error {
 mod tests {
     use super::*;
 
-    const ALL: [ErrorKind; 24] = [
+    const ALL: [ErrorKind; 25] = [
         ErrorKind::InvalidName,
         ErrorKind::InvalidHooks,
         ErrorKind::UnknownHook,
@@ -341,6 +348,7 @@ mod tests {
         ErrorKind::InvalidMode,
         ErrorKind::BaselineAuditNotOrg,
         ErrorKind::InvalidDeadline,
+        ErrorKind::InvalidIdentity,
     ];
 
     #[test]
@@ -373,6 +381,7 @@ mod tests {
                 ("invalid_mode", "I25"),
                 ("baseline_audit_not_org", "I25"),
                 ("invalid_deadline", "I26"),
+                ("invalid_identity", "I27"),
             ]
         );
     }

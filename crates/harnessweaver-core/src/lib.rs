@@ -11,6 +11,7 @@
 //! failure is an [`Error`].
 
 pub mod band;
+pub mod canonical;
 pub mod catalogue;
 pub mod clock;
 pub mod contract;
@@ -20,6 +21,7 @@ pub mod duration;
 pub mod error;
 pub mod fail_mode;
 pub mod failure;
+pub mod identity;
 pub mod layer;
 pub mod matcher;
 pub mod mode;
@@ -37,6 +39,7 @@ pub use declaration::{Declaration, DeclarationInput, Overrides, TimeoutInput};
 pub use error::{Error, ErrorKind};
 pub use fail_mode::FailMode;
 pub use failure::FailureKind;
+pub use identity::{Identities, Identity, IdentityScheme};
 pub use layer::Layer;
 pub use matcher::{MatchKey, Matcher};
 pub use mode::Mode;

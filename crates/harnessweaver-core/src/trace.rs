@@ -33,6 +33,7 @@ use crate::catalogue::{hook_name, HookId};
 use crate::contract::Rule;
 use crate::fail_mode::FailMode;
 use crate::failure::FailureKind;
+use crate::identity::{Identities, Identity};
 use crate::outcome::OutcomeKind;
 use crate::symbol::{release_all, retain_all, text, Sym, Texts};
 use crate::warning::Warnings;
@@ -134,6 +135,8 @@ impl Record {
             contract: Rule::from_u8(self.contract).map(Rule::as_str),
             warnings: None,
             audit: self.audit.then_some(true),
+            input_identity: None,
+            enforced_identity: None,
             t_ns: self.t_ns,
             duration_ns: self.duration_ns,
         }
@@ -190,6 +193,13 @@ pub struct RecordView {
     /// `true` on the records of an audited middleware (I25), absent everywhere else.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audit: Option<bool>,
+    /// The identity of the event the emit was given (I27): on the hook records of a bus with
+    /// an identity scheme only, where it is `Some(None)` (null) for an event outside the domain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_identity: Option<Option<Identity>>,
+    /// The identity of the event the chain left (I27), present exactly when `input_identity` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enforced_identity: Option<Option<Identity>>,
     pub t_ns: u64,
     pub duration_ns: u64,
 }
@@ -217,6 +227,16 @@ impl RecordView {
     #[must_use]
     pub fn with_warnings(mut self, warnings: Option<&Warnings>) -> Self {
         self.warnings = warnings.cloned();
+        self
+    }
+
+    /// The view with a hook record's identities (I27), when its bus had a scheme.
+    #[must_use]
+    pub fn with_identities(mut self, identities: Option<&Identities>) -> Self {
+        if let Some(ids) = identities {
+            self.input_identity = Some(ids.input);
+            self.enforced_identity = Some(ids.enforced);
+        }
         self
     }
 }
@@ -283,6 +303,8 @@ pub struct Taken {
     pub spans: Vec<(usize, Arc<Correlation>)>,
     /// The warnings of the records that have some (I24), by index of `records`, in order.
     pub warnings: Vec<(usize, Warnings)>,
+    /// The identities of the hook records that have them (I27), likewise.
+    pub identities: Vec<(usize, Identities)>,
 }
 
 impl Taken {
@@ -302,6 +324,7 @@ impl Taken {
             record
                 .view_with(current)
                 .with_warnings(notes::in_slice(&self.warnings, index))
+                .with_identities(notes::in_slice(&self.identities, index))
         })
     }
 
@@ -336,7 +359,9 @@ pub struct TraceBuf {
     /// The records' correlations (I21), run-length encoded by position (`correlation.rs`).
     spans: Spans,
     /// The warnings of outcome records (I24), by position (`notes.rs`).
-    notes: Notes,
+    warnings: Notes<Warnings>,
+    /// The identities of hook records (I27), by position (`notes.rs`).
+    identities: Notes<Identities>,
 }
 
 impl Default for TraceBuf {
@@ -374,7 +399,8 @@ impl TraceBuf {
             limit: limit.map_or(usize::MAX, |n| n.max(1)),
             dropped: 0,
             spans: Spans::default(),
-            notes: Notes::default(),
+            warnings: Notes::default(),
+            identities: Notes::default(),
         }
     }
 
@@ -459,21 +485,42 @@ impl TraceBuf {
         corr: &Arc<Correlation>,
         warnings: &[(usize, Warnings)],
     ) {
+        self.extend_packed_noted(records, texts, corr, warnings, None);
+    }
+
+    /// [`TraceBuf::extend_packed_warned`] for an emit whose records may hold warnings (I24)
+    /// and whose hook record, at index `identities.0` of `records`, holds the identities of
+    /// I27 when its bus has a scheme.
+    pub fn extend_packed_noted(
+        &mut self,
+        records: &[Packed],
+        texts: &Texts,
+        corr: &Arc<Correlation>,
+        warnings: &[(usize, Warnings)],
+        identities: Option<(usize, Identities)>,
+    ) {
         for (index, kept) in warnings {
-            self.notes.push(self.total + *index as u64, kept.clone());
+            self.warnings.push(self.total + *index as u64, kept.clone());
+        }
+        if let Some((index, ids)) = identities {
+            self.identities.push(self.total + index as u64, ids);
         }
         self.extend_packed_from_with(records, texts, corr);
     }
 
-    /// Appends one record read back with its correlation and warnings (I24).
+    /// Appends one record read back with its correlation, warnings (I24) and identities (I27).
     pub(crate) fn push_read(
         &mut self,
         record: Record,
         corr: &Correlation,
         warnings: Option<Warnings>,
+        identities: Option<Identities>,
     ) {
         if let Some(warnings) = warnings {
-            self.notes.push(self.total, warnings);
+            self.warnings.push(self.total, warnings);
+        }
+        if let Some(ids) = identities {
+            self.identities.push(self.total, ids);
         }
         self.extend_with(std::slice::from_ref(&record), corr);
     }
@@ -567,7 +614,8 @@ impl TraceBuf {
         let mut count = count.min(self.len);
         self.len -= count;
         self.spans.forget_before(self.first());
-        self.notes.forget_before(self.first());
+        self.warnings.forget_before(self.first());
+        self.identities.forget_before(self.first());
         while count > 0 {
             let only = self.chunks.len() == 1;
             let Some(front) = self.chunks.front_mut() else {
@@ -597,7 +645,8 @@ impl TraceBuf {
     pub fn take(&mut self, most: usize) -> Taken {
         let records: Vec<Record> = self.raw().take(most).collect();
         let spans = self.spans.slice(self.first(), records.len());
-        let warnings = self.notes.slice(self.first(), records.len());
+        let warnings = self.warnings.slice(self.first(), records.len());
+        let identities = self.identities.slice(self.first(), records.len());
         let mut texts = Texts::new();
         self.discard(records.len(), Some(&mut texts));
         Taken {
@@ -605,6 +654,7 @@ impl TraceBuf {
             texts,
             spans,
             warnings,
+            identities,
         }
     }
 
@@ -627,12 +677,13 @@ impl TraceBuf {
         self.len == 0
     }
 
-    /// The bytes this trace's storage takes: the records' chunks, the list of chunks and the
-    /// correlations' spans.
+    /// The bytes this trace's storage takes: the records' chunks, the list of chunks, the
+    /// correlations' spans, and the notes beside records (warnings, identities).
     pub fn memory_bytes(&self) -> usize {
         let chunks = self.chunks.capacity() * std::mem::size_of::<Chunk>();
         let records: usize = self.chunks.iter().map(|c| c.records.capacity()).sum();
-        chunks + records * RECORD_BYTES + self.spans.memory_bytes() + self.notes.memory_bytes()
+        let notes = self.warnings.memory_bytes() + self.identities.memory_bytes();
+        chunks + records * RECORD_BYTES + self.spans.memory_bytes() + notes
     }
 
     pub fn get(&self, index: usize) -> Option<RecordView> {
@@ -656,7 +707,8 @@ impl TraceBuf {
             stored
                 .unpack(found.high)
                 .view_with(corr)
-                .with_warnings(self.notes.at(at))
+                .with_warnings(self.warnings.at(at))
+                .with_identities(self.identities.at(at))
         })
     }
 
@@ -666,7 +718,8 @@ impl TraceBuf {
         (self.first()..).zip(self.raw()).map(move |(at, record)| {
             record
                 .view_with(cursor.at(at))
-                .with_warnings(self.notes.at(at))
+                .with_warnings(self.warnings.at(at))
+                .with_identities(self.identities.at(at))
         })
     }
 
@@ -1295,7 +1348,89 @@ pub(crate) mod tests {
         );
         more.extend_packed_from_with(&packed, &Texts::new(), &corr);
         assert!(more.iter().all(|v| v.warnings.is_none()));
-        assert_eq!(more.notes.at(1).map(|w| w.len()), None);
+        assert_eq!(more.warnings.at(1).map(|w| w.len()), None);
+    }
+
+    /// Two distinct identities: of `{"n":1}` and of `{"n":2}`.
+    fn two_identities() -> (Identity, Identity) {
+        let of = |n: u64| {
+            crate::identity::IdentityScheme::JcsSha256
+                .identity_of(&serde_json::json!({ "n": n }))
+                .unwrap()
+        };
+        (of(1), of(2))
+    }
+
+    #[test]
+    fn identities_are_kept_beside_hook_records_and_round_trip_i27() {
+        let [outcome, _, hook] = samples();
+        let (a, b) = two_identities();
+        let ids = Identities {
+            input: Some(a),
+            enforced: None,
+        };
+        let mut trace = TraceBuf::with_limit(Some(4));
+        let corr = Arc::new(Correlation::NONE);
+        let emit = |n: u64| -> Vec<Packed> {
+            [outcome, hook]
+                .iter()
+                .map(|r| Packed::pack(&Record { emit: n, ..*r }))
+                .collect()
+        };
+        trace.extend_packed_noted(&emit(1), &Texts::new(), &corr, &[], Some((1, ids)));
+        trace.extend_packed_from_with(&emit(2), &Texts::new(), &corr);
+        let views: Vec<RecordView> = trace.iter().collect();
+        assert_eq!(views[1].input_identity, Some(Some(a)));
+        assert_eq!(views[1].enforced_identity, Some(None));
+        assert!(views[0].input_identity.is_none() && views[3].input_identity.is_none());
+        assert_eq!(trace.get(1).unwrap().input_identity, Some(Some(a)));
+        let text = trace.to_jsonl();
+        let line = text.lines().nth(1).unwrap();
+        assert!(
+            line.ends_with(&format!(
+                "\"modified\":true,\"input_identity\":\"{a}\",\"enforced_identity\":null,\"t_ns\":30,\"duration_ns\":0}}"
+            )),
+            "{line}"
+        );
+        assert_eq!(text.matches("_identity").count(), 2, "{text}");
+        // Read back and written again: the same bytes.
+        let back = TraceBuf::from_jsonl_str(&text).unwrap();
+        assert_eq!(back.to_jsonl(), text);
+        // Taken records keep them; records dropped past the limit forget them.
+        let both = Identities {
+            input: Some(a),
+            enforced: Some(b),
+        };
+        trace.extend_packed_noted(&emit(3), &Texts::new(), &corr, &[], Some((1, both)));
+        assert_eq!(trace.identities.at(1), None, "dropped with its record");
+        let taken = trace.take(4);
+        let got: Vec<_> = taken.views().map(|v| v.enforced_identity).collect();
+        assert_eq!(got, [None, None, None, Some(Some(b))]);
+        assert!(taken
+            .to_jsonl()
+            .contains(&format!("\"enforced_identity\":\"{b}\"")));
+    }
+
+    #[test]
+    fn identities_are_counted_in_the_memory_figure() {
+        let [_, _, hook] = samples();
+        let (a, _) = two_identities();
+        let corr = Arc::new(Correlation::NONE);
+        let mut plain = TraceBuf::new();
+        let mut noted = TraceBuf::new();
+        for n in 1..=100 {
+            let packed = [Packed::pack(&Record { emit: n, ..hook })];
+            plain.extend_packed_from_with(&packed, &Texts::new(), &corr);
+            let ids = Identities {
+                input: Some(a),
+                enforced: Some(a),
+            };
+            noted.extend_packed_noted(&packed, &Texts::new(), &corr, &[], Some((0, ids)));
+        }
+        let extra = noted.memory_bytes() - plain.memory_bytes();
+        assert!(extra >= 100 * 64, "{extra}");
+        noted.drain();
+        assert_eq!(noted.identities.at(99), None);
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod errors;
 mod gil_cell;
 mod held;
 mod hook_names;
+mod identity;
 mod outcome;
 mod registry;
 mod trace;
@@ -37,6 +38,8 @@ mod _core {
     use super::declaration::{declare, declare_in, parse_duration, snake_case, Declaration};
     #[pymodule_export]
     use super::emit::Emit;
+    #[pymodule_export]
+    use super::identity::content_identity;
     #[pymodule_export]
     use super::outcome::{Block, Continue, Escalate, HookResult, HookWarning, Retry, Suspend};
     #[pymodule_export]

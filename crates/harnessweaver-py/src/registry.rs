@@ -14,6 +14,7 @@ use harnessweaver_core::contract::ContractMode;
 use harnessweaver_core::deadline::{chain_deadline, DeadlineOf};
 use harnessweaver_core::duration::nanos_to_seconds;
 use harnessweaver_core::error::Error;
+use harnessweaver_core::identity::IdentityScheme;
 use harnessweaver_core::matcher::MatchKey;
 use harnessweaver_core::symbol::Texts;
 use harnessweaver_core::walk::Walk;
@@ -30,6 +31,7 @@ use crate::errors::{to_py, wrong_type, Phase};
 use crate::gil_cell::{GilCell, Plain};
 use crate::held::Held;
 use crate::hook_names::hook_of;
+use crate::identity::{scheme_of, Identifying};
 use crate::trace::Trace;
 use crate::walk::{is_event_of, EmitState, Payload, Pending, Records, Stop};
 
@@ -51,6 +53,8 @@ pub struct Registry {
     last_seen: LastSeen,
     /// The chain deadline of each hook point (I26), by hook id; `None` for none.
     deadlines: Vec<Option<u64>>,
+    /// The content-identity scheme (I27); `None` computes no identities.
+    identity: Option<IdentityScheme>,
 }
 
 /// One hook point's chain, whether any of it has a timeout, and the key its matchers read
@@ -254,6 +258,8 @@ impl Registry {
             deadline,
             limit: None,
             warned: None,
+            // I27: the event given is kept for its identity, only on a bus with a scheme.
+            identifying: self.identity.map(|scheme| Identifying::new(scheme, event)),
         };
         match state.run(py)? {
             Stop::Done(result) => Ok(result.into_any()),
@@ -302,14 +308,16 @@ fn mismatch(
 #[pymethods]
 impl Registry {
     #[new]
-    #[pyo3(signature = (event_types, *, contracts = None, deadlines = None))]
+    #[pyo3(signature = (event_types, *, contracts = None, deadlines = None, identity = None))]
     fn new(
         event_types: &Bound<'_, PyAny>,
         contracts: Option<&Bound<'_, PyAny>>,
         deadlines: Option<&Bound<'_, PyAny>>,
+        identity: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let contracts = mode_of(contracts)?;
         let deadlines = deadlines_of(deadlines)?;
+        let identity = scheme_of(identity)?;
         let mut types = Vec::with_capacity(CATALOGUE.len());
         let mut missing = Vec::new();
         for point in &CATALOGUE {
@@ -342,6 +350,7 @@ impl Registry {
             spare: Spare::default(),
             last_seen: LastSeen::default(),
             deadlines,
+            identity,
         })
     }
 
@@ -461,6 +470,12 @@ impl Registry {
     #[getter]
     fn contracts(&self) -> Option<&'static str> {
         self.contracts.map(ContractMode::as_str)
+    }
+
+    /// The content-identity scheme: `"jcs-sha256"` or `None` (I27).
+    #[getter]
+    fn identity(&self) -> Option<&'static str> {
+        self.identity.map(IdentityScheme::as_str)
     }
 
     /// The chain deadline of `hook` in seconds (I26), or `None`.

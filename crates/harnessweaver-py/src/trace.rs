@@ -20,6 +20,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyType};
 use pyo3::{intern, IntoPyObjectExt};
 
+use harnessweaver_core::identity::Identity;
 use harnessweaver_core::trace::{
     read_jsonl_into, RecordView, Taken, TraceBuf, DEFAULT_LIMIT, MAX_EMIT,
 };
@@ -305,6 +306,12 @@ fn as_dict<'py>(py: Python<'py>, view: &RecordView) -> PyResult<Bound<'py, PyDic
     }
     if let Some(audit) = view.audit {
         dict.set_item(intern!(py, "audit"), audit)?; // I25: audited middleware only
+    }
+    // I27: both on the hook records of a bus with an identity scheme (None outside the domain).
+    if let (Some(input), Some(enforced)) = (view.input_identity, view.enforced_identity) {
+        let text = |id: Option<Identity>| id.map(|id| id.to_string());
+        dict.set_item(intern!(py, "input_identity"), text(input))?;
+        dict.set_item(intern!(py, "enforced_identity"), text(enforced))?;
     }
     dict.set_item(intern!(py, "t_ns"), view.t_ns)?;
     dict.set_item(intern!(py, "duration_ns"), view.duration_ns)?;

@@ -21,6 +21,7 @@ use harnessweaver_core::contract::{ContractMode, Rule};
 use harnessweaver_core::deadline::{turn, Turn};
 use harnessweaver_core::fail_mode::FailMode;
 use harnessweaver_core::failure::{closed_reason, FailureKind};
+use harnessweaver_core::identity::Identities;
 use harnessweaver_core::outcome::OutcomeKind;
 use harnessweaver_core::registry::{Chain, Entry};
 use harnessweaver_core::symbol::{Texts, NO_SYM};
@@ -34,6 +35,7 @@ use crate::contract::violation;
 use crate::correlation::Shared;
 use crate::declaration::Declaration;
 use crate::held::Held;
+use crate::identity::Identifying;
 use crate::outcome::{plain_continue, Block, Continue, Escalate, HookResult, Retry, Suspend};
 use crate::trace::Trace;
 use crate::warning::{judge_warnings, Warned};
@@ -85,6 +87,9 @@ pub struct EmitState {
     /// The warnings of the answers taken so far (I24); `None` until one has some, so a chain
     /// without warnings carries one empty pointer.
     pub warned: Option<Box<Warned>>,
+    /// The event given and the scheme, on a bus with an identity scheme (I27); `None` on every
+    /// other, which then computes nothing.
+    pub identifying: Option<Identifying>,
 }
 
 /// Records of one emit, packed as the trace stores them (so flushing them is a copy): inline
@@ -359,6 +364,26 @@ impl EmitState {
             self.records.clear();
         }
         warned.trace.clear();
+    }
+
+    /// [`EmitState::flush`] for the records ending with a hook record that carries
+    /// `identities` (I27), beside any warnings (I24): kept apart like `flush_warned`.
+    #[cold]
+    #[inline(never)]
+    fn flush_identified(&mut self, identities: Identities) {
+        let hook = self.records.len().saturating_sub(1);
+        let warnings = self.warned.as_ref().map_or(&[][..], |w| &w.trace[..]);
+        (self.trace.get().get().lock()).extend_packed_noted(
+            &self.records,
+            &self.texts,
+            &self.corr,
+            warnings,
+            Some((hook, identities)),
+        );
+        self.records.clear();
+        if let Some(warned) = self.warned.as_mut() {
+            warned.trace.clear();
+        }
     }
 
     /// A clock reading of the wanted precision, reusing the last one when it has it.
@@ -708,9 +733,19 @@ impl EmitState {
     fn finish(&mut self, py: Python<'_>) -> PyResult<Py<HookResult>> {
         let combined = self.walk.combined();
         let record = self.walk.hook_record(self.hook);
+        // I27: the identities of the event given and of the one the chain left, only with a
+        // scheme. Computed before the hook record is kept: should the caller be interrupted
+        // here, the emit ends without one, as a cancelled emit does (I12).
+        let identities = match &self.identifying {
+            None => None,
+            Some(identifying) => Some(identifying.identities(self.event.bind(py))?),
+        };
         let now = self.read_clock(self.precise);
         self.keep_timed(record, self.t_emit, now);
-        self.flush();
+        match identities {
+            None => self.flush(),
+            Some(identities) => self.flush_identified(identities),
+        }
         let plain = combined.outcome == OutcomeKind::Continue && !combined.modified;
         let outcome = match (&self.best, plain) {
             (Some(best), false) => best.get().clone_ref(py),
@@ -737,6 +772,9 @@ impl EmitState {
         visit.call(self.trace.get())?;
         if let Some(best) = &self.best {
             visit.call(best.get())?;
+        }
+        if let Some(identifying) = &self.identifying {
+            identifying.traverse(visit)?;
         }
         Ok(())
     }
@@ -915,5 +953,6 @@ impl Pending {
         self.awaitable = None;
         self.yielded = None;
         self.state.best = None;
+        self.state.identifying = None;
     }
 }

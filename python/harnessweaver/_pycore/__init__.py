@@ -37,6 +37,7 @@ __all__ = [
     "Suspend",
     "Trace",
     "check_contract",
+    "content_identity",
     "declare",
     "declare_in",
     "parse_duration",
@@ -53,6 +54,7 @@ __getattr__ = loader(
             ".contracts": ("CONTRACT_RULES", "check_contract"),
             ".declaration": ("MISSING", "Declaration", "declare", "snake_case"),
             ".duration": ("parse_duration",),
+            ".identity": ("content_identity",),
             ".layer": ("declare_in",),
             ".outcomes": (
                 "Block",

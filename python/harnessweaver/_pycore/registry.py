@@ -22,6 +22,7 @@ from .contracts import contract_mode
 from .deadline import deadline_ns, deadlines_of
 from .declaration import BAND_INDEX, BANDS, Declaration, apply_overrides
 from .error import shown, value_error
+from .identity import identity_scheme
 from .layer import declare_in
 from .matcher import CARRIED, admits, key_value
 from .outcomes import HookResult
@@ -82,6 +83,7 @@ class Registry:
         "_deadlines",
         "_entries",
         "_event_types",
+        "_identity",
         "_keys",
         "_members",
         "_next_order",
@@ -91,10 +93,16 @@ class Registry:
     )
 
     def __init__(
-        self, event_types: Mapping[str, type], *, contracts: object = None, deadlines: object = None
+        self,
+        event_types: Mapping[str, type],
+        *,
+        contracts: object = None,
+        deadlines: object = None,
+        identity: object = None,
     ) -> None:
         self._contracts = contract_mode(contracts)  # checked first: a bad mode builds nothing
         self._deadlines = deadlines_of(deadlines)  # the chain deadlines of I26, by hook point
+        self._identity = identity_scheme(identity)  # the content-identity scheme of I27
         missing = [name for name, _ in HOOKS if name not in event_types]
         if missing:
             raise ValueError(f"event_types lacks the hook points {missing}")
@@ -238,6 +246,11 @@ class Registry:
         """The hook-contract mode: ``"warn"``, ``"strict"`` or ``None`` (I14)."""
         return self._contracts
 
+    @property
+    def identity(self) -> str | None:
+        """The content-identity scheme: ``"jcs-sha256"`` or ``None`` (I27)."""
+        return self._identity
+
     def deadline(self, hook: str) -> float | None:
         """The chain deadline of ``hook`` in seconds (I26), or ``None``."""
         self._plan(hook, "emit")
@@ -277,7 +290,9 @@ class Registry:
             return self._emit(hook, event, ctx)
         if self._keys[hook] is not None:
             plan = self._keyed(hook, plan, event)
-        return drive(hook, plan, event, ctx.envelope, ctx.trace, etype, self._contracts)
+        return drive(
+            hook, plan, event, ctx.envelope, ctx.trace, etype, self._contracts, self._identity
+        )
 
     async def _emit(self, hook: str, event: Any, ctx: Any) -> HookResult:
         plan = self._plan(hook, "emit")
@@ -288,7 +303,9 @@ class Registry:
             raise self._mismatch(hook, etype, event)
         if self._keys[hook] is not None:
             plan = self._keyed(hook, plan, event)
-        return await drive(hook, plan, event, ctx.envelope, ctx.trace, etype, self._contracts)
+        return await drive(
+            hook, plan, event, ctx.envelope, ctx.trace, etype, self._contracts, self._identity
+        )
 
     async def _emit_deadline(self, hook: str, event: Any, ctx: Any, deadline: object) -> HookResult:
         """An emit with a chain deadline (I26): walked by ``Walk``, which knows the deadline."""
@@ -328,7 +345,17 @@ class Registry:
             budget = own if budget is None else min(budget, own)
         if self._keys[hook] is not None:
             plan = self._keyed(hook, plan, event)
-        return Walk(hook, plan, event, env, trace, etype, contracts=self._contracts, budget=budget)
+        return Walk(
+            hook,
+            plan,
+            event,
+            env,
+            trace,
+            etype,
+            contracts=self._contracts,
+            budget=budget,
+            identity=self._identity,
+        )
 
     @staticmethod
     def _mismatch(hook: str, etype: type, event: Any) -> Exception:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from types import TracebackType
@@ -27,6 +28,7 @@ from .warnings import valid_in_trace
 
 __all__ = ["DEFAULT_BATCH", "DEFAULT_LIMIT", "FIELDS", "MAX_EMIT", "Trace"]
 
+_IDENTITY: Final = re.compile(r"sha256:[0-9a-f]{64}")  # I27, with fullmatch
 _log = logging.getLogger("harnessweaver.trace")  # the Rust core logs on the same logger
 
 MAX_EMIT: Final = 2**53 - 1
@@ -55,6 +57,8 @@ FIELDS: Final = (
     "contract",
     "warnings",
     "audit",
+    "input_identity",
+    "enforced_identity",
     "t_ns",
     "duration_ns",
 )
@@ -64,7 +68,13 @@ _OPTIONAL: Final = frozenset(
 _FLAGS: Final = frozenset({"audit"})  # I25: present (true) on an audited middleware's records
 _CORRELATION: Final = frozenset({"run", "step", "tool"})  # I21; absent in older traces
 _WARNINGS: Final = FIELDS.index("warnings")  # I24: present only when some
-_SKIP_NONE: Final = _OPTIONAL | _CORRELATION | _FLAGS | {"warnings"}
+# I27: a hook record's identities, both or neither. Absent (no scheme) is None, as for every
+# optional field; an identity that is null (an event outside I-JSON) is stored as NO_IDENTITY.
+_IDENTITIES: Final = ("input_identity", "enforced_identity")
+_INPUT: Final = FIELDS.index("input_identity")
+NO_IDENTITY: Final = ""
+"""How a shape holds a null identity (I27): no identity is the empty text."""
+_SKIP_NONE: Final = _OPTIONAL | _CORRELATION | _FLAGS | {"warnings", *_IDENTITIES}
 _KEY: Final = 5  # emit, hook, run, step, tool: one tuple per emit
 _REQUIRED_BY_KIND: Final = {
     "outcome": frozenset({"middleware", "band"}),
@@ -92,7 +102,7 @@ _VALUES: Final = {
 
 Record = tuple[Any, ...]
 Shape = tuple[Any, ...]
-"""A record's fields from ``kind`` to ``audit``, in the order of ``FIELDS``."""
+"""A record's fields from ``kind`` to ``enforced_identity``, in the order of ``FIELDS``."""
 _WIDTH: Final = 4  # shape, key, start, end
 
 
@@ -103,7 +113,7 @@ def outcome_shape(name: str, band: str, outcome: str, modified: bool, code: str 
     ``warnings`` only when some, I24)."""
     flag = True if audit else None
     return ("outcome", name, band, outcome, modified, code, None, None, None, contract, warnings,
-            flag)  # fmt: skip
+            flag, None, None)  # fmt: skip
 
 
 def failure_shape(name: str, band: str, outcome: str, code: str | None, failure: str,
@@ -112,12 +122,18 @@ def failure_shape(name: str, band: str, outcome: str, code: str | None, failure:
     """The shape of a middleware's failure record (``audit``: of an audited one, I25)."""
     flag = True if audit else None
     return ("failure", name, band, outcome, False, code, failure, error, fail_mode, contract, None,
-            flag)  # fmt: skip
+            flag, None, None)  # fmt: skip
 
 
 def hook_shape(outcome: str, modified: bool, code: str | None) -> Shape:
     """The shape of an emit's hook record."""
-    return ("hook", None, None, outcome, modified, code, None, None, None, None, None, None)
+    return ("hook", None, None, outcome, modified, code, None, None, None, None, None, None, None,
+            None)  # fmt: skip
+
+
+def identified(shape: Shape, given: str | None, enforced: str | None) -> Shape:
+    """A hook record's shape with the identities of I27 (``None``: outside I-JSON)."""
+    return (*shape[:-2], given or NO_IDENTITY, enforced or NO_IDENTITY)
 
 
 def _rows(fields: list[Any]) -> Iterator[Record]:
@@ -140,6 +156,9 @@ def _as_dict(record: Record) -> dict[str, Any]:
     }
     if record[_WARNINGS] is not None:
         data["warnings"] = list(record[_WARNINGS])  # a JSON array, as the Rust core gives
+    if record[_INPUT] is not None:
+        data["input_identity"] = record[_INPUT] or None
+        data["enforced_identity"] = record[_INPUT + 1] or None
     return data
 
 
@@ -424,9 +443,31 @@ def _parse(line: str, number: int) -> Record:
     if not isinstance(data, dict):
         raise _bad(number, "not a JSON object")
     try:
-        return _record({k: v for k, v in data.items() if v is not None})
+        identities = _identities(data)
+        record = _record({k: v for k, v in data.items() if v is not None})
     except ValueError as exc:
         raise _bad(number, str(exc)) from None
+    if identities is None:
+        return record
+    return (*record[:_INPUT], *identities, *record[_INPUT + 2 :])
+
+
+def _identities(data: dict[str, Any]) -> tuple[str, str] | None:
+    """A hook record's identities as a shape holds them (I27): both keys or neither, each null
+    or ``sha256:`` and 64 lowercase hex digits; ``None`` when the record has none."""
+    present = [key for key in _IDENTITIES if key in data]
+    if not present:
+        return None
+    if len(present) == 1:
+        raise ValueError(f"{present[0]} without its pair: a hook record has both or neither (I27)")
+    if data.get("kind") != "hook":
+        raise ValueError("only a hook record has input_identity and enforced_identity (I27)")
+    values = tuple(data.pop(key) for key in _IDENTITIES)
+    for key, value in zip(_IDENTITIES, values, strict=True):
+        if value is not None and not (isinstance(value, str) and _IDENTITY.fullmatch(value)):
+            raise ValueError(f"invalid {key} {value!r}: null or sha256: and 64 hex digits (I27)")
+    given, enforced = values
+    return (given or NO_IDENTITY, enforced or NO_IDENTITY)
 
 
 def _quoted(code: str | None) -> str:
@@ -534,7 +575,8 @@ def _record(data: dict[str, Any]) -> Record:
     t_ns = _whole(data, "t_ns", 0, 2**64 - 1)
     duration_ns = _whole(data, "duration_ns", 0, 2**64 - 1)
     values = {**texts, "emit": emit, "step": step, "modified": modified, "warnings": warnings,
-              "audit": audit, "t_ns": t_ns, "duration_ns": duration_ns}  # fmt: skip
+              "audit": audit, "input_identity": None, "enforced_identity": None, "t_ns": t_ns,
+              "duration_ns": duration_ns}  # fmt: skip
     return tuple(values[key] for key in FIELDS)
 
 

@@ -32,6 +32,7 @@ from .failure import (
     closed_reason,
     error_name,
 )
+from .identity import content_identity
 from .outcomes import (
     Block,
     Continue,
@@ -44,7 +45,7 @@ from .outcomes import (
     hook_result,
     warned_result,
 )
-from .trace import failure_shape, hook_shape, outcome_shape
+from .trace import failure_shape, hook_shape, identified, outcome_shape
 from .warnings import INVALID
 from .warnings import judge as judge_warnings
 
@@ -90,7 +91,9 @@ class Walk:
         "_env",
         "_etype",
         "_event",
+        "_given",
         "_hook",
+        "_identity",
         "_index",
         "_key",
         "_plan",
@@ -115,6 +118,7 @@ class Walk:
         t_emit: int | None = None,
         contracts: str | None = None,
         budget: int | None = None,
+        identity: str | None = None,
     ):
         self._hook = hook
         self._plan = plan
@@ -122,6 +126,8 @@ class Walk:
         self._env = env
         self._etype = etype
         self._contracts = contracts  # the hook-contract mode (I14); None checks nothing
+        self._identity = identity  # the identity scheme (I27); None computes nothing
+        self._given = event  # events never change in place (I18): this is what was given
         self._record = trace._fields.extend
         # What every record of this emit is traced with: its number, the hook point and the
         # emit's correlation (I21).
@@ -372,6 +378,8 @@ class Walk:
         sev = self._best_sev
         code = None if sev < 2 else best.code
         shape = hook_shape(_KINDS[sev], sev == 1, code) if sev > 0 else _PLAIN_HOOK
+        if self._identity is not None:
+            shape = _identified(shape, self._given, self._event)
         self._record((shape, self._key, self._t_emit, monotonic_ns()))
         self.awaitable = self.yielded = None
         outcome = best if sev > 0 else _CONTINUE
@@ -388,6 +396,7 @@ async def drive(
     trace: Any,
     etype: type,
     contracts: str | None = None,
+    identity: str | None = None,
 ) -> HookResult:
     """A whole emit as one coroutine, for asyncio (and any chain without timeouts).
 
@@ -425,7 +434,19 @@ async def drive(
                     value = stop.value
                 else:
                     if walk is None:
-                        walk = Walk(hook, plan, event, env, trace, etype, key, t_emit, contracts)
+                        walk = Walk(
+                            hook,
+                            plan,
+                            event,
+                            env,
+                            trace,
+                            etype,
+                            key,
+                            t_emit,
+                            contracts,
+                            None,
+                            identity,
+                        )
                     walk._entry, walk._t0 = entry, t0
                     walk._wait(awaitable, yielded)
                     value = await drive_with_deadline(walk)
@@ -451,7 +472,9 @@ async def drive(
                 continue
             failure = None
         if walk is None:
-            walk = Walk(hook, plan, event, env, trace, etype, key, t_emit, contracts)
+            walk = Walk(
+                hook, plan, event, env, trace, etype, key, t_emit, contracts, None, identity
+            )
         walk._index, walk._entry, walk._t0, walk._best_sev = index, entry, t0, best_sev
         walk._event = event
         if failure is None:
@@ -470,5 +493,13 @@ async def drive(
         walk._best_sev, walk._event = best_sev, event
         return walk._finish()
     # Only plain answers: the combined outcome is a plain Continue and the event is unchanged.
-    record((_PLAIN_HOOK, key, t_emit, monotonic_ns()))
+    shape = _PLAIN_HOOK if identity is None else _identified(_PLAIN_HOOK, event, event)
+    record((shape, key, t_emit, monotonic_ns()))
     return hook_result(_CONTINUE, event)
+
+
+def _identified(shape: tuple[Any, ...], given: Any, left: Any) -> tuple[Any, ...]:
+    """A hook record's shape with the identities of the event given and the event the chain
+    left (I27); one hash when the chain changed nothing."""
+    before = content_identity(given)
+    return identified(shape, before, before if left is given else content_identity(left))

@@ -16,7 +16,7 @@ from ..events import EVENT_TYPES, Event
 from .errors import AgentError
 from .state import Decision
 
-__all__ = ["checked_edit"]
+__all__ = ["checked_edit", "checked_identity"]
 
 _RULE = "I23"
 
@@ -64,3 +64,15 @@ def checked_edit(hook: str, pending: Event, decision: Decision) -> Event:
             f"and the run stays suspended ({_RULE})",
         )
     return edited
+
+
+def checked_identity(decision: Decision, identity: str | None, waiting: str) -> None:
+    """Refuse ``decision`` when it names an event (I27) other than ``identity``, the one that
+    waits (``waiting`` says where, for the message); a decision naming none is not checked."""
+    if decision.identity is not None and decision.identity != identity:
+        raise AgentError(
+            "identity_mismatch",
+            "I27",
+            f"decision about event {decision.identity!r}: {waiting} waits for a decision about "
+            f"event {identity!r} (I27)",
+        )

@@ -37,6 +37,7 @@ from ..events import (
     ToolResultEvent,
     Usage,
 )
+from ..identity import content_identity
 from ..outcomes import Block, Continue, Escalate, Outcome, Retry, Suspend
 from .journal import StartLine
 from .segment import Segment, Stopped, ended
@@ -271,13 +272,15 @@ async def _retried(
     return _rewind(state, gate.again)
 
 
-def _suspended(state: RunState, gate: Gate, outcome: Suspend, event: Any) -> Stopped:
+def _suspended(seg: Segment, state: RunState, gate: Gate, outcome: Suspend, event: Any) -> Stopped:
     pending = PendingApproval(
         hook=gate.hook,
         reason=outcome.reason,
         approver_role=outcome.approver_role,
         code=outcome.code,
         event=event.model_dump(mode="json"),
+        # I27: the identity the bus traced as enforced, when it traces identities
+        identity=content_identity(event) if seg.bus.identity is not None else None,
     )
     why = Exit(
         exit_reason="suspended",
@@ -319,7 +322,7 @@ async def pass_gate(
         why = Exit(exit_reason="blocked", hook=hook, reason=outcome.reason, code=outcome.code)
         return Stopped(ended(state), why)
     if isinstance(outcome, Suspend):
-        return _suspended(state, gate, outcome, result.event)
+        return _suspended(seg, state, gate, outcome, result.event)
     if isinstance(outcome, Escalate):
         why = Exit(
             exit_reason="escalated",

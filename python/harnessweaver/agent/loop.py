@@ -17,7 +17,7 @@ from ..context import RunContext
 from ..envelope import Envelope
 from ..events import Event, TaskEndEvent
 from ..outcomes import Block, Continue, HookResult
-from .edits import checked_edit
+from .edits import checked_edit, checked_identity
 from .errors import AgentError
 from .gates import pass_edit, resolve
 from .journal import DecisionLine, EndLine
@@ -174,6 +174,7 @@ def _check_resumable(state: RunState, decision: Decision | None) -> Event | None
             f"decision by role {decision.role!r}: the run suspended at {pending.hook} waits "
             f"for approver role {pending.approver_role!r} ({_RULE})",
         )
+    checked_identity(decision, pending.identity, f"the run suspended at {pending.hook}")
     if not decision.is_edit:
         return None
     return checked_edit(pending.hook, pending.event_model(), decision)

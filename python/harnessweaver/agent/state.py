@@ -65,7 +65,9 @@ class PendingApproval(_Frozen):
     """A chain answered ``Suspend``: the run waits for a decision.
 
     ``event`` is the event as the chain left it (its modifications included, JSON form):
-    approved, the run goes on with exactly this event.
+    approved, the run goes on with exactly this event. ``identity`` is its content identity
+    (I27) when the run's bus has an identity scheme: the ``enforced_identity`` of the hook
+    record that suspended, which a :class:`Decision` may echo.
     """
 
     hook: str
@@ -73,6 +75,7 @@ class PendingApproval(_Frozen):
     approver_role: str | None = None
     code: str | None = None
     event: dict[str, JsonValue]
+    identity: str | None = None
 
     def event_model(self) -> Event:
         """``event`` as the hook point's typed event."""
@@ -95,6 +98,9 @@ class Decision(_Frozen):
     An edit holds its event as JSON (``edited``) with the name of its event type
     (``edited_type``), so a decision survives JSON as a state does; ``resume`` checks it
     (event type, hook contracts) before anything runs.
+
+    ``identity``, when given, names the event the approver decided on (the pending approval's
+    ``identity``, I27): a decision about another event is refused rather than applied.
     """
 
     approved: bool
@@ -104,6 +110,8 @@ class Decision(_Frozen):
     """The edited event's type name (``"ToolCallEvent"``...); ``None``: no edit."""
     edited: dict[str, JsonValue] | None = None
     """The edited event, JSON form; ``None``: no edit."""
+    identity: str | None = None
+    """The pending approval's identity, echoed (I27); ``None``: not checked."""
 
     @model_validator(mode="after")
     def _edit_is_whole(self) -> Decision:
@@ -114,15 +122,26 @@ class Decision(_Frozen):
         return self
 
     @classmethod
-    def approve(cls, *, role: str | None = None, reason: str = "") -> Decision:
-        return cls(approved=True, role=role, reason=reason)
+    def approve(
+        cls, *, role: str | None = None, reason: str = "", identity: str | None = None
+    ) -> Decision:
+        return cls(approved=True, role=role, reason=reason, identity=identity)
 
     @classmethod
-    def deny(cls, reason: str = "", *, role: str | None = None) -> Decision:
-        return cls(approved=False, role=role, reason=reason)
+    def deny(
+        cls, reason: str = "", *, role: str | None = None, identity: str | None = None
+    ) -> Decision:
+        return cls(approved=False, role=role, reason=reason, identity=identity)
 
     @classmethod
-    def edit(cls, event: Event, *, role: str | None = None, reason: str = "") -> Decision:
+    def edit(
+        cls,
+        event: Event,
+        *,
+        role: str | None = None,
+        reason: str = "",
+        identity: str | None = None,
+    ) -> Decision:
         """Approve with ``event`` in place of the pending event (I23): the hook point's chain
         is asked again with it, and what it admits runs. ``event`` is a typed event (a copy of
         ``pending.event_model()`` with changes, say); its type is judged by its real type."""
@@ -134,7 +153,12 @@ class Decision(_Frozen):
             )
         edited = event.model_dump(mode="json")  # resume validates it as ``kind``
         return cls(
-            approved=True, role=role, reason=reason, edited_type=kind.__name__, edited=edited
+            approved=True,
+            role=role,
+            reason=reason,
+            edited_type=kind.__name__,
+            edited=edited,
+            identity=identity,
         )
 
     @property

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import copy
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -83,9 +84,15 @@ def _put(data: dict[str, Any], path: str, value: Any) -> None:
         data[last] = value
 
 
+def json_form(event: Any) -> Any:
+    """The event's JSON form (§6.3) as fresh lists and dicts: every key as the event holds it
+    (pydantic's JSON mode would write a lone surrogate in a key as U+FFFD)."""
+    return json.loads(json.dumps(event.model_dump()))
+
+
 def modified(event: Any, change: dict[str, Any]) -> Any:
     """A copy of ``event`` with the ``set`` and ``append`` changes of §3 applied."""
-    data = event.model_dump(mode="json")
+    data = json_form(event)
     for path, value in change.get("set", {}).items():
         _put(data, path, copy.deepcopy(value))
     for path, value in change.get("append", {}).items():
@@ -239,7 +246,7 @@ class Behaviours:
         if "weekend" in cond and env.clock.is_weekend() is not cond["weekend"]:
             return False
         if "path" in cond:
-            value = _lookup(event.model_dump(mode="json"), cond["path"])
+            value = _lookup(json_form(event), cond["path"])
             if "equals" in cond and (value is _ABSENT or not json_equal(value, cond["equals"])):
                 return False
             if "greater_than" in cond and not (

@@ -10,8 +10,9 @@ surrogate (I16), a stray cancellation (I15), an event whose step or tool name a 
 must leave out or mend (I21), or a matcher (I22: tool and model patterns, a registration
 narrowing or widening one, an invalid one; events with tool and model names that match or
 not, or are not text), a mode (I25: audited middleware, declared or by override, a baseline
-one now and then, an invalid mode), or a chain deadline (I26: a hook point's or an emit's
-own, spent, generous or invalid). Nothing here knows the expected result:
+one now and then, an invalid mode), a chain deadline (I26: a hook point's or an emit's
+own, spent, generous or invalid), or content identities (I27), with tool arguments at the
+edges of I-JSON. Nothing here knows the expected result:
 implementations are compared with each other.
 
 Timeouts are generated only in combinations that machine load cannot flip: a timeout that
@@ -72,6 +73,19 @@ TOOL_PATTERNS = ("refund_*", "refund_payment", "r?fund_*", "*", "web_*", "*_x", 
 MODEL_PATTERNS = ("scripted", "s*", "gpt-*", "?")
 EMIT_TOOLS = ("refund_payment",) * 3 + TOOL_NAMES + ("web_search", "refund_x")
 EMIT_MODELS = ("scripted", "gpt-5", "claude", "", "m\udcff")
+# Tool arguments at the edges of I-JSON, which content identity (I27) must judge alike: inside,
+# outside (an integer or an integral float beyond 2^53 - 1, a lone surrogate in a value or a
+# key) and forms RFC 8785 rewrites (key order, float spelling, non-ASCII keys).
+EMIT_ARGUMENTS: tuple[dict[str, Any], ...] = (
+    {},
+    {"n": 2**53 - 1, "m": -(2**53 - 1)},
+    {"n": 2**53},
+    {"f": 1e21},
+    {"f": [0.5, -0.0, 1e-7, 3.0, 2.5e-9]},
+    {"s": "\ud800"},
+    {"\udc00": 1},
+    {"z": 1, "\ue000": 2, "\U0001f600": 3, "a": {"y": None, "x": True}},
+)
 ODD_MATCHES: tuple[Any, ...] = (
     {}, "refund_*", ["refund_*"], {"tool": []}, {"tool": [""]}, {"tool": "x" * 129},
     {"tool": ["x"] * 33}, {"tool": 5}, {"tool": ["ok", 5]}, {"tool": "\udcff"}, {"tools": "x"},
@@ -189,13 +203,19 @@ def _behaviour(name: str, hooks: tuple[str, ...], ordered: bool) -> st.SearchStr
     )
 
 
+def _now_and_then(draw: st.DrawFn, one_in: int) -> bool:
+    """True once in ``one_in`` draws. The draw that says yes is the largest, so shrinking (which
+    lowers draws) turns an extra off: a minimal case keeps only what its divergence needs."""
+    return bool(draw(st.integers(0, one_in - 1)) == one_in - 1)
+
+
 @cache
 @st.composite
 def _declaration(draw: st.DrawFn, name: str, pool: tuple[str, ...], ordered: bool) -> Json:
     hooks = tuple(draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2, unique=True)))
     band = draw(st.sampled_from(BANDS))
     # Baseline middleware fail closed (R2); now and then an open one tests the error.
-    open_ok = band != "baseline" or draw(st.integers(0, 19)) == 0
+    open_ok = band != "baseline" or _now_and_then(draw, 20)
     fail_mode = draw(st.sampled_from(("closed", "open") if open_ok else ("closed",)))
     timing = draw(st.sampled_from(("none", "none", "none", "safe", "cancelled", "late")))
     does = draw(_behaviour(name, hooks, ordered))
@@ -213,7 +233,7 @@ def _declaration(draw: st.DrawFn, name: str, pool: tuple[str, ...], ordered: boo
     mode = draw(_mode(band))
     if mode is not None:
         decl["mode"] = mode
-    if draw(st.integers(0, 24)) == 0:  # an odd value in one field (I17)
+    if _now_and_then(draw, 25):  # an odd value in one field (I17)
         field = draw(st.sampled_from(sorted(ODD_VALUES)))
         decl[field] = draw(st.sampled_from(ODD_VALUES[field]))
     overrides = draw(_overrides(hooks))
@@ -268,24 +288,24 @@ def _match(draw: st.DrawFn, hooks: tuple[str, ...]) -> Any:
 @st.composite
 def _overrides(draw: st.DrawFn, hooks: tuple[str, ...]) -> Json:
     overrides: Json = {}
-    if draw(st.integers(0, 3)) == 0:
+    if _now_and_then(draw, 4):
         overrides["band"] = draw(st.sampled_from(BANDS))
     if len(hooks) > 1 and draw(st.booleans()):
         overrides["hooks"] = [draw(st.sampled_from(hooks))]
-    if draw(st.integers(0, 5)) == 0:
+    if _now_and_then(draw, 6):
         overrides["fail_mode"] = "closed"
-    if draw(st.integers(0, 9)) == 0:
+    if _now_and_then(draw, 10):
         # Only invalid ones: a valid new timeout could turn a sure timing into a race.
         overrides["timeout"] = draw(st.sampled_from(("2 s", 0, -1)))
-    if draw(st.integers(0, 7)) == 0:  # a matcher that narrows, widens or is invalid (I22)
+    if _now_and_then(draw, 8):  # a matcher that narrows, widens or is invalid (I22)
         match = draw(_match(hooks))
         if match is not None:
             overrides["match"] = match
-    if draw(st.integers(0, 7)) == 0:  # audit or enforce, whatever was declared (I25)
+    if _now_and_then(draw, 8):  # audit or enforce, whatever was declared (I25)
         mode = draw(_mode(overrides.get("band")))
         if mode is not None:
             overrides["mode"] = mode
-    if draw(st.integers(0, 29)) == 0:  # an odd override (I17)
+    if _now_and_then(draw, 30):  # an odd override (I17)
         field = draw(st.sampled_from(sorted(ODD_VALUES)))
         overrides[field] = draw(st.sampled_from(ODD_VALUES[field]))
     return overrides
@@ -297,19 +317,19 @@ def _emit(draw: st.DrawFn, pool: tuple[str, ...], context: str = "main") -> Json
     step: Json = {"emit": draw(st.sampled_from(pool))}
     if context != "main":
         step["context"] = context
-    if draw(st.integers(0, 3)) == 0 and step["emit"] == "model.before":
+    if _now_and_then(draw, 4) and step["emit"] == "model.before":
         step["event"] = {
             "step": 1,
             "request": {"model": draw(st.sampled_from(EMIT_MODELS)), "messages": [], "tools": []},
         }
-    if draw(st.integers(0, 3)) == 0 and "tool.before" in pool and step["emit"] == "tool.before":
+    if _now_and_then(draw, 4) and "tool.before" in pool and step["emit"] == "tool.before":
         tool = draw(st.sampled_from(EMIT_TOOLS))
         step["event"] = {
             "step": draw(st.one_of(st.integers(0, 6), st.sampled_from(STEPS))),
             "tool": {"name": tool, "description": "", "parameters": {}},
-            "call": {"id": "c", "name": tool, "arguments": {}},
+            "call": {"id": "c", "name": tool, "arguments": draw(st.sampled_from(EMIT_ARGUMENTS))},
         }
-    if draw(st.integers(0, 7)) == 0:  # the emit's own chain deadline (I26)
+    if _now_and_then(draw, 8):  # the emit's own chain deadline (I26)
         # An error ends the case: not inside a concurrent group, whose other emit may be
         # anywhere by then.
         valid = context != "main"
@@ -343,13 +363,15 @@ def cases(draw: st.DrawFn) -> Json:
             when.append({"concurrent": [draw(_emit(pool, "left")), draw(_emit(pool, "right"))]})
         else:
             when.append(draw(_emit(pool)))
-    if draw(st.integers(0, 3)) == 0:
+    if _now_and_then(draw, 4):
         now = draw(st.sampled_from(("2026-11-28T10:00:00+00:00", "2026-11-30T10:00:00+00:00")))
         given: Json = {"envelope": {"now": now}, "middleware": middleware}
     else:
         given = {"middleware": middleware}
-    if draw(st.integers(0, 7)) == 0:  # a hook point's chain deadline (I26)
+    if _now_and_then(draw, 8):  # a hook point's chain deadline (I26)
         given["deadlines"] = {draw(st.sampled_from(pool)): draw(st.sampled_from(HOOK_DEADLINES))}
+    if _now_and_then(draw, 4):  # content identities on hook records (I27)
+        given["identity"] = "jcs-sha256"
     return {
         "id": "fuzz.generated",
         "description": "A generated case.",

@@ -117,7 +117,7 @@ def print_report(outcome: RunOutcome, console: Console) -> None:
     for mismatch in outcome.mismatches:
         console.print(
             f"not identical: {mismatch.case_id}: {mismatch.left} and {mismatch.right} "
-            f"differ at {mismatch.path}",
+            f"differ at {_printable(mismatch.path)}",
             style="bold red",
         )
     for run in outcome.runs:
@@ -173,7 +173,14 @@ def _print_result(impl: str, result: CaseResult, console: Console) -> None:
 
 
 def _diff_text(diff: Diff) -> str:
-    return f"    {diff.path or '/'}: expected {_show(diff.expected)}, actual {_show(diff.actual)}"
+    text = f"    {diff.path or '/'}: expected {_show(diff.expected)}, actual {_show(diff.actual)}"
+    return _printable(text)
+
+
+def _printable(text: str) -> str:
+    """``text`` with each lone surrogate written as ``\\udXXX``: a path or a value of a
+    case may hold one (I16, I27), and no terminal or file encodes it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _show(value: Any) -> str:

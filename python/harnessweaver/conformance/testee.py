@@ -38,7 +38,15 @@ class _CaseRun:
         self.hw = hw
         self.case = case
         given = case.get("given", {})
-        self.bus = hw.HookBus(contracts=given.get("contracts"), deadlines=given.get("deadlines"))
+        try:
+            self.bus = hw.HookBus(
+                contracts=given.get("contracts"),
+                deadlines=given.get("deadlines"),
+                identity=given.get("identity"),
+            )
+            self.refused: Exception | None = None
+        except hw.HarnessweaverError as exc:  # observed as the case's error (§6.1)
+            self.bus, self.refused = hw.HookBus(), exc
         now = case.get("given", {}).get("envelope", {}).get("now", "2026-11-30T12:00:00+00:00")
         self.clock = hw.FixedClock(now)
         self.contexts: dict[str, Any] = {}
@@ -70,7 +78,7 @@ class _CaseRun:
             self.bus.register(mw, **overrides)
 
     async def emit(self, step: dict[str, Any]) -> dict[str, Any]:
-        from .behaviours import RAN
+        from .behaviours import RAN, json_form
 
         hw = self.hw
         hook = step["emit"]
@@ -100,7 +108,7 @@ class _CaseRun:
         return {
             "hook": hook,
             "outcome": result.outcome.to_dict(),
-            "event": result.event.model_dump(mode="json"),
+            "event": json_form(result.event),
             "ran": ran,
             "warnings": [{"middleware": w.middleware, "text": w.text} for w in result.warnings],
         }
@@ -130,6 +138,8 @@ class _CaseRun:
     async def run(self) -> dict[str, Any]:
         error = None
         try:
+            if self.refused is not None:
+                raise self.refused
             for decl in self.case.get("given", {}).get("middleware", []):
                 self.register(decl)
             for step in self.case.get("when", []):

@@ -39,6 +39,7 @@ RULES: dict[str, str] = {
     "duplicate_id": "I2",
     "invalid_settings": "settings",
     "invalid_contracts": "contracts",
+    "invalid_identity": "I27",
     "invalid_mode": "I25",
 }
 """The spec-level problem kinds and the rule each enforces (docs/harness-spec.md)."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from .._pycore.catalogue import HOOKS
+from .._pycore.identity import SCHEME
 from .._pycore.matcher import CARRIED
 from ..agent.options import AgentChanges, AgentOptions
 from ..bus import HookBus
@@ -248,6 +249,21 @@ def _spec_contracts(spec: Document, problems: Problems) -> ContractMode | None:
     return None
 
 
+def _spec_identity(spec: Document, problems: Problems) -> str | None:
+    """The spec's ``identity:`` scheme (I27): ``jcs-sha256`` or absent."""
+    scheme = spec.identity
+    if scheme is None or scheme == SCHEME:
+        return scheme
+    problems.add(
+        spec.file,
+        "identity",
+        spec.lines.get("identity"),
+        "invalid_identity",
+        f"invalid identity scheme {shown(scheme)}: the identity scheme is 'jcs-sha256'",
+    )
+    return None
+
+
 def _harness_mode(
     spec: Document, env: str | None, task: str | None, problems: Problems
 ) -> str | None:
@@ -279,8 +295,9 @@ def _register(
     contracts: ContractMode | None,
     deadlines: Mapping[str, Any] | None = None,
     mode: str | None = None,
+    identity: str | None = None,
 ) -> tuple[HookBus, tuple[HarnessEntry, ...]]:
-    bus = HookBus(contracts=contracts, deadlines=deadlines)
+    bus = HookBus(contracts=contracts, deadlines=deadlines, identity=SCHEME if identity else None)
     entries = []
     for checked, middleware in chosen:
         item = checked.item
@@ -341,6 +358,7 @@ def _load(
     contracts = contracts or spec_contracts
     deadlines = spec_deadlines(spec, task, problems)  # I26: the harness's and the task's
     mode = _harness_mode(spec, env, task, problems)
+    identity = _spec_identity(spec, problems)
     plugins = Plugins(problems)
     plugins.load(spec, ctx.root)
     profiles = _profiles(spec, ctx, plugins)
@@ -358,7 +376,7 @@ def _load(
     if problems:
         raise problems.error()
     try:
-        bus, entries = _register(chosen, contracts, deadlines, mode)
+        bus, entries = _register(chosen, contracts, deadlines, mode, identity)
     except HarnessweaverError as exc:  # every check ran already; this would be a core bug
         problems.core(spec.file, "", None, exc)
         raise problems.error() from exc

@@ -17,7 +17,17 @@ from .yaml import line_of, plain, shown
 
 __all__ = ["RESERVED", "Document", "Item", "Provenance", "Ref", "parse_profile", "parse_spec"]
 
-SPEC_KEYS = ("plugins", "profiles", "middleware", "envs", "tasks", "contracts", "deadlines", "mode")
+SPEC_KEYS = (
+    "plugins",
+    "profiles",
+    "middleware",
+    "envs",
+    "tasks",
+    "contracts",
+    "deadlines",
+    "mode",
+    "identity",
+)
 PROFILE_KEYS = ("profile", "plugins", "middleware")
 RESERVED = ("id", "use", "band", "hooks", "fail_mode", "timeout", "match", "mode", "enabled")
 """The keys of an item that are not settings."""
@@ -82,6 +92,9 @@ class Document:
     """The line of each top-level key."""
     contracts: object = None
     """The spec's ``contracts:`` (the hook-contract mode) as written; checked by the loader."""
+    identity: object = None
+    """The spec's ``identity:`` (the content-identity scheme, I27) as written; checked by the
+    loader."""
     deadlines: object = None
     """The spec's ``deadlines:`` (chain deadlines per hook point, I26) as read, with lines."""
     task_deadlines: Mapping[str, object] = field(default_factory=dict)
@@ -330,6 +343,7 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
         tasks=tasks,
         lines=dict(getattr(root, "key_lines", {})),
         contracts=plain(root.get("contracts")),
+        identity=plain(root.get("identity")),
         deadlines=root.get("deadlines"),
         task_deadlines={
             name: node.get("deadlines")

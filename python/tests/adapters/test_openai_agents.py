@@ -473,8 +473,12 @@ def test_an_hw_decision_edit_a_guard_blocks_is_refused_to_the_model() -> None:
             lambda run: hw.Decision.edit(hw.StepEndEvent(step=1), role="manager"),
             "wrong_event_type",
         ),
+        (  # I27: the bus names no event (no identity scheme), so no echo can match
+            lambda run: hw.Decision.approve(role="manager", identity="sha256:" + "0" * 64),
+            "identity_mismatch",
+        ),
     ],
-    ids=["wrong-role", "contract-violation", "wrong-event-type"],
+    ids=["wrong-role", "contract-violation", "wrong-event-type", "identity-mismatch"],
 )
 def test_an_hw_decision_that_fails_a_check_is_refused_and_the_state_is_untouched(
     decision: Any, kind: str

@@ -377,6 +377,24 @@ def test_require_identical_catches_differences(tmp_path: Path, conformance: Any)
     assert same and same[0] in right
 
 
+def test_a_difference_under_a_lone_surrogate_key_is_reported(
+    tmp_path: Path, conformance: Any
+) -> None:
+    # An event may hold such a key (I16, I27); the report must print it, not crash.
+    left, right = copy.deepcopy(OBSERVATION), copy.deepcopy(OBSERVATION)
+    left["emits"][0]["event"] = {"\udc00": 1}
+    right["emits"][0]["event"] = {"\udc00": 2}
+    then = {"emits": [{"ran": ["guard"], "outcome": {"$any": True}}]}
+    variants = {"b": {"actual": right}}
+    write_cases(
+        tmp_path / "cases", [make_case("i.key", then, {"actual": left, "variants": variants})]
+    )
+    impls = (fake_impl("left"), fake_impl("right", "--variant", "b"))
+    run = conformance("--cases", str(tmp_path / "cases"), "--require-identical", impls=impls)
+    assert run.code == 1
+    assert "not identical: i.key: left and right differ at /emits/0/event/\\udc00" in run.out
+
+
 def test_without_require_identical_differences_are_allowed(
     tmp_path: Path, conformance: Any
 ) -> None:

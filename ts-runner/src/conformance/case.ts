@@ -12,6 +12,7 @@ import type { Duration } from "../duration.js";
 import { Envelope, FixedClock } from "../envelope.js";
 import { HarnessweaverError } from "../errors.js";
 import { eventFromJSON, type Event } from "../events.js";
+import type { IdentityScheme } from "../identity.js";
 import { isPlainObject } from "../json.js";
 import { declareIn, type Layer } from "../layer.js";
 import { middleware, type MiddlewareOptions } from "../middleware.js";
@@ -70,6 +71,8 @@ function overrides(raw: unknown, layered: boolean): { readonly given: Overrides;
 
 class CaseRun {
   readonly #bus: HookBus;
+  /** What building the bus as the case gives it threw: observed as the case's error (§6.1). */
+  readonly #refused: HarnessweaverError | undefined;
   readonly #clock: FixedClock;
   readonly #contexts = new Map<string, RunContext>();
   readonly #emits: Json[] = [];
@@ -82,10 +85,20 @@ class CaseRun {
     features: ReadonlySet<string>,
   ) {
     const given = object(testCase["given"] ?? {}, "given");
-    this.#bus = new HookBus({
-      contracts: given["contracts"] as ContractMode | undefined,
-      deadlines: given["deadlines"] as HookBusOptions["deadlines"],
-    });
+    let bus: HookBus;
+    try {
+      // Passed as written: a bad value is the bus's error, observed like any other.
+      bus = new HookBus({
+        contracts: given["contracts"] as ContractMode | undefined,
+        deadlines: given["deadlines"] as HookBusOptions["deadlines"],
+        identity: given["identity"] as IdentityScheme | undefined,
+      });
+    } catch (error) {
+      if (!(error instanceof HarnessweaverError)) throw error;
+      this.#refused = error;
+      bus = new HookBus(); // its chains are observed: empty, as nothing is registered
+    }
+    this.#bus = bus;
     const now = object(given["envelope"] ?? {}, "envelope")["now"] ?? DEFAULT_NOW;
     this.#clock = new FixedClock(String(now));
     this.#behaviours = new Behaviours({
@@ -101,6 +114,7 @@ class CaseRun {
   async run(): Promise<Reply> {
     let error: Json | null = null;
     try {
+      if (this.#refused !== undefined) throw this.#refused;
       const given = object(this.testCase["given"] ?? {}, "given");
       for (const decl of list(given["middleware"])) this.#register(decl);
       for (const step of list(this.testCase["when"])) await this.#step(object(step, "step"));

@@ -32,7 +32,7 @@ describe("trace records (rulings 19-21, I8)", () => {
       { emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "outcome", middleware: "approver", band: "app", outcome: "suspend", modified: false, code: "approval" },
       { emit: 1, hook: "tool.before", ...TOOL_CALL, kind: "hook", outcome: "suspend", modified: false, code: "approval" },
     ]);
-    assert.deepEqual([...TRACE_FIELDS], ["emit", "hook", "run", "step", "tool", "kind", "middleware", "band", "outcome", "modified", "code", "failure", "error", "fail_mode", "contract", "warnings", "audit", "t_ns", "duration_ns"]);
+    assert.deepEqual([...TRACE_FIELDS], ["emit", "hook", "run", "step", "tool", "kind", "middleware", "band", "outcome", "modified", "code", "failure", "error", "fail_mode", "contract", "warnings", "audit", "input_identity", "enforced_identity", "t_ns", "duration_ns"]);
   });
 
   it("of plain answers, timed or not, are frozen with the keys of every other record", async () => {

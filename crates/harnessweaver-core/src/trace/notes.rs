@@ -1,21 +1,50 @@
-//! The warnings of outcome records (I24), kept beside the records: a stored record has no room
-//! for them (it stays 32 bytes, `packed.rs`), and nearly no record has any. Each note is the
-//! position of its record among every record the trace ever appended, oldest first, so a trace
-//! without warnings keeps an empty list and looks nothing up.
+//! What some records carry beside them: the warnings of outcome records (I24) and the
+//! identities of hook records (I27). A stored record has no room for either (it stays 32
+//! bytes, `packed.rs`), and most traces have none. Each note is the position of its record
+//! among every record the trace ever appended, oldest first, so a trace without notes keeps an
+//! empty list and looks nothing up; notes are forgotten with their records.
 
 use std::collections::VecDeque;
 
+use crate::identity::Identities;
 use crate::warning::Warnings;
 
-#[derive(Debug, Default)]
-pub(super) struct Notes {
-    notes: VecDeque<(u64, Warnings)>,
+/// What a note holds, and the bytes it keeps on the heap (for `memory_bytes`).
+pub(super) trait Note: Clone {
+    fn heap_bytes(&self) -> usize;
 }
 
-impl Notes {
-    /// The record at position `at` (after every noted one) holds `warnings`.
-    pub fn push(&mut self, at: u64, warnings: Warnings) {
-        self.notes.push_back((at, warnings));
+impl Note for Warnings {
+    fn heap_bytes(&self) -> usize {
+        self.iter()
+            .map(|t| t.len() + std::mem::size_of::<Box<str>>())
+            .sum()
+    }
+}
+
+impl Note for Identities {
+    fn heap_bytes(&self) -> usize {
+        0 // the digests are inline
+    }
+}
+
+#[derive(Debug)]
+pub(super) struct Notes<T> {
+    notes: VecDeque<(u64, T)>,
+}
+
+impl<T> Default for Notes<T> {
+    fn default() -> Self {
+        Self {
+            notes: VecDeque::new(),
+        }
+    }
+}
+
+impl<T: Note> Notes<T> {
+    /// The record at position `at` (after every noted one) holds `note`.
+    pub fn push(&mut self, at: u64, note: T) {
+        self.notes.push_back((at, note));
     }
 
     /// Forgets the notes of records before position `first` (dropped or taken out).
@@ -25,46 +54,41 @@ impl Notes {
         }
     }
 
-    /// The warnings of the record at position `at`, if it has any.
-    pub fn at(&self, at: u64) -> Option<&Warnings> {
+    /// The note of the record at position `at`, if it has one.
+    pub fn at(&self, at: u64) -> Option<&T> {
         if self.notes.is_empty() {
             return None;
         }
         let index = self.notes.partition_point(|(pos, _)| *pos < at);
         match self.notes.get(index) {
-            Some((pos, warnings)) if *pos == at => Some(warnings),
+            Some((pos, note)) if *pos == at => Some(note),
             _ => None,
         }
     }
 
     /// The notes of the `count` records from position `from` on, by index among them.
-    pub fn slice(&self, from: u64, count: usize) -> Vec<(usize, Warnings)> {
+    pub fn slice(&self, from: u64, count: usize) -> Vec<(usize, T)> {
         let end = from + count as u64;
         self.notes
             .iter()
             .filter(|(at, _)| (from..end).contains(at))
-            .map(|(at, warnings)| {
+            .map(|(at, note)| {
                 (
                     usize::try_from(at - from).unwrap_or(usize::MAX),
-                    warnings.clone(),
+                    note.clone(),
                 )
             })
             .collect()
     }
 
     pub fn memory_bytes(&self) -> usize {
-        let texts: usize = self
-            .notes
-            .iter()
-            .flat_map(|(_, w)| w.iter())
-            .map(|t| t.len() + std::mem::size_of::<Box<str>>())
-            .sum();
-        self.notes.capacity() * std::mem::size_of::<(u64, Warnings)>() + texts
+        let heap: usize = self.notes.iter().map(|(_, n)| n.heap_bytes()).sum();
+        self.notes.capacity() * std::mem::size_of::<(u64, T)>() + heap
     }
 }
 
-/// The warnings of `slice`'s record `index` (a [`Notes::slice`]).
-pub(super) fn in_slice(slice: &[(usize, Warnings)], index: usize) -> Option<&Warnings> {
+/// The note of `slice`'s record `index` (a [`Notes::slice`]).
+pub(super) fn in_slice<T>(slice: &[(usize, T)], index: usize) -> Option<&T> {
     slice
         .binary_search_by_key(&index, |(i, _)| *i)
         .ok()
@@ -81,7 +105,7 @@ mod tests {
 
     #[test]
     fn notes_are_found_by_position_and_forgotten_with_their_records() {
-        let mut notes = Notes::default();
+        let mut notes = Notes::<Warnings>::default();
         assert!(notes.at(0).is_none());
         notes.push(3, warnings("a"));
         notes.push(7, warnings("b"));

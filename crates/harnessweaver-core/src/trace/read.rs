@@ -7,7 +7,9 @@
 //! outcome and code that their fail mode resolves to (rulings 11–12). `t_ns` and `duration_ns`
 //! are optional (0 when absent) because conformance strips them. The correlation (I21) is
 //! optional too (traces written before it have none): `run` and `tool` are strings, `step` an
-//! integer from 0 to 2^53 − 1. Anything else is an error naming the line.
+//! integer from 0 to 2^53 − 1. A hook record may carry the identities of I27, both
+//! `input_identity` and `enforced_identity` or neither, each null or `sha256:` and 64 lowercase
+//! hex digits; no other record has them. Anything else is an error naming the line.
 
 use std::borrow::Cow;
 use std::io::BufRead;
@@ -22,6 +24,7 @@ use crate::contract::Rule;
 use crate::error::{invalid_trace, quote, Error};
 use crate::fail_mode::FailMode;
 use crate::failure::{resolve, FailureKind};
+use crate::identity::{Identities, Identity};
 use crate::outcome::OutcomeKind;
 use crate::symbol::Texts;
 use crate::warning::{valid_in_trace, Warnings};
@@ -52,10 +55,10 @@ pub fn read_jsonl_into<R: BufRead>(mut reader: R, mut trace: TraceBuf) -> Result
         if line.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
             continue;
         }
-        let (record, corr, warnings) = parse_line(&line, &mut texts, &last)
+        let read = parse_line(&line, &mut texts, &last)
             .map_err(|problem| invalid_trace(number, &problem))?;
-        trace.push_read(record, &corr, warnings);
-        last = corr;
+        trace.push_read(read.record, &read.corr, read.warnings, read.identities);
+        last = read.corr;
         texts.clear();
     }
     Ok(trace)
@@ -65,15 +68,25 @@ pub fn from_jsonl_str(text: &str) -> Result<TraceBuf, Error> {
     read_jsonl(text.as_bytes())
 }
 
-fn parse_line(
-    line: &str,
-    texts: &mut Texts,
-    last: &Correlation,
-) -> Result<(Record, Correlation, Option<Warnings>), String> {
+/// One line read: the record and what is kept beside it.
+struct Line {
+    record: Record,
+    corr: Correlation,
+    warnings: Option<Warnings>,
+    identities: Option<Identities>,
+}
+
+fn parse_line(line: &str, texts: &mut Texts, last: &Correlation) -> Result<Line, String> {
     let wire = serde_json::from_str::<Wire<'_>>(line).map_err(|e| json_problem(&e))?;
     let corr = wire.correlation(last)?;
     let warnings = wire.warnings()?;
-    Ok((wire.into_record(texts)?, corr, warnings))
+    let identities = wire.identities()?;
+    Ok(Line {
+        record: wire.into_record(texts)?,
+        corr,
+        warnings,
+        identities,
+    })
 }
 
 /// `serde_json`'s message without its "at line 1 column N" suffix (the line is ours to give).
@@ -151,10 +164,34 @@ struct Wire<'a> {
     /// I25: `true` on an audited middleware's records, absent elsewhere.
     #[serde(default)]
     audit: Option<bool>,
+    /// A hook record's identities (I27): `Some(Null)` when null, which is not absent here.
+    #[serde(default, deserialize_with = "present")]
+    input_identity: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "present")]
+    enforced_identity: Option<serde_json::Value>,
     #[serde(default)]
     t_ns: u64,
     #[serde(default)]
     duration_ns: u64,
+}
+
+/// A key that is present, whatever its value (null included): absent keys take the default.
+fn present<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(deserializer).map(Some)
+}
+
+/// One identity of a hook record (I27): null, or `sha256:` and 64 lowercase hex digits.
+fn identity_in(value: &serde_json::Value, key: &str) -> Result<Option<Identity>, String> {
+    let parsed = match value {
+        serde_json::Value::Null => return Ok(None),
+        serde_json::Value::String(text) => Identity::parse(text),
+        _ => None,
+    };
+    parsed.map(Some).ok_or_else(|| {
+        format!("invalid {key} {value}: an identity is null or 'sha256:' and 64 lowercase hex digits (I27)")
+    })
 }
 
 /// A correlation text (I21): a string, shared with `last` when it is the same text.
@@ -187,6 +224,29 @@ impl Wire<'_> {
         }
         valid_in_trace(texts)?;
         Ok(Some(texts.clone().into()))
+    }
+
+    /// The record's identities (I27): only a hook record has them, both keys or neither.
+    fn identities(&self) -> Result<Option<Identities>, String> {
+        let (input, enforced) = match (&self.input_identity, &self.enforced_identity) {
+            (None, None) => return Ok(None),
+            (Some(input), Some(enforced)) => (input, enforced),
+            (Some(_), None) => {
+                return Err("input_identity comes with enforced_identity (I27)".to_owned())
+            }
+            (None, Some(_)) => {
+                return Err("enforced_identity comes with input_identity (I27)".to_owned())
+            }
+        };
+        if &*self.kind.0 != "hook" {
+            return Err(
+                "only a hook record has input_identity and enforced_identity (I27)".to_owned(),
+            );
+        }
+        Ok(Some(Identities {
+            input: identity_in(input, "input_identity")?,
+            enforced: identity_in(enforced, "enforced_identity")?,
+        }))
     }
 
     /// The record's correlation (I21), its texts shared with `last` where they are equal.
@@ -383,10 +443,14 @@ impl<'de> Deserialize<'de> for RecordView {
             .correlation(&Correlation::NONE)
             .map_err(serde::de::Error::custom)?;
         let warnings = wire.warnings().map_err(serde::de::Error::custom)?;
+        let identities = wire.identities().map_err(serde::de::Error::custom)?;
         let record = wire
             .into_record(&mut texts)
             .map_err(serde::de::Error::custom)?;
-        Ok(record.view_with(&corr).with_warnings(warnings.as_ref()))
+        Ok(record
+            .view_with(&corr)
+            .with_warnings(warnings.as_ref())
+            .with_identities(identities.as_ref()))
     }
 }
 
@@ -686,6 +750,71 @@ mod tests {
         assert!(from_jsonl_str(&line("\"step\":0,\"run\":\"\",\"tool\":\"\"")).is_ok());
         // Unknown keys stay rejected.
         assert!(problem(&line("\"runs\":\"r\"")).contains("unknown field `runs`"));
+    }
+
+    #[test]
+    fn identities_are_read_only_where_i27_puts_them() {
+        let id = format!("sha256:{}", "0123456789abcdef".repeat(4));
+        let ids = |input: &str, enforced: &str| {
+            format!(",\"input_identity\":{input},\"enforced_identity\":{enforced}")
+        };
+        let quoted = format!("\"{id}\"");
+        for extra in [
+            ids(&quoted, &quoted),
+            ids("null", &quoted),
+            ids(&quoted, "null"),
+            ids("null", "null"),
+        ] {
+            let line = format!("{{{HOOK}{extra}}}\n");
+            let back = from_jsonl_str(&line).unwrap();
+            assert_eq!(
+                back.to_jsonl().replace(",\"t_ns\":0,\"duration_ns\":0", ""),
+                line
+            );
+            let view: RecordView = serde_json::from_str(&line).unwrap();
+            assert!(view.input_identity.is_some() && view.enforced_identity.is_some());
+        }
+        let outcome = format!("{MW},\"kind\":\"outcome\",\"outcome\":\"continue\"");
+        let upper = format!("\"{}\"", id.to_uppercase().replace("SHA256", "sha256"));
+        let short = format!("\"{}\"", &id[..id.len() - 1]);
+        for (line, expected) in [
+            (
+                format!("{{{HOOK},\"input_identity\":{quoted}}}"),
+                "input_identity comes with enforced_identity (I27)",
+            ),
+            (
+                format!("{{{HOOK},\"enforced_identity\":null}}"),
+                "enforced_identity comes with input_identity (I27)",
+            ),
+            (
+                format!("{{{outcome}{}}}", ids(&quoted, &quoted)),
+                "only a hook record has input_identity and enforced_identity (I27)",
+            ),
+            (
+                format!("{{{HOOK}{}}}", ids(&upper, &quoted)),
+                "invalid input_identity \"sha256:0123456789ABCDEF",
+            ),
+            (
+                format!("{{{HOOK}{}}}", ids(&quoted, &short)),
+                "invalid enforced_identity",
+            ),
+            (
+                format!("{{{HOOK}{}}}", ids("5", &quoted)),
+                "invalid input_identity 5: an identity is null or 'sha256:' and 64 lowercase hex digits (I27)",
+            ),
+            (
+                format!("{{{HOOK}{}}}", ids(&quoted, "\"sha256:\"")),
+                "invalid enforced_identity \"sha256:\"",
+            ),
+            (
+                format!("{{{HOOK}{}}}", ids(&quoted, "[]")),
+                "invalid enforced_identity []",
+            ),
+        ] {
+            let message = problem(&line);
+            assert!(message.contains(expected), "{line}: {message}");
+            assert!(serde_json::from_str::<RecordView>(&line).is_err(), "{line}");
+        }
     }
 
     #[test]

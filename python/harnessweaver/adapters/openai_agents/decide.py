@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from agents import FunctionTool
 
-from ...agent.edits import checked_edit
+from ...agent.edits import checked_edit, checked_identity
 from ...agent.errors import AgentError
 from ...agent.state import Decision, PendingApproval
+from ...identity import content_identity
 from ...outcomes import Suspend
 from .convert import arguments_of
 from .run import GUARDED, ToolCallRecord, call_id_of
@@ -64,7 +65,7 @@ async def _record(run: GuardedRun, state: Any, item: Any) -> ToolCallRecord | No
     return await run.tool_before(tool, call_id, arguments, approval_asked=True)
 
 
-def _waiting(record: ToolCallRecord) -> PendingApproval | None:
+def _waiting(run: GuardedRun, record: ToolCallRecord) -> PendingApproval | None:
     """What the approver is asked, when the chain's answer is a ``Suspend``."""
     answer = record.before
     if not isinstance(answer.outcome, Suspend):
@@ -75,14 +76,20 @@ def _waiting(record: ToolCallRecord) -> PendingApproval | None:
         approver_role=answer.outcome.approver_role,
         code=answer.outcome.code,
         event=answer.event.model_dump(mode="json"),
+        identity=_identity(run, answer.event),
     )
+
+
+def _identity(run: GuardedRun, event: Any) -> str | None:
+    """The identity a pending approval names (I27): only on a bus with an identity scheme."""
+    return content_identity(event) if run.bus.identity is not None else None
 
 
 async def pending(run: GuardedRun, state: Any, item: Any) -> PendingApproval | None:
     """The approval the chain waits for on the call of ``item`` (its event is what an edit
     starts from); ``None`` when the chain does not suspend it."""
     record = await _record(run, state, item)
-    return None if record is None else _waiting(record)
+    return None if record is None else _waiting(run, record)
 
 
 async def _suspended(run: GuardedRun, state: Any, item: Any) -> tuple[ToolCallRecord, Suspend]:
@@ -121,6 +128,7 @@ async def decide(
             f"decision by role {decision.role!r}: call {call_id!r} waits for approver role "
             f"{outcome.approver_role!r} (resume)",
         )
+    checked_identity(decision, _identity(run, record.before.event), f"call {call_id!r}")
     if not decision.is_edit:
         if decision.approved:
             state.approve(item)
@@ -130,7 +138,7 @@ async def decide(
     edited = checked_edit("tool.before", record.before.event, decision)
     again = ToolCallRecord(await run.ask("tool.before", edited), record.event, approval_asked=True)
     run.keep(again)  # what will run passes the chain
-    waiting = _waiting(again)
+    waiting = _waiting(run, again)
     if waiting is None:
         state.approve(item)  # the input guardrail acts on the kept answer (a Block: a refusal)
     return waiting
