@@ -133,13 +133,16 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff, mypy --strict, stubtest against the compiled module, cargo fmt and clippy (also
+    """ruff, mypy --strict (the package, the tools, every example and the README's and the
+    specification's programs), stubtest against the compiled module, cargo fmt and clippy (also
     as a free-threaded build)."""
     install(session, "lint")
     session.run("ruff", "check", "python", "examples", "tools", "noxfile.py")
     session.run("ruff", "format", "--check", "python", "examples", "tools", "noxfile.py")
     session.run("mypy")
     session.run("mypy", "tools")
+    # Every example and the README's and the specification's programs, as a user copies them.
+    session.run("python", "tools/typecheck_examples.py")
     session.run("python", "-m", "mypy.stubtest", "harnessweaver._core")
     session.run("cargo", "fmt", "--all", "--check", external=True)
     session.run(

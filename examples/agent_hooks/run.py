@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from agent_hooks import (
@@ -22,6 +22,7 @@ from agent_hooks import (
     ApprovalOutcome,
     ApprovalResolution,
     InterceptionEmitter,
+    Interceptor,
     Transform,
     Verdict,
 )
@@ -104,12 +105,16 @@ async def main() -> None:
 
     print("3. harness.yaml as one interceptor of an AGENT-HOOKS host (the SDK's emitter)")
     org = hw.load(Path(__file__).with_name("harness.yaml"))
-    emitter = InterceptionEmitter().register(BusInterceptor(org.bus), name="org_harness")
+    # The SDK's Interceptor protocol spells only the synchronous form; its emitter awaits an
+    # async interceptor such as BusInterceptor (AGENT-HOOKS-0.1 §6).
+    interceptor = cast("Interceptor", BusInterceptor(org.bus))
+    emitter = InterceptionEmitter().register(interceptor, name="org_harness")
     contexts = AgentContextBuilder(agent_id="desk", framework="another-host", session_id="s1")
     for name in ("refund", "run_shell"):
         asked = contexts.pre_tool_call(call_id=f"c-{name}", name=name, args={})
-        record = await emitter.emit_unchecked(asked)
-        print(f"  {name}: {record.verdict.decision.value} {record.verdict.reason or ''}".rstrip())
+        emitted = await emitter.emit_unchecked(asked)
+        answer = emitted.verdict
+        print(f"  {name}: {answer.decision.value} {answer.reason or ''}".rstrip())
 
 
 if __name__ == "__main__":

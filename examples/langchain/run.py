@@ -66,7 +66,7 @@ async def refunds(event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Outcome | Non
 class ScriptedChat(GenericFakeChatModel):
     """LangChain's fake chat model; the script ignores the tools create_agent binds."""
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChat:  # type: ignore[override]
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChat:
         return self
 
 

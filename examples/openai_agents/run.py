@@ -18,6 +18,7 @@ from typing import Any
 os.environ.setdefault("OPENAI_API_KEY", "sk-offline-example")  # the SDK wants one; unused
 
 import agents
+from pydantic import BaseModel
 
 import harnessweaver as hw
 from harnessweaver.adapters.openai_agents import OpenAIAgentsAdapter, denial
@@ -35,10 +36,16 @@ def refund(amount: int) -> str:
     return f"refunded ${amount}"
 
 
+class RefundArgs(BaseModel):
+    """The refund tool's parameters, as the policy reads them."""
+
+    amount: int = 0
+
+
 @hw.middleware(hooks=["tool.before"], fail_mode="closed")
 async def refund_policy(event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Outcome | None:
     """Over $100 is refused; over $50 waits for a manager; refunds are paid in whole tens."""
-    amount = int(event.call.arguments.get("amount", 0))
+    amount = event.call.arguments_as(RefundArgs).amount
     if amount > 100:
         return hw.Block(f"${amount} is over the $100 limit", code="refund_limit")
     if amount > 50:

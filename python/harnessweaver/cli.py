@@ -116,6 +116,7 @@ def _run_conformance(args: argparse.Namespace) -> int:
         run_conformance,
     )
     from harnessweaver.conformance.expectations import ExpectationsError
+    from harnessweaver.conformance.protocol import ProtocolSchemaError
     from harnessweaver.conformance.report import make_console, print_report, write_results
 
     if args.list_impls:
@@ -140,7 +141,7 @@ def _run_conformance(args: argparse.Namespace) -> int:
     print(f"running {len(cases)} case(s) on {names}", file=sys.stderr, flush=True)
     try:
         outcome = run_conformance(config, _progress if sys.stderr.isatty() else None)
-    except ExpectationsError as exc:
+    except (ExpectationsError, ProtocolSchemaError) as exc:
         print(f"harnessweaver conformance: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     written = write_results(outcome, args.out)
@@ -296,12 +297,42 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Run
 }
 
 
+class _Version(argparse.Action):
+    """``--version``: worked out only when asked (it imports the package and finds the
+    corpus), so that ``harnessweaver hook`` starts as fast as before."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(version_text())
+        parser.exit()
+
+
+def version_text() -> str:
+    """``harnessweaver 0.1.0 (core rust, corpus 1.4.0)``: the package, the core it selected
+    and the corpus ``harnessweaver conformance`` would run (or that none was found)."""
+    import harnessweaver as hw
+    from harnessweaver.conformance.cases import CorpusNotFound, corpus_version, find_corpus
+
+    try:
+        corpus = f"corpus {corpus_version(find_corpus()) or 'without a VERSION'}"
+    except CorpusNotFound:
+        corpus = "no corpus found"
+    return f"harnessweaver {hw.__version__} (core {hw.CORE}, {corpus})"
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser; with ``only``, only that subcommand's arguments are
     configured (the others are listed, and importing what they need is left undone)."""
     parser = argparse.ArgumentParser(
         prog="harnessweaver",
         description="harnessweaver: a hook bus for AI-agent harnesses.",
+    )
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        help="print the package version, the core it runs and the corpus version, then exit",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (summary, configure, run) in SUBCOMMANDS.items():

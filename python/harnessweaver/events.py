@@ -11,7 +11,7 @@ deep inside (``docs/events.md``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Literal, NoReturn, Self, get_origin
+from typing import Annotated, Any, ClassVar, Literal, NoReturn, Self, TypeVar, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidatorFunctionWrapHandler
 from pydantic.functional_validators import WrapValidator
@@ -47,6 +47,9 @@ FrozenJson = Annotated[JsonValue, WrapValidator(_frozen)]
 """A JSON value held frozen: objects as ``FrozenDict``, arrays as ``FrozenList``."""
 FrozenObject = Annotated[dict[str, JsonValue], WrapValidator(_frozen)]
 """A JSON object held frozen (a ``FrozenDict``)."""
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
 
 
 class _Frozen(BaseModel):
@@ -101,6 +104,14 @@ class ToolCall(_Frozen):
     id: str = ""
     name: str = ""
     arguments: FrozenObject = Field(default_factory=FrozenDict)
+
+    def arguments_as(self, model: type[_Model]) -> _Model:
+        """The arguments validated into ``model``, a pydantic model of the tool's parameters:
+        typed access for a middleware (``event.call.arguments_as(RefundArgs).amount_usd``),
+        where ``arguments`` holds untyped JSON. Arguments that do not fit raise pydantic's
+        ``ValidationError``; raised in a middleware, that is a failure its fail mode resolves
+        (closed: the call is blocked), never a call let through unread."""
+        return model.model_validate(self.arguments)
 
 
 class Message(_Frozen):

@@ -62,7 +62,7 @@ export type Outcome<E extends Event = Event> = Continue<E> | Block | Suspend | E
 export type OutcomeKind = Outcome["kind"];
 
 /**
- * What `emit` returns: the combined outcome, the event as the chain left it (rule 7-8) and the
+ * What `emit` returns: the combined outcome, the event as the chain left it (rulings 7-8) and the
  * warnings of the answers the bus took, in the order the middleware ran (I24).
  */
 export interface HookResult<E extends Event = Event> {

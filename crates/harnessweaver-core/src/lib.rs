@@ -1,14 +1,17 @@
 //! The pure-Rust core of the harnessweaver hook bus.
 //!
-//! Everything the bus decides lives here: the hook-point catalogue and directions, bands and
-//! fail modes, timeouts, declaration and registration checks, chain planning, outcome severity
-//! and reduction, the chain walk, and the compact trace with its JSON Lines form. What it cannot
-//! decide without a host language (calling middleware, awaiting them, events) is the binding's
+//! What the bus decides lives here: the hook-point catalogue and directions, bands and fail
+//! modes, timeouts and chain deadlines (I26), declaration, registration and layer checks in
+//! their fixed order (I4, I13), matchers (I22) and audit mode (I25), chain planning, outcome
+//! severity and reduction, the chain walk, hook contracts (I14), warning bounds (I24), content
+//! identities (I27), and the compact trace with its correlation (I21), its bound (I20) and its
+//! JSON Lines form, written and read back. What needs a host language (calling and awaiting
+//! middleware, events and their types, judging a host value as an answer) is the binding's
 //! job: Python never appears in this crate; `crates/harnessweaver-py` wraps it with `PyO3`.
 //!
-//! The normative texts are `hook-bus.md`, `INTERPRETATION.md` (rulings 1–21) and
-//! `conformance/INTERPRETING.md` (error kinds, I1–I12). Nothing here panics on input: every
-//! failure is an [`Error`].
+//! The rules cited in this crate (`rule 1`, `ruling 15`, `R2`, `S8`, `detail-trace`) are
+//! sections of `docs/spec/hook-bus.md`; the project's rulings (`I1`…) and the error table are
+//! `conformance/INTERPRETING.md`. Nothing here panics on input: every failure is an [`Error`].
 
 pub mod band;
 pub mod canonical;

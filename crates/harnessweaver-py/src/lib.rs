@@ -1,11 +1,26 @@
 //! `harnessweaver._core`: the Rust core of harnessweaver, for Python.
 //!
-//! The rules live in the pure-Rust `harnessweaver-core` crate; this crate only carries Python
-//! values across: outcomes and results (`outcome.rs`), declarations (`declaration.rs`), the
-//! registry and the emit entry point (`registry.rs`, hook names in `hook_names.rs`), the chain walk over coroutines
-//! (`walk.rs`), the trace (`trace.rs`), errors (`errors.rs`) and which async library runs an
-//! emit (`backend.rs`). Nothing here panics across the boundary: bad input becomes a Python
-//! exception.
+//! The rules are decided in the pure-Rust `harnessweaver-core` crate (`docs/spec/hook-bus.md`
+//! and `conformance/INTERPRETING.md` say what they are). This crate is everything between them
+//! and Python, and judges what only it can see, Python values:
+//! - native classes: the outcomes, `HookResult` and `HookWarning` (`outcome.rs`), `RunContext`
+//!   (`context.rs`), `hw.Trace` with its sinks and `drain()` (`trace.rs`), the `Registry` that
+//!   `hw.HookBus` wraps (`registry.rs`);
+//! - the emit: a native coroutine (`emit.rs`) started by a bare-minimum call (`emitter.rs`),
+//!   the chain walk that steps each middleware's coroutine without the event loop until one
+//!   really suspends (`walk.rs`), hook names looked up by hash (`hook_names.rs`), the emit's
+//!   correlation read and shared (`correlation.rs`, I21), which async library runs it
+//!   (`backend.rs`);
+//! - judging Python values: a declaration's field types in the check order of I4
+//!   (`declaration.rs`), an answer as an outcome or a failure, with its texts (I16) and an event's
+//!   real type (I18) (`walk.rs`), warnings (`warning.rs`, I24), deadlines (`deadline.rs`, I26);
+//! - converting events for the core: the view hook contracts compare (`contract.rs`, I14) and
+//!   the JSON value content identities hash (`identity.rs`, I27);
+//! - errors as the exceptions of `harnessweaver.errors` (`errors.rs`); the small state every
+//!   emit touches, in plain cells under the GIL and a mutex on free-threaded builds
+//!   (`gil_cell.rs`); references an emit holds, released at once when dropped (`held.rs`).
+//!
+//! Nothing here panics across the boundary: bad input becomes a Python exception.
 
 mod backend;
 mod context;

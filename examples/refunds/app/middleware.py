@@ -29,6 +29,12 @@ async def no_weekend_refunds(event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Ou
     return None
 
 
+class RefundArgs(BaseModel):
+    """The refund tool's parameters, as the cap reads them."""
+
+    amount_usd: float = 0
+
+
 class CapSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     max_usd: float
@@ -40,10 +46,10 @@ class RefundCap:
         self.max_usd = config.max_usd
 
     async def __call__(self, event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Outcome | None:
-        if (
-            event.tool.name == "refund_payment"
-            and event.call.arguments.get("amount_usd", 0) > self.max_usd
-        ):
+        if event.tool.name != "refund_payment":
+            return None
+        # Typed arguments: a call whose arguments do not fit raises, and fail-closed blocks it.
+        if event.call.arguments_as(RefundArgs).amount_usd > self.max_usd:
             return hw.Block(reason="over the refund cap", code="refund_cap")
         return None
 

@@ -1,8 +1,9 @@
 """Run every selected implementation over every case and judge the observations.
 
 The driver is the only comparator (INTERPRETING.md §6.4): testees report observations, the
-driver strips timings, compares with ``then``, applies the strict known-failure lists (§7)
-and, on request, checks that the implementations observed byte-identical things.
+driver checks every message against the corpus's protocol schema (§9), strips timings,
+compares with ``then``, applies the strict known-failure lists (§7) and, on request, checks
+that the implementations observed byte-identical things.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ import shlex
 import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from harnessweaver.conformance.canonical import canonical_json, normalize, strip_timings
-from harnessweaver.conformance.cases import CORPUS_ENV, Case
+from harnessweaver.conformance.cases import CORPUS_ENV, Case, CorpusNotFound, find_corpus
 from harnessweaver.conformance.expectations import (
     FAILING,
     CaseResult,
@@ -35,6 +36,8 @@ from harnessweaver.conformance.protocol import (
     Errored,
     Hello,
     Observed,
+    ProtocolSchema,
+    ProtocolSchemaError,
     Skipped,
     Testee,
     TesteeError,
@@ -54,6 +57,7 @@ __all__ = [
     "check_identical",
     "default_implementations",
     "judge",
+    "protocol_schema",
     "resolve_implementations",
     "run_conformance",
     "run_implementation",
@@ -166,6 +170,19 @@ class RunConfig:
     timeout: float = 60.0
     startup_timeout: float | None = None
     require_identical: bool = False
+    schema: ProtocolSchema | None = None  # None: the corpus's, read once per run
+
+
+def protocol_schema(config: RunConfig) -> ProtocolSchema:
+    """The schema the testees' messages are checked against: ``config.schema``, else the one
+    of the corpus being run, else of the corpus ``find_corpus`` finds (a loose ``--cases``)."""
+    if config.schema is not None:
+        return config.schema
+    try:
+        corpus = config.corpus if config.corpus is not None else find_corpus()
+    except CorpusNotFound as exc:
+        raise ProtocolSchemaError(f"no protocol schema to check the runners with: {exc}") from exc
+    return ProtocolSchema.load(corpus)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +289,7 @@ def run_implementation(
         timeout=config.timeout,
         startup_timeout=config.startup_timeout,
         env=impl.environment(config.corpus),
+        schema=protocol_schema(config),
     )
     with testee:
         try:
@@ -324,11 +342,12 @@ def check_identical(runs: Sequence[ImplRun]) -> list[Mismatch]:
 
 def run_conformance(config: RunConfig, progress: Progress | None = None) -> RunOutcome:
     """Run every implementation of ``config``; known-failure lists are loaded (and checked)
-    for all implementations before anything runs."""
+    for all implementations, and the protocol schema compiled, before anything runs."""
     lists: Mapping[str, Expectations] = {
         impl.name: load_expectations(config.expectations_dir, impl.name)
         for impl in config.implementations
     }
+    config = replace(config, schema=protocol_schema(config))
     cases = sorted(config.cases, key=lambda case: case.id)
     runs = tuple(
         run_implementation(impl, cases, lists[impl.name], config, progress)

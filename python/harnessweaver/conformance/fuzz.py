@@ -26,7 +26,7 @@ from typing import Any, TextIO
 from harnessweaver.conformance.canonical import canonical_json, case_file_json, strip_timings
 from harnessweaver.conformance.driver import Implementation
 from harnessweaver.conformance.matchers import first_difference
-from harnessweaver.conformance.protocol import Observed, Testee
+from harnessweaver.conformance.protocol import Observed, ProtocolSchema, Testee
 
 __all__ = ["Divergence", "FuzzRun", "fuzz"]
 
@@ -52,10 +52,18 @@ class FuzzRun:
 class _Pool:
     """One running testee per implementation; a case goes to all of them at once."""
 
-    def __init__(self, impls: Sequence[Implementation], stack: ExitStack, corpus: Path | None):
+    def __init__(
+        self,
+        impls: Sequence[Implementation],
+        stack: ExitStack,
+        corpus: Path | None,
+        schema: ProtocolSchema | None,
+    ):
         self.names = [impl.name for impl in impls]
         self.testees = [
-            stack.enter_context(Testee(impl.command, timeout=60.0, env=impl.environment(corpus)))
+            stack.enter_context(
+                Testee(impl.command, timeout=60.0, env=impl.environment(corpus), schema=schema)
+            )
             for impl in impls
         ]
         for testee in self.testees:
@@ -97,8 +105,11 @@ def fuzz(
     seed: int,
     corpus: Path | None = None,
     progress: TextIO | None = None,
+    schema: ProtocolSchema | None = None,
 ) -> FuzzRun:
-    """Run ``count`` generated cases through ``impls``; stop at the first divergence."""
+    """Run ``count`` generated cases through ``impls``; stop at the first divergence. With
+    ``schema`` every message a testee sends is checked against the protocol schema (a message
+    that breaks it is that testee's crash, so a divergence)."""
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample
 
@@ -107,7 +118,7 @@ def fuzz(
     run = FuzzRun(seed)
     problems: dict[str, tuple[dict[str, str], str]] = {}
     with ExitStack() as stack:
-        pool = _Pool(impls, stack, corpus)
+        pool = _Pool(impls, stack, corpus, schema)
 
         def diverges(case: dict[str, Any]) -> bool:
             run.count += 1
@@ -200,11 +211,13 @@ def run_command(args: argparse.Namespace) -> int:
     """``harnessweaver fuzz``: exit 0 when everything agreed, 1 on a divergence, 2 on misuse."""
     from harnessweaver.conformance.cases import CorpusNotFound, find_corpus
     from harnessweaver.conformance.driver import ImplementationError, resolve_implementations
+    from harnessweaver.conformance.protocol import ProtocolSchemaError
 
     try:
         impls = resolve_implementations(args.impl)
         corpus = find_corpus()
-    except (ImplementationError, CorpusNotFound) as exc:
+        schema = ProtocolSchema.load(corpus)
+    except (ImplementationError, CorpusNotFound, ProtocolSchemaError) as exc:
         print(f"harnessweaver fuzz: error: {exc}", file=sys.stderr)
         return 2
     if len(impls) < 2 or args.count < 1:
@@ -223,5 +236,7 @@ def run_command(args: argparse.Namespace) -> int:
     seed = random.randrange(2**32) if args.seed is None else args.seed
     names = ", ".join(impl.name for impl in impls)
     print(f"fuzzing {names} with {args.count} cases, seed {seed}", file=sys.stderr, flush=True)
-    run = fuzz(impls, count=args.count, seed=seed, corpus=corpus, progress=sys.stderr)
+    run = fuzz(
+        impls, count=args.count, seed=seed, corpus=corpus, progress=sys.stderr, schema=schema
+    )
     return report(run, sys.stdout, args.out)

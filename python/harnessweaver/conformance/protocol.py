@@ -6,6 +6,10 @@ time limit. A testee that exits, breaks the protocol or stops answering is kille
 is recorded as crashed or timed out, and a fresh process is started for the next case
 (after Bowtie and protobuf's conformance runner). Stdout is read by a thread so a deadline
 can be kept; stderr goes to a temporary file, so no pipe can fill up and deadlock.
+
+With a :class:`ProtocolSchema` every message the testee sends is checked against the corpus's
+``schema/protocol.schema.json``: one that breaks it is a protocol violation like a line that is
+not JSON, so an implementation cannot pass by answering in a shape no other one would read.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
 
@@ -32,6 +37,8 @@ __all__ = [
     "Errored",
     "Hello",
     "Observed",
+    "ProtocolSchema",
+    "ProtocolSchemaError",
     "Skipped",
     "Testee",
     "TesteeError",
@@ -41,6 +48,9 @@ __all__ = [
 PROTOCOL = 1
 _STDERR_TAIL = 4000
 _GRACE = 5.0
+_SHOWN = 200  # characters of a schema error shown: its message may quote a whole observation
+# The definition of protocol.schema.json an answer must match, by the key that says what it is.
+_ANSWERS = {"actual": "runActual", "skipped": "runSkipped", "errored": "runErrored"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +93,69 @@ class TesteeError(Exception):
     """The testee could not be started (it died or broke the protocol during ``hello``)."""
 
     __test__ = False  # not a pytest test class, despite the name
+
+
+class ProtocolSchemaError(Exception):
+    """The corpus's protocol schema cannot be read, so no testee's messages can be checked."""
+
+
+class ProtocolSchema:
+    """A corpus's ``schema/protocol.schema.json`` (with the ``case.schema.json`` it refers
+    to), compiled once for a whole run and shared by its testees."""
+
+    def __init__(self, protocol: Mapping[str, Any], case: Mapping[str, Any]) -> None:
+        # Imported here: only a conformance run pays for jsonschema, an extra of the package.
+        try:
+            from jsonschema import Draft202012Validator
+            from jsonschema.exceptions import SchemaError
+            from referencing import Registry, Resource
+        except ImportError as exc:
+            raise ProtocolSchemaError(
+                f"checking what testees send needs jsonschema ({exc}): "
+                "pip install 'harnessweaver[conformance]'"
+            ) from exc
+
+        try:
+            Draft202012Validator.check_schema(protocol)
+            resources = [(s["$id"], Resource.from_contents(s)) for s in (case, protocol)]
+        except (SchemaError, KeyError, TypeError) as exc:
+            raise ProtocolSchemaError(f"not a usable protocol schema: {exc}") from exc
+        self._base = str(protocol["$id"])
+        self._root: Any = Draft202012Validator(
+            protocol, registry=Registry().with_resources(resources)
+        )
+        self._by_definition: dict[str, Any] = {}
+
+    @classmethod
+    def load(cls, corpus: Path) -> ProtocolSchema:
+        """The schemas of ``corpus/schema``."""
+        schemas = []
+        for name in ("protocol.schema.json", "case.schema.json"):
+            path = corpus / "schema" / name
+            try:
+                schema = parse_json(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                raise ProtocolSchemaError(f"cannot read the protocol schema {path}: {exc}") from exc
+            if not isinstance(schema, dict):
+                raise ProtocolSchemaError(f"{path}: not a JSON object")
+            schemas.append(schema)
+        return cls(*schemas)
+
+    def problem(self, message: Mapping[str, Any], definition: str) -> str | None:
+        """Why ``message`` is not a valid ``#/$defs/<definition>``: where (a JSON path) and
+        what, of the error jsonschema ranks first; ``None`` when it is valid."""
+        from jsonschema.exceptions import best_match
+
+        validator = self._by_definition.get(definition)
+        if validator is None:
+            reference = {"$ref": f"{self._base}#/$defs/{definition}"}
+            validator = self._by_definition[definition] = self._root.evolve(schema=reference)
+        error = best_match(validator.iter_errors(message))
+        if error is None:
+            return None
+        what = str(error.message)
+        what = what if len(what) <= _SHOWN else what[: _SHOWN - 1] + "…"
+        return f"breaks the protocol schema at {error.json_path}: {what}"
 
 
 class _Violation(Exception):
@@ -210,11 +283,13 @@ class Testee:
         timeout: float = 60.0,
         startup_timeout: float | None = None,
         env: Mapping[str, str] | None = None,
+        schema: ProtocolSchema | None = None,
     ) -> None:
         self.command = tuple(command)
         self.timeout = timeout
         self.startup_timeout = max(timeout, 30.0) if startup_timeout is None else startup_timeout
         self.env = env
+        self.schema = schema  # None: only the checks the driver cannot do without
         self.hello: Hello | None = None
         self._process: _Process | None = None
         self._dead: str | None = None
@@ -248,7 +323,7 @@ class Testee:
             answer = process.receive(time.monotonic() + self.startup_timeout)
             if answer is None:
                 raise _Violation(f"exited with code {process.exit_code()} before answering")
-            hello = _parse_hello(answer)
+            hello = _parse_hello(answer, self.schema)
         except (OSError, _Violation, _Deadline) as exc:
             process.kill()
             tail = process.stderr_tail()
@@ -287,6 +362,9 @@ class Testee:
             return self._discard(Crashed, f"runner exited with code {code} during the case")
         if message.get("seq") != seq:
             raise _Violation(f"answer has seq {message.get('seq')!r}, expected {seq}")
+        kind = next((key for key in _ANSWERS if key in message), None)
+        if kind is not None and self.schema is not None:
+            _check(self.schema, message, _ANSWERS[kind], "answer")
         if "actual" in message:
             if not isinstance(message["actual"], dict):
                 raise _Violation('"actual" is not an object')
@@ -313,9 +391,17 @@ class Testee:
             process.stop()
 
 
-def _parse_hello(answer: dict[str, Any]) -> Hello:
+def _check(schema: ProtocolSchema, message: Mapping[str, Any], definition: str, what: str) -> None:
+    problem = schema.problem(message, definition)
+    if problem is not None:
+        raise _Violation(f"{what} {problem}")
+
+
+def _parse_hello(answer: dict[str, Any], schema: ProtocolSchema | None) -> Hello:
     if answer.get("protocol") != PROTOCOL:
         raise _Violation(f"protocol {answer.get('protocol')!r}, expected {PROTOCOL}")
+    if schema is not None:
+        _check(schema, answer, "helloAnswer", "hello answer")
     implementation = answer.get("implementation")
     if not isinstance(implementation, dict):
         raise _Violation('hello answer lacks an "implementation" object')

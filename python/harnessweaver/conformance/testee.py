@@ -65,7 +65,7 @@ class _CaseRun:
             raise CaseFault("`enabled` belongs to items declared `in` a layer (INTERPRETING.md §2)")
         if not isinstance(enabled, bool):
             raise CaseFault(f"`enabled` must be true or false, got {enabled!r}")
-        registered = overrides.get("name", decl.get("name"))
+        registered = decl.get("name") if overrides.get("name") is None else overrides["name"]
         body = self.behaviours.function(str(registered), decl.get("does", {"return": "none"}))
         kwargs: dict[str, Any] = {"hooks": decl.get("hooks"), "name": decl.get("name")}
         for key in ("band", "timeout", "fail_mode", "match", "mode"):
@@ -124,14 +124,22 @@ class _CaseRun:
             self.bus.unregister(step["unregister"])
         elif "concurrent" in step:
             group: list[dict[str, Any] | None] = [None] * len(step["concurrent"])
+            raised: list[BaseException | None] = [None] * len(step["concurrent"])
 
             async def one(i: int, sub: dict[str, Any]) -> None:
-                group[i] = await self.emit(sub)
+                # A caller error ends this emit only (§4): its siblings run to the end.
+                try:
+                    group[i] = await self.emit(sub)
+                except self.hw.HarnessweaverError as exc:
+                    raised[i] = exc
 
             async with anyio.create_task_group() as tg:
                 for i, sub in enumerate(step["concurrent"]):
                     tg.start_soon(one, i, sub)
             self.emits.extend(e for e in group if e is not None)
+            first = next((exc for exc in raised if exc is not None), None)
+            if first is not None:
+                raise first
         else:
             raise ValueError(f"unknown step {step!r}")
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
+
+from checkout import CORPUS
+from fake_testee import HOOKS
 
 FAKE = Path(__file__).with_name("fake_testee.py")
 
@@ -35,15 +39,18 @@ TRACE_MAIN = [
     },
 ]
 
+# A whole observation (INTERPRETING.md §6.1), as schema/protocol.schema.json wants it; its
+# records keep their timings, which the driver strips.
 OBSERVATION: dict[str, Any] = {
     "error": None,
-    "chains": {"task.start": [], "tool.before": ["guard"], "tool.after": []},
+    "chains": {hook: ["guard"] if hook == "tool.before" else [] for hook in HOOKS},
     "emits": [
         {
             "hook": "tool.before",
             "outcome": {"kind": "block", "reason": "refund over cap", "code": "cap"},
             "event": {"call": {"id": "c1", "name": "refund", "arguments": {"amount": 150.0}}},
             "ran": ["guard"],
+            "warnings": [],
         }
     ],
     "traces": {"main": TRACE_MAIN},
@@ -76,6 +83,13 @@ def make_case(
     if fake is not None:
         case["x-fake"] = fake
     return case
+
+
+def copy_schemas(corpus: Path) -> None:
+    """Give a corpus made by a test the real schemas: the driver checks messages with them."""
+    (corpus / "schema").mkdir(parents=True, exist_ok=True)
+    for name in ("case.schema.json", "protocol.schema.json"):
+        shutil.copyfile(CORPUS / "schema" / name, corpus / "schema" / name)
 
 
 def write_cases(directory: Path, cases: list[dict[str, Any]], name: str = "topic.json") -> Path:

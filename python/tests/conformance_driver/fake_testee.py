@@ -11,11 +11,12 @@ case itself under ``x-fake`` (the driver sends cases as written):
     {"garbage": TEXT}        write a line that is not JSON
     {"wrong_seq": true}      answer with another seq
     {"stderr_flood": BYTES, "actual": OBS}   write BYTES to stderr first, then answer
-    {"env": NAME}            answer {"error": null, "env": <the variable's value or null>}
+    {"env": NAME}            answer an empty observation whose task.start chain holds the
+                             variable's value (none when it is not set)
     {"variants": {NAME: SPEC}, ...}          use SPEC when started with --variant NAME
 
 Options: --variant NAME, --features a,b, --log FILE (one line per hello: "hello PID"),
---hello ok|exit|hang|garbage|badproto, --name NAME.
+--hello ok|exit|hang|garbage|badproto|nocore|extra, --name NAME.
 """
 
 from __future__ import annotations
@@ -27,7 +28,16 @@ import sys
 import time
 from typing import Any
 
-EMPTY: dict[str, Any] = {"error": None, "chains": {}, "emits": [], "traces": {}}
+from harnessweaver._pycore.catalogue import HOOKS as _CATALOGUE
+
+HOOKS = tuple(name for name, _ in _CATALOGUE)
+# An observation lists the chain of every hook point (INTERPRETING.md §6.1).
+EMPTY: dict[str, Any] = {
+    "error": None,
+    "chains": {hook: [] for hook in HOOKS},
+    "emits": [],
+    "traces": {},
+}
 
 
 def write(message: dict[str, Any]) -> None:
@@ -49,9 +59,14 @@ def hello(args: argparse.Namespace) -> None:
         sys.stdout.flush()
         return
     implementation = {"name": args.name, "language": "python", "version": "0.0.1", "core": "fake"}
+    if args.hello == "nocore":
+        del implementation["core"]
     protocol = 2 if args.hello == "badproto" else 1
     features = [tag for tag in args.features.split(",") if tag]
-    write({"protocol": protocol, "implementation": implementation, "features": features})
+    message = {"protocol": protocol, "implementation": implementation, "features": features}
+    if args.hello == "extra":
+        message["backends"] = ["asyncio"]  # belongs inside "implementation"
+    write(message)
 
 
 def answer(args: argparse.Namespace, seq: int, case: dict[str, Any]) -> None:
@@ -72,7 +87,9 @@ def answer(args: argparse.Namespace, seq: int, case: dict[str, Any]) -> None:
         sys.stderr.write("x" * int(spec["stderr_flood"]))
         sys.stderr.flush()
     if "env" in spec:
-        write({"seq": seq, "actual": {"error": None, "env": os.environ.get(spec["env"])}})
+        value = os.environ.get(spec["env"])
+        chains = {**EMPTY["chains"], "task.start": [] if value is None else [value]}
+        write({"seq": seq, "actual": {**EMPTY, "chains": chains}})
     elif spec.get("wrong_seq"):
         write({"seq": seq + 100, "actual": EMPTY})
     elif "skipped" in spec:

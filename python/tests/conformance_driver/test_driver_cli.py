@@ -13,6 +13,7 @@ import pytest
 from checkout import PACKAGE
 from driver_support import (
     OBSERVATION,
+    copy_schemas,
     fake_command,
     fake_impl,
     make_case,
@@ -340,6 +341,44 @@ def test_runner_that_cannot_start(tmp_path: Path, conformance: Any) -> None:
     assert "fake: runner failed to start" in run.out
 
 
+def test_an_answer_that_breaks_the_protocol_schema_is_a_crash(
+    tmp_path: Path, conformance: Any
+) -> None:
+    odd = copy.deepcopy(OBSERVATION)
+    odd["traces"]["main"][0]["verdict"] = "blocked"
+    write_cases(
+        tmp_path / "cases",
+        [
+            make_case("s.odd", PASSING_THEN, {"actual": odd}),
+            make_case("s.plain", PASSING_THEN, {"actual": OBSERVATION}),
+        ],
+    )
+    run = conformance("--cases", str(tmp_path / "cases"))
+    assert run.code == 1
+    assert run.statuses() == {"s.odd": "crash", "s.plain": "pass"}
+    assert run.line("s.odd")["reason"] == (
+        "protocol violation: answer breaks the protocol schema at $.actual.traces.main[0]: "
+        "Additional properties are not allowed ('verdict' was unexpected)"
+    )
+    assert "CONFORMANCE FAILED: fake: 1 crashed" in run.out
+
+
+def test_a_hello_that_breaks_the_protocol_schema_does_not_start(
+    tmp_path: Path, conformance: Any
+) -> None:
+    write_cases(tmp_path / "cases", [make_case("a")])
+    run = conformance(
+        "--cases", str(tmp_path / "cases"), impls=(fake_impl("fake", "--hello", "nocore"),)
+    )
+    assert run.code == 1
+    assert run.statuses() == {"a": "crash"}
+    assert run.line("a")["reason"] == (
+        "hello failed: hello answer breaks the protocol schema at $.implementation: "
+        "'core' is a required property"
+    )
+    assert "fake: runner failed to start" in run.out
+
+
 def identical_cases(tmp_path: Path) -> Path:
     changed = copy.deepcopy(OBSERVATION)
     changed["traces"]["main"][0]["band"] = "task"
@@ -412,7 +451,7 @@ def test_without_require_identical_differences_are_allowed(
 
 def make_corpus(root: Path) -> Path:
     corpus = root / "conformance"
-    (corpus / "schema").mkdir(parents=True)
+    copy_schemas(corpus)
     (corpus / "VERSION").write_text("9.9.9\n", encoding="utf-8")
     (corpus / "catalogue.json").write_text('{"hooks": []}', encoding="utf-8")
     failing_corpus(corpus)
@@ -633,19 +672,21 @@ def test_the_corpus_is_named_to_the_testee(
     tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     corpus = tmp_path / "conformance"
-    (corpus / "VERSION").parent.mkdir(parents=True)
+    copy_schemas(corpus)
     (corpus / "VERSION").write_text("1.0.0", encoding="utf-8")
     (corpus / "catalogue.json").write_text("{}", encoding="utf-8")
-    then = {"env": str(corpus.resolve())}
+    # The fake answers the variable's value as the only name of task.start's chain.
+    then = {"chains": {"task.start": [str(corpus.resolve())]}}
     write_cases(corpus / "cases", [make_case("env.corpus", then, {"env": CORPUS_ENV})])
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(CORPUS_ENV, raising=False)
     run = conformance()
     assert run.code == 0, run.out
-    assert run.line("env.corpus")["actual"]["env"] == str(corpus.resolve())
+    assert run.line("env.corpus")["actual"]["chains"]["task.start"] == [str(corpus.resolve())]
     # A loose directory of cases belongs to no corpus: the variable is left alone.
     loose = tmp_path / "loose"
-    write_cases(loose, [make_case("env.loose", {"env": None}, {"env": CORPUS_ENV})])
+    unset = {"chains": {"task.start": []}}
+    write_cases(loose, [make_case("env.loose", unset, {"env": CORPUS_ENV})])
     assert conformance("--cases", str(loose)).code == 0
 
 

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from checkout import CORPUS
 from driver_support import OBSERVATION, fake_command, make_case
+from fake_testee import EMPTY
 
 from harnessweaver.conformance.protocol import (
     Crashed,
     Errored,
     Observed,
+    ProtocolSchema,
+    ProtocolSchemaError,
     Skipped,
     Testee,
     TesteeError,
     TimedOut,
 )
+
+SCHEMA = ProtocolSchema.load(CORPUS)
 
 
 def hellos(log: Path) -> list[str]:
@@ -53,9 +61,7 @@ def test_crash_is_reported_with_stderr_and_the_next_case_restarts(tmp_path: Path
         assert "code 7" in answer.reason
         assert "fatal: crashing on boom" in answer.stderr
         assert len(hellos(log)) == 1
-        assert testee.run(make_case("after")) == Observed(
-            {"error": None, "chains": {}, "emits": [], "traces": {}}
-        )
+        assert testee.run(make_case("after")) == Observed(EMPTY)
         pids = [line.split()[1] for line in hellos(log)]
         assert len(pids) == 2 and pids[0] != pids[1]
 
@@ -162,3 +168,72 @@ def test_a_missing_program_is_a_start_error(tmp_path: Path) -> None:
     testee = Testee([str(tmp_path / "no-such-runner")])
     with testee, pytest.raises(TesteeError, match="cannot start"):
         testee.start()
+
+
+@pytest.mark.parametrize(
+    ("mode", "problem"),
+    [
+        ("nocore", "at $.implementation: 'core' is a required property"),
+        ("extra", "at $: Additional properties are not allowed ('backends' was unexpected)"),
+    ],
+)
+def test_a_hello_that_breaks_the_protocol_schema_is_refused(mode: str, problem: str) -> None:
+    testee = Testee(fake_command("--hello", mode), timeout=5, schema=SCHEMA)
+    with testee, pytest.raises(TesteeError) as caught:
+        testee.start()
+    assert str(caught.value) == f"hello failed: hello answer breaks the protocol schema {problem}"
+
+
+def test_without_a_schema_only_the_shape_the_driver_needs_is_checked() -> None:
+    with Testee(fake_command("--hello", "nocore"), timeout=5) as testee:
+        assert "core" not in testee.start().implementation
+
+
+def broken(observation: dict[str, Any], where: str, *path: str | int) -> dict[str, Any]:
+    """A copy of ``observation`` whose object at ``path`` holds an unknown key ``where``."""
+    copied = copy.deepcopy(observation)
+    target: Any = copied
+    for step in path:
+        target = target[step]
+    target[where] = 1
+    return copied
+
+
+@pytest.mark.parametrize(
+    ("actual", "problem"),
+    [
+        (broken(OBSERVATION, "verdict"), "at $.actual: Additional properties are not allowed"),
+        (
+            broken(OBSERVATION, "verdict", "traces", "main", 1),
+            "at $.actual.traces.main[1]: Additional properties are not allowed",
+        ),
+        (
+            broken(OBSERVATION, "reasons", "emits", 0),
+            "at $.actual.emits[0]: Additional properties are not allowed",
+        ),
+    ],
+)
+def test_an_answer_that_breaks_the_protocol_schema_is_a_protocol_violation(
+    actual: dict[str, Any], problem: str
+) -> None:
+    with Testee(fake_command(), timeout=5, schema=SCHEMA) as testee:
+        testee.start()
+        answer = testee.run(make_case("odd", fake={"actual": actual}))
+        assert isinstance(answer, Crashed)
+        assert answer.reason.startswith(
+            f"protocol violation: answer breaks the protocol schema {problem}"
+        )
+        assert testee.run(make_case("next", fake={"actual": OBSERVATION})) == Observed(OBSERVATION)
+
+
+def test_answers_that_keep_the_protocol_schema_pass() -> None:
+    with Testee(fake_command(), timeout=5, schema=SCHEMA) as testee:
+        assert testee.start().implementation["core"] == "fake"
+        assert testee.run(make_case("a", fake={"actual": OBSERVATION})) == Observed(OBSERVATION)
+        assert testee.run(make_case("b", fake={"skipped": "no trio"})) == Skipped("no trio")
+        assert testee.run(make_case("c", fake={"errored": "what?"})) == Errored("what?")
+
+
+def test_a_corpus_without_the_schemas_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ProtocolSchemaError, match=r"protocol\.schema\.json"):
+        ProtocolSchema.load(tmp_path)

@@ -147,7 +147,7 @@ class CaseRun {
     const decl = object(raw, "declaration");
     const layered = "in" in decl;
     const { given, enabled } = overrides(decl["register"], layered);
-    const registered = "name" in given ? given.name : decl["name"];
+    const registered = given.name ?? decl["name"]; // a null override keeps the declared name
     const body = this.#behaviours.function(String(registered), decl["does"] ?? { return: "none" });
     const options: Record<string, unknown> = { hooks: decl["hooks"], name: decl["name"] };
     if ("band" in decl) options["band"] = decl["band"];
