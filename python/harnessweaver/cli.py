@@ -108,7 +108,13 @@ def _progress(impl: Implementation, result: CaseResult) -> None:
 
 
 def _run_conformance(args: argparse.Namespace) -> int:
-    from harnessweaver.conformance.cases import CaseLoadError, CorpusNotFound, load_cases, select
+    from harnessweaver.conformance.cases import (
+        CORPUS_ENV,
+        CaseLoadError,
+        CorpusNotFound,
+        load_cases,
+        select,
+    )
     from harnessweaver.conformance.driver import (
         ImplementationError,
         RunConfig,
@@ -139,6 +145,12 @@ def _run_conformance(args: argparse.Namespace) -> int:
     )
     names = ", ".join(impl.name for impl in implementations)
     print(f"running {len(cases)} case(s) on {names}", file=sys.stderr, flush=True)
+    if selection.corpus is None and _no_corpus():
+        print(
+            "harnessweaver conformance: no corpus found, so what the runners send is not checked "
+            f"against its protocol schema (set {CORPUS_ENV} to check it)",
+            file=sys.stderr,
+        )
     try:
         outcome = run_conformance(config, _progress if sys.stderr.isatty() else None)
     except (ExpectationsError, ProtocolSchemaError) as exc:
@@ -295,6 +307,16 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Run
         _run_hook,
     ),
 }
+
+
+def _no_corpus() -> bool:
+    from harnessweaver.conformance.cases import CorpusNotFound, find_corpus
+
+    try:
+        find_corpus()
+    except CorpusNotFound:
+        return True
+    return False
 
 
 class _Version(argparse.Action):

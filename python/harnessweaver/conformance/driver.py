@@ -37,7 +37,6 @@ from harnessweaver.conformance.protocol import (
     Hello,
     Observed,
     ProtocolSchema,
-    ProtocolSchemaError,
     Skipped,
     Testee,
     TesteeError,
@@ -173,15 +172,18 @@ class RunConfig:
     schema: ProtocolSchema | None = None  # None: the corpus's, read once per run
 
 
-def protocol_schema(config: RunConfig) -> ProtocolSchema:
+def protocol_schema(config: RunConfig) -> ProtocolSchema | None:
     """The schema the testees' messages are checked against: ``config.schema``, else the one
-    of the corpus being run, else of the corpus ``find_corpus`` finds (a loose ``--cases``)."""
+    of the corpus being run, else of the corpus ``find_corpus`` finds (a loose ``--cases``).
+    ``None`` only for a loose ``--cases`` directory run where no corpus is found (an installed
+    package without a checkout): messages are then held to the protocol's framing alone, and
+    the command line says so (``cli.py``)."""
     if config.schema is not None:
         return config.schema
     try:
         corpus = config.corpus if config.corpus is not None else find_corpus()
-    except CorpusNotFound as exc:
-        raise ProtocolSchemaError(f"no protocol schema to check the runners with: {exc}") from exc
+    except CorpusNotFound:
+        return None
     return ProtocolSchema.load(corpus)
 
 

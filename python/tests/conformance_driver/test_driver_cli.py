@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from checkout import PACKAGE
+from checkout import CORPUS, PACKAGE
 from driver_support import (
     OBSERVATION,
     copy_schemas,
@@ -717,3 +717,25 @@ def test_a_builtin_runner_reporting_another_core_fails_the_run(tmp_path: Path) -
     assert [r.status for r in run.results] == ["crash"]
     assert run.startup_error == "runner reports core 'fake', expected 'rust'"
     assert "runner failed to start" in run.problems()[0]
+
+
+def test_loose_cases_without_a_corpus_run_and_say_messages_are_unchecked(
+    tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installed package outside a checkout finds no corpus for a loose ``--cases``
+    directory: the run goes on, held to the protocol's framing only, and says so."""
+    from harnessweaver.conformance import cases as case_module
+
+    monkeypatch.delenv(CORPUS_ENV, raising=False)
+    monkeypatch.setattr(case_module, "CHECKOUT_CORPUS", tmp_path / "no-checkout")
+    monkeypatch.chdir(tmp_path)
+    write_cases(tmp_path / "cases", [make_case("l.one", PASSING_THEN, {"actual": OBSERVATION})])
+    run = conformance("--cases", str(tmp_path / "cases"))
+    assert run.code == 0, run.err
+    assert run.statuses() == {"l.one": "pass"}
+    assert "not checked against its protocol schema" in run.err
+    assert CORPUS_ENV in run.err
+    # With a corpus found, nothing is said about it.
+    monkeypatch.setenv(CORPUS_ENV, str(CORPUS))
+    again = conformance("--cases", str(tmp_path / "cases"))
+    assert again.code == 0 and "not checked" not in again.err
