@@ -7,11 +7,14 @@ event or JSON value, for example to check that an approval is about the event it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from ._select import core
 
-__all__ = ["content_identity"]
+__all__ = ["IdentityScheme", "content_identity"]
+
+IdentityScheme: TypeAlias = Literal["jcs-sha256"]
+"""The content-identity schemes a bus may compute (I27): SHA-256 over the RFC 8785 form."""
 
 
 def content_identity(value: Any) -> str | None:

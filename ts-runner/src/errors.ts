@@ -1,7 +1,8 @@
 /**
- * The errors harnessweaver throws. Every one carries a stable `kind` and the `rule` it enforces
- * (conformance/INTERPRETING.md §5), and a message that names the bad value and ends with the
- * rule, worded exactly as the Rust and Python cores word it.
+ * The errors harnessweaver throws. Every one carries a stable `kind`, the `rule` it enforces
+ * (conformance/INTERPRETING.md §5) and `link`, the section of docs/spec/hook-bus.md that states
+ * it, and a message that names the bad value and ends with the rule, worded exactly as the
+ * Rust and Python cores word it.
  */
 
 import { HOOK_POINTS } from "./catalogue.js";
@@ -65,15 +66,30 @@ const RULES = {
 
 export type Rule = (typeof RULES)[ErrorKind][0];
 
-/** The base class: `kind` and `rule` are stable identifiers; `message` is for people. */
+/** The bus's normative specification, as a path in the repository: one anchor per rule id. */
+export const SPEC = "docs/spec/hook-bus.md";
+
+/** Where `rule` is written: its section of the specification, `docs/spec/hook-bus.md#ruling-15`. */
+export function ruleLink(rule: Rule): string {
+  return `${SPEC}#${rule.toLowerCase()}`;
+}
+
+/**
+ * The base class: `kind` and `rule` are stable identifiers, `link` the section of the
+ * specification that states the rule; `message` is for people (and never holds the link, so it
+ * reads as the Rust and Python cores word it).
+ */
 export class HarnessweaverError extends Error {
   readonly kind: ErrorKind;
   readonly rule: Rule;
+  readonly link: string;
 
   constructor(kind: ErrorKind, message: string) {
     super(message);
     this.kind = kind;
+    // Every error is made here, its rule taken from its kind: the link never parses the message.
     this.rule = RULES[kind][0];
+    this.link = ruleLink(this.rule);
     this.name = new.target.name;
   }
 }

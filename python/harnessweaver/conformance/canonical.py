@@ -21,6 +21,7 @@ __all__ = [
     "case_file_json",
     "normalize",
     "parse_json",
+    "pinned",
     "strip_timings",
 ]
 
@@ -95,6 +96,24 @@ def strip_timings(observation: Any) -> Any:
         for context, records in traces.items()
     }
     return {**observation, "traces": stripped}
+
+
+def pinned(observation: Any) -> Any:
+    """Return a copy of an observation without the free text the corpus does not pin.
+
+    The only such text is an error's ``message`` (INTERPRETING.md §5): prose for people, which
+    ``then`` compares through matchers alone (§6.4), so its wording is each implementation's.
+    Everything else an observation holds is pinned: kinds, rules, outcomes (their reasons
+    are fixed texts, I6), events, chains and trace records (which hold no message, R9).
+    ``--require-identical`` compares what this leaves (§7).
+    """
+    if not isinstance(observation, dict):
+        return observation
+    error = observation.get("error")
+    if not isinstance(error, dict) or "message" not in error:
+        return dict(observation)
+    kept = {key: value for key, value in error.items() if key != "message"}
+    return {**observation, "error": kept}
 
 
 def _strip_record(record: Any) -> Any:

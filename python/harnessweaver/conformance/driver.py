@@ -3,7 +3,8 @@
 The driver is the only comparator (INTERPRETING.md §6.4): testees report observations, the
 driver checks every message against the corpus's protocol schema (§9), strips timings,
 compares with ``then``, applies the strict known-failure lists (§7) and, on request, checks
-that the implementations observed byte-identical things.
+that the implementations observed byte-identical things wherever the corpus pins them (every
+field but an error's free-text ``message``, :func:`~harnessweaver.conformance.canonical.pinned`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harnessweaver.conformance.canonical import canonical_json, normalize, strip_timings
+from harnessweaver.conformance.canonical import canonical_json, normalize, pinned, strip_timings
 from harnessweaver.conformance.cases import CORPUS_ENV, Case, CorpusNotFound, find_corpus
 from harnessweaver.conformance.expectations import (
     FAILING,
@@ -28,7 +29,7 @@ from harnessweaver.conformance.expectations import (
     apply_expectation,
     load_expectations,
 )
-from harnessweaver.conformance.matchers import compare_observation, first_difference
+from harnessweaver.conformance.matchers import ABSENT, compare_observation, compare_value
 from harnessweaver.conformance.protocol import (
     PROTOCOL,
     Answer,
@@ -222,12 +223,16 @@ class ImplRun:
 
 @dataclass(frozen=True, slots=True)
 class Mismatch:
-    """A case that passed everywhere but was observed differently by two implementations."""
+    """A case that passed everywhere but was observed differently by two implementations:
+    the first pinned value (JSON pointer ``path``) that differs, as each of them observed it
+    (:data:`~harnessweaver.conformance.matchers.ABSENT` where one has no value there)."""
 
     case_id: str
     left: str
     right: str
     path: str
+    left_value: Any = ABSENT
+    right_value: Any = ABSENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,7 +329,8 @@ def _not_started(
 
 
 def check_identical(runs: Sequence[ImplRun]) -> list[Mismatch]:
-    """Cases that passed in every run must have byte-identical canonical observations."""
+    """Cases that passed in every run must have byte-identical canonical observations once
+    the free text the corpus does not pin (an error's ``message``, §6.4) is left out."""
     if len(runs) < 2:
         return []
     tables = [{result.id: result for result in run.results} for run in runs]
@@ -334,11 +340,19 @@ def check_identical(runs: Sequence[ImplRun]) -> list[Mismatch]:
         passed = [r for r in results if r is not None and r.status is Status.PASS]
         if len(passed) != len(runs):
             continue
-        reference = canonical_json(passed[0].actual)
+        first = pinned(passed[0].actual)
+        reference = canonical_json(first)
         for run, result in zip(runs[1:], passed[1:], strict=True):
-            if canonical_json(result.actual) != reference:
-                path = first_difference(passed[0].actual, result.actual) or "/"
-                mismatches.append(Mismatch(case_id, runs[0].impl.name, run.impl.name, path))
+            other = pinned(result.actual)
+            if canonical_json(other) == reference:
+                continue
+            diffs = compare_value(first, other, matchers=False)
+            diff = diffs[0] if diffs else None  # none: equal as JSON, not as canonical bytes
+            path = (diff.path if diff else "") or "/"
+            left, right = (diff.expected, diff.actual) if diff else (ABSENT, ABSENT)
+            mismatches.append(
+                Mismatch(case_id, runs[0].impl.name, run.impl.name, path, left, right)
+            )
     return mismatches
 
 

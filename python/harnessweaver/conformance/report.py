@@ -2,8 +2,9 @@
 
 Results files (INTERPRETING.md §7) hold one canonical JSON line per case after a header, so
 ``diff results/python-rust.jsonl results/ts.jsonl`` compares implementations line by line.
-The console report is a case-by-implementation table, the differences of what failed, one
-summary line per implementation and a final ``CONFORMANCE PASSED``/``FAILED`` line. When the
+The console report is a case-by-implementation table, the differences of what failed, where
+two implementations' pinned observations differ (``--require-identical``), one summary line
+per implementation and a final ``CONFORMANCE PASSED``/``FAILED`` line. When the
 output is not a terminal the report is plain text: no colour, no escape sequences.
 """
 
@@ -19,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harnessweaver.conformance.canonical import canonical_json
-from harnessweaver.conformance.driver import ImplRun, RunOutcome
+from harnessweaver.conformance.driver import ImplRun, Mismatch, RunOutcome
 from harnessweaver.conformance.expectations import FAILING, CaseResult, Status
 from harnessweaver.conformance.matchers import ABSENT, Diff
 
@@ -115,11 +116,7 @@ def print_report(outcome: RunOutcome, console: Console) -> None:
     for run in outcome.runs:
         _print_problems(run, console)
     for mismatch in outcome.mismatches:
-        console.print(
-            f"not identical: {mismatch.case_id}: {mismatch.left} and {mismatch.right} "
-            f"differ at {_printable(mismatch.path)}",
-            style="bold red",
-        )
+        console.print(_mismatch_text(mismatch), style="bold red", soft_wrap=True)
     for run in outcome.runs:
         console.print(summary_line(run))
     style = "bold green" if outcome.passed else "bold red"
@@ -170,6 +167,16 @@ def _print_result(impl: str, result: CaseResult, console: Console) -> None:
     if result.detail:
         lines = result.detail.rstrip().splitlines()
         console.print(_indent("stderr:\n" + _tail(lines)), soft_wrap=True, style="dim")
+
+
+def _mismatch_text(mismatch: Mismatch) -> str:
+    """Where two implementations' pinned observations differ and what each observed there."""
+    text = (
+        f"not identical: {mismatch.case_id}: {mismatch.left} and {mismatch.right} "
+        f"differ at {mismatch.path}: {mismatch.left} {_show(mismatch.left_value)}, "
+        f"{mismatch.right} {_show(mismatch.right_value)}"
+    )
+    return _printable(text)
 
 
 def _diff_text(diff: Diff) -> str:

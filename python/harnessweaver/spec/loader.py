@@ -16,14 +16,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Unpack
+from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
 
 from .._pycore.catalogue import HOOKS
-from .._pycore.identity import SCHEME
 from .._pycore.matcher import CARRIED
 from ..agent.options import AgentChanges, AgentOptions
 from ..bus import HookBus
 from ..errors import HarnessweaverError
+from ..identity import IdentityScheme
 from .check import Checked, build, check_ids, check_item
 from .deadlines import spec_deadlines
 from .errors import Problems, SpecError
@@ -249,19 +249,14 @@ def _spec_contracts(spec: Document, problems: Problems) -> ContractMode | None:
     return None
 
 
-def _spec_identity(spec: Document, problems: Problems) -> str | None:
-    """The spec's ``identity:`` scheme (I27): ``jcs-sha256`` or absent."""
-    scheme = spec.identity
-    if scheme is None or scheme == SCHEME:
-        return scheme
-    problems.add(
-        spec.file,
-        "identity",
-        spec.lines.get("identity"),
-        "invalid_identity",
-        f"invalid identity scheme {shown(scheme)}: the identity scheme is 'jcs-sha256'",
-    )
-    return None
+def _spec_identity(spec: Document, problems: Problems) -> IdentityScheme | None:
+    """The spec's ``identity:`` scheme (I27), checked by the bus itself: what a bus refuses is
+    a problem of the spec's line, with the bus's kind, rule and message."""
+    try:
+        return HookBus(identity=cast("IdentityScheme | None", spec.identity)).identity
+    except HarnessweaverError as exc:
+        problems.core(spec.file, "identity", spec.lines.get("identity"), exc)
+        return None
 
 
 def _harness_mode(
@@ -295,9 +290,9 @@ def _register(
     contracts: ContractMode | None,
     deadlines: Mapping[str, Any] | None = None,
     mode: str | None = None,
-    identity: str | None = None,
+    identity: IdentityScheme | None = None,
 ) -> tuple[HookBus, tuple[HarnessEntry, ...]]:
-    bus = HookBus(contracts=contracts, deadlines=deadlines, identity=SCHEME if identity else None)
+    bus = HookBus(contracts=contracts, deadlines=deadlines, identity=identity)
     entries = []
     for checked, middleware in chosen:
         item = checked.item
