@@ -41,7 +41,7 @@ nox.options.error_on_missing_interpreters = True
 
 def install(session: nox.Session, *groups: str) -> None:
     """Build the extension into the session's environment, then add the dependency groups."""
-    session.install("maturin>=1.9.4,<2")
+    session.install("maturin>=1.13,<2")
     for group in groups:
         session.install(*nox.project.dependency_groups(PYPROJECT, group))
     env = {"VIRTUAL_ENV": session.virtualenv.location}
@@ -379,7 +379,7 @@ def version(session: nox.Session) -> None:
 def abi3(session: nox.Session) -> None:
     """The emit benchmark on a per-version build and on ``abi3-py311`` / ``abi3-py312`` builds
     of the extension, under CPython 3.11 and 3.12 (tools/abi3_bench.py, docs/packaging.md)."""
-    session.install("maturin>=1.9.4,<2")
+    session.install("maturin>=1.13,<2")
     pythons = find_pythons(["3.11", "3.12"])
     out = ROOT / ".bench" / "abi3"
     shutil.rmtree(out, ignore_errors=True)

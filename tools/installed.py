@@ -4,8 +4,9 @@ For each artifact: a fresh virtual environment (``python -m venv``), the artifac
 into it (a wheel with no Rust toolchain on ``PATH``; an sdist compiled from scratch, with a
 fresh ``CARGO_TARGET_DIR``), the package's dependencies and the ``test`` dependency group from
 the index, the test suite copied out of the checkout (so ``python/`` cannot be imported), then
-``pytest`` once per core and ``harnessweaver conformance`` over the whole corpus against what
-was installed. Used by ``nox -s installed`` and by the release workflow.
+``pytest`` once per core and ``harnessweaver conformance`` over the whole corpus the package
+ships (``harnessweaver/corpus``, found with no ``HARNESSWEAVER_CORPUS``) against what was
+installed. Used by ``nox -s installed`` and by the release workflow.
 
     python tools/installed.py dist/harnessweaver-0.1.0-cp311-cp311-manylinux*.whl
     python tools/installed.py --python python3.12 dist/*-cp312-*.whl
@@ -208,7 +209,10 @@ def check_one(artifact: Artifact, python: str, cores: list[str] | None, keep: bo
     impls = [arg for impl in artifact.impls for arg in ("--impl", impl)]
     harnessweaver = str(bin_dir / ("harnessweaver.exe" if WINDOWS else "harnessweaver"))
     conformance = [harnessweaver, "conformance", *impls, "--require-identical"]
-    run([*conformance, "--out", str(work / "results")], env, suite)
+    # The corpus the package ships (harnessweaver/corpus), found as a user's run finds it: no
+    # HARNESSWEAVER_CORPUS, outside the checkout.
+    shipped = {key: value for key, value in env.items() if key != "HARNESSWEAVER_CORPUS"}
+    run([*conformance, "--out", str(work / "results")], shipped, suite)
 
     log(f"{artifact.path.name}: passed in {time.monotonic() - started:.0f} s")
     if keep:

@@ -3,7 +3,12 @@
 When a hook point fires (``tool.before``, ``model.after``, ...) the bus runs every middleware
 attached to it in a predictable order (four bands, onion direction), combines their answers
 (most severe wins), enforces each middleware's timeout and fail mode, and records a trace.
-``hw.load("harness.yaml", task=...)`` assembles a bus from a harness spec.
+
+Three namespaces: ``hw`` holds the bus (``HookBus``, ``middleware``, the events, outcomes,
+context, trace and errors); ``hw.agent`` the run loop (``harness.run``, providers, tools,
+budgets, journals); ``hw.spec`` the harness-spec loader (``hw.spec.load("harness.yaml",
+task=...)`` assembles a bus). The top level re-exports the names of ``hw.agent.__all__`` and
+``hw.spec.__all__`` (``hw.load``, ``hw.Decision``), listed there only.
 """
 
 from __future__ import annotations
@@ -17,31 +22,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from .agent import (
-        AgentChanges,
-        AgentError,
-        AgentOptions,
-        Budgets,
-        Decision,
-        Exit,
-        JournalError,
-        ModelProvider,
-        OpenAIChatProvider,
-        PendingApproval,
-        Pricing,
-        ProviderError,
-        RunResult,
-        RunState,
-        RunWarning,
-        ScriptedProvider,
-        ScriptExhaustedError,
-        StepRecord,
-        Tool,
-        TraceExporter,
-        read_journal,
-        recover,
-        tool,
-    )
+    from . import agent, spec
+    from .agent import *  # noqa: F403  (hw.agent.__all__, re-exported below)
     from .bus import HookBus
     from .context import JsonlSink, RunContext, Trace
     from .contracts import CONTRACT_RULES, ContractViolation, check_contract, check_contracts
@@ -85,7 +67,7 @@ if TYPE_CHECKING:
         Suspend,
     )
     from .plugin import Plugin
-    from .spec import Harness, HarnessEntry, Problem, Provenance, SpecError, load
+    from .spec import *  # noqa: F403  (hw.spec.__all__, re-exported below)
 
     LAYERS: Mapping[str, str]
     """Every harness-spec layer and the band it gives its middleware (I13)."""
@@ -93,7 +75,7 @@ if TYPE_CHECKING:
     """The installed distribution's version, read from its metadata on first use. It is set
     in one place, the Cargo workspace's ``version`` (docs/packaging.md, "One version")."""
 
-from ._lazy import homes, loader
+from . import _lazy
 from ._select import CORE
 from ._select import core as _core_module
 
@@ -106,31 +88,6 @@ declare_in = _core_module.declare_in
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 _HOMES: dict[str, tuple[str, ...]] = {
-    ".agent": (
-        "AgentChanges",
-        "AgentError",
-        "AgentOptions",
-        "Budgets",
-        "Decision",
-        "Exit",
-        "JournalError",
-        "ModelProvider",
-        "OpenAIChatProvider",
-        "PendingApproval",
-        "Pricing",
-        "ProviderError",
-        "RunResult",
-        "RunState",
-        "RunWarning",
-        "ScriptExhaustedError",
-        "ScriptedProvider",
-        "StepRecord",
-        "Tool",
-        "TraceExporter",
-        "read_journal",
-        "recover",
-        "tool",
-    ),
     ".bus": ("HookBus",),
     ".context": ("JsonlSink", "RunContext", "Trace"),
     ".contracts": ("CONTRACT_RULES", "ContractViolation", "check_contract", "check_contracts"),
@@ -174,12 +131,15 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "Suspend",
     ),
     ".plugin": ("Plugin",),
-    ".spec": ("Harness", "HarnessEntry", "Problem", "Provenance", "SpecError", "load"),
 }
-_HOME = homes(_HOMES)
-"""Where each public name lives. Nothing is imported until it is first used: a hook command
+"""Where each name of the bus lives. Nothing is imported until it is first used: a hook command
 started per tool call, or a program that only needs the bus, pays for what it touches."""
-_public = loader(__name__, _HOME)
+_HOME = _lazy.homes(_HOMES)
+_public = _lazy.loader(__name__, _HOME)
+_NAMESPACES = (".agent", ".spec")
+"""The run loop and the spec loader, whose ``__all__`` this package re-exports: each is a
+namespace that imports nothing until used, and is itself imported only when one of its names
+(or this package's ``__all__``) is asked for."""
 
 
 def _version() -> str:
@@ -191,9 +151,20 @@ def _version() -> str:
         return "0+unknown"
 
 
+def _all() -> list[str]:
+    """``__all__``: the bus's names, then those of ``hw.agent`` and ``hw.spec`` (which imports
+    those two namespaces, not their modules)."""
+    names = list(_BUS)
+    for namespace in _NAMESPACES:
+        names += _import_module(namespace, __name__).__all__
+    return names
+
+
 def _resolve(name: str) -> object:
     if name in _HOME:
         return _public(name)
+    if name == "__all__":
+        return _all()
     if name == "LAYERS":
         from types import MappingProxyType
 
@@ -202,6 +173,10 @@ def _resolve(name: str) -> object:
         return MappingProxyType(dict(LAYERS))
     if name == "__version__":
         return _version()
+    for namespace in _NAMESPACES:  # ``hw.load``: a name of ``hw.spec.__all__``
+        module = _import_module(namespace, __name__)
+        if name in module.__all__:
+            return getattr(module, name)
     try:  # ``hw.events`` and the like: a submodule, imported as ``import harnessweaver`` used to
         return _import_module(f".{name}", __name__)
     except ModuleNotFoundError as exc:
@@ -230,80 +205,51 @@ class _Package(_ModuleType):
 _sys.modules[__name__].__class__ = _Package
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 __all__ = [
     "CONTRACT_RULES",
     "CORE",
     "EVENT_TYPES",
     "LAYERS",
-    "AgentChanges",
-    "AgentError",
-    "AgentOptions",
     "Block",
-    "Budgets",
     "Clock",
     "Continue",
     "ContractViolation",
-    "Decision",
     "Declaration",
     "DeclarationError",
     "EmitError",
     "Envelope",
     "Escalate",
     "Event",
-    "Exit",
     "FixedClock",
-    "Harness",
-    "HarnessEntry",
     "HarnessweaverError",
     "HookBus",
     "HookResult",
     "HookWarning",
-    "JournalError",
     "JsonlSink",
     "Message",
     "Middleware",
     "MiddlewareSpec",
-    "ModelProvider",
     "ModelRequest",
     "ModelRequestEvent",
     "ModelResponse",
     "ModelResponseEvent",
-    "OpenAIChatProvider",
     "Outcome",
-    "PendingApproval",
     "Plugin",
-    "Pricing",
-    "Problem",
-    "Provenance",
-    "ProviderError",
     "RegistrationError",
     "Retry",
     "RunContext",
-    "RunResult",
-    "RunState",
-    "RunWarning",
-    "ScriptExhaustedError",
-    "ScriptedProvider",
-    "SpecError",
     "StepEndEvent",
-    "StepRecord",
     "StepStartEvent",
     "Suspend",
     "SystemClock",
     "TaskEndEvent",
     "TaskStartEvent",
-    "Tool",
     "ToolCall",
     "ToolCallEvent",
     "ToolResult",
     "ToolResultEvent",
     "ToolSpec",
     "Trace",
-    "TraceExporter",
     "TraceFormatError",
     "Usage",
     "__version__",
@@ -311,10 +257,16 @@ __all__ = [
     "check_contracts",
     "content_identity",
     "declare_in",
-    "load",
     "middleware",
     "parse_duration",
-    "read_journal",
-    "recover",
-    "tool",
 ]
+_BUS = tuple(__all__)
+if TYPE_CHECKING:  # what a type checker reads; at run time the same, completed on first use
+    __all__ += agent.__all__  # the run loop, hw.agent
+    __all__ += spec.__all__  # the harness-spec loader, hw.spec
+else:
+    del __all__  # so that the names of hw.agent and hw.spec are added when first asked for
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_all()})

@@ -3,7 +3,8 @@
 A coding agent starts ``harnessweaver hook`` once per tool call, and a program that only needs
 the bus should not pay for the run loop or the pure-Python core: a package lists where each of
 its names lives, and a name's module is imported when the name is first read, then kept in the
-package's namespace so later reads are plain attribute reads.
+package's namespace so later reads are plain attribute reads. ``dir()`` lists every public
+name, loaded or not.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from importlib import import_module
 
-__all__ = ["homes", "loader"]
+__all__ = ["homes", "lister", "loader"]
 
 
 def homes(table: Mapping[str, Iterable[str]]) -> dict[str, str]:
@@ -36,3 +37,13 @@ def loader(
         return value
 
     return __getattr__
+
+
+def lister(package: str, public: Iterable[str]) -> Callable[[], list[str]]:
+    """The ``__dir__`` of ``package``: what it holds so far and every ``public`` name."""
+    names = frozenset(public)
+
+    def __dir__() -> list[str]:
+        return sorted({*vars(sys.modules[package]), *names})
+
+    return __dir__

@@ -46,7 +46,7 @@ def test_every_public_name_resolves_in_a_fresh_interpreter(name: str) -> None:
 def test_hw_middleware_is_the_decorator_whichever_module_loads_first(first: str) -> None:
     shown = _fresh(
         f"import json, sys, importlib; importlib.import_module({first!r}); "
-        "import harnessweaver as hw, harnessweaver.spec; "
+        "import harnessweaver as hw, harnessweaver.spec.loader; "
         "module = sys.modules['harnessweaver.middleware']; "
         "print(json.dumps([hw.middleware is module.middleware, callable(hw.middleware)]))"
     )

@@ -5,13 +5,16 @@ tests and examples, :class:`OpenAIChatProvider` over HTTP), tools are typed func
 (:func:`tool`), every outcome of every hook point acts, budgets end runs, and a run that
 stops can be resumed from its serialisable :class:`RunState` or from its journal. See
 docs/agent.md.
+
+``harnessweaver`` re-exports every name of this package's ``__all__`` (``hw.Decision`` is
+``hw.agent.Decision``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import homes, loader
+from .. import _lazy
 
 if TYPE_CHECKING:
     from .budgets import Budgets
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
     from .state import Decision, Exit, PendingApproval, RunState, RunWarning, StepRecord
     from .tools import Tool, tool
 
-__all__ = [
+__all__: list[str] = [
     "AgentChanges",
     "AgentError",
     "AgentOptions",
@@ -51,46 +54,20 @@ __all__ = [
     "tool",
 ]
 
-__getattr__ = loader(
-    __name__,
-    homes(
-        {
-            ".budgets": ("Budgets",),
-            ".errors": (
-                "AgentError",
-                "JournalError",
-                "ProviderError",
-                "ScriptExhaustedError",
-            ),
-            ".journal": (
-                "read_journal",
-                "recover",
-            ),
-            ".openai_chat": ("OpenAIChatProvider",),
-            ".options": (
-                "AgentChanges",
-                "AgentOptions",
-            ),
-            ".provider": (
-                "ModelProvider",
-                "Pricing",
-                "ScriptedProvider",
-            ),
-            ".exporter": ("TraceExporter",),
-            ".result": ("RunResult",),
-            ".state": (
-                "Decision",
-                "Exit",
-                "PendingApproval",
-                "RunState",
-                "RunWarning",
-                "StepRecord",
-            ),
-            ".tools": (
-                "Tool",
-                "tool",
-            ),
-        }
-    ),
-)
-"""The run loop loads on first use: the spec loader needs its options, not its journal."""
+_HOMES = {
+    ".budgets": ("Budgets",),
+    ".errors": ("AgentError", "JournalError", "ProviderError", "ScriptExhaustedError"),
+    ".exporter": ("TraceExporter",),
+    ".journal": ("read_journal", "recover"),
+    ".openai_chat": ("OpenAIChatProvider",),
+    ".options": ("AgentChanges", "AgentOptions"),
+    ".provider": ("ModelProvider", "Pricing", "ScriptedProvider"),
+    ".result": ("RunResult",),
+    ".state": ("Decision", "Exit", "PendingApproval", "RunState", "RunWarning", "StepRecord"),
+    ".tools": ("Tool", "tool"),
+}
+"""Where each name of ``__all__`` lives: the run loop loads on first use (the spec loader needs
+its options, not its journal). ``tests/test_public_api.py`` holds this table, ``__all__`` and
+the type checker's imports above together."""
+__getattr__ = _lazy.loader(__name__, _lazy.homes(_HOMES))
+__dir__ = _lazy.lister(__name__, __all__)

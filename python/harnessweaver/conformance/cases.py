@@ -21,6 +21,7 @@ __all__ = [
     "CASE_ID",
     "CHECKOUT_CORPUS",
     "CORPUS_ENV",
+    "PACKAGE_CORPUS",
     "REQUIRED_KEYS",
     "Case",
     "CaseLoadError",
@@ -37,7 +38,11 @@ CASE_ID = re.compile(r"^[a-z0-9]+([.-][a-z0-9]+)*$")
 REQUIRED_KEYS = ("id", "description", "given", "when", "then")
 _MARKERS = ("VERSION", "catalogue.json")
 CHECKOUT_CORPUS = Path(__file__).resolve().parents[3] / "conformance"
-"""The corpus of a source checkout (``<repo>/conformance``), the last resort."""
+"""The corpus of a source checkout (``<repo>/conformance``)."""
+PACKAGE_CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+"""The corpus the package ships (``harnessweaver/corpus``), the last resort: in a checkout a
+symlink to ``conformance/``, in a wheel or sdist a copy of it made by the build, so an installed
+package runs the corpus of its own release (docs/packaging.md, "The corpus")."""
 _SHAPES: dict[str, type] = {"given": dict, "when": list, "then": dict}
 
 
@@ -88,7 +93,8 @@ def find_corpus(
 ) -> Path:
     """The default corpus: ``$HARNESSWEAVER_CORPUS``, else the nearest ``conformance``
     directory (with ``VERSION`` and ``catalogue.json``) walking up from ``cwd``, else the
-    source checkout's ``conformance/``."""
+    source checkout's ``conformance/``, else the one installed with the package (``checkout``
+    replaces these last two)."""
     environ = os.environ if environ is None else environ
     configured = environ.get(CORPUS_ENV)
     if configured:
@@ -101,9 +107,10 @@ def find_corpus(
         for candidate in (directory, directory / "conformance"):
             if candidate.name == "conformance" and _is_corpus(candidate):
                 return candidate
-    checkout = CHECKOUT_CORPUS if checkout is None else checkout
-    if _is_corpus(checkout):
-        return checkout
+    last = (CHECKOUT_CORPUS, PACKAGE_CORPUS) if checkout is None else (checkout,)
+    for candidate in last:
+        if _is_corpus(candidate):
+            return candidate
     raise CorpusNotFound(
         "no conformance corpus found: set "
         f"{CORPUS_ENV}, run from inside a checkout, or pass --cases DIR"

@@ -722,12 +722,14 @@ def test_a_builtin_runner_reporting_another_core_fails_the_run(tmp_path: Path) -
 def test_loose_cases_without_a_corpus_run_and_say_messages_are_unchecked(
     tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An installed package outside a checkout finds no corpus for a loose ``--cases``
-    directory: the run goes on, held to the protocol's framing only, and says so."""
+    """A package without its corpus (a build that did not ship one), outside a checkout, finds
+    no corpus for a loose ``--cases`` directory: the run goes on, held to the protocol's
+    framing only, and says so."""
     from harnessweaver.conformance import cases as case_module
 
     monkeypatch.delenv(CORPUS_ENV, raising=False)
     monkeypatch.setattr(case_module, "CHECKOUT_CORPUS", tmp_path / "no-checkout")
+    monkeypatch.setattr(case_module, "PACKAGE_CORPUS", tmp_path / "no-shipped-corpus")
     monkeypatch.chdir(tmp_path)
     write_cases(tmp_path / "cases", [make_case("l.one", PASSING_THEN, {"actual": OBSERVATION})])
     run = conformance("--cases", str(tmp_path / "cases"))
