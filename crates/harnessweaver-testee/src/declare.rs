@@ -232,3 +232,63 @@ pub fn overridden(
     };
     with_mode_error(result, mode)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::parse;
+
+    fn refused(decl: &str) -> Error {
+        declaration(&parse(decl).unwrap()).unwrap_err()
+    }
+
+    #[test]
+    fn values_of_the_wrong_type_are_shown_as_the_other_implementations_show_them() {
+        let e = refused(r#"{"name":"g","hooks":"tool.before","fail_mode":"closed"}"#);
+        assert_eq!(e.kind, ErrorKind::InvalidHooks);
+        assert!(e.message.contains("'tool.before'"), "{}", e.message);
+        let e =
+            refused(r#"{"name":"g","hooks":["tool.before"],"fail_mode":"closed","timeout":true}"#);
+        assert_eq!(e.kind, ErrorKind::InvalidDuration);
+        assert!(e.message.contains("True"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_lone_surrogate_is_no_valid_text_and_is_shown_escaped() {
+        let e = refused(r#"{"name":"g\udcff","hooks":["tool.before"],"fail_mode":"closed"}"#);
+        assert_eq!(e.kind, ErrorKind::InvalidName);
+        assert!(e.message.contains(r"'g\udcff'"), "{}", e.message);
+        let e = refused(r#"{"name":"g","hooks":["tool.before\ud800"],"fail_mode":"closed"}"#);
+        assert_eq!(e.kind, ErrorKind::UnknownHook);
+        assert!(e.message.contains(r"\ud800"), "{}", e.message);
+    }
+
+    #[test]
+    fn every_item_of_hooks_is_a_string_before_any_is_looked_up() {
+        let e = refused(r#"{"name":"g","hooks":["nope",5],"fail_mode":"closed"}"#);
+        assert_eq!(e.kind, ErrorKind::InvalidHooks);
+    }
+
+    #[test]
+    fn null_is_absence_and_a_missing_fail_mode_comes_before_the_timeout() {
+        let ok = r#"{"name":"g","hooks":["tool.before"],"fail_mode":"open","band":null,"timeout":null,"match":null,"mode":null}"#;
+        let decl = declaration(&parse(ok).unwrap()).unwrap();
+        assert_eq!(decl.band, Band::App);
+        assert_eq!(decl.timeout_ns, None);
+        let e =
+            refused(r#"{"name":"g","hooks":["tool.before"],"fail_mode":null,"timeout":"nope"}"#);
+        assert_eq!(e.kind, ErrorKind::MissingFailMode);
+    }
+
+    #[test]
+    fn a_mode_that_is_no_text_is_reported_after_match_and_before_r2() {
+        let e = refused(
+            r#"{"name":"g","hooks":["tool.before"],"fail_mode":"open","band":"baseline","mode":5}"#,
+        );
+        assert_eq!(e.kind, ErrorKind::InvalidMode);
+        let e = refused(
+            r#"{"name":"g","hooks":["tool.before"],"fail_mode":"open","match":[],"mode":5}"#,
+        );
+        assert_eq!(e.kind, ErrorKind::InvalidMatch);
+    }
+}

@@ -366,3 +366,137 @@ impl<P, O, E> Drive<P, O, E> {
         self.records.push(Packed::pack(record));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harnessweaver_core::declaration::{declare, DeclarationInput, TimeoutInput};
+    use harnessweaver_core::{FailMode, Registry};
+
+    fn chain(middleware: &[(&str, &str, Option<&str>)]) -> Chain<()> {
+        let mut registry = Registry::new();
+        for (name, fail_mode, timeout) in middleware {
+            let input = DeclarationInput {
+                name,
+                hooks: &["tool.before"],
+                band: None,
+                fail_mode: Some(fail_mode),
+                timeout: timeout.map(TimeoutInput::Text),
+                matcher: None,
+                mode: None,
+            };
+            registry.register(declare(&input).unwrap(), ()).unwrap();
+        }
+        registry.chain(4)
+    }
+
+    fn options(budget_ns: Option<u64>) -> Options {
+        Options {
+            contracts: None,
+            budget_ns,
+            corr: Arc::new(Correlation::NONE),
+        }
+    }
+
+    fn names(trace: &TraceBuf) -> Vec<(Option<String>, String, Option<String>)> {
+        trace
+            .iter()
+            .map(|view| {
+                let value = serde_json::to_value(&view).unwrap();
+                let text = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+                (
+                    text("middleware"),
+                    text("kind").unwrap_or_default(),
+                    text("code"),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_closed_failure_blocks_and_stops_the_chain() {
+        let mut trace = TraceBuf::new();
+        let emit = trace.begin_emit();
+        let mut drive: Drive<(), (), ()> = Drive::new(
+            chain(&[("a", "closed", None), ("b", "closed", None)]),
+            4,
+            (),
+            emit,
+            options(None),
+        );
+        let entry = drive.next().unwrap();
+        assert_eq!(entry.decl.fail_mode, FailMode::Closed);
+        drive.answer(Taken::Failed(
+            FailureKind::Exception,
+            Some("KeyError".into()),
+        ));
+        assert!(drive.next().is_none(), "a Block stops the chain");
+        let finished = drive.finish(&mut trace, None);
+        let Some(Best::Block { reason, code }) = finished.outcome else {
+            panic!("a closed failure is a Block");
+        };
+        assert_eq!(reason, "middleware a failed: exception");
+        assert_eq!(code, "middleware_error");
+        assert_eq!(
+            names(&trace),
+            [
+                (
+                    Some("a".into()),
+                    "failure".into(),
+                    Some("middleware_error".into())
+                ),
+                (None, "hook".into(), Some("middleware_error".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_spent_chain_deadline_skips_every_open_middleware() {
+        let mut trace = TraceBuf::new();
+        let emit = trace.begin_emit();
+        let mut drive: Drive<(), (), ()> = Drive::new(
+            chain(&[("a", "open", None), ("b", "open", Some("2s"))]),
+            4,
+            (),
+            emit,
+            options(Some(0)),
+        );
+        assert!(drive.next().is_none(), "nothing is called");
+        let finished = drive.finish(&mut trace, None);
+        assert!(finished.outcome.is_none(), "open failures continue");
+        let kinds: Vec<_> = names(&trace).into_iter().map(|(_, kind, _)| kind).collect();
+        assert_eq!(kinds, ["failure", "failure", "hook"]);
+    }
+
+    #[test]
+    fn a_cut_off_middleware_fails_as_deadline_and_ends_the_chains_time() {
+        let mut trace = TraceBuf::new();
+        let emit = trace.begin_emit();
+        let mut drive: Drive<(), (), ()> = Drive::new(
+            chain(&[("a", "open", Some("7200s")), ("b", "open", None)]),
+            4,
+            (),
+            emit,
+            options(Some(3_600_000_000_000)),
+        );
+        drive.next().unwrap();
+        assert!(drive.remaining().is_some_and(|left| left.as_secs() < 3600));
+        drive.timed_out();
+        assert!(
+            drive.next().is_none(),
+            "b is skipped: the chain's time has ended"
+        );
+        drive.finish(&mut trace, None);
+        let failures: Vec<String> = trace
+            .iter()
+            .filter_map(|view| {
+                let value = serde_json::to_value(&view).unwrap();
+                value
+                    .get("failure")
+                    .and_then(|f| f.as_str())
+                    .map(str::to_owned)
+            })
+            .collect();
+        assert_eq!(failures, ["deadline", "skipped"]);
+    }
+}
