@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::behaviours::{Host, Sequences};
 use crate::declare;
+use crate::emit::Ready;
 use crate::events::Catalogue;
 use crate::text::{has_lone, notation, shown};
 
@@ -228,16 +229,25 @@ impl<'c> CaseRun<'c> {
         } else if let Some(name) = step.get("unregister") {
             self.unregister(name)?;
         } else if let Some(group) = step.get("concurrent").and_then(Value::as_array) {
-            // Each emit on its own thread; an error ends only its own emit (§4).
+            // Started (checked and numbered) in listed order, then each walked on its own
+            // thread; an error ends only its own emit (§4).
+            let started: Vec<Result<Ready, Stop>> = group
+                .iter()
+                .map(|sub| match sub.get("emit") {
+                    Some(_) => self.prepare(sub),
+                    None => Err(Stop::Fault("a concurrent step that is no emit".into())),
+                })
+                .collect();
             let done: Vec<Result<Value, Stop>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = group
-                    .iter()
-                    .map(|sub| scope.spawn(move || self.emit(sub)))
+                let handles: Vec<_> = started
+                    .into_iter()
+                    .map(|ready| ready.map(|ready| scope.spawn(move || self.walk(ready))))
                     .collect();
                 handles
                     .into_iter()
-                    .map(|h| {
-                        h.join()
+                    .map(|handle| {
+                        handle?
+                            .join()
                             .unwrap_or_else(|_| Err(Stop::Fault("an emit panicked".into())))
                     })
                     .collect()

@@ -24,8 +24,10 @@ use crate::drive::{Best, Drive, Options, Taken};
 use crate::events::{contract_view, holds_lone, Event};
 use crate::text::{has_lone, replaced};
 
-/// An emit ready to walk: its hook point, event, chain and trace, checked.
-struct Ready {
+/// An emit ready to walk: checked, and numbered in its trace.
+pub(crate) struct Ready {
+    hook_name: String,
+    emit: u64,
     hook: HookId,
     event: Event,
     chain: Chain<Payload>,
@@ -36,13 +38,13 @@ impl CaseRun<'_> {
     /// One emit step (§4): the observation of §6.1's `emits` entry.
     pub(crate) fn emit(&self, step: &Value) -> Result<Value, Stop> {
         let ready = self.prepare(step)?;
-        let hook_name = step["emit"].as_str().unwrap_or_default();
-        self.walk(hook_name, ready)
+        self.walk(ready)
     }
 
     /// The caller's side of an emit: the event, then the checks in the order the bus makes
     /// them (hook point, event type, the emit's deadline); nothing runs when one fails.
-    fn prepare(&self, step: &Value) -> Result<Ready, Stop> {
+    /// The emit is numbered here, so that concurrent emits are numbered in listed order.
+    pub(crate) fn prepare(&self, step: &Value) -> Result<Ready, Stop> {
         let hook_name = step["emit"].as_str().unwrap_or_default();
         let context = step
             .get("context")
@@ -93,7 +95,10 @@ impl CaseRun<'_> {
             budget_ns: budget,
             corr: Arc::new(correlation(hook, context, &event.data)),
         };
+        let emit = locked(&trace).begin_emit();
         Ok(Ready {
+            hook_name: hook_name.to_owned(),
+            emit,
             hook,
             event,
             chain,
@@ -103,15 +108,16 @@ impl CaseRun<'_> {
     }
 
     /// Walks the chain of a prepared emit and observes its result.
-    fn walk(&self, hook_name: &str, ready: Ready) -> Result<Value, Stop> {
+    pub(crate) fn walk(&self, ready: Ready) -> Result<Value, Stop> {
         let Ready {
+            hook_name,
+            emit,
             hook,
             event,
             chain,
             trace,
             options,
         } = ready;
-        let emit = locked(&trace).begin_emit();
         let given = event.clone();
         let mut drive: Drive<Payload, Outcome, Event> =
             Drive::new(chain, hook, event, emit, options);
