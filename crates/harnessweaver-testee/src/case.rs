@@ -354,12 +354,13 @@ fn describe(stop: Stop) -> String {
     }
 }
 
-/// A trace's records as plain objects without their timings (§6.1).
+/// A trace's records as its JSON Lines writer writes them, without their timings (§6.1).
 fn untimed(trace: &TraceBuf) -> Vec<Value> {
     trace
-        .iter()
-        .map(|view| {
-            let mut value = serde_json::to_value(&view).unwrap_or(Value::Null);
+        .to_jsonl()
+        .lines()
+        .map(|line| {
+            let mut value = serde_json::from_str(line).unwrap_or(Value::Null);
             if let Value::Object(map) = &mut value {
                 map.remove("t_ns");
                 map.remove("duration_ns");
