@@ -58,10 +58,22 @@ def build_ts(session: nox.Session) -> None:
         session.run("npm", "run", "build", external=True)
 
 
+def build_rust_testee(session: nox.Session) -> None:
+    """Build the testee over the Rust core alone (the ``rust`` implementation)."""
+    session.run(
+        "cargo", "build", "--release", "--locked", "-p", "harnessweaver-testee", "--quiet",
+        external=True,
+    )  # fmt: skip
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """cargo test for the core crate, then pytest against the Rust core and the Python core."""
-    session.run("cargo", "test", "--locked", "-p", "harnessweaver-core", "--quiet", external=True)
+    """cargo test for the core crate and the Rust testee, then pytest against the Rust core and
+    the Python core."""
+    session.run(
+        "cargo", "test", "--locked", "-p", "harnessweaver-core", "-p", "harnessweaver-testee",
+        "--quiet", external=True,
+    )  # fmt: skip
     install(session, "test")
     # The two cores' runs at once (this machine has two cores); each one's output is printed
     # whole when it ends.
@@ -96,6 +108,7 @@ def conformance(session: nox.Session) -> None:
     """
     install(session, "conformance")
     build_ts(session)
+    build_rust_testee(session)
     args = session.posargs or ["--require-identical"]
     session.run("harnessweaver", "conformance", "--out", str(ROOT / "results"), *args)
 
@@ -122,6 +135,7 @@ def fuzz(session: nox.Session) -> None:
     then 1,000 generated hostile harness specs through the loader and ``harnessweaver hooks``."""
     install(session, "fuzz")
     build_ts(session)
+    build_rust_testee(session)
     session.run("harnessweaver", "fuzz", "--count", "2000", *session.posargs)
     # Hostile harness specs (aliases, depth, size, odd types, junk bytes): each loads or is
     # refused with a SpecError, and `harnessweaver hooks` answers 0 or 2, never a traceback.

@@ -58,7 +58,7 @@ def _configure_conformance(parser: argparse.ArgumentParser) -> None:
         metavar="NAME[=COMMAND]",
         help="an implementation to run: a built-in name (see --list-impls) or NAME=COMMAND "
         f"for any testee (COMMAND is split like a shell would; NAME uses {IMPL_NAME_HELP}); "
-        "repeatable (default: python-rust, python-pure, and ts when built)",
+        "repeatable (default: python-rust, python-pure, and ts and rust when built)",
     )
     parser.add_argument(
         "--out",
@@ -98,7 +98,8 @@ def _list_impls(out: TextIO) -> int:
 
     for impl in builtin_implementations().values():
         command = " ".join(impl.command)
-        note = "" if impl.name != "ts" or Path(impl.command[-1]).is_file() else "  (not built)"
+        unbuilt = impl.name in ("ts", "rust") and not Path(impl.command[-1]).is_file()
+        note = "  (not built)" if unbuilt else ""
         print(f"{impl.name}: {command}{note}", file=out)
     return EXIT_OK
 

@@ -19,6 +19,7 @@ from referencing import Registry, Resource
 import harnessweaver as hw
 from harnessweaver.conformance.cases import load_cases
 from harnessweaver.conformance.driver import (
+    RUST_TESTEE,
     TS_RUNNER,
     RunConfig,
     builtin_implementations,
@@ -166,12 +167,15 @@ def _unbuilt(name: str) -> str | None:
         return "python-rust needs the compiled core, which this installation does not have"
     if name == "ts" and not (TS_RUNNER.is_file() and shutil.which("node")):
         return f"ts needs node and its runner built at {TS_RUNNER} (npm run build in ts-runner)"
+    if name == "rust" and not RUST_TESTEE.is_file():
+        return f"rust needs its testee built at {RUST_TESTEE} (cargo build --release)"
     return None
 
 
 # The suite runs once per core: each run checks its own core's testee, and the Rust core's run
-# checks TypeScript too, so every implementation is covered once without tripling the time.
-OWN = ["python-rust", "ts"] if hw.CORE == "rust" else ["python-pure"]
+# checks TypeScript and the Rust testee too, so every implementation is covered once without
+# tripling the time.
+OWN = ["python-rust", "ts", "rust"] if hw.CORE == "rust" else ["python-pure"]
 
 
 @pytest.mark.parametrize("name", OWN)

@@ -46,6 +46,7 @@ from harnessweaver.conformance.protocol import (
 
 __all__ = [
     "IMPL_NAME_HELP",
+    "RUST_TESTEE",
     "TS_RUNNER",
     "ImplRun",
     "Implementation",
@@ -65,6 +66,13 @@ __all__ = [
 
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 TS_RUNNER = Path(__file__).resolve().parents[3] / "ts-runner" / "dist" / "runner.js"
+RUST_TESTEE = (
+    Path(__file__).resolve().parents[3]
+    / "target"
+    / "release"
+    / ("harnessweaver-testee.exe" if os.name == "nt" else "harnessweaver-testee")
+)
+"""The testee over the Rust core alone (``cargo build --release -p harnessweaver-testee``)."""
 IMPL_NAME_HELP = "letters, digits, '.', '_' and '-', starting with a letter or digit"
 
 
@@ -113,19 +121,29 @@ def _python_testee(name: str, core: str) -> Implementation:
 
 
 def builtin_implementations() -> dict[str, Implementation]:
-    """The implementations of this repository, by name (``ts`` even when not built)."""
+    """The implementations of this repository, by name (``ts`` and ``rust`` even when not
+    built)."""
     return {
         "python-rust": _python_testee("python-rust", "rust"),
         "python-pure": _python_testee("python-pure", "python"),
         "ts": Implementation("ts", ("node", str(TS_RUNNER))),
+        "rust": Implementation("rust", (str(RUST_TESTEE),), core="rust"),
     }
 
 
+def _built(name: str) -> Path | None:
+    """What must exist before ``name`` can run: a build's output, or ``None`` (nothing)."""
+    return {"ts": TS_RUNNER, "rust": RUST_TESTEE}.get(name)
+
+
 def default_implementations() -> list[Implementation]:
-    """``python-rust`` and ``python-pure``, plus ``ts`` when its runner has been built."""
+    """``python-rust`` and ``python-pure``, plus ``ts`` and ``rust`` when they have been built."""
     builtins = builtin_implementations()
-    names = ["python-rust", "python-pure"] + (["ts"] if TS_RUNNER.is_file() else [])
-    return [builtins[name] for name in names]
+    return [
+        impl
+        for name, impl in builtins.items()
+        if (built := _built(name)) is None or built.is_file()
+    ]
 
 
 def _valid_name(name: str) -> bool:
@@ -155,6 +173,11 @@ def resolve_implementations(specs: Sequence[str]) -> list[Implementation]:
             raise ImplementationError(f"--impl {name!r}: unknown (known: {known}; or NAME=CMD)")
         elif name == "ts" and not TS_RUNNER.is_file():
             raise ImplementationError(f"--impl ts: {TS_RUNNER} does not exist (build ts-runner)")
+        elif name == "rust" and not RUST_TESTEE.is_file():
+            raise ImplementationError(
+                f"--impl rust: {RUST_TESTEE} does not exist "
+                "(cargo build --release -p harnessweaver-testee)"
+            )
         else:
             chosen[name] = builtins[name]
     return list(chosen.values())

@@ -536,6 +536,7 @@ def test_ts_is_only_selectable_when_built(
     tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(driver, "TS_RUNNER", tmp_path / "missing" / "runner.js")
+    monkeypatch.setattr(driver, "RUST_TESTEE", tmp_path / "missing" / "harnessweaver-testee")
     write_cases(tmp_path / "cases", [make_case("a")])
     run = conformance("--cases", str(tmp_path / "cases"), impls=("ts",))
     assert run.code == 2
@@ -554,6 +555,40 @@ def test_ts_is_only_selectable_when_built(
     ]
 
 
+def test_rust_is_only_selectable_when_built(
+    tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(driver, "TS_RUNNER", tmp_path / "missing" / "runner.js")
+    monkeypatch.setattr(driver, "RUST_TESTEE", tmp_path / "missing" / "harnessweaver-testee")
+    write_cases(tmp_path / "cases", [make_case("a")])
+    run = conformance("--cases", str(tmp_path / "cases"), impls=("rust",))
+    assert run.code == 2
+    assert "harnessweaver-testee does not exist" in run.err
+    assert "cargo build --release -p harnessweaver-testee" in run.err
+    assert [impl.name for impl in driver.default_implementations()] == [
+        "python-rust",
+        "python-pure",
+    ]
+    built = tmp_path / "harnessweaver-testee"
+    built.write_text("", encoding="utf-8")
+    monkeypatch.setattr(driver, "RUST_TESTEE", built)
+    assert [impl.name for impl in driver.default_implementations()] == [
+        "python-rust",
+        "python-pure",
+        "rust",
+    ]
+    monkeypatch.setattr(driver, "TS_RUNNER", built)
+    assert [impl.name for impl in driver.default_implementations()] == [
+        "python-rust",
+        "python-pure",
+        "ts",
+        "rust",
+    ]
+    rust = driver.resolve_implementations(["rust"])[0]
+    assert rust.command == (str(built),)
+    assert rust.core == "rust"  # its hello must say it runs the Rust core
+
+
 def test_builtin_commands() -> None:
     builtins = driver.builtin_implementations()
     assert builtins["python-rust"].command == (
@@ -565,6 +600,8 @@ def test_builtin_commands() -> None:
     )
     assert builtins["python-pure"].command[-2:] == ("--core", "python")
     assert builtins["ts"].command == ("node", str(driver.TS_RUNNER))
+    assert builtins["rust"].command == (str(driver.RUST_TESTEE),)
+    assert driver.RUST_TESTEE.parts[-3:-1] == ("target", "release")
     env = builtins["python-pure"].environment()
     assert env is not None and env["PYTHONPATH"].split(":")[0] == str(PYTHON_ROOT)
     assert builtins["ts"].environment() is None
@@ -580,6 +617,8 @@ def test_list_impls(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert out[1].startswith("python-pure: ")
     assert out[2].startswith("ts: node ")
+    assert out[3].startswith("rust: ")
+    assert out[3].split(": ", 1)[1].split()[0].endswith("harnessweaver-testee")
 
 
 def test_bad_timeout_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
