@@ -9,9 +9,9 @@ naive emit (``shared/research/perf-baseline.md``), and a middleware that finishe
 suspending can never be interrupted anyway; its late answer is caught by the core's monotonic
 deadline check (ruling 10). So:
 
-* asyncio: a suspended middleware gets a ``loop.call_later`` timer that cancels the task; the
-  cancellation is recognised as ours and withdrawn with ``Task.uncancel`` (what
-  ``asyncio.timeout`` does). No scope is ever entered.
+* asyncio: a suspended middleware's deadline is a timer (``loop.call_at``, one ``_Timer`` per
+  emit) that cancels the task; the cancellation is recognised as ours and withdrawn with
+  ``Task.uncancel`` (what ``asyncio.timeout`` does). No scope is ever entered.
 * trio (and any other anyio backend): cancel scopes form a stack that must be entered *before*
   the middleware's first step, or a middleware that opens its own scope (``anyio.sleep``)
   corrupts it. So a chain with timeouts runs inside one ``anyio.CancelScope`` per emit, whose
@@ -120,9 +120,6 @@ def _forward(iterator: Any, yielded: Any) -> Generator[Any, Any, Any]:
             yielded = iterator.send(sent)
         except StopIteration as stop:
             return stop.value
-
-
-_drive = _forward  # the trio path's name for it
 
 
 async def _awaited(awaitable: Any) -> Any:

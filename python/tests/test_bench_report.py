@@ -136,10 +136,16 @@ def test_a_suspending_emit_with_timeouts_is_judged_against_the_asyncio_timeout_f
     untimed one still with the plain loop."""
     report = _load_report()
     rows, _ = report.python_rows("rust", write(tmp_path, "rust.json", python_run("rust", 1100.0)))
-    timed = next(r for r in rows if r.workload == "emit" and r.kind == "suspend" and r.n == 8
-                 and r.timeouts == "2s")
-    untimed = next(r for r in rows if r.workload == "emit" and r.kind == "suspend" and r.n == 8
-                   and r.timeouts == "none")
+    timed = next(
+        r
+        for r in rows
+        if r.workload == "emit" and r.kind == "suspend" and r.n == 8 and r.timeouts == "2s"
+    )
+    untimed = next(
+        r
+        for r in rows
+        if r.workload == "emit" and r.kind == "suspend" and r.n == 8 and r.timeouts == "none"
+    )
     assert (timed.floor_ns, timed.ratio) == (pytest.approx(3000.0), pytest.approx(1.1))
     assert (untimed.floor_ns, untimed.ratio) == (pytest.approx(2000.0), pytest.approx(1.2))
     judged = {t.what: t for t in report.targets(rows)}
