@@ -54,6 +54,19 @@ class Target:
     met: bool
 
 
+FLOORS = ("floor", "floor-timeout")
+"""The plain loop, and each middleware awaited under ``asyncio.timeout(2)`` (issue 17)."""
+
+
+def floor_of(info: dict[str, Any]) -> str:
+    """The floor a row is judged against: an emit that suspends under timeouts against the
+    ``asyncio.timeout`` floor (what its timers replace), every other row the plain loop."""
+    timed = info.get("timeouts") not in (None, "none")
+    if info["workload"] == "emit" and info.get("kind") == "suspend" and timed:
+        return "floor-timeout"
+    return "floor"
+
+
 def python_rows(core: str, path: Path) -> tuple[list[Row], dict[str, Any]]:
     """Rows of one pytest-benchmark run; emit and pluggy rows get the floor of their run."""
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -64,15 +77,15 @@ def python_rows(core: str, path: Path) -> tuple[list[Row], dict[str, Any]]:
         return float(bench["stats"]["median"]) * 1e9 / int(info["per"])
 
     floors = {
-        (b["extra_info"]["kind"], b["extra_info"]["n"]): per_op(b)
+        (b["extra_info"]["workload"], b["extra_info"]["kind"], b["extra_info"]["n"]): per_op(b)
         for b in benches
-        if b["extra_info"]["workload"] == "floor"
+        if b["extra_info"]["workload"] in FLOORS
     }
     rows = []
     for bench in benches:
         info = bench["extra_info"]
         workload, kind, n = info["workload"], info.get("kind", ""), info.get("n")
-        floor = None if workload == "floor" else floors.get((kind, n))
+        floor = None if workload == "floor" else floors.get((floor_of(info), kind, n))
         floor = info.get("paired_floor_ns", floor)
         paired = info.get("paired_ratio")
         row = Row(f"python-{core}", workload, kind, n, info.get("timeouts"), per_op(bench), floor)
@@ -160,7 +173,7 @@ def _hook_target(row: Row | None) -> Target:
 
 
 def targets(rows: list[Row]) -> list[Target]:
-    """The targets of issues 5, 13 and 14, each judged on this run's figures."""
+    """The targets of issues 5, 13, 14 and 17, each judged on this run's figures."""
     found: list[Target] = []
     rust = [r for r in rows if r.implementation == "python-rust"]
     emit = {"workload": "emit", "kind": "complete"}
@@ -189,6 +202,10 @@ def targets(rows: list[Row]) -> list[Target]:
         else:
             cost = timed.median_ns / untimed.median_ns - 1
         found.append(Target(f"timeouts cost, N={n}", f"{cost:+.1%}", "<= 10%", cost <= 0.10))
+    for n in (8, 32):
+        row = find(rust, workload="emit", kind="suspend", n=n, timeouts="2s")
+        what = f"Rust core, N={n} suspending, 2 s timeouts, against asyncio.timeout"
+        found.append(_ratio_target(what, row, 1.3))
     pure = [r for r in rows if r.implementation == "python-python"]
     found.append(
         _ratio_target("pure-Python core, N=8", find(pure, **emit, n=8, timeouts="none"), 5.0)
@@ -294,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add_column(column, justify="right" if numeric else "left")
     for row in rows:
         table.add_row(*cells(row))
-    verdicts = Table(title="targets (issues 5, 13 and 14)")
+    verdicts = Table(title="targets (issues 5, 13, 14 and 17)")
     for column in ("target", "measured", "limit", "met"):
         verdicts.add_column(column)
     for target in judged:

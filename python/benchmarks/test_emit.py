@@ -1,5 +1,6 @@
 """The matrix of issue 5: N middleware x timeouts x (complete at once | suspend once), each
-next to its floor, and pluggy calling N sync hookimpls (the closest peer) in the same run."""
+next to its floor (a chain that suspends under 2 s timeouts next to the ``asyncio.timeout``
+floor as well), and pluggy calling N sync hookimpls (the closest peer) in the same run."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pluggy
 import pytest
 from conftest import PER, SUSPENDING, measure
-from workloads import BODIES, ENV, EVENT, bus_of, chain_of, floor_loop
+from workloads import BODIES, ENV, EVENT, bus_of, chain_of, floor_loop, floor_timeout_loop
 
 import harnessweaver as hw
 
@@ -39,6 +40,31 @@ def test_floor(benchmark: Any, runner: asyncio.Runner, n: int, kind: str) -> Non
     )
 
 
+@pytest.mark.parametrize("n", NS)
+def test_floor_timeout(benchmark: Any, runner: asyncio.Runner, n: int) -> None:
+    fns = chain_of((BODIES["suspend"], n))
+    per = per_round(n, "suspend")
+    measure(
+        benchmark,
+        runner,
+        lambda: floor_timeout_loop(fns, per),
+        group=f"suspend n={n}",
+        workload="floor-timeout",
+        kind="suspend",
+        n=n,
+        per=per,
+    )
+
+
+def floor_of(fns: list[Any], kind: str, timeouts: str, per: int) -> Any:
+    """The floor a row is paired with: a chain that suspends under timeouts against awaiting
+    each middleware under ``asyncio.timeout`` (what its timers replace), the rest against the
+    plain loop."""
+    if kind == "suspend" and TIMEOUTS[timeouts] is not None:
+        return lambda: floor_timeout_loop(fns, per)
+    return lambda: floor_loop(fns, per)
+
+
 @pytest.mark.parametrize("timeouts", list(TIMEOUTS))
 @pytest.mark.parametrize("kind", list(BODIES))
 @pytest.mark.parametrize("n", NS)
@@ -60,7 +86,7 @@ def test_emit(benchmark: Any, runner: asyncio.Runner, n: int, kind: str, timeout
         batch,
         group=f"{kind} n={n}",
         fresh_context=True,
-        floor=lambda: floor_loop(fns, per),
+        floor=floor_of(fns, kind, timeouts, per),
         workload="emit",
         kind=kind,
         n=n,

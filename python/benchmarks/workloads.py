@@ -128,6 +128,17 @@ async def floor_loop(fns: list[Middleware], per: int) -> None:
             await f(event, env)
 
 
+async def floor_timeout_loop(fns: list[Middleware], per: int) -> None:
+    """The honest floor of a walk with timeouts: every middleware awaited under its own
+    ``asyncio.timeout(2)``, as a hand-written loop that enforces 2 s timeouts would, ``per``
+    times. A suspending emit with 2 s timeouts is judged against this (issue 17)."""
+    event, env, timeout = EVENT, ENV, asyncio.timeout
+    for _ in range(per):
+        for f in fns:
+            async with timeout(2):
+                await f(event, env)
+
+
 async def floor_until_answer(fns: list[Middleware], per: int) -> int:
     """The floor of a chain that stops at the first answer (Block) or exception."""
     event, env = EVENT, ENV

@@ -9,9 +9,9 @@ naive emit (``shared/research/perf-baseline.md``), and a middleware that finishe
 suspending can never be interrupted anyway; its late answer is caught by the core's monotonic
 deadline check (ruling 10). So:
 
-* asyncio: a suspended middleware gets a ``loop.call_later`` timer that cancels the task; the
-  cancellation is recognised as ours and withdrawn with ``Task.uncancel`` (what
-  ``asyncio.timeout`` does). No scope is ever entered.
+* asyncio: a suspended middleware's deadline is a timer (``loop.call_at``, one ``_Timer`` per
+  emit) that cancels the task; the cancellation is recognised as ours and withdrawn with
+  ``Task.uncancel`` (what ``asyncio.timeout`` does). No scope is ever entered.
 * trio (and any other anyio backend): cancel scopes form a stack that must be entered *before*
   the middleware's first step, or a middleware that opens its own scope (``anyio.sleep``)
   corrupts it. So a chain with timeouts runs inside one ``anyio.CancelScope`` per emit, whose
@@ -25,7 +25,7 @@ import asyncio
 import math
 import sys
 import types
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Protocol, TypeVar
 
 import anyio
@@ -93,9 +93,15 @@ def stray_cancellation(exc: BaseException) -> bool:
     return False
 
 
+_COROUTINES = (types.CoroutineType, types.GeneratorType)
+
+
 @types.coroutine
-def _drive(iterator: Any, yielded: Any) -> Generator[Any, Any, Any]:
-    """Forward a half-run coroutine's traffic with the event loop until it returns."""
+def _forward(iterator: Any, yielded: Any) -> Generator[Any, Any, Any]:
+    """Forward a half-run coroutine's traffic with the event loop until it returns: its first
+    yield is passed out here, then (a coroutine or generator sent ``None``, as asyncio's task
+    always sends) ``yield from`` hands the rest to the interpreter, which forwards every send,
+    throw and close in C, with no Python frame of ours per resumption."""
     while True:
         try:
             sent = yield yielded
@@ -107,11 +113,17 @@ def _drive(iterator: Any, yielded: Any) -> Generator[Any, Any, Any]:
                 yielded = iterator.throw(exc)
             except StopIteration as stop:
                 return stop.value
-        else:
-            try:
-                yielded = iterator.send(sent)
-            except StopIteration as stop:
-                return stop.value
+            continue
+        if sent is None and type(iterator) in _COROUTINES:
+            return (yield from iterator)
+        try:
+            yielded = iterator.send(sent)
+        except StopIteration as stop:
+            return stop.value
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
 
 
 _SHIELD_RECHECK = 0.005
@@ -142,32 +154,99 @@ def _shielded(task: asyncio.Task[Any]) -> bool:
     return False
 
 
-async def _drive_asyncio(step: Step[Any], loop: asyncio.AbstractEventLoop) -> Any:
-    task = asyncio.current_task()
-    assert task is not None  # an emit is always awaited inside a task
-    fired = False
-    handle: asyncio.TimerHandle  # armed below; a shield re-arms it
+_IDLE = math.inf
+_EARLY = 0.001
+"""Seconds a new handle is armed before its deadline. The next middleware's deadline, read
+through two clocks, can come out a few microseconds earlier than this one's even when they
+started in the same tick of the core's coarse clock; armed this much early, the handle still
+serves it (and, firing early, re-arms for the deadline itself: never late)."""
 
-    def fire() -> None:
-        nonlocal fired, handle
-        if _shielded(task):  # a shield holds off the deadline until the task leaves it
-            handle = loop.call_later(_SHIELD_RECHECK, fire)
+
+class _Timer:
+    """The deadline of the suspended middleware of one emit under asyncio: one object per
+    emit, called by the loop (``loop.call_at(when, timer)``) instead of a closure per
+    suspension, and one timer handle for as many suspensions as it can serve.
+
+    ``arm`` sets the deadline of the middleware now suspended, ``disarm`` says none is. The
+    handle is kept across middleware: a later middleware's deadline is rarely earlier, so a
+    handle armed for an earlier deadline stays, and when it fires it re-arms for the current
+    one (only an emit running near its first timeout ever sees that). A handle is replaced
+    only for an earlier deadline, and cancelled when the emit ends (``close``). So the
+    middleware is cancelled at its own deadline, as by a handle of its own, never later.
+    """
+
+    __slots__ = ("armed", "cancelling", "fired", "handle", "loop", "task", "when")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        task = asyncio.current_task()
+        assert task is not None  # an emit is always awaited inside a task
+        self.loop = loop
+        self.task = task
+        self.handle: asyncio.TimerHandle | None = None
+        self.armed = _IDLE  # when ``handle`` fires
+        self.when = _IDLE  # the deadline of the middleware suspended now, if any
+        self.fired = False
+        self.cancelling = 0
+
+    def arm(self, remaining: float) -> None:
+        loop = self.loop
+        when = loop.time() + (remaining if remaining > 0.0 else 0.0)
+        self.when = when
+        self.fired = False
+        self.cancelling = self.task.cancelling()
+        if self.handle is None or self.armed > when:
+            if self.handle is not None:
+                self.handle.cancel()
+            self.armed = when - _EARLY
+            self.handle = loop.call_at(self.armed, self)
+
+    def disarm(self) -> None:
+        self.when = _IDLE
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+
+    def __call__(self) -> None:
+        """The handle fired: cancel the task if the current deadline is the one it was for."""
+        self.handle = None
+        when = self.when
+        if when == _IDLE:  # no middleware is suspended under a deadline now
+            self.armed = _IDLE
             return
-        fired = True
-        task.cancel()
+        loop = self.loop
+        if when > self.armed:  # armed for an earlier middleware: wait for this one's
+            self.handle, self.armed = loop.call_at(when, self), when
+            return
+        if _shielded(self.task):  # a shield holds off the deadline until the task leaves it
+            self.armed = loop.time() + _SHIELD_RECHECK
+            self.handle = loop.call_at(self.armed, self)
+            return
+        self.armed = _IDLE
+        self.fired = True
+        self.task.cancel()
 
-    cancelling = task.cancelling()
-    handle = loop.call_later(max(step.remaining(), 0.0), fire)
+    def uncancel(self) -> int:
+        return self.task.uncancel()
+
+
+@types.coroutine
+def _timed(step: Step[Any], timer: _Timer) -> Generator[Any, Any, Any]:
+    """Finish a suspended step under asyncio with its deadline on ``timer``; raises
+    ``DeadlinePassed`` when the timer cancelled it (ruling 10: also when it swallowed the
+    cancellation and answered late). A cancellation that is not only ours propagates (I12)."""
+    timer.arm(step.remaining())
     try:
-        value = await _drive(step.awaitable, step.yielded)
+        value = yield from _forward(step.awaitable, step.yielded)
     except asyncio.CancelledError:
-        if fired and task.uncancel() <= cancelling:
+        if timer.fired and timer.uncancel() <= timer.cancelling:
             raise _DeadlinePassed from None
         raise
     finally:
-        handle.cancel()
-    if fired:  # it swallowed our cancellation and answered late
-        task.uncancel()
+        timer.disarm()
+    if timer.fired:  # it swallowed our cancellation and answered late
+        timer.uncancel()
         raise _DeadlinePassed
     return value
 
@@ -175,35 +254,59 @@ async def _drive_asyncio(step: Step[Any], loop: asyncio.AbstractEventLoop) -> An
 async def drive_with_deadline(step: Step[Any]) -> Any:
     """Finish a suspended step under asyncio, its deadline armed now; raises
     ``DeadlinePassed`` when it fires (the pure-Python core's drive loop uses this)."""
-    return await _drive_asyncio(step, asyncio.get_running_loop())
+    timer = _Timer(asyncio.get_running_loop())
+    try:
+        return await _timed(step, timer)
+    finally:
+        timer.close()
 
 
-async def _await_step(step: Step[Any], loop: asyncio.AbstractEventLoop | None) -> Any:
+async def _await_step(step: Step[Any]) -> Any:
+    """A step awaited with no deadline armed here (trio's cancel scope holds it)."""
     if step.yielded is NOT_STARTED:
         return await step.awaitable
-    if step.timeout is None or loop is None:
-        return await _drive(step.awaitable, step.yielded)
-    return await _drive_asyncio(step, loop)
+    return await _forward(step.awaitable, step.yielded)
 
 
-async def finish(result: R | Step[R], done: type[R]) -> R:
-    """Await pending steps until the core returns its ``HookResult`` (type ``done``)."""
+@types.coroutine
+def finish(result: R | Step[R], done: type[R]) -> Generator[Any, Any, R]:
+    """Await pending steps until the core returns its ``HookResult`` (type ``done``).
+
+    A generator-based coroutine, not ``async def``: the Rust core's ``Emit`` forwards the
+    event loop's sends straight into it, and it forwards them on with ``yield from``, so a
+    resumption of a suspended middleware passes through as few Python frames as can be
+    (this, ``_timed`` when timed, ``_forward``). The emit's deadline timer is made at its
+    first timed suspension and cancelled when the emit ends, however it ends.
+    """
     loop = _get_running_loop()
-    while type(result) is not done:
-        step: Step[R] = result  # type: ignore[assignment]
-        try:
-            value = await _await_step(step, loop)
-        except _DeadlinePassed:
-            result = step.timed_out()
-        except Exception as exc:
-            result = step.fail(exc)
-        except BaseException as exc:  # the caller's cancellation is the caller's (I12), ...
-            if not stray_cancellation(exc):
-                raise
-            result = step.fail(exc)  # ... a stray one the middleware's failure (I15)
-        else:
-            result = step.resume(value)
-    return result
+    timer: _Timer | None = None
+    try:
+        while type(result) is not done:
+            step: Step[R] = result  # type: ignore[assignment]
+            yielded = step.yielded
+            try:
+                if yielded is NOT_STARTED:
+                    value = yield from _awaited(step.awaitable)
+                elif loop is None or step.timeout is None:
+                    value = yield from _forward(step.awaitable, yielded)
+                else:
+                    if timer is None:
+                        timer = _Timer(loop)
+                    value = yield from _timed(step, timer)
+            except _DeadlinePassed:
+                result = step.timed_out()
+            except Exception as exc:
+                result = step.fail(exc)
+            except BaseException as exc:  # the caller's cancellation is the caller's (I12), ...
+                if not stray_cancellation(exc):
+                    raise
+                result = step.fail(exc)  # ... a stray one the middleware's failure (I15)
+            else:
+                result = step.resume(value)
+        return result
+    finally:
+        if timer is not None:
+            timer.close()
 
 
 async def run_structured(begin: Callable[[], R | Step[R]], done: type[R]) -> R:
@@ -218,7 +321,7 @@ async def run_structured(begin: Callable[[], R | Step[R]], done: type[R]) -> R:
                 value: Any = None
                 failure: BaseException | None = None
                 try:
-                    value = await _await_step(step, None)
+                    value = await _await_step(step)
                 except Exception as exc:
                     failure = exc
                 except BaseException as exc:  # ours, when the deadline fired, is not stray
@@ -242,7 +345,7 @@ def _deadline(step: Step[Any]) -> float:
     return anyio.current_time() + max(step.remaining(), 0.0)
 
 
-async def continue_emit(
+def continue_emit(
     started: Any,
     registry: Any,
     hook: str,
@@ -250,15 +353,17 @@ async def continue_emit(
     ctx: Any,
     done: type[R],
     deadline: object = None,
-) -> R:
+) -> Awaitable[R]:
     """The rest of an emit that could not finish synchronously (the Rust core's ``Emit``
     awaits this): a pending step, or ``None`` for a chain with timeouts (or a chain deadline,
-    I26: ``deadline`` is the emit's own) under trio."""
+    I26: ``deadline`` is the emit's own) under trio. Returns the coroutine itself, not an
+    ``async def`` around it: one frame fewer on every resumption. Nothing runs before it is
+    awaited."""
     if started is None:
-        return await run_structured(
+        return run_structured(
             lambda: registry.emit(hook, event, ctx.envelope, ctx.trace, deadline), done
         )
-    return await finish(started, done)
+    return finish(started, done)
 
 
 def exception_of(kind: Any, value: Any = None) -> BaseException:

@@ -31,11 +31,18 @@ def bench(workload: str, median_s: float, per: int = 1, **info: Any) -> dict[str
 
 
 def python_run(
-    core: str, emit_ns: float, pure_ns: float = 0.0, register_s: float = 0.5, hook_s: float = 0.1
+    core: str,
+    emit_ns: float,
+    pure_ns: float = 0.0,
+    register_s: float = 0.5,
+    hook_s: float = 0.1,
+    suspend_ns: float = 3300.0,
 ) -> dict[str, Any]:
     """One core's pytest-benchmark JSON: floors of 1 µs, emits of ``emit_ns`` (``pure_ns`` for
     the untimed pure-core row), trace memory, the round trip, 100,000 registrations in
-    ``register_s`` seconds, and three hook-command processes of ``hook_s`` seconds each."""
+    ``register_s`` seconds, and three hook-command processes of ``hook_s`` seconds each; for
+    middleware that suspend, floors of 2 µs (plain) and 3 µs (each under ``asyncio.timeout``),
+    emits of 2.4 µs untimed and ``suspend_ns`` with 2 s timeouts."""
     benches = []
     for n in (0, 1, 8, 32):
         benches.append(bench("floor", 1000e-9, kind="complete", n=n))
@@ -43,6 +50,10 @@ def python_run(
             untimed_pure = core == "python" and timeouts == "none"
             median = (pure_ns if untimed_pure else emit_ns) * 1e-9
             benches.append(bench("emit", median, kind="complete", n=n, timeouts=timeouts))
+        benches.append(bench("floor", 2000e-9, kind="suspend", n=n))
+        benches.append(bench("floor-timeout", 3000e-9, kind="suspend", n=n))
+        benches.append(bench("emit", 2400e-9, kind="suspend", n=n, timeouts="none"))
+        benches.append(bench("emit", suspend_ns * 1e-9, kind="suspend", n=n, timeouts="2s"))
     benches.append(
         bench("trace-round-trip", 0.5, n=1_000_000, bytes_per_record=32.0, kind="", timeouts=None)
     )
@@ -115,6 +126,38 @@ def test_a_ratio_paired_round_by_round_wins_over_the_separate_floor(tmp_path: Pa
     assert (emit.ratio, emit.floor_ns) == (1.1, 1360.0)  # not 1500 / 1000
     judged = {t.what: t for t in report.targets(rows)}
     assert judged["Rust core, N=8, 2 s timeouts"].met
+
+
+def test_a_suspending_emit_with_timeouts_is_judged_against_the_asyncio_timeout_floor(
+    tmp_path: Path,
+) -> None:
+    """Issue 17: an emit whose middleware suspend under 2 s timeouts is compared with awaiting
+    each under ``asyncio.timeout`` (what its timers replace), not with the plain loop; an
+    untimed one still with the plain loop."""
+    report = _load_report()
+    rows, _ = report.python_rows("rust", write(tmp_path, "rust.json", python_run("rust", 1100.0)))
+    timed = next(
+        r
+        for r in rows
+        if r.workload == "emit" and r.kind == "suspend" and r.n == 8 and r.timeouts == "2s"
+    )
+    untimed = next(
+        r
+        for r in rows
+        if r.workload == "emit" and r.kind == "suspend" and r.n == 8 and r.timeouts == "none"
+    )
+    assert (timed.floor_ns, timed.ratio) == (pytest.approx(3000.0), pytest.approx(1.1))
+    assert (untimed.floor_ns, untimed.ratio) == (pytest.approx(2000.0), pytest.approx(1.2))
+    judged = {t.what: t for t in report.targets(rows)}
+    for n in (8, 32):
+        target = judged[f"Rust core, N={n} suspending, 2 s timeouts, against asyncio.timeout"]
+        assert (target.measured, target.limit, target.met) == ("1.10x", "<= 1.3x", True)
+
+    slow = python_run("rust", 1100.0, suspend_ns=4500.0)
+    rows, _ = report.python_rows("rust", write(tmp_path, "slow.json", slow))
+    judged = {t.what: t for t in report.targets(rows)}
+    target = judged["Rust core, N=8 suspending, 2 s timeouts, against asyncio.timeout"]
+    assert (target.measured, target.met) == ("1.50x", False)
 
 
 def test_registering_100000_is_judged_on_the_rust_core_total_issue_13(tmp_path: Path) -> None:

@@ -51,6 +51,36 @@ async def test_the_chain_goes_on_after_an_open_timeout(bus: hw.HookBus, ctx: hw.
     assert [r["kind"] for r in untimed(ctx.trace)] == ["failure", "outcome", "outcome", "hook"]
 
 
+async def test_each_suspended_middleware_is_held_to_its_own_deadline(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    """Under asyncio one timer serves an emit's suspensions (``_slowpath._Timer``): the
+    deadline of a middleware that finished must not cut a later one short (``later`` is
+    still suspended when ``quick``'s 80 ms pass), and a later, shorter deadline must not wait
+    for an earlier, longer one (``short`` is interrupted at 50 ms, not after ``later``'s 30 s
+    or its own 5 s sleep)."""
+    log: list[str] = []
+    bus.register(sleeper("quick", 0.01, log, timeout="80ms"))
+    bus.register(sleeper("later", 0.2, log, timeout="30s"))
+    bus.register(sleeper("short", 5, log, timeout="50ms"))
+    bus.register(sleeper("last", 0, log, timeout="30s"))
+    result = await bus.emit("tool.before", tool_call(), ctx)
+    assert log == [
+        "quick start",
+        "quick done",
+        "later start",
+        "later done",
+        "short start",
+        "short cancelled",
+        "last start",
+        "last done",
+    ]
+    assert result.outcome == hw.Continue()
+    kinds = [r["kind"] for r in untimed(ctx.trace)]
+    assert kinds == ["outcome", "outcome", "failure", "outcome", "hook"]
+    assert untimed(ctx.trace)[2]["error"] == "MiddlewareTimeout"
+
+
 async def test_middleware_with_their_own_cancel_scopes_stay_sound(
     bus: hw.HookBus, ctx: hw.RunContext
 ) -> None:
