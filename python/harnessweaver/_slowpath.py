@@ -243,6 +243,11 @@ def _timed(step: Step[Any], timer: _Timer) -> Generator[Any, Any, Any]:
         if timer.fired and timer.uncancel() <= timer.cancelling:
             raise _DeadlinePassed from None
         raise
+    except Exception:
+        if timer.fired:  # it turned our cancellation into another error: late, so a timeout
+            timer.uncancel()  # withdrawn, or the task would stay marked as being cancelled
+            raise _DeadlinePassed from None
+        raise
     finally:
         timer.disarm()
     if timer.fired:  # it swallowed our cancellation and answered late

@@ -119,6 +119,39 @@ async def test_a_middleware_that_swallows_cancellation_still_times_out(
     await anyio.sleep(0.01)  # and no stray cancellation is left behind for the caller
 
 
+async def test_a_middleware_that_turns_its_cancellation_into_an_error_times_out_cleanly(
+    bus: hw.HookBus, ctx: hw.RunContext
+) -> None:
+    """Interrupted at its deadline, it raises something else instead: that is an answer after
+    its deadline, a timeout (I9), and the cancellation the bus asked for is withdrawn, so the
+    caller's task is not left marked as being cancelled. Left marked, a long-running service
+    would read every later stray cancellation as the caller's own (I15) and stop."""
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="open", timeout="50ms")
+    async def converter(event: Any, env: hw.Envelope) -> None:
+        try:
+            await anyio.sleep(30)
+        except anyio.get_cancelled_exc_class():
+            raise RuntimeError("interrupted") from None
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="closed", timeout="10s")
+    async def fetcher(event: Any, env: hw.Envelope) -> None:
+        await anyio.sleep(0)
+        await _raise_stray_cancellation()
+
+    bus.register(converter)
+    bus.register(fetcher)
+    result = await bus.emit("tool.before", tool_call(), ctx)
+    records = untimed(ctx.trace)
+    assert (records[0]["failure"], records[0]["error"]) == ("timeout", "MiddlewareTimeout")
+    # The next stray cancellation is still the middleware's failure, not the caller's.
+    assert (records[1]["failure"], records[1]["error"]) == ("cancelled", "MiddlewareCancelled")
+    assert result.outcome == hw.Block(
+        "middleware fetcher failed: cancelled", code="middleware_error"
+    )
+    await anyio.sleep(0.01)  # and the caller's task goes on
+
+
 async def test_cancellation_from_outside_propagates_and_is_not_a_failure(
     bus: hw.HookBus, ctx: hw.RunContext
 ) -> None:
