@@ -287,14 +287,14 @@ fn drive(chain: &Chain<Does>) -> (Walk<Does>, usize, usize) {
     let mut walk = Walk::new(chain.clone(), options);
     let (mut ran, mut accepted) = (0, 0);
     loop {
-        let index = match walk.next() {
-            Step::Call(index) => index,
+        let does = match walk.next() {
+            Step::Call(entry) => entry.payload,
             Step::Skipped(_) => continue,
             Step::Done => break,
         };
         ran += 1;
-        let verdict = match chain[index].payload {
-            Does::Nothing => walk.continued(),
+        let verdict = match does {
+            Does::Nothing => walk.continued().unwrap_or_default(),
             Does::TimesOut => walk.timed_out(),
             Does::Raises => walk.raised(FailureKind::Exception, Some("ValueError")),
             Does::Answers(answer) => match walk.returned() {

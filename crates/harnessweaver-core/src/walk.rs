@@ -16,10 +16,11 @@
 //! One emit:
 //! 1. [`Walk::new`] with the planned chain and [`Options`] (the emit ordinal from
 //!    [`TraceBuf::begin_emit`], the chain deadline's budget, the contract mode, ...);
-//! 2. [`Walk::next`] gives the run-order index of the next middleware to call
-//!    ([`Step::Call`]), a middleware skipped because the chain deadline passed
+//! 2. [`Walk::next`] gives the next middleware to call ([`Step::Call`], its run-order index
+//!    is [`Walk::index`]), a middleware skipped because the chain deadline passed
 //!    ([`Step::Skipped`], already recorded), or [`Step::Done`];
-//! 3. when the call returns, [`Walk::continued`] for a plain `Continue`, or
+//! 3. when the call returns, [`Walk::continued`] for a plain `Continue` (nothing to do unless
+//!    it came too late), or
 //!    [`Walk::returned`] (too late?) then [`Walk::answer`]; when it raised,
 //!    [`Walk::raised`]; when the host stopped waiting ([`Walk::remaining`]),
 //!    [`Walk::timed_out`]; for a value that is no answer, [`Walk::failed`];
@@ -57,11 +58,12 @@
 //!     emit: trace.begin_emit(),
 //!     ..Options::new(hook, Arc::new(Correlation::NONE))
 //! };
-//! let mut walk = Walk::new(chain.clone(), options);
+//! let mut walk = Walk::new(chain, options);
 //! let mut event = vec![];
-//! while let Step::Call(index) = walk.next() {
-//!     // A host calls the middleware here; this one knows its answers by name.
-//!     let answer = match chain[index].payload {
+//! while let Step::Call(entry) = walk.next() {
+//!     // A host calls the middleware (`entry.payload`) here; this one knows its answers.
+//!     let name = entry.payload;
+//!     let answer = match name {
 //!         "redact" => Answer::Outcome { kind: OutcomeKind::Continue, modified: true, code: 0 },
 //!         _ => Answer::Outcome { kind: OutcomeKind::Block, modified: false, code: intern("cap") },
 //!     };
@@ -71,7 +73,7 @@
 //!     }
 //!     let verdict = walk.answer(answer, None, None);
 //!     if verdict.accept {
-//!         event.push(chain[index].payload); // the modified event goes on
+//!         event.push(name); // the modified event goes on
 //!     }
 //! }
 //! assert_eq!(walk.finish(&mut trace, None), Ending::Kept); // the Block "cap" returned
@@ -135,10 +137,10 @@ impl Options {
 }
 
 /// What [`Walk::next`] says to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// Call the middleware at this run-order index of the chain.
-    Call(usize),
+#[derive(Debug)]
+pub enum Step<'w, P> {
+    /// Call this middleware (at run-order index [`Walk::index`] of the chain).
+    Call(&'w Entry<P>),
     /// The chain deadline had passed before this middleware's turn (I26): it was not called
     /// and is recorded as a `skipped` failure; do what the verdict says and ask again.
     Skipped(Verdict),
@@ -296,7 +298,35 @@ impl<P> Walk<P> {
     /// The next middleware to call (see [`Step`]). Starts its clock and its limit.
     #[allow(clippy::should_implement_trait)] // a step of the walk, not an iterator's item
     #[inline]
-    pub fn next(&mut self) -> Step {
+    pub fn next(&mut self) -> Step<'_, P> {
+        if self.deadline.is_some() {
+            return self.next_under_deadline();
+        }
+        let Some(entry) = self.chain.get(self.next) else {
+            return Step::Done;
+        };
+        self.current = self.next;
+        self.next += 1;
+        // Field by field (not `read_clock`): `entry` borrows the chain, and is handed out.
+        let precise = self.precise || entry.precise;
+        self.t0_precise = precise;
+        self.limit = entry.decl.timeout_ns;
+        if precise != self.last_precise {
+            self.last = clock::now(precise);
+            self.last_precise = precise;
+        }
+        self.t0 = self.last;
+        Step::Call(entry)
+    }
+
+    /// [`Walk::next`] in an emit with a chain deadline (I26): the middleware is skipped when
+    /// the deadline has passed, else cut off or timed as before.
+    #[cold]
+    #[inline(never)]
+    fn next_under_deadline(&mut self) -> Step<'_, P> {
+        let Some(deadline) = self.deadline else {
+            return Step::Done;
+        };
         if self.next >= self.chain.len() {
             return Step::Done;
         }
@@ -304,31 +334,20 @@ impl<P> Walk<P> {
         self.next += 1;
         let entry = &self.chain[self.current];
         let precise = self.precise || entry.precise;
-        let timeout = entry.decl.timeout_ns;
         self.t0_precise = precise;
+        self.limit = entry.decl.timeout_ns;
         self.t0 = self.read_clock(precise);
-        self.limit = timeout;
-        if let Some(deadline) = self.deadline {
-            if let Some(verdict) = self.deadline_turn(deadline) {
-                return Step::Skipped(verdict);
-            }
+        match turn(deadline, self.t0, self.entry().decl.timeout_ns) {
+            Turn::Skip => return Step::Skipped(self.failed(FailureKind::Skipped, None)),
+            Turn::CutOff(left) => self.limit = Some(left),
+            Turn::Own => {}
         }
-        Step::Call(self.current)
+        Step::Call(&self.chain[self.current])
     }
 
-    /// I26, before the current middleware is called: skipped when the chain deadline has
-    /// passed, else cut off or timed as before.
-    #[cold]
-    #[inline(never)]
-    fn deadline_turn(&mut self, deadline: u64) -> Option<Verdict> {
-        match turn(deadline, self.t0, self.entry().decl.timeout_ns) {
-            Turn::Skip => Some(self.failed(FailureKind::Skipped, None)),
-            Turn::CutOff(left) => {
-                self.limit = Some(left);
-                None
-            }
-            Turn::Own => None,
-        }
+    /// The run-order index of the middleware called last (or being called).
+    pub fn index(&self) -> usize {
+        self.current
     }
 
     /// The current middleware's limit in nanoseconds: its timeout, or the time left to the
@@ -390,12 +409,13 @@ impl<P> Walk<P> {
     }
 
     /// The current middleware answered a plain `Continue` (`None` in Python): the common
-    /// case, with nothing to judge. A late one is a timeout (ruling 10).
+    /// case, with nothing to judge and nothing to do (`None`). A late one is a timeout
+    /// (ruling 10): `Some` of what to do about it.
     #[inline]
-    pub fn continued(&mut self) -> Verdict {
+    pub fn continued(&mut self) -> Option<Verdict> {
         let now = self.tick(self.t0_precise);
         if self.late(now) {
-            return self.failed(self.overrun(), None);
+            return Some(self.failed(self.overrun(), None));
         }
         let entry = &self.chain[self.current];
         let record = if entry.decl.mode.is_audit() {
@@ -405,7 +425,7 @@ impl<P> Walk<P> {
                 .continued(self.current, self.hook, entry.name, entry.decl.band)
         };
         self.keep(record, now);
-        Verdict::NONE
+        None
     }
 
     /// The current middleware returned (anything but a plain `Continue`, which

@@ -48,7 +48,11 @@ pub struct Emit {
 enum Step {
     /// The result; with the registry when the emit finished on the fast path, for the
     /// registry to keep this `Emit` for reuse (see `emitter.rs`).
-    Return(Py<PyAny>, Option<Py<Registry>>),
+    Return(
+        Py<PyAny>,
+        #[cfg_attr(Py_LIMITED_API, allow(dead_code))] // kept for reuse by `am_send` only
+        Option<Py<Registry>>,
+    ),
     Yield(Py<PyAny>),
 }
 

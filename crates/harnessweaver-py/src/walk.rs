@@ -232,18 +232,16 @@ impl EmitState {
 
     /// Runs middleware until the chain ends or one suspends.
     pub fn run(&mut self, py: Python<'_>) -> PyResult<Stop> {
-        let chain = self.walk.chain().clone();
         loop {
-            let index = match self.walk.next() {
-                Step::Call(index) => index,
+            let called = match self.walk.next() {
+                Step::Call(entry) => cpython::call(py, &entry.payload.call, &self.event, &self.env),
                 Step::Skipped(verdict) => {
                     self.obey(py, verdict, None, None)?;
                     continue;
                 }
                 Step::Done => break,
             };
-            let entry = &chain[index];
-            let awaitable = match cpython::call(py, &entry.payload.call, &self.event, &self.env) {
+            let awaitable = match called {
                 Ok(awaitable) => awaitable,
                 Err(err) => {
                     self.raised(py, err)?;
@@ -264,9 +262,8 @@ impl EmitState {
             };
             match cpython::send_none(&iterator) {
                 Sent::ReturnedNone => {
-                    let verdict = self.walk.continued();
-                    if verdict.log.is_some() {
-                        self.obey(py, verdict, None, None)?;
+                    if let Some(late) = self.walk.continued() {
+                        self.obey(py, late, None, None)?;
                     }
                 }
                 Sent::Returned(value) => self.answered(py, &value)?,
