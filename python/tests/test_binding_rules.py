@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BINDING = ROOT / "crates" / "harnessweaver-py" / "src"
 CORE = ROOT / "crates" / "harnessweaver-core" / "src"
 
-_NUMBERS = r"(\d+(?:\s*(?:[-–,]|and)\s*\d+)*)"
+_DASH = "-\u2013"  # a hyphen or an en dash: "rulings 16-18", "rules 1\u20132"
+_NUMBERS = rf"(\d+(?:\s*(?:[{_DASH},]|and)\s*\d+)*)"
 _RULING = re.compile(rf"\brulings?\s+{_NUMBERS}", re.IGNORECASE)
 _RULE = re.compile(rf"\brules?[\s-]+{_NUMBERS}\b")
 _ID = re.compile(r"(?<![\w/.-])([IRS]\d{1,2})(?![\w-])")
@@ -26,8 +27,8 @@ _ID = re.compile(r"(?<![\w/.-])([IRS]\d{1,2})(?![\w-])")
 def _numbers(spec: str) -> set[int]:
     found: set[int] = set()
     for part in re.split(r"\s*(?:,|and)\s*", spec):
-        if re.search(r"[-–]", part):
-            first, last = re.split(r"\s*[-–]\s*", part)
+        if re.search(f"[{_DASH}]", part):
+            first, last = re.split(rf"\s*[{_DASH}]\s*", part)
             found |= set(range(int(first), int(last) + 1))
         elif part.strip():
             found.add(int(part))
@@ -56,6 +57,7 @@ def cited_in(directory: Path) -> dict[str, list[str]]:
 
 def test_the_citation_reader_reads_every_form() -> None:
     text = "rulings 4, 5 and 8; rulings 16-18; rule-1 and rule 2; (ruling 15); I26, R2, S8."
+    assert cited("rules 1\u20132") == {"rule 1", "rule 2"}
     assert cited(text) == {
         "ruling 4",
         "ruling 5",
