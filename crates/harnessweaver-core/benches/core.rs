@@ -1,11 +1,11 @@
-//! Criterion benchmarks of the core alone (no Python): planning, reduction, recording.
+//! Criterion benchmarks of the core alone (no Python): planning, the walk, recording.
 //!
 //! ```sh
 //! cargo bench -p harnessweaver-core --bench core -- --warm-up-time 1 --measurement-time 2
 //! ```
 //!
 //! Every bench id is `<group>/<bench>/<n>` (for example `planning/register/8`,
-//! `reduction/continued/8`, `recording/emit/8`), so a script reads the median, in ns per
+//! `walk/continued/8`, `recording/emit/8`), so a script reads the median, in ns per
 //! iteration, from `target/criterion/<group>/<bench>/<n>/new/estimates.json`
 //! (`median.point_estimate`).
 //!
@@ -14,15 +14,17 @@
 //! kinds) on every timed iteration, so a broken core fails the bench instead of timing garbage.
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, SamplingMode};
 use harnessweaver_core::catalogue::hook_id;
 use harnessweaver_core::declaration::declare;
 use harnessweaver_core::symbol::{intern, resolve, NO_SYM};
-use harnessweaver_core::walk::failure_error_sym;
+use harnessweaver_core::trace::Correlation;
+use harnessweaver_core::walk::{Ending, Options, Step};
 use harnessweaver_core::{
-    Answer, Band, Declaration, DeclarationInput, Direction, FailMode, FailureKind, HookId,
+    Answer, Chain, Declaration, DeclarationInput, Direction, FailMode, FailureKind, HookId,
     OutcomeKind, Record, RecordKind, Registry, TimeoutInput, TraceBuf, Walk, CATALOGUE,
 };
 
@@ -196,24 +198,10 @@ fn planning(c: &mut Criterion) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// (2) reduction: a `Walk` fed the answers of N middleware, as a binding feeds it.
+// (2) walk: the core's `Walk` driven along a planned chain of N middleware, as a host drives
+// it (clock reads, late checks, the fold, records buffered; the trace write is in (3)).
 
 const TOOL_BEFORE: &str = "tool.before";
-
-/// A chain's middleware as the walk sees them.
-struct Mw {
-    name: u32,
-    band: Band,
-}
-
-fn chain_of(n: usize) -> Vec<Mw> {
-    (0..n)
-        .map(|i| Mw {
-            name: intern(&mw_name(i)),
-            band: [Band::Baseline, Band::Platform, Band::App, Band::Task][i * 4 / n.max(1)],
-        })
-        .collect()
-}
 
 const PLAIN: Answer = Answer::Outcome {
     kind: OutcomeKind::Continue,
@@ -238,86 +226,112 @@ enum Mix {
     Failure,
 }
 
-fn answers(mix: Mix, n: usize) -> Vec<(FailMode, Answer)> {
+/// What a bench middleware does when the walk calls it.
+#[derive(Clone, Copy)]
+enum Does {
+    /// Returns `None`: [`Walk::continued`].
+    Nothing,
+    Answers(Answer),
+    /// The host stopped waiting: [`Walk::timed_out`].
+    TimesOut,
+    Raises,
+}
+
+fn behaviour(mix: Mix, n: usize) -> Vec<(FailMode, Does)> {
     let block = Answer::Outcome {
         kind: OutcomeKind::Block,
         modified: false,
         code: intern("refund_cap"),
     };
-    let timeout = Answer::Failure {
-        failure: FailureKind::Timeout,
-        error: failure_error_sym(FailureKind::Timeout, None),
-    };
-    let raised = Answer::Failure {
-        failure: FailureKind::Exception,
-        error: failure_error_sym(FailureKind::Exception, Some("ValueError")),
-    };
     (0..n)
         .map(|i| match mix {
-            Mix::Mixed if i == n / 2 => (FailMode::Closed, block),
-            Mix::Mixed if i == 0 => (FailMode::Closed, MODIFIED),
-            Mix::Mixed if i == n / 4 => (FailMode::Open, timeout),
-            Mix::Failure if i == n / 2 => (FailMode::Closed, raised),
-            Mix::Plain | Mix::Mixed | Mix::Failure => (FailMode::Closed, PLAIN),
+            Mix::Mixed if i == n / 2 => (FailMode::Closed, Does::Answers(block)),
+            Mix::Mixed if i == 0 => (FailMode::Closed, Does::Answers(MODIFIED)),
+            Mix::Mixed if i == n / 4 => (FailMode::Open, Does::TimesOut),
+            Mix::Failure if i == n / 2 => (FailMode::Closed, Does::Raises),
+            Mix::Plain | Mix::Mixed | Mix::Failure => (FailMode::Closed, Does::Answers(PLAIN)),
         })
         .collect()
 }
 
-/// Walks `answers` through `Walk::answer` until one says stop; returns the walk, how many
-/// answers it took and how many modifications it accepted.
-fn walk_answers(
-    hook: HookId,
-    chain: &[Mw],
-    answers: &[(FailMode, Answer)],
-) -> (Walk, usize, usize) {
-    let mut walk = Walk::new();
-    let mut ran = 0;
-    let mut accepted = 0;
-    for (index, (mw, &(fail_mode, answer))) in chain.iter().zip(answers).enumerate() {
-        let decision = walk.answer(index, hook, mw.name, mw.band, fail_mode, answer);
-        black_box(&decision.record);
+/// The planned chain of `behaviour` on tool.before, in its order (bands ascend with `i`).
+fn planned(behaviour: &[(FailMode, Does)]) -> Chain<Does> {
+    let mut registry = Registry::new();
+    let n = behaviour.len();
+    for (i, &(fail_mode, does)) in behaviour.iter().enumerate() {
+        let name = mw_name(i);
+        let band = ["baseline", "platform", "app", "task"][i * 4 / n.max(1)];
+        let fail_mode = if fail_mode == FailMode::Open {
+            "open"
+        } else {
+            "closed"
+        };
+        let input = DeclarationInput {
+            name: &name,
+            hooks: &[TOOL_BEFORE],
+            band: Some(band),
+            fail_mode: Some(fail_mode),
+            timeout: None,
+            matcher: None,
+            mode: None,
+        };
+        registry.register(declare(&input).unwrap(), does).unwrap();
+    }
+    registry.chain(hook(TOOL_BEFORE))
+}
+
+/// Drives the real walk along `chain` as a host does; returns it unfinished, how many
+/// middleware it called and how many modifications it accepted.
+fn drive(chain: &Chain<Does>) -> (Walk<Does>, usize, usize) {
+    let options = Options::new(hook(TOOL_BEFORE), Arc::new(Correlation::NONE));
+    let mut walk = Walk::new(chain.clone(), options);
+    let (mut ran, mut accepted) = (0, 0);
+    loop {
+        let does = match walk.next() {
+            Step::Call(entry) => entry.payload,
+            Step::Skipped(_) => continue,
+            Step::Done => break,
+        };
         ran += 1;
-        accepted += usize::from(decision.accept_modification);
-        if decision.stop {
-            break;
-        }
+        let verdict = match does {
+            Does::Nothing => walk.continued().unwrap_or_default(),
+            Does::TimesOut => walk.timed_out(),
+            Does::Raises => walk.raised(FailureKind::Exception, Some("ValueError")),
+            Does::Answers(answer) => match walk.returned() {
+                Some(late) => late,
+                None => walk.answer(answer, None, None),
+            },
+        };
+        accepted += usize::from(black_box(verdict).accept);
     }
     (walk, ran, accepted)
 }
 
-fn reduction(c: &mut Criterion) {
-    let hook = hook(TOOL_BEFORE);
-    let mut group = c.benchmark_group("reduction");
+fn walking(c: &mut Criterion) {
+    let mut group = c.benchmark_group("walk");
     for n in [1_usize, 8, 32] {
-        let chain = chain_of(n);
-
         // The common case: every middleware answers a plain Continue (`Walk::continued`).
+        let chain = planned(&vec![(FailMode::Closed, Does::Nothing); n]);
         {
-            let mut walk = Walk::new();
-            for (index, mw) in chain.iter().enumerate() {
-                let record = walk.continued(index, hook, mw.name, mw.band);
-                assert_eq!(
-                    (record.kind, record.outcome),
-                    (RecordKind::Outcome, OutcomeKind::Continue)
-                );
-                assert_eq!(resolve(record.middleware), Some(mw_name(index).as_str()));
-            }
+            let (mut walk, ran, _) = drive(&chain);
+            assert_eq!(ran, n);
             let combined = walk.combined();
             assert_eq!(
                 (combined.index, combined.outcome, combined.modified),
                 (Some(0), OutcomeKind::Continue, false)
             );
-            assert_eq!(walk.hook_record(hook).kind, RecordKind::Hook);
+            let mut trace = TraceBuf::new();
+            assert_eq!(walk.finish(&mut trace, None), Ending::Continue);
+            let records = trace.records();
+            assert_eq!(records.len(), n + 1);
+            assert_eq!(resolve(records[0].middleware), Some(mw_name(0).as_str()));
+            assert_eq!(records[n].kind, RecordKind::Hook);
         }
         group.bench_with_input(BenchmarkId::new("continued", n), &chain, |b, chain| {
             b.iter(|| {
-                let mut walk = Walk::new();
-                for (index, mw) in black_box(chain).iter().enumerate() {
-                    black_box(walk.continued(index, hook, mw.name, mw.band));
-                }
-                let record = walk.hook_record(hook);
-                assert!(record.outcome == OutcomeKind::Continue && !record.modified);
-                record
+                let (walk, ran, _) = drive(black_box(chain));
+                assert!(ran == n && walk.combined().outcome == OutcomeKind::Continue);
+                walk
             });
         });
 
@@ -347,9 +361,9 @@ fn reduction(c: &mut Criterion) {
                 ),
             ),
         ] {
-            let answers = answers(mix, n);
+            let chain = planned(&behaviour(mix, n));
             let (kind, index, code, ran, accepted) = expected;
-            let (walk, took, modified) = walk_answers(hook, &chain, &answers);
+            let (mut walk, took, modified) = drive(&chain);
             let combined = walk.combined();
             assert_eq!(
                 (combined.outcome, combined.index),
@@ -358,17 +372,18 @@ fn reduction(c: &mut Criterion) {
             );
             assert_eq!(resolve(combined.code), code, "{label}/{n}");
             assert_eq!((took, modified), (ran, accepted), "{label}/{n}");
-            let hook_record = walk.hook_record(hook);
+            let mut trace = TraceBuf::new();
+            walk.finish(&mut trace, None);
+            let hook_record = trace.records()[took];
             assert_eq!(
-                (hook_record.outcome, hook_record.code),
-                (kind, combined.code)
+                (hook_record.kind, hook_record.outcome, hook_record.code),
+                (RecordKind::Hook, kind, combined.code)
             );
-            group.bench_with_input(BenchmarkId::new(label, n), &answers, |b, answers| {
+            group.bench_with_input(BenchmarkId::new(label, n), &chain, |b, chain| {
                 b.iter(|| {
-                    let (walk, took, _) = walk_answers(hook, &chain, black_box(answers));
-                    let record = walk.hook_record(hook);
-                    assert!(record.outcome == kind && took == ran);
-                    record
+                    let (walk, took, _) = drive(black_box(chain));
+                    assert!(walk.combined().outcome == kind && took == ran);
+                    walk
                 });
             });
         }
@@ -379,38 +394,18 @@ fn reduction(c: &mut Criterion) {
 // ---------------------------------------------------------------------------------------------
 // (3) recording: records pushed per emit, the JSON Lines round trip, memory per record.
 
-/// One emit's records as a binding makes them: 8 middleware records (one a closed-failure
-/// Block) and the hook record, timed.
+/// One emit's records as the walk makes them: N middleware records (the last a
+/// closed-failure Block, a timeout) and the hook record, timed.
 fn emit_records(n: usize) -> (Vec<Record>, Record) {
-    let hook = hook(TOOL_BEFORE);
-    let chain = chain_of(n);
-    let mut answers = answers(Mix::Plain, n);
-    if let Some(last) = answers.last_mut() {
-        *last = (
-            FailMode::Closed,
-            Answer::Failure {
-                failure: FailureKind::Timeout,
-                error: failure_error_sym(FailureKind::Timeout, None),
-            },
-        );
+    let mut behaviour = behaviour(Mix::Plain, n);
+    if let Some(last) = behaviour.last_mut() {
+        *last = (FailMode::Closed, Does::TimesOut);
     }
-    let mut walk = Walk::new();
-    let mut t_ns = 1_700_000_000_000_u64;
-    let mut records = Vec::with_capacity(n);
-    for (index, (mw, &(fail_mode, answer))) in chain.iter().zip(&answers).enumerate() {
-        let decision = walk.answer(index, hook, mw.name, mw.band, fail_mode, answer);
-        records.push(Record {
-            t_ns,
-            duration_ns: 180,
-            ..decision.record
-        });
-        t_ns += 200;
-    }
-    let hook_record = Record {
-        t_ns: 1_700_000_000_000,
-        duration_ns: t_ns - 1_700_000_000_000,
-        ..walk.hook_record(hook)
-    };
+    let (mut walk, _, _) = drive(&planned(&behaviour));
+    let mut trace = TraceBuf::new();
+    walk.finish(&mut trace, None);
+    let mut records = trace.records();
+    let hook_record = records.pop().expect("the hook record");
     (records, hook_record)
 }
 
@@ -559,6 +554,6 @@ criterion_group! {
     // No plots (nothing reads them), and 10,000 bootstrap resamples instead of 100,000: the
     // medians are the same, the analysis of a bench takes 0.1 s instead of 0.8 s.
     config = Criterion::default().without_plots().nresamples(10_000);
-    targets = planning, reduction, recording
+    targets = planning, walking, recording
 }
 criterion_main!(benches);

@@ -11,6 +11,7 @@ use crate::catalogue::{hook_id, hook_name, HookId};
 use crate::duration::{duration_from_seconds, parse_duration_text};
 use crate::error::{hooks_widened, quote, value_error, Error, ErrorKind};
 use crate::fail_mode::FailMode;
+use crate::layer::Layer;
 use crate::matcher::{narrow_matcher, parse_matcher, MatchInput, Matcher};
 use crate::mode::{check_baseline_audit, Mode};
 
@@ -121,52 +122,141 @@ pub fn apply_overrides(
     decl: &Declaration,
     overrides: &Overrides<'_>,
 ) -> Result<Declaration, Error> {
-    override_from(decl, decl.clone(), overrides, |_, _| Ok(()), false)
+    override_from(decl, decl.clone(), overrides, None)
 }
 
 /// The overrides applied to `start` in the order of I4, hooks narrowed against `decl`'s
-/// declared ones, a band override judged by `allow_band`; R2 on the result, then I25's baseline
-/// rule (`org_layer`: the overrides are an org profile item's, which may audit baseline).
+/// declared ones, a band override judged by `layer`; R2 on the result, then I25's baseline
+/// rule.
 pub(crate) fn override_from(
     decl: &Declaration,
     start: Declaration,
     overrides: &Overrides<'_>,
-    allow_band: impl Fn(&str, Band) -> Result<(), Error>,
-    org_layer: bool,
+    layer: Option<Layer>,
 ) -> Result<Declaration, Error> {
-    let mut result = start;
+    let mut overriding = Overriding {
+        decl,
+        result: start,
+        layer,
+        org_says_audit: false,
+    };
     if let Some(name) = overrides.name {
-        validate_name(name)?;
-        name.clone_into(&mut result.name);
+        overriding.name(name)?;
     }
     if let Some(hooks) = overrides.hooks {
-        let hooks = parse_hooks(hooks)?;
-        check_narrowed(decl, &hooks)?;
-        result.hooks = hooks;
+        overriding.hooks(hooks)?;
     }
     if let Some(band) = overrides.band {
-        let band = Band::parse(band)?;
-        allow_band(&result.name, band)?;
-        result.band = band;
+        overriding.band(band)?;
     }
     if let Some(fail_mode) = overrides.fail_mode {
-        result.fail_mode = FailMode::parse(fail_mode)?;
+        overriding.fail_mode(fail_mode)?;
     }
     if let Some(timeout) = overrides.timeout {
-        result.timeout_ns = Some(timeout.to_nanos()?);
+        overriding.timeout(timeout)?;
     }
     if let Some(entries) = overrides.matcher {
-        let narrowed = narrow_matcher(decl.matcher.as_ref(), entries, &result.hooks, &result.name)?;
-        result.matcher = Some(narrowed);
+        overriding.matcher(entries)?;
     }
-    let mut org_says_audit = false;
     if let Some(mode) = overrides.mode {
-        result.mode = Mode::parse(mode)?;
-        org_says_audit = org_layer && result.mode == Mode::Audit;
+        overriding.mode(mode)?;
     }
-    check_baseline_fails_closed(&result)?;
-    check_baseline_audit(&result.name, result.band, result.mode, org_says_audit)?;
-    Ok(result)
+    overriding.finish()
+}
+
+/// Registration overrides (I10) or a spec item's keys in a layer (I13), given one at a time in
+/// the order of I4, each checked as it comes: a binding that must first turn each host value
+/// into text or a number reports a value of the wrong type at its own place in that order
+/// (I17) by handing the fields over as it converts them. [`Overriding::finish`] checks R2 and
+/// I25's baseline rule on the result. [`apply_overrides`] is this with all fields at once.
+#[derive(Debug)]
+pub struct Overriding<'d> {
+    decl: &'d Declaration,
+    result: Declaration,
+    layer: Option<Layer>,
+    org_says_audit: bool,
+}
+
+impl<'d> Overriding<'d> {
+    /// Overrides of `decl`: at registration (`layer` `None`, I10) or as a spec item of `layer`,
+    /// which starts in the layer's band and judges a band override by its rule (I13, ruling 16,
+    /// S8).
+    pub fn new(decl: &'d Declaration, layer: Option<Layer>) -> Self {
+        let result = match layer {
+            Some(layer) => Declaration {
+                band: layer.band(),
+                ..decl.clone()
+            },
+            None => decl.clone(),
+        };
+        Self {
+            decl,
+            result,
+            layer,
+            org_says_audit: false,
+        }
+    }
+
+    /// A new name (I1).
+    pub fn name(&mut self, name: &str) -> Result<(), Error> {
+        validate_name(name)?;
+        name.clone_into(&mut self.result.name);
+        Ok(())
+    }
+
+    /// Hooks that narrow the declared ones (ruling 18).
+    pub fn hooks(&mut self, hooks: &[&str]) -> Result<(), Error> {
+        let hooks = parse_hooks(hooks)?;
+        check_narrowed(self.decl, &hooks)?;
+        self.result.hooks = hooks;
+        Ok(())
+    }
+
+    /// A band (rule 1), allowed by the layer's rule when there is one (ruling 16, S8).
+    pub fn band(&mut self, band: &str) -> Result<(), Error> {
+        let band = Band::parse(band)?;
+        if let Some(layer) = self.layer {
+            layer.allow(&self.result.name, band)?;
+        }
+        self.result.band = band;
+        Ok(())
+    }
+
+    /// A fail mode (ruling 14).
+    pub fn fail_mode(&mut self, fail_mode: &str) -> Result<(), Error> {
+        self.result.fail_mode = FailMode::parse(fail_mode)?;
+        Ok(())
+    }
+
+    /// A timeout (ruling 15).
+    pub fn timeout(&mut self, timeout: TimeoutInput<'_>) -> Result<(), Error> {
+        self.result.timeout_ns = Some(timeout.to_nanos()?);
+        Ok(())
+    }
+
+    /// `match=`, narrowing the declared matcher (I22).
+    pub fn matcher(&mut self, entries: &MatchInput<'_>) -> Result<(), Error> {
+        let declared = self.decl.matcher.as_ref();
+        let narrowed = narrow_matcher(declared, entries, &self.result.hooks, &self.result.name)?;
+        self.result.matcher = Some(narrowed);
+        Ok(())
+    }
+
+    /// `mode=` (I25): an org profile item may put a baseline middleware in audit mode.
+    pub fn mode(&mut self, mode: &str) -> Result<(), Error> {
+        self.result.mode = Mode::parse(mode)?;
+        self.org_says_audit =
+            self.layer == Some(Layer::OrgProfile) && self.result.mode == Mode::Audit;
+        Ok(())
+    }
+
+    /// The result, once R2 and I25's baseline rule hold for it.
+    pub fn finish(self) -> Result<Declaration, Error> {
+        let result = self.result;
+        check_baseline_fails_closed(&result)?;
+        check_baseline_audit(&result.name, result.band, result.mode, self.org_says_audit)?;
+        Ok(result)
+    }
 }
 
 /// I1: one or more identifiers joined by dots,
@@ -611,6 +701,46 @@ mod tests {
         fails(
             overridden(&declared_ok, |o| o.matcher = Some(wide)),
             ErrorKind::MatchWidened,
+        );
+    }
+
+    /// A binding hands the overrides over one at a time (`Overriding`): each is checked as it
+    /// comes, in the order of I4, and all at once they give what `apply_overrides` gives.
+    #[test]
+    fn overrides_given_one_at_a_time_are_checked_in_order_i4() {
+        let decl = declare(&input("guard", &["tool.before", "tool.after"])).unwrap();
+        let mut staged = Overriding::new(&decl, None);
+        staged.name("guard2").unwrap();
+        staged.hooks(&["tool.before"]).unwrap();
+        staged.band("baseline").unwrap();
+        staged.timeout(TimeoutInput::Text("2s")).unwrap();
+        let staged = staged.finish().unwrap();
+        let at_once = apply_overrides(
+            &decl,
+            &Overrides {
+                name: Some("guard2"),
+                hooks: Some(&["tool.before"]),
+                band: Some("baseline"),
+                timeout: Some(TimeoutInput::Text("2s")),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(staged, at_once);
+        // A widening is refused when the hooks come, before any later field is looked at.
+        let mut widening = Overriding::new(&decl, None);
+        let err = widening.hooks(&["model.before"]).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::HooksWidened);
+        // R2 only on the result: an open baseline may still be closed by a later field.
+        let mut open = Overriding::new(&decl, None);
+        open.band("baseline").unwrap();
+        open.fail_mode("open").unwrap();
+        assert_eq!(open.finish().unwrap_err().kind, ErrorKind::BaselineFailOpen);
+        // In a layer, the band is judged by the layer's rule (ruling 16, S8).
+        let mut layered = Overriding::new(&decl, Some(Layer::Task));
+        assert_eq!(
+            layered.band("platform").unwrap_err().kind,
+            ErrorKind::BandOutward
         );
     }
 }

@@ -156,7 +156,8 @@ pub(crate) fn quote(value: &str) -> String {
 }
 
 /// An error for a value of the wrong *type*, detected by a binding (a timeout `True`, hooks
-/// given as a string). `repr` is the value as the host language prints it and is used as is;
+/// given as a string, a text holding a lone surrogate): the one verdict of I17 for every
+/// implementation. `repr` is the value as the host language prints it and is used as is;
 /// the message is the same as the one the core gives when it parses a bad value of that kind.
 ///
 /// For the kinds that are about a middleware rather than one value (`missing_fail_mode`,

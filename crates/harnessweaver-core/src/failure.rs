@@ -9,8 +9,14 @@ use crate::outcome::OutcomeKind;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FailureKind {
     Exception = 0,
+    /// Answered past its limit (ruling 10, I9).
     Timeout = 1,
+    /// Returned neither nothing nor an outcome (ruling 9), or an outcome holding a text that is
+    /// no valid text (I16) or a warnings value that is no list of texts (I24): a host judges
+    /// its own values and reports this kind to [`crate::walk::Walk::failed`].
     InvalidReturn = 2,
+    /// Answered `Continue(modified=e)` with `e` not of the hook point's event type by its real
+    /// type (ruling 9, I18).
     WrongEventType = 3,
     /// A modification that broke a hook contract on a strict bus (I14).
     ContractViolation = 4,

@@ -109,8 +109,7 @@ pub fn declare_in_layer(
         band: layer.band(),
         ..decl.clone()
     };
-    let org = layer == Layer::OrgProfile;
-    override_from(decl, start, item, |name, band| layer.allow(name, band), org)
+    override_from(decl, start, item, Some(layer))
 }
 
 #[cfg(test)]

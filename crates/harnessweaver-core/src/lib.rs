@@ -1,17 +1,23 @@
 //! The pure-Rust core of the harnessweaver hook bus.
 //!
 //! What the bus decides lives here: the hook-point catalogue and directions, bands and fail
-//! modes, timeouts and chain deadlines (I26), declaration, registration and layer checks in
-//! their fixed order (I4, I13), matchers (I22) and audit mode (I25), chain planning, outcome
-//! severity and reduction, the chain walk, hook contracts (I14), warning bounds (I24), content
-//! identities (I27), and the compact trace with its correlation (I21), its bound (I20) and its
-//! JSON Lines form, written and read back. What needs a host language (calling and awaiting
-//! middleware, events and their types, judging a host value as an answer) is the binding's
-//! job: Python never appears in this crate; `crates/harnessweaver-py` wraps it with `PyO3`.
+//! modes, timeouts and chain deadlines (I26), declaration, registration overrides and layer
+//! checks in their fixed order (I4, I10, I13), matchers (I22) and audit mode (I25), chain
+//! planning, outcome severity and reduction, and the walk of one emit (`walk.rs`): a resumable
+//! state machine that owns the run order, stopping, clocks, limits and late answers, failures
+//! and their fail modes, hook contracts (I14), warnings (I24), the records and the combined
+//! outcome, with content identities (I27) and the compact trace with its correlation (I21),
+//! its bound (I20) and its JSON Lines form, written and read back. What needs a host language
+//! (calling and awaiting middleware, holding its events and outcome objects, judging a host
+//! value as an answer) is the host's job: Python never appears in this crate;
+//! `crates/harnessweaver-py` drives it from Python with `PyO3`, and any Rust program can drive
+//! the same walk (see [`walk`]).
 //!
 //! The rules cited in this crate (`rule 1`, `ruling 15`, `R2`, `S8`, `detail-trace`) are
-//! sections of `docs/spec/hook-bus.md`; the project's rulings (`I1`…) and the error table are
-//! `conformance/INTERPRETING.md`. Nothing here panics on input: every failure is an [`Error`].
+//! sections of `docs/spec/hook-bus.md`; the project's rulings I1–I27 and the error table are
+//! `conformance/INTERPRETING.md`. `docs/architecture.md` pairs this crate's names with the
+//! binding's, the pure-Python core's and TypeScript's. Nothing here panics on input: every
+//! failure is an [`Error`].
 
 pub mod band;
 pub mod canonical;
@@ -38,7 +44,7 @@ pub mod warning;
 pub use band::Band;
 pub use catalogue::{Direction, HookId, CATALOGUE};
 pub use contract::{ContractMode, EventView, MessageView, Rule};
-pub use declaration::{Declaration, DeclarationInput, Overrides, TimeoutInput};
+pub use declaration::{Declaration, DeclarationInput, Overrides, Overriding, TimeoutInput};
 pub use error::{Error, ErrorKind};
 pub use fail_mode::FailMode;
 pub use failure::FailureKind;
@@ -50,4 +56,4 @@ pub use outcome::{OutcomeKind, Reducer};
 pub use registry::{Chain, Entry, Registry};
 pub use symbol::{Sym, NO_SYM};
 pub use trace::{Record, RecordKind, RecordView, TraceBuf};
-pub use walk::{Answer, Combined, Decision, Walk};
+pub use walk::{Answer, Combined, Decision, Ending, Fold, Log, Options, Step, Verdict, Walk};

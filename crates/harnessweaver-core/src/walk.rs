@@ -1,733 +1,712 @@
-//! The chain walk as a state machine: the binding calls each middleware of a planned chain in
-//! run order and hands the answer here; the walk decides what it means.
+//! The walk: one emit along its planned chain, as a resumable state machine that knows nothing
+//! of the host language (paired with `Walk` in `_pycore/walk.py` and `Run`/`walk` in
+//! `ts-runner/src/walk.ts`; `docs/architecture.md` pairs the names).
 //!
-//! Per answer it says what to trace (ruling 19, I8), whether the event changes for the next
-//! middleware (detail "modified", ruling 12), whether this is now the combined outcome
-//! (rulings 4, 5, 8) and whether the chain stops (rulings 6, 11). At the end it gives the
-//! combined outcome and the hook record. Timing and emit numbers are the binding's to fill in.
+//! The walk owns every rule of an emit that is not about host values: the run-order index and
+//! stopping (rulings 6, 11), the clock reads (precise or coarse, `clock.rs`), each
+//! middleware's limit and whether an answer came too late (ruling 10, I9), the chain deadline
+//! that skips or cuts off middleware (I26), audit mode (I25), what a broken hook contract
+//! means in strict or warn mode (I14), the warnings kept on records and on the result (I24),
+//! the buffered records of the emit and their flush into a [`TraceBuf`] with the emit's
+//! correlation (I21), the hook record (ruling 19) with its identities (I27) and the combined
+//! outcome (rulings 4, 5, 8). A host (the PyO3 binding, a Rust testee) only calls the
+//! middleware, turns what it returned into an [`Answer`], holds its own objects (the event,
+//! the kept outcome) and does what each [`Verdict`] says.
+//!
+//! One emit:
+//! 1. [`Walk::new`] with the planned chain and [`Options`] (the emit ordinal from
+//!    [`TraceBuf::begin_emit`], the chain deadline's budget, the contract mode, ...);
+//! 2. [`Walk::next`] gives the next middleware to call ([`Step::Call`], its run-order index
+//!    is [`Walk::index`]), a middleware skipped because the chain deadline passed
+//!    ([`Step::Skipped`], already recorded), or [`Step::Done`];
+//! 3. when the call returns, [`Walk::continued`] for a plain `Continue` (nothing to do unless
+//!    it came too late), or
+//!    [`Walk::returned`] (too late?) then [`Walk::answer`]; when it raised,
+//!    [`Walk::raised`]; when the host stopped waiting ([`Walk::remaining`]),
+//!    [`Walk::timed_out`]; for a value that is no answer, [`Walk::failed`];
+//! 4. [`Walk::finish`] writes the records and the hook record to the trace and says what the
+//!    combined outcome is ([`Ending`]); a walk abandoned half-way is flushed with
+//!    [`Walk::flush`] (ruling 21: nothing recorded is lost).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use harnessweaver_core::catalogue::hook_id;
+//! use harnessweaver_core::declaration::declare;
+//! use harnessweaver_core::symbol::intern;
+//! use harnessweaver_core::trace::Correlation;
+//! use harnessweaver_core::walk::{Ending, Options, Step};
+//! use harnessweaver_core::{Answer, DeclarationInput, OutcomeKind, Registry, TraceBuf, Walk};
+//!
+//! // Two middleware on tool.before: "redact" modifies the event, "cap" blocks.
+//! let mut registry: Registry<&str> = Registry::new();
+//! for name in ["redact", "cap"] {
+//!     let input = DeclarationInput {
+//!         name,
+//!         hooks: &["tool.before"],
+//!         band: Some("app"),
+//!         fail_mode: Some("closed"),
+//!         timeout: None,
+//!         matcher: None,
+//!         mode: None,
+//!     };
+//!     registry.register(declare(&input).unwrap(), name).unwrap();
+//! }
+//! let hook = hook_id("tool.before").unwrap();
+//! let chain = registry.chain(hook);
+//! let mut trace = TraceBuf::new();
+//! let options = Options {
+//!     emit: trace.begin_emit(),
+//!     ..Options::new(hook, Arc::new(Correlation::NONE))
+//! };
+//! let mut walk = Walk::new(chain, options);
+//! let mut event = vec![];
+//! while let Step::Call(entry) = walk.next() {
+//!     // A host calls the middleware (`entry.payload`) here; this one knows its answers.
+//!     let name = entry.payload;
+//!     let answer = match name {
+//!         "redact" => Answer::Outcome { kind: OutcomeKind::Continue, modified: true, code: 0 },
+//!         _ => Answer::Outcome { kind: OutcomeKind::Block, modified: false, code: intern("cap") },
+//!     };
+//!     if let Some(late) = walk.returned() {
+//!         assert!(!late.accept); // too late: the answer is not looked at
+//!         continue;
+//!     }
+//!     let verdict = walk.answer(answer, None, None);
+//!     if verdict.accept {
+//!         event.push(name); // the modified event goes on
+//!     }
+//! }
+//! assert_eq!(walk.finish(&mut trace, None), Ending::Kept); // the Block "cap" returned
+//! assert_eq!(walk.combined().outcome, OutcomeKind::Block);
+//! assert_eq!(event, ["redact"]);
+//! assert_eq!(trace.len(), 3); // two middleware records and the hook record
+//! ```
 
-use crate::band::Band;
+mod fold;
+
+use std::sync::Arc;
+
+use smallvec::SmallVec;
+
 use crate::catalogue::HookId;
+use crate::clock::{self, precise_ns};
 use crate::contract::{ContractMode, Rule};
+use crate::deadline::{turn, Turn};
+use crate::duration::nanos_to_seconds;
 use crate::fail_mode::FailMode;
-use crate::failure::{resolve, FailureKind};
-use crate::outcome::{severity, OutcomeKind, Reducer};
-use crate::symbol::{intern, intern_opt, Sym, Texts, NO_SYM};
-use crate::trace::{Record, RecordKind, ABSENT};
+use crate::failure::{closed_reason, FailureKind};
+use crate::identity::Identities;
+use crate::registry::{Chain, Entry};
+use crate::symbol::{Sym, Texts};
+use crate::trace::{Correlation, Packed, Record, RecordKind, TraceBuf};
+use crate::warning::Warnings;
 
-/// What one middleware did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
-    /// It returned an outcome (None counts as a plain Continue). `code` is `NO_SYM` when none.
-    Outcome {
-        kind: OutcomeKind,
-        modified: bool,
-        code: Sym,
-    },
-    /// It failed (ruling 9); `error` is the type name of I5, see [`failure_error_sym`].
-    Failure { failure: FailureKind, error: Sym },
+pub use fold::{failure_error_sym, failure_error_text, Answer, Combined, Decision, Fold};
+
+/// What a walk needs besides its chain.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub hook: HookId,
+    /// The emit's ordinal on its trace ([`TraceBuf::begin_emit`], I8); every record carries it.
+    pub emit: u64,
+    /// The chain deadline's budget (I26) from the walk's start: the earlier of the hook
+    /// point's and the emit's own ([`crate::deadline::chain_deadline`] with start 0); `None`
+    /// for nearly every emit.
+    pub budget_ns: Option<u64>,
+    /// The bus's hook-contract mode (I14): modified events are checked only with one.
+    pub contracts: Option<ContractMode>,
+    /// Time every record on the precise clock (the trace asked for it, see `clock.rs`).
+    pub precise: bool,
+    /// The run, step and tool every record of this emit names (I21).
+    pub correlation: Arc<Correlation>,
 }
 
-/// The `error` symbol of a failure record (I5): the fixed name for a timeout, an invalid return
-/// or a wrong event type, whatever `exception_type` says; for an exception its type name, or
-/// `Exception` if the binding could not tell.
-pub fn failure_error_sym(kind: FailureKind, exception_type: Option<&str>) -> Sym {
-    intern(
-        kind.fixed_error_name()
-            .or(exception_type)
-            .unwrap_or("Exception"),
-    )
-}
-
-/// [`failure_error_sym`] for a binding: an exception's type name, which a program may make
-/// anew per call, is interned into `texts` (counted past the budget, see `symbol.rs`); the
-/// fixed names are permanent.
-pub fn failure_error_text(
-    texts: &mut Texts,
-    kind: FailureKind,
-    exception_type: Option<&str>,
-) -> Sym {
-    match kind.fixed_error_name() {
-        Some(name) => intern(name),
-        None => texts.intern(exception_type.unwrap_or("Exception")),
+impl Options {
+    /// The options of a plain emit on `hook`: emit ordinal 0, no deadline, no contracts,
+    /// coarse timing where it is enough.
+    pub fn new(hook: HookId, correlation: Arc<Correlation>) -> Self {
+        Self {
+            hook,
+            emit: 0,
+            budget_ns: None,
+            contracts: None,
+            precise: false,
+            correlation,
+        }
     }
 }
 
-/// What the binding does with one answer.
-#[allow(clippy::struct_excessive_bools)] // four independent yes/no decisions, by design
-#[derive(Debug, Clone, Copy)]
-pub struct Decision {
-    /// The middleware's outcome: its answer, or what its failure resolved to.
-    pub outcome: OutcomeKind,
-    pub modified: bool,
-    pub code: Sym,
-    /// The modified event replaces the event for later middleware and the operation.
-    pub accept_modification: bool,
-    /// This answer is now the combined outcome (keep its outcome object).
-    pub new_best: bool,
-    /// Run no further middleware (a Block).
-    pub stop: bool,
-    /// The trace record, with `emit`, `t_ns` and `duration_ns` left 0 for the binding.
-    pub record: Record,
+/// What [`Walk::next`] says to do.
+#[derive(Debug)]
+pub enum Step<'w, P> {
+    /// Call this middleware (at run-order index [`Walk::index`] of the chain).
+    Call(&'w Entry<P>),
+    /// The chain deadline had passed before this middleware's turn (I26): it was not called
+    /// and is recorded as a `skipped` failure; do what the verdict says and ask again.
+    Skipped(Verdict),
+    /// The chain ended: call [`Walk::finish`].
+    Done,
 }
 
-/// The combined outcome of a walk.
+/// What the host must log about one middleware (`buslog.py`, docs/logging.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Combined {
-    /// Run-order index of the answer that won; `None` when nothing answered.
-    pub index: Option<usize>,
-    pub outcome: OutcomeKind,
-    pub modified: bool,
-    pub code: Sym,
+pub enum Log {
+    /// It failed open (ruling 12): the failure, and the error name of its record (I5).
+    FailedOpen { failure: FailureKind, error: Sym },
+    /// Its modification broke this contract rule on a bus in warn mode (I14).
+    ContractWarning(Rule),
 }
 
-impl Combined {
-    /// No middleware answered: a plain Continue.
-    const NOTHING: Combined = Combined {
-        index: None,
-        outcome: OutcomeKind::Continue,
-        modified: false,
-        code: NO_SYM,
+/// What the host does after one middleware's answer or failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Verdict {
+    /// The answer's modified event replaces the event for later middleware and the caller.
+    pub accept: bool,
+    /// The answer's outcome object is now the combined outcome: keep it (replacing the one
+    /// kept before) for [`Ending::Kept`].
+    pub keep: bool,
+    pub log: Option<Log>,
+}
+
+impl Verdict {
+    /// Nothing to do: a plain `Continue` taken.
+    pub const NONE: Verdict = Verdict {
+        accept: false,
+        keep: false,
+        log: None,
     };
 }
 
-/// The record of a plain `Continue` from `entry_name`; timings and the emit are filled in by
-/// whoever timed it.
-fn continue_record(hook: HookId, entry_name: Sym, band: Band) -> Record {
-    Record {
-        t_ns: 0,
-        duration_ns: 0,
-        emit: 0,
-        middleware: entry_name,
-        code: NO_SYM,
-        error: NO_SYM,
-        hook,
-        kind: RecordKind::Outcome,
-        outcome: OutcomeKind::Continue,
-        modified: false,
-        band: band as u8,
-        fail_mode: ABSENT,
-        failure: ABSENT,
-        contract: ABSENT,
-        audit: false,
-    }
+/// The combined outcome of a finished walk, as the host makes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// Nothing but plain `Continue`s (and open failures): a plain `Continue`.
+    Continue,
+    /// The outcome object last kept ([`Verdict::keep`]).
+    Kept,
+    /// A closed failure (I6): a fresh `Block` with this reason and code.
+    Block { reason: String, code: Sym },
 }
 
-/// `decision`, its record naming the contract `rule` that the modification broke (I14).
-fn naming(mut decision: Decision, rule: Rule) -> Decision {
-    decision.record.contract = rule.as_u8();
-    decision
-}
+/// Records of one emit, packed as the trace stores them (so flushing them is a copy): inline
+/// up to a dozen (no allocation for most chains).
+pub type Records = SmallVec<[Packed; 12]>;
 
-/// The answer a modification that broke a contract stands for (I14): warn keeps the modified
-/// Continue, strict makes it a `contract_violation` failure.
-fn violation(mode: ContractMode) -> Answer {
-    match mode {
-        ContractMode::Warn => Answer::Outcome {
-            kind: OutcomeKind::Continue,
-            modified: true,
-            code: NO_SYM,
-        },
-        ContractMode::Strict => Answer::Failure {
-            failure: FailureKind::ContractViolation,
-            error: failure_error_sym(FailureKind::ContractViolation, None),
-        },
-    }
-}
-
-/// The record of one answer, and whether its modification may be applied.
-///
-/// An outcome is normalised so the trace stays consistent: only a Continue can be modified,
-/// and a Continue has no code.
-fn judge(
-    hook: HookId,
-    entry_name: Sym,
-    band: Band,
-    fail_mode: FailMode,
-    answer: Answer,
-) -> (Record, bool) {
-    let mut record = continue_record(hook, entry_name, band);
-    let accept_modification = match answer {
-        Answer::Outcome {
-            kind,
-            modified,
-            code,
-        } => {
-            let is_continue = kind == OutcomeKind::Continue;
-            record.outcome = kind;
-            record.modified = modified && is_continue;
-            record.code = if is_continue { NO_SYM } else { code };
-            record.modified
-        }
-        Answer::Failure { failure, error } => {
-            // Rulings 11–12: the fail mode decides; an open failure's modification is
-            // discarded, so a failure never changes the event.
-            let resolution = resolve(fail_mode, failure);
-            record.kind = RecordKind::Failure;
-            record.outcome = resolution.outcome;
-            record.code = intern_opt(resolution.code);
-            record.error = error;
-            record.fail_mode = fail_mode as u8;
-            record.failure = failure as u8;
-            false
-        }
-    };
-    (record, accept_modification)
-}
-
-/// One emit's walk along its chain: folds each answer into the combined outcome (rulings 4,
-/// 5, 8) and makes the records of the trace.
+/// The warnings of one emit's taken answers (I24), once one has some.
 #[derive(Debug, Default)]
-pub struct Walk {
-    reducer: Reducer,
-    best: Option<Combined>,
+struct Warned {
+    /// Index among the records not yet written to the trace, and the record's warnings.
+    trace: Vec<(usize, Warnings)>,
+    /// Run-order index of the middleware, and its warnings, for the result.
+    result: Vec<(usize, Warnings)>,
 }
 
-impl Walk {
-    pub fn new() -> Self {
-        Self::default()
+/// One emit's walk along its chain (see the module doc).
+#[derive(Debug)]
+pub struct Walk<P> {
+    chain: Chain<P>,
+    next: usize,
+    current: usize,
+    hook: HookId,
+    emit: u64,
+    fold: Fold,
+    t_emit: u64,
+    /// The current middleware's start.
+    t0: u64,
+    /// Whether the current middleware is timed on the precise clock (see `clock.rs`).
+    t0_precise: bool,
+    /// Whether the trace asked for precise timings of every record.
+    precise: bool,
+    /// The last clock reading (and whether it was precise): the end of one middleware is the
+    /// start of the next, so the chain reads the clock once per middleware.
+    last: u64,
+    last_precise: bool,
+    /// This emit's records, written to the trace in one go (or by [`Walk::flush`]).
+    records: Records,
+    contracts: Option<ContractMode>,
+    /// Holds the codes and error type names this emit's records name until the trace holds
+    /// them (`symbol.rs`, issue 13): cleared once `records` are flushed.
+    texts: Texts,
+    corr: Arc<Correlation>,
+    /// The chain deadline (I26), an instant on the precise clock; `None` for nearly every emit.
+    deadline: Option<u64>,
+    /// The current middleware's limit: its timeout, or, when the chain deadline cuts it off
+    /// (I26), the time left at its start. Set as it starts, so checking an answer reads one
+    /// field.
+    limit: Option<u64>,
+    /// `None` until an answer has warnings, so a chain without carries one empty pointer.
+    warned: Option<Box<Warned>>,
+}
+
+impl<P> Walk<P> {
+    /// A walk of `chain` starting now (a chain deadline is measured from here, on the precise
+    /// clock, and so is everything in its emit).
+    pub fn new(chain: Chain<P>, options: Options) -> Self {
+        let precise = options.precise || options.budget_ns.is_some();
+        let t_emit = clock::now(precise);
+        Self {
+            chain,
+            next: 0,
+            current: 0,
+            hook: options.hook,
+            emit: options.emit,
+            fold: Fold::new(),
+            t_emit,
+            t0: t_emit,
+            t0_precise: precise,
+            precise,
+            last: t_emit,
+            last_precise: precise,
+            records: Records::new(),
+            contracts: options.contracts,
+            texts: Texts::new(),
+            corr: options.correlation,
+            deadline: options.budget_ns.map(|ns| t_emit.saturating_add(ns)),
+            limit: None,
+            warned: None,
+        }
     }
 
-    /// Decides about the answer of the middleware at run-order `index`. Answers must arrive in
-    /// run order (ties go to the earliest, ruling 5).
-    ///
-    /// An outcome is normalised so the trace stays consistent: only a Continue can be modified,
-    /// and a Continue has no code.
+    /// The chain walked.
+    pub fn chain(&self) -> &Chain<P> {
+        &self.chain
+    }
+
+    pub fn hook(&self) -> HookId {
+        self.hook
+    }
+
+    /// The middleware called last (or being called).
+    pub fn entry(&self) -> &Entry<P> {
+        &self.chain[self.current]
+    }
+
+    /// The contract mode when modified events are to be checked (I14): the host computes the
+    /// [`Rule`] a modification breaks for [`Walk::answer`] only then.
+    #[inline]
+    pub fn contracts(&self) -> Option<ContractMode> {
+        self.contracts
+    }
+
+    /// Where the host interns the codes of the answers it makes (`symbol.rs`): they live as
+    /// long as this emit's records need them.
+    #[inline]
+    pub fn texts(&mut self) -> &mut Texts {
+        &mut self.texts
+    }
+
+    /// The next middleware to call (see [`Step`]). Starts its clock and its limit.
+    #[allow(clippy::should_implement_trait)] // a step of the walk, not an iterator's item
+    #[inline]
+    pub fn next(&mut self) -> Step<'_, P> {
+        if self.deadline.is_some() {
+            return self.next_under_deadline();
+        }
+        let Some(entry) = self.chain.get(self.next) else {
+            return Step::Done;
+        };
+        self.current = self.next;
+        self.next += 1;
+        // Field by field (not `read_clock`): `entry` borrows the chain, and is handed out.
+        let precise = self.precise || entry.precise;
+        self.t0_precise = precise;
+        self.limit = entry.decl.timeout_ns;
+        if precise != self.last_precise {
+            self.last = clock::now(precise);
+            self.last_precise = precise;
+        }
+        self.t0 = self.last;
+        Step::Call(entry)
+    }
+
+    /// [`Walk::next`] in an emit with a chain deadline (I26): the middleware is skipped when
+    /// the deadline has passed, else cut off or timed as before.
+    #[cold]
+    #[inline(never)]
+    fn next_under_deadline(&mut self) -> Step<'_, P> {
+        let Some(deadline) = self.deadline else {
+            return Step::Done;
+        };
+        if self.next >= self.chain.len() {
+            return Step::Done;
+        }
+        self.current = self.next;
+        self.next += 1;
+        let entry = &self.chain[self.current];
+        let precise = self.precise || entry.precise;
+        self.t0_precise = precise;
+        self.limit = entry.decl.timeout_ns;
+        self.t0 = self.read_clock(precise);
+        match turn(deadline, self.t0, self.entry().decl.timeout_ns) {
+            Turn::Skip => return Step::Skipped(self.failed(FailureKind::Skipped, None)),
+            Turn::CutOff(left) => self.limit = Some(left),
+            Turn::Own => {}
+        }
+        Step::Call(&self.chain[self.current])
+    }
+
+    /// The run-order index of the middleware called last (or being called).
+    pub fn index(&self) -> usize {
+        self.current
+    }
+
+    /// The current middleware's limit in nanoseconds: its timeout, or the time left to the
+    /// chain deadline when it is cut off (I26); `None`: no limit.
+    #[inline]
+    pub fn limit_ns(&self) -> Option<u64> {
+        self.limit
+    }
+
+    /// [`Walk::limit_ns`] in seconds.
+    pub fn timeout(&self) -> Option<f64> {
+        self.limit.map(nanos_to_seconds)
+    }
+
+    /// Seconds left before the current middleware's limit (negative once it passed; infinite
+    /// without one), for a host that waits. A coarse start is never later than the true one,
+    /// so this errs on the early side.
+    #[allow(clippy::cast_precision_loss)] // nanosecond counts far below 2^52 in practice
+    pub fn remaining(&self) -> f64 {
+        match self.limit {
+            Some(limit) => (limit as f64 - precise_ns().saturating_sub(self.t0) as f64) / 1e9,
+            None => f64::INFINITY,
+        }
+    }
+
+    /// What running past the limit is: a timeout, or a `deadline` failure when cut off (I26).
+    fn overrun(&self) -> FailureKind {
+        // Cut off exactly when the limit is not its own timeout (see `deadline_turn`).
+        if self.deadline.is_some() && self.limit != self.entry().decl.timeout_ns {
+            FailureKind::Deadline
+        } else {
+            FailureKind::Timeout
+        }
+    }
+
+    /// Whether the current middleware's limit had passed by `now` (ruling 10, I9, I26).
+    #[inline]
+    fn late(&self, now: u64) -> bool {
+        self.limit
+            .is_some_and(|limit| now.saturating_sub(self.t0) > limit)
+    }
+
+    /// A clock reading of the wanted precision, reusing the last one when it has it.
+    #[inline]
+    fn read_clock(&mut self, precise: bool) -> u64 {
+        if precise != self.last_precise {
+            self.last = clock::now(precise);
+            self.last_precise = precise;
+        }
+        self.last
+    }
+
+    /// A fresh reading of the wanted precision, remembered for the next middleware's start.
+    #[inline]
+    fn tick(&mut self, precise: bool) -> u64 {
+        self.last = clock::now(precise);
+        self.last_precise = precise;
+        self.last
+    }
+
+    /// The current middleware answered a plain `Continue` (`None` in Python): the common
+    /// case, with nothing to judge and nothing to do (`None`). A late one is a timeout
+    /// (ruling 10): `Some` of what to do about it.
+    #[inline]
+    pub fn continued(&mut self) -> Option<Verdict> {
+        let now = self.tick(self.t0_precise);
+        if self.late(now) {
+            return Some(self.failed(self.overrun(), None));
+        }
+        let entry = &self.chain[self.current];
+        let record = if entry.decl.mode.is_audit() {
+            Fold::continued_audited(self.hook, entry.name, entry.decl.band) // I25
+        } else {
+            self.fold
+                .continued(self.current, self.hook, entry.name, entry.decl.band)
+        };
+        self.keep(record, now);
+        None
+    }
+
+    /// The current middleware returned (anything but a plain `Continue`, which
+    /// [`Walk::continued`] takes): reads the clock. `Some`: it answered past its limit, a
+    /// timeout or deadline failure already recorded (ruling 10, I26), and the answer is not to
+    /// be looked at; `None`: judge it and call [`Walk::answer`] (or [`Walk::failed`]).
+    #[inline]
+    pub fn returned(&mut self) -> Option<Verdict> {
+        let now = self.tick(self.t0_precise);
+        if self.late(now) {
+            return Some(self.failed(self.overrun(), None));
+        }
+        None
+    }
+
+    /// The current middleware's answer, after [`Walk::returned`]: `broken` is the contract
+    /// rule its modified event breaks, computed by the host only when [`Walk::contracts`] is
+    /// set (I14), and `warnings` what it kept of the answer's warnings (I24,
+    /// [`crate::warning::keep`]).
+    #[inline]
     pub fn answer(
         &mut self,
-        index: usize,
-        hook: HookId,
-        entry_name: Sym,
-        band: Band,
-        fail_mode: FailMode,
         answer: Answer,
-    ) -> Decision {
-        let (record, accept_modification) = judge(hook, entry_name, band, fail_mode, answer);
-        let new_best = self.offer(index, &record);
-        Decision {
-            outcome: record.outcome,
-            modified: record.modified,
-            code: record.code,
-            accept_modification,
-            new_best,
-            // Ruling 6 (Block stops the chain either way) and ruling 11 (a closed failure).
-            stop: record.outcome == OutcomeKind::Block,
-            record,
-        }
-    }
-
-    /// The answer of a middleware in audit mode (I25): its record is the one [`Walk::answer`]
-    /// makes, marked `audit`, and the answer takes no part in the walk: it is no candidate for
-    /// the combined outcome, its modification is not applied and it never stops the chain.
-    pub fn audited(
-        hook: HookId,
-        entry_name: Sym,
-        band: Band,
-        fail_mode: FailMode,
-        answer: Answer,
-    ) -> Decision {
-        let (mut record, _) = judge(hook, entry_name, band, fail_mode, answer);
-        record.audit = true;
-        Decision {
-            outcome: record.outcome,
-            modified: record.modified,
-            code: record.code,
-            accept_modification: false,
-            new_best: false,
-            stop: false,
-            record,
-        }
-    }
-
-    /// [`Walk::violated`] for a middleware in audit mode (I25): recorded the same, marked
-    /// `audit`, and nothing applied.
-    pub fn violated_audited(
-        hook: HookId,
-        entry_name: Sym,
-        band: Band,
-        fail_mode: FailMode,
-        rule: Rule,
-        mode: ContractMode,
-    ) -> Decision {
-        let decision = Self::audited(hook, entry_name, band, fail_mode, violation(mode));
-        naming(decision, rule)
-    }
-
-    /// [`Walk::continued`] for a middleware in audit mode (I25): the same record, marked
-    /// `audit`, offered to nothing (a plain Continue never changes the combined outcome anyway).
-    pub fn continued_audited(hook: HookId, entry_name: Sym, band: Band) -> Record {
-        let mut record = continue_record(hook, entry_name, band);
-        record.audit = true;
-        record
-    }
-
-    /// A `Continue(modified)` that broke contract `rule` (I14). Warn: the modification stands
-    /// and its record names the rule. Strict: a `contract_violation` failure, resolved by the
-    /// fail mode like any other (closed blocks, open continues with the event unmodified), and
-    /// its record names the rule too.
-    #[allow(clippy::too_many_arguments)] // `answer`'s arguments, plus the verdict
-    pub fn violated(
-        &mut self,
-        index: usize,
-        hook: HookId,
-        entry_name: Sym,
-        band: Band,
-        fail_mode: FailMode,
-        rule: Rule,
-        mode: ContractMode,
-    ) -> Decision {
-        let decision = self.answer(index, hook, entry_name, band, fail_mode, violation(mode));
-        naming(decision, rule)
-    }
-
-    /// The answer of nearly every middleware, a plain `Continue`, without building a
-    /// [`Decision`]: the same record and reduction as `answer`, and nothing to decide (it never
-    /// stops the chain, modifies the event or brings an outcome object of its own).
-    pub fn continued(&mut self, index: usize, hook: HookId, entry_name: Sym, band: Band) -> Record {
-        let record = continue_record(hook, entry_name, band);
-        self.offer(index, &record);
-        record
-    }
-
-    /// Folds the answer into the combined outcome (rulings 4, 5, 8); true when it leads now.
-    fn offer(&mut self, index: usize, record: &Record) -> bool {
-        let wins = self
-            .reducer
-            .offer(severity(record.outcome, record.modified), index);
-        if wins {
-            self.best = Some(Combined {
-                index: Some(index),
-                outcome: record.outcome,
-                modified: record.modified,
-                code: record.code,
-            });
-        }
-        wins
-    }
-
-    /// The combined outcome so far; a plain Continue with no index when nothing answered.
-    pub fn combined(&self) -> Combined {
-        self.best.unwrap_or(Combined::NOTHING)
-    }
-
-    /// The hook record of ruling 19: the combined outcome, no middleware fields.
-    pub fn hook_record(&self, hook: HookId) -> Record {
-        let combined = self.combined();
-        Record {
-            t_ns: 0,
-            duration_ns: 0,
-            emit: 0,
-            middleware: NO_SYM,
-            code: combined.code,
-            error: NO_SYM,
-            hook,
-            kind: RecordKind::Hook,
-            outcome: combined.outcome,
-            modified: combined.modified,
-            band: ABSENT,
-            fail_mode: ABSENT,
-            failure: ABSENT,
-            contract: ABSENT,
-            audit: false,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::symbol::resolve;
-    use crate::trace::TraceBuf;
-
-    const TOOL_BEFORE: HookId = 4;
-
-    fn outcome(kind: OutcomeKind) -> Answer {
-        Answer::Outcome {
-            kind,
-            modified: false,
-            code: NO_SYM,
-        }
-    }
-
-    fn with_code(kind: OutcomeKind, code: &str) -> Answer {
-        Answer::Outcome {
-            kind,
-            modified: false,
-            code: intern(code),
-        }
-    }
-
-    const MODIFIED: Answer = Answer::Outcome {
-        kind: OutcomeKind::Continue,
-        modified: true,
-        code: NO_SYM,
-    };
-
-    fn failure(kind: FailureKind) -> Answer {
-        Answer::Failure {
-            failure: kind,
-            error: failure_error_sym(kind, Some("ValueError")),
-        }
-    }
-
-    /// Runs answers the way the binding does: in order, until one says stop.
-    fn walk(answers: &[(FailMode, Answer)]) -> (Walk, Vec<Decision>) {
-        let mut walk = Walk::new();
-        let mut decisions = Vec::new();
-        for (index, &(fail_mode, answer)) in answers.iter().enumerate() {
-            let name = intern(&format!("mw{index}"));
-            let decision = walk.answer(index, TOOL_BEFORE, name, Band::App, fail_mode, answer);
-            decisions.push(decision);
-            if decision.stop {
-                break;
-            }
-        }
-        (walk, decisions)
-    }
-
-    fn closed(answer: Answer) -> (FailMode, Answer) {
-        (FailMode::Closed, answer)
-    }
-
-    #[test]
-    fn nothing_answered_is_a_plain_continue_with_a_hook_record_ruling_19() {
-        let walk = Walk::new();
-        assert_eq!(walk.combined(), Combined::NOTHING);
-        let record = walk.hook_record(7);
-        assert_eq!(
-            (record.kind, record.hook, record.outcome),
-            (RecordKind::Hook, 7, OutcomeKind::Continue)
-        );
-        assert_eq!(
-            (record.middleware, record.code, record.error),
-            (NO_SYM, NO_SYM, NO_SYM)
-        );
-        assert_eq!(
-            (record.band, record.fail_mode, record.failure),
-            (ABSENT, ABSENT, ABSENT)
-        );
-    }
-
-    #[test]
-    fn an_outcome_record_carries_the_answer_i8() {
-        let (_, decisions) = walk(&[closed(with_code(OutcomeKind::Suspend, "weekend"))]);
-        let record = decisions[0].record;
-        assert_eq!(record.kind, RecordKind::Outcome);
-        assert_eq!(resolve(record.middleware), Some("mw0"));
-        assert_eq!(
-            (record.band, record.hook, record.outcome),
-            (Band::App as u8, TOOL_BEFORE, OutcomeKind::Suspend)
-        );
-        assert_eq!(resolve(record.code), Some("weekend"));
-        assert_eq!(
-            (record.error, record.fail_mode, record.failure),
-            (NO_SYM, ABSENT, ABSENT)
-        );
-        assert_eq!((record.emit, record.t_ns, record.duration_ns), (0, 0, 0));
-    }
-
-    #[test]
-    fn a_modification_is_accepted_and_the_chain_goes_on_detail_modified() {
-        let (walk, decisions) = walk(&[closed(MODIFIED), closed(outcome(OutcomeKind::Continue))]);
-        assert!(decisions[0].accept_modification && decisions[0].record.modified);
-        assert!(!decisions[0].stop);
-        assert_eq!(decisions.len(), 2);
-        assert_eq!(walk.combined().index, Some(0));
-        assert!(walk.combined().modified);
-    }
-
-    #[test]
-    fn block_stops_the_chain_ruling_6() {
-        let answers = [
-            closed(MODIFIED),
-            closed(outcome(OutcomeKind::Block)),
-            closed(MODIFIED),
-        ];
-        let (walk, decisions) = walk(&answers);
-        assert_eq!(decisions.len(), 2);
-        assert!(decisions[1].stop && decisions[1].new_best);
-        assert_eq!(walk.combined().outcome, OutcomeKind::Block);
-        assert_eq!(walk.hook_record(TOOL_BEFORE).outcome, OutcomeKind::Block);
-    }
-
-    #[test]
-    fn closed_failures_block_and_stop_ruling_11() {
-        for (kind, code) in [
-            (FailureKind::Exception, "middleware_error"),
-            (FailureKind::Timeout, "middleware_timeout"),
-        ] {
-            let (walk, decisions) = walk(&[closed(failure(kind)), closed(MODIFIED)]);
-            let decision = decisions[0];
-            assert_eq!(decisions.len(), 1);
-            assert!(decision.stop && !decision.accept_modification);
-            assert_eq!(
-                (decision.outcome, resolve(decision.code)),
-                (OutcomeKind::Block, Some(code))
-            );
-            let record = decision.record;
-            assert_eq!(
-                (record.kind, record.fail_mode, record.failure),
-                (RecordKind::Failure, 0, kind as u8)
-            );
-            assert_eq!(resolve(walk.hook_record(TOOL_BEFORE).code), Some(code));
-        }
-        let (_, decisions) = walk(&[closed(failure(FailureKind::Exception))]);
-        assert_eq!(resolve(decisions[0].record.error), Some("ValueError"));
-    }
-
-    #[test]
-    fn open_failures_continue_unmodified_ruling_12() {
-        let (walk, decisions) = walk(&[
-            (FailMode::Open, failure(FailureKind::Timeout)),
-            closed(outcome(OutcomeKind::Retry)),
-        ]);
-        let decision = decisions[0];
-        assert!(!decision.stop && !decision.accept_modification && !decision.modified);
-        assert_eq!(
-            (decision.outcome, decision.code),
-            (OutcomeKind::Continue, NO_SYM)
-        );
-        assert_eq!(resolve(decision.record.error), Some("MiddlewareTimeout"));
-        assert_eq!(decision.record.fail_mode, FailMode::Open as u8);
-        assert_eq!(decisions.len(), 2);
-        assert_eq!(walk.combined().index, Some(1));
-    }
-
-    #[test]
-    fn most_severe_wins_and_ties_go_to_the_earliest_rulings_4_5() {
-        let answers = [
-            closed(outcome(OutcomeKind::Retry)),
-            closed(with_code(OutcomeKind::Suspend, "first")),
-            closed(outcome(OutcomeKind::Escalate)),
-            closed(with_code(OutcomeKind::Suspend, "second")),
-        ];
-        let (walk, decisions) = walk(&answers);
-        let new_best: Vec<bool> = decisions.iter().map(|d| d.new_best).collect();
-        assert_eq!(new_best, [true, true, false, false]);
-        let combined = walk.combined();
-        assert_eq!(
-            (combined.index, combined.outcome),
-            (Some(1), OutcomeKind::Suspend)
-        );
-        assert_eq!(resolve(combined.code), Some("first"));
-    }
-
-    #[test]
-    fn continue_modified_wins_only_over_plain_continues_ruling_8() {
-        let (walk1, _) = walk(&[closed(MODIFIED), closed(outcome(OutcomeKind::Retry))]);
-        assert_eq!(
-            (walk1.combined().outcome, walk1.combined().modified),
-            (OutcomeKind::Retry, false)
-        );
-        let (walk2, _) = walk(&[closed(outcome(OutcomeKind::Continue)), closed(MODIFIED)]);
-        assert_eq!(
-            (walk2.combined().index, walk2.combined().modified),
-            (Some(1), true)
-        );
-        let (walk3, _) = walk(&[
-            closed(MODIFIED),
-            (FailMode::Open, failure(FailureKind::Exception)),
-        ]);
-        assert_eq!(walk3.combined().index, Some(0));
-    }
-
-    #[test]
-    fn answers_are_normalised_for_the_trace() {
-        let odd_block = Answer::Outcome {
-            kind: OutcomeKind::Block,
-            modified: true,
-            code: NO_SYM,
+        broken: Option<Rule>,
+        warnings: Option<Warnings>,
+    ) -> Verdict {
+        let now = self.last;
+        let mut log = None;
+        let decision = match (self.contracts, broken) {
+            (Some(mode), Some(rule)) => self.violated(rule, mode, now, &mut log),
+            _ => self.decide(answer, now),
         };
-        let coded_continue = with_code(OutcomeKind::Continue, "why");
-        let (_, decisions) = walk(&[closed(coded_continue), closed(odd_block)]);
-        assert_eq!(decisions[0].code, NO_SYM);
-        assert!(!decisions[1].modified && !decisions[1].accept_modification);
-    }
-
-    #[test]
-    fn contract_violations_warn_or_fail_by_fail_mode_i14() {
-        let rule = Rule::parse("model.before/history_unchanged").unwrap();
-        let name = intern("rewriter");
-        let mut walk = Walk::new();
-        let warned = walk.violated(
-            0,
-            2,
-            name,
-            Band::App,
-            FailMode::Closed,
-            rule,
-            ContractMode::Warn,
-        );
-        assert!(warned.accept_modification && warned.record.modified && !warned.stop);
-        assert_eq!(warned.record.view().contract, Some(rule.as_str()));
-        for (fail_mode, outcome, code) in [
-            (FailMode::Closed, "block", Some("contract_violation")),
-            (FailMode::Open, "continue", None),
-        ] {
-            let mut walk = Walk::new();
-            let decision =
-                walk.violated(0, 2, name, Band::App, fail_mode, rule, ContractMode::Strict);
-            let view = decision.record.view();
-            assert!(!decision.accept_modification);
-            assert_eq!(
-                (view.kind, view.outcome, view.code.as_deref()),
-                ("failure", outcome, code)
-            );
-            assert_eq!(view.failure, Some("contract_violation"));
-            assert_eq!(view.error.as_deref(), Some("ContractViolation"));
-            assert_eq!(view.contract, Some(rule.as_str()));
-            let mut trace = TraceBuf::new();
-            let emit = trace.begin_emit();
-            trace.push(Record {
-                emit,
-                ..decision.record
-            });
-            let back = TraceBuf::from_jsonl_str(&trace.to_jsonl()).unwrap();
-            assert_eq!(back.records(), trace.records());
+        if let Some(kept) = warnings {
+            self.note_warnings(decision.record.kind, kept);
+        }
+        if decision.stop {
+            self.next = self.chain.len();
+        }
+        Verdict {
+            accept: decision.accept_modification,
+            keep: decision.new_best,
+            log,
         }
     }
 
-    #[test]
-    fn failure_error_names_follow_i5() {
-        let name = |kind, ty| resolve(failure_error_sym(kind, ty));
-        assert_eq!(
-            name(FailureKind::Exception, Some("KeyError")),
-            Some("KeyError")
-        );
-        assert_eq!(name(FailureKind::Exception, None), Some("Exception"));
-        assert_eq!(
-            name(FailureKind::Timeout, Some("CancelledError")),
-            Some("MiddlewareTimeout")
-        );
-        assert_eq!(
-            name(FailureKind::InvalidReturn, None),
-            Some("InvalidReturn")
-        );
-        assert_eq!(
-            name(FailureKind::WrongEventType, Some("X")),
-            Some("WrongEventType")
-        );
+    /// The current middleware raised (`kind` is [`FailureKind::Exception`] with the
+    /// exception's type name, or [`FailureKind::Cancelled`], I15): a timeout or deadline
+    /// failure instead when it raised past its limit (I9, I26).
+    pub fn raised(&mut self, kind: FailureKind, exception_type: Option<&str>) -> Verdict {
+        let now = self.tick(self.t0_precise);
+        if self.late(now) {
+            return self.failed(self.overrun(), None);
+        }
+        self.failed(kind, exception_type)
     }
 
-    #[test]
-    fn a_walks_records_are_a_valid_trace_i8() {
-        let answers = [
-            closed(MODIFIED),
-            (FailMode::Open, failure(FailureKind::InvalidReturn)),
-            closed(with_code(OutcomeKind::Escalate, "human")),
-            closed(failure(FailureKind::WrongEventType)),
-        ];
-        let (walk, decisions) = walk(&answers);
-        let mut trace = TraceBuf::new();
-        let emit = trace.begin_emit();
-        for record in decisions
-            .iter()
-            .map(|d| d.record)
-            .chain([walk.hook_record(TOOL_BEFORE)])
-        {
-            trace.push(Record { emit, ..record });
-        }
-        let back = TraceBuf::from_jsonl_str(&trace.to_jsonl()).unwrap();
-        assert_eq!(back.records(), trace.records());
-        assert_eq!(trace.len(), 5);
+    /// The host stopped waiting for the current middleware at its limit (its own timeout, or
+    /// the chain's deadline when it was cut off, I26).
+    pub fn timed_out(&mut self) -> Verdict {
+        self.failed(self.overrun(), None)
     }
 
-    /// `continued` is `answer(plain Continue)` minus the decision: over every sequence of up
-    /// to four answers of six kinds, both give the same records and the same combined outcome.
-    #[test]
-    fn continued_is_answer_of_a_plain_continue_exhaustively() {
-        let kinds = [
-            closed(outcome(OutcomeKind::Continue)),
-            closed(MODIFIED),
-            closed(with_code(OutcomeKind::Retry, "again")),
-            closed(outcome(OutcomeKind::Block)),
-            (FailMode::Open, failure(FailureKind::Exception)),
-            closed(failure(FailureKind::Timeout)),
-        ];
-        let mut sequences: Vec<Vec<usize>> = vec![vec![]];
-        for _ in 0..4 {
-            let longer: Vec<Vec<usize>> = sequences
-                .iter()
-                .filter(|s| s.len() == sequences.last().map_or(0, Vec::len))
-                .flat_map(|s| (0..kinds.len()).map(move |k| [s.clone(), vec![k]].concat()))
-                .collect();
-            sequences.extend(longer);
+    /// The current middleware failed with `kind` (I5): traced, and resolved by its fail mode
+    /// (rulings 11, 12). `exception_type` names an exception's type (I5's `error`).
+    #[inline(never)]
+    pub fn failed(&mut self, kind: FailureKind, exception_type: Option<&str>) -> Verdict {
+        let error = failure_error_text(&mut self.texts, kind, exception_type);
+        if kind == FailureKind::Deadline {
+            // I26: a cut-off middleware ends the chain's time, whatever the clock says next.
+            self.deadline = Some(0);
         }
-        assert_eq!(sequences.len(), 1 + 6 + 36 + 216 + 1296);
-        for sequence in &sequences {
-            let answers: Vec<_> = sequence.iter().map(|&k| kinds[k]).collect();
-            let (general, decisions) = walk(&answers);
-            let mut fast = Walk::new();
-            let mut records = Vec::new();
-            for (index, &(fail_mode, answer)) in answers.iter().enumerate() {
-                let name = intern(&format!("mw{index}"));
-                if answer == outcome(OutcomeKind::Continue) {
-                    records.push(fast.continued(index, TOOL_BEFORE, name, Band::App));
-                    continue;
-                }
-                let decision = fast.answer(index, TOOL_BEFORE, name, Band::App, fail_mode, answer);
-                records.push(decision.record);
-                if decision.stop {
-                    break;
-                }
+        let now = self.tick(self.t0_precise);
+        let decision = self.decide(
+            Answer::Failure {
+                failure: kind,
+                error,
+            },
+            now,
+        );
+        if decision.stop {
+            self.next = self.chain.len();
+        }
+        let open = self.entry().decl.fail_mode == FailMode::Open;
+        Verdict {
+            accept: false,
+            keep: false,
+            log: open.then_some(Log::FailedOpen {
+                failure: kind,
+                error,
+            }),
+        }
+    }
+
+    /// The current middleware's modification broke `rule` (I14): traced with the rule; in
+    /// strict mode a `contract_violation` failure resolved by its fail mode (never the answer
+    /// kept: a closed one ends as a fresh Block), in warn mode the modification stands.
+    #[cold]
+    #[inline(never)]
+    fn violated(
+        &mut self,
+        rule: Rule,
+        mode: ContractMode,
+        now: u64,
+        log: &mut Option<Log>,
+    ) -> Decision {
+        let entry = &self.chain[self.current];
+        let decl = &entry.decl;
+        let mut decision = if decl.mode.is_audit() {
+            Fold::violated_audited(self.hook, entry.name, decl.band, decl.fail_mode, rule, mode)
+        } else {
+            self.fold.violated(
+                self.current,
+                self.hook,
+                entry.name,
+                decl.band,
+                decl.fail_mode,
+                rule,
+                mode,
+            )
+        };
+        let open = decl.fail_mode == FailMode::Open;
+        self.keep(decision.record, now);
+        if mode == ContractMode::Strict {
+            decision.new_best = false;
+            if open {
+                let failure = FailureKind::ContractViolation;
+                let error = failure_error_sym(failure, None);
+                *log = Some(Log::FailedOpen { failure, error });
             }
-            let expected: Vec<Record> = decisions.iter().map(|d| d.record).collect();
-            assert_eq!(records, expected, "{sequence:?}");
-            assert_eq!(fast.combined(), general.combined(), "{sequence:?}");
+        } else {
+            *log = Some(Log::ContractWarning(rule));
+        }
+        decision
+    }
+
+    fn decide(&mut self, answer: Answer, now: u64) -> Decision {
+        let entry = &self.chain[self.current];
+        let decl = &entry.decl;
+        let decision = if decl.mode.is_audit() {
+            // I25: traced as it would be; counts as a plain Continue.
+            Fold::audited(self.hook, entry.name, decl.band, decl.fail_mode, answer)
+        } else {
+            self.fold.answer(
+                self.current,
+                self.hook,
+                entry.name,
+                decl.band,
+                decl.fail_mode,
+                answer,
+            )
+        };
+        self.keep(decision.record, now);
+        decision
+    }
+
+    /// The answer just recorded carries `kept` (I24): a taken answer's record is an outcome
+    /// record; a strict contract violation made it a failure, which carries none.
+    #[cold]
+    #[inline(never)]
+    fn note_warnings(&mut self, kind: RecordKind, kept: Warnings) {
+        if kind != RecordKind::Outcome {
+            return;
+        }
+        let at = self.records.len() - 1;
+        let audited = self.chain[self.current].decl.mode.is_audit();
+        let warned = self.warned.get_or_insert_with(Box::default);
+        if audited {
+            // I24, I25: on the audited middleware's record only, like the rest of its answer.
+            warned.trace.push((at, kept));
+            return;
+        }
+        warned.trace.push((at, kept.clone()));
+        warned.result.push((self.current, kept));
+    }
+
+    /// The warnings for the result (I24): run-order index of the middleware and what it kept,
+    /// in run order.
+    pub fn warnings(&self) -> &[(usize, Warnings)] {
+        self.warned.as_ref().map_or(&[][..], |w| &w.result[..])
+    }
+
+    /// Buffers the current middleware's record, timed from its start to `now`.
+    #[inline]
+    fn keep(&mut self, record: Record, now: u64) {
+        self.keep_timed(record, self.t0, now);
+    }
+
+    /// Buffers one of this emit's records, timed from `start` to `now`.
+    #[inline]
+    fn keep_timed(&mut self, mut record: Record, start: u64, now: u64) {
+        record.emit = self.emit;
+        record.t_ns = start;
+        record.duration_ns = now.saturating_sub(start);
+        self.records.push(Packed::pack(&record));
+    }
+
+    /// The combined outcome so far (rulings 4, 5, 8).
+    pub fn combined(&self) -> Combined {
+        self.fold.combined()
+    }
+
+    /// Whether records wait to be written: a host that must lock its trace checks this first.
+    #[inline]
+    pub fn unflushed(&self) -> bool {
+        !self.records.is_empty()
+    }
+
+    /// Writes the records buffered so far to `trace` (before a suspension, or when the emit is
+    /// abandoned, I12: nothing recorded is lost, ruling 21).
+    pub fn flush(&mut self, trace: &mut TraceBuf) {
+        if self.warned.is_some() {
+            self.flush_warned(trace);
+            return;
+        }
+        if !self.records.is_empty() {
+            trace.extend_packed_from_with(&self.records, &self.texts, &self.corr);
+            self.records.clear();
         }
     }
 
-    /// I25: an audited answer is recorded as it would be, marked audit, and changes nothing.
-    #[test]
-    fn audited_answers_are_traced_and_count_as_continue_i25() {
-        let name = intern("shadow");
-        let mut walk = Walk::new();
-        let block = with_code(OutcomeKind::Block, "refund_cap");
-        let audited = Walk::audited(TOOL_BEFORE, name, Band::App, FailMode::Closed, block);
-        assert!(!audited.stop && !audited.new_best && !audited.accept_modification);
-        assert_eq!(
-            (
-                audited.record.outcome,
-                audited.record.code,
-                audited.record.audit
-            ),
-            (OutcomeKind::Block, intern("refund_cap"), true)
-        );
-        let modified = Walk::audited(TOOL_BEFORE, name, Band::App, FailMode::Closed, MODIFIED);
-        assert!(modified.record.modified && !modified.accept_modification);
-        let closed = Walk::audited(
-            TOOL_BEFORE,
-            name,
-            Band::App,
-            FailMode::Closed,
-            failure(FailureKind::Timeout),
-        );
-        assert_eq!(
-            (closed.record.kind, closed.record.outcome, closed.stop),
-            (RecordKind::Failure, OutcomeKind::Block, false)
-        );
-        assert_eq!(resolve_sym(closed.record.code), "middleware_timeout");
-        let violated = Walk::violated_audited(
-            TOOL_BEFORE,
-            name,
-            Band::App,
-            FailMode::Closed,
-            Rule::from_u8(0).unwrap(),
-            ContractMode::Strict,
-        );
-        assert!(violated.record.audit && !violated.stop);
-        assert_eq!(violated.record.contract, Rule::from_u8(0).unwrap().as_u8());
-        assert!(Walk::continued_audited(TOOL_BEFORE, name, Band::App).audit);
-        // The walk itself saw nothing: the hook record is a plain Continue.
-        assert_eq!(walk.combined(), Combined::NOTHING);
-        let enforced = walk.answer(1, TOOL_BEFORE, name, Band::App, FailMode::Closed, MODIFIED);
-        assert!(enforced.accept_modification && !enforced.record.audit);
-        assert!(walk.hook_record(TOOL_BEFORE).modified);
+    /// [`Walk::flush`] once an answer had warnings (I24): kept apart, so that the plain path
+    /// stays as it was.
+    #[cold]
+    #[inline(never)]
+    fn flush_warned(&mut self, trace: &mut TraceBuf) {
+        let Some(warned) = self.warned.as_mut() else {
+            return;
+        };
+        if !self.records.is_empty() {
+            trace.extend_packed_warned(&self.records, &self.texts, &self.corr, &warned.trace);
+            self.records.clear();
+        }
+        warned.trace.clear();
     }
 
-    fn resolve_sym(sym: Sym) -> String {
-        resolve(sym)
-            .map(std::string::ToString::to_string)
-            .unwrap_or_default()
+    /// [`Walk::flush`] for the records ending with a hook record that carries `identities`
+    /// (I27), beside any warnings (I24): kept apart like `flush_warned`.
+    #[cold]
+    #[inline(never)]
+    fn flush_identified(&mut self, trace: &mut TraceBuf, identities: Identities) {
+        let hook = self.records.len().saturating_sub(1);
+        let warnings = self.warned.as_ref().map_or(&[][..], |w| &w.trace[..]);
+        trace.extend_packed_noted(
+            &self.records,
+            &self.texts,
+            &self.corr,
+            warnings,
+            Some((hook, identities)),
+        );
+        self.records.clear();
+        if let Some(warned) = self.warned.as_mut() {
+            warned.trace.clear();
+        }
+    }
+
+    /// Ends the walk: the hook record (ruling 19, with `identities` on a bus with a scheme,
+    /// I27) after the middleware's records, all written to `trace`; and what the combined
+    /// outcome is.
+    pub fn finish(&mut self, trace: &mut TraceBuf, identities: Option<Identities>) -> Ending {
+        let record = self.fold.hook_record(self.hook);
+        let now = self.read_clock(self.precise);
+        self.keep_timed(record, self.t_emit, now);
+        match identities {
+            None => self.flush(trace),
+            Some(identities) => self.flush_identified(trace, identities),
+        }
+        self.ending()
+    }
+
+    /// What the combined outcome is (see [`Ending`]).
+    pub fn ending(&self) -> Ending {
+        let combined = self.fold.combined();
+        if combined.outcome == crate::outcome::OutcomeKind::Continue && !combined.modified {
+            return Ending::Continue;
+        }
+        match (combined.failure, combined.index) {
+            (Some(failure), Some(index)) => Ending::Block {
+                reason: closed_reason(&self.chain[index].decl.name, failure),
+                code: combined.code,
+            },
+            _ => Ending::Kept,
+        }
     }
 }

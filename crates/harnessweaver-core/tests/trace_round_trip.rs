@@ -4,7 +4,7 @@ use harnessweaver_core::symbol::{intern, NO_SYM};
 use harnessweaver_core::trace::now_ns;
 use harnessweaver_core::walk::failure_error_sym;
 use harnessweaver_core::{
-    Answer, Band, FailMode, FailureKind, OutcomeKind, Record, TraceBuf, Walk,
+    Answer, Band, FailMode, FailureKind, Fold, OutcomeKind, Record, TraceBuf,
 };
 
 /// A varied answer: every outcome, modified or not, with and without codes, and every failure.
@@ -39,7 +39,7 @@ fn recorded(size: usize) -> TraceBuf {
     while trace.len() < size {
         let emit = trace.begin_emit();
         let hook = u8::try_from(emit % 8).unwrap();
-        let mut walk = Walk::new();
+        let mut walk = Fold::new();
         for index in 0..i % 5 {
             let band = Band::ALL[i % 4];
             let open = band != Band::Baseline && i % 2 == 1;

@@ -10,11 +10,11 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, Py
 
 use harnessweaver_core::catalogue::hook_id;
 use harnessweaver_core::declaration::{
-    self as core_decl, DeclarationInput, Overrides, TimeoutInput,
+    self as core_decl, DeclarationInput, Overriding, TimeoutInput,
 };
 use harnessweaver_core::duration::nanos_to_seconds;
 use harnessweaver_core::error::invalid_value;
-use harnessweaver_core::layer::{declare_in_layer, Layer};
+use harnessweaver_core::layer::Layer;
 use harnessweaver_core::matcher::{MatchKey, MatchText, MatchValue};
 use harnessweaver_core::{Band, ErrorKind, FailMode};
 
@@ -414,7 +414,9 @@ pub fn declare(
 }
 
 /// The registration overrides of I10, or a spec item's keys in `layer` (I13), checked in the
-/// order of I4 (`None` keeps a value).
+/// order of I4 (`None` keeps a value): each Python value is turned into text or a number and
+/// handed to the core's `Overriding` at once, which checks it, so a value of the wrong type is
+/// reported at its own place in that order (I17).
 #[allow(clippy::too_many_arguments)]
 pub fn overridden(
     py: Python<'_>,
@@ -429,66 +431,43 @@ pub fn overridden(
     mode: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<core_decl::Declaration> {
     let phase = Phase::Register;
-    let given = |v: Option<&Bound<'_, PyAny>>| v.is_some_and(|v| !v.is_none());
-    let name = if given(name) {
-        name.map(|n| name_text(n, phase)).transpose()?
-    } else {
-        None
-    };
-    let hooks = if given(hooks) {
-        hooks.map(|h| hook_names(h, phase)).transpose()?
-    } else {
-        None
-    };
-    let hook_refs: Option<Vec<&str>> = hooks
-        .as_ref()
-        .map(|h| h.iter().map(String::as_str).collect());
-    if let Some(refs) = &hook_refs {
-        // Widening is judged before any later field (I4); name and hooks never affect R2.
-        let narrowing = Overrides {
-            name,
-            hooks: Some(refs),
-            ..Overrides::default()
-        };
-        core_decl::apply_overrides(decl, &narrowing).map_err(|e| to_py(py, phase, &e))?;
+    let core = |e: harnessweaver_core::Error| to_py(py, phase, &e);
+    let mut overriding = Overriding::new(decl, layer);
+    if let Some(name) = given(name) {
+        let name = text(name, phase, ErrorKind::InvalidName, "name")?;
+        overriding.name(name).map_err(core)?;
     }
-    let band = if given(band) {
-        band.map(|b| band_text(b, phase)).transpose()?
-    } else {
-        None
-    };
-    if let (Some(layer), Some(band)) = (layer, band) {
-        // Ruling 16 / S8 at the band's place in the order, before fail_mode and timeout.
-        let parsed = Band::parse(band).map_err(|e| to_py(py, phase, &e))?;
-        layer
-            .allow(name.unwrap_or(&decl.name), parsed)
-            .map_err(|e| to_py(py, phase, &e))?;
+    if let Some(hooks) = given(hooks) {
+        let hooks = hook_names(hooks, phase)?;
+        let refs: Vec<&str> = hooks.iter().map(String::as_str).collect();
+        overriding.hooks(&refs).map_err(core)?;
     }
-    let fail_mode = match fail_mode.filter(|m| !m.is_none()) {
-        Some(mode) => fail_mode_text(mode, phase)?,
-        None => None,
-    };
-    let timeout = timeout
-        .filter(|t| !t.is_none())
-        .map(|t| timeout_input(t, phase))
-        .transpose()?;
-    let owned = match_arg(r#match, phase)?;
-    let entries = owned.as_ref().map(borrowed);
-    let mode_text = mode_arg(mode, phase);
-    let overrides = Overrides {
-        name,
-        hooks: hook_refs.as_deref(),
-        band,
-        fail_mode,
-        timeout,
-        matcher: entries.as_deref(),
-        mode: mode_text.as_ref().ok().copied().flatten(),
-    };
-    let result = match layer {
-        Some(layer) => declare_in_layer(decl, layer, &overrides),
-        None => core_decl::apply_overrides(decl, &overrides),
-    };
-    with_mode_error(py, phase, result, mode_text)
+    if let Some(band) = given(band) {
+        let band = text(band, phase, ErrorKind::InvalidBand, "band")?;
+        overriding.band(band).map_err(core)?;
+    }
+    if let Some(fail_mode) = given(fail_mode) {
+        if let Some(fail_mode) = fail_mode_text(fail_mode, phase)? {
+            overriding.fail_mode(fail_mode).map_err(core)?;
+        }
+    }
+    if let Some(timeout) = given(timeout) {
+        let timeout = timeout_input(timeout, phase)?;
+        overriding.timeout(timeout).map_err(core)?;
+    }
+    if let Some(owned) = match_arg(r#match, phase)? {
+        overriding.matcher(&borrowed(&owned)).map_err(core)?;
+    }
+    if let Some(mode) = given(mode) {
+        let mode = text(mode, phase, ErrorKind::InvalidMode, "mode")?;
+        overriding.mode(mode).map_err(core)?;
+    }
+    overriding.finish().map_err(core)
+}
+
+/// A keyword argument that was given: `None` and a missing one keep the declared value.
+fn given<'a, 'py>(value: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
+    value.filter(|v| !v.is_none())
 }
 
 /// The layer named by a `layer` argument (I13).

@@ -12,16 +12,14 @@
 //! patched: there is no `am_send`, and `await` goes through `__await__`/`__next__`, the
 //! result arriving as `StopIteration(result)`. Same behaviour, one Python exception dearer.
 
-#[cfg(not(Py_LIMITED_API))]
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::ptr;
-
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyTypeError};
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::{intern, PyTraverseError, PyVisit};
 
+use crate::cpython::{self, Sent};
+#[cfg(not(Py_LIMITED_API))]
+use crate::cpython::{install_async_slots, AsyncSlots, Sending};
 use crate::outcome::HookResult;
 use crate::registry::Registry;
 
@@ -50,7 +48,11 @@ pub struct Emit {
 enum Step {
     /// The result; with the registry when the emit finished on the fast path, for the
     /// registry to keep this `Emit` for reuse (see `emitter.rs`).
-    Return(Py<PyAny>, Option<Py<Registry>>),
+    Return(
+        Py<PyAny>,
+        #[cfg_attr(Py_LIMITED_API, allow(dead_code))] // kept for reuse by `am_send` only
+        Option<Py<Registry>>,
+    ),
     Yield(Py<PyAny>),
 }
 
@@ -141,26 +143,14 @@ impl Emit {
         sent: &Bound<'_, PyAny>,
     ) -> PyResult<Step> {
         let coro = coro.into_bound(py); // released at once, unless kept below
-        let mut out: *mut ffi::PyObject = ptr::null_mut();
-        // SAFETY: `coro` is a live coroutine and `sent` a live object; `out` receives a new
-        // reference on RETURN and NEXT, and stays null with an exception set on ERROR.
-        let status = unsafe { ffi::PyIter_Send(coro.as_ptr(), sent.as_ptr(), &raw mut out) };
-        match status {
-            ffi::PySendResult::PYGEN_RETURN => {
-                // SAFETY: a new, non-null reference.
-                Ok(Step::Return(
-                    unsafe { Bound::from_owned_ptr(py, out) }.unbind(),
-                    None,
-                ))
-            }
-            ffi::PySendResult::PYGEN_NEXT => {
+        match cpython::send(&coro, sent) {
+            Sent::ReturnedNone => Ok(Step::Return(py.None(), None)),
+            Sent::Returned(value) => Ok(Step::Return(value.unbind(), None)),
+            Sent::Yielded(value) => {
                 self.stage = Stage::Driving(coro.unbind());
-                // SAFETY: a new, non-null reference.
-                Ok(Step::Yield(
-                    unsafe { Bound::from_owned_ptr(py, out) }.unbind(),
-                ))
+                Ok(Step::Yield(value.unbind()))
             }
-            ffi::PySendResult::PYGEN_ERROR => Err(PyErr::fetch(py)),
+            Sent::Raised(err) => Err(err),
         }
     }
 }
@@ -256,92 +246,31 @@ impl Emit {
     }
 }
 
-/// The `am_send` slot: what `await` calls. Returns the result directly on the fast path.
+/// What `await` does, served by the `am_send` slot (`cpython.rs`): returns the result directly
+/// on the fast path, and keeps a finished `Emit` for reuse (`emitter.rs`).
 #[cfg(not(Py_LIMITED_API))]
-unsafe extern "C" fn am_send(
-    slf: *mut ffi::PyObject,
-    arg: *mut ffi::PyObject,
-    result: *mut *mut ffi::PyObject,
-) -> ffi::PySendResult {
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: CPython calls type slots only from a thread attached to the interpreter;
-        // asserting that is much cheaper than `Python::attach`'s checks on every await.
-        let py = unsafe { Python::assume_attached() };
-        {
-            // SAFETY: CPython passes live, borrowed `slf` and `arg`.
-            let this = unsafe { Bound::from_borrowed_ptr(py, slf) };
-            let sent = unsafe { Bound::from_borrowed_ptr(py, arg) };
-            let Ok(emit) = this.cast::<Emit>() else {
-                return send_failed(py, PyTypeError::new_err("not an Emit"), result);
-            };
-            let stepped = match emit.try_borrow_mut() {
-                Ok(mut borrowed) => borrowed.step(py, &sent),
-                Err(err) => Err(err.into()),
-            };
-            match stepped {
-                Ok(Step::Return(value, registry)) => {
-                    if let Some(registry) = registry {
-                        // Bound: dropped by a plain decref (see `held.rs`).
-                        registry.into_bound(py).get().spare.keep(emit);
-                    }
-                    // SAFETY: `result` is a valid out-pointer; we pass on our reference.
-                    unsafe { *result = value.into_ptr() };
-                    ffi::PySendResult::PYGEN_RETURN
+impl AsyncSlots for Emit {
+    fn send(slf: &Bound<'_, PyAny>, sent: &Bound<'_, PyAny>) -> PyResult<Sending> {
+        let py = slf.py();
+        let emit = slf
+            .cast::<Emit>()
+            .map_err(|_| PyTypeError::new_err("not an Emit"))?;
+        let stepped = emit.try_borrow_mut()?.step(py, sent)?;
+        Ok(match stepped {
+            Step::Return(value, registry) => {
+                if let Some(registry) = registry {
+                    // Bound: dropped by a plain decref (see `held.rs`).
+                    registry.into_bound(py).get().spare.keep(emit);
                 }
-                Ok(Step::Yield(value)) => {
-                    // SAFETY: as above.
-                    unsafe { *result = value.into_ptr() };
-                    ffi::PySendResult::PYGEN_NEXT
-                }
-                Err(err) => send_failed(py, err, result),
+                Sending::Return(value)
             }
-        }
-    }));
-    outcome.unwrap_or_else(|_| {
-        // A panic must not cross into CPython: report it as an error instead.
-        Python::attach(|py| {
-            PyRuntimeError::new_err("harnessweaver: internal error in emit").restore(py);
-        });
-        // SAFETY: `result` is a valid out-pointer.
-        unsafe { *result = ptr::null_mut() };
-        ffi::PySendResult::PYGEN_ERROR
-    })
+            Step::Yield(value) => Sending::Yield(value),
+        })
+    }
 }
 
-/// `am_send`'s error exit: `err` raised, no value.
-#[cfg(not(Py_LIMITED_API))]
-fn send_failed(py: Python<'_>, err: PyErr, result: *mut *mut ffi::PyObject) -> ffi::PySendResult {
-    err.restore(py);
-    // SAFETY: `result` is a valid out-pointer.
-    unsafe { *result = ptr::null_mut() };
-    ffi::PySendResult::PYGEN_ERROR
-}
-
-/// The `am_await` slot: an `Emit` is its own iterator. PyO3's wrapper for `__await__` would
-/// check and borrow the object first, a quarter of the cost of a short emit's `await`.
-#[cfg(not(Py_LIMITED_API))]
-unsafe extern "C" fn am_await(slf: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: CPython passes a live `Emit`; we return a new reference to it.
-    unsafe { ffi::Py_INCREF(slf) };
-    slf
-}
-
-/// Installs `am_await` and `am_send` on the `Emit` type (PyO3 has no attribute for the
-/// latter and only a checked wrapper for the former).
+/// Installs `am_await` and `am_send` on the `Emit` type.
 #[cfg(not(Py_LIMITED_API))]
 pub fn install_slots(py: Python<'_>) -> PyResult<()> {
-    let emit_type = py.get_type::<Emit>();
-    let raw = emit_type.as_type_ptr();
-    // SAFETY: `raw` is our live heap type; defining `__await__` gave it a `tp_as_async`
-    // table, which lives as long as the type. Setting a slot before any instance exists is
-    // what CPython's own type machinery does.
-    unsafe {
-        let table = (*raw).tp_as_async;
-        if table.is_null() {
-            return Err(PyRuntimeError::new_err("Emit has no async slots"));
-        }
-        (*table).am_await = Some(am_await);
-        (*table).am_send = Some(am_send);
-    }
-    Ok(())
+    install_async_slots::<Emit>(py)
 }

@@ -55,6 +55,11 @@ pub fn emitter<'py>(registry: &Bound<'py, Registry>) -> PyResult<Bound<'py, PyAn
 }
 
 /// The `emit` builtin: three positional arguments on the fast path.
+///
+/// # Safety
+/// Called only by CPython, as a `METH_FASTCALL | METH_KEYWORDS` function: on an attached
+/// thread, with `slf` the bound registry, `args` holding `nargs` live objects followed by one
+/// per name in `kwnames` (null or a tuple).
 unsafe extern "C" fn emit_fast(
     slf: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
@@ -95,6 +100,10 @@ unsafe extern "C" fn emit_fast(
 }
 
 /// Any other call, through the generic `Registry.emit_call` (keywords, errors).
+///
+/// # Safety
+/// `args` holds `nargs` live objects followed by one per name in `kwnames`, which is null or a
+/// live tuple of names (the vectorcall convention `emit_fast` receives).
 unsafe fn generic<'py>(
     registry: &Bound<'py, PyAny>,
     args: *const *mut ffi::PyObject,

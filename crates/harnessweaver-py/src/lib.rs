@@ -1,21 +1,26 @@
 //! `harnessweaver._core`: the Rust core of harnessweaver, for Python.
 //!
 //! The rules are decided in the pure-Rust `harnessweaver-core` crate (`docs/spec/hook-bus.md`
-//! and `conformance/INTERPRETING.md` say what they are). This crate is everything between them
-//! and Python, and judges what only it can see, Python values:
+//! and `conformance/INTERPRETING.md` say what they are), the walk of an emit included: its
+//! `Walk` says which middleware to call, judges every answer's timing, fail mode, contract and
+//! warnings, keeps the records and says what the combined outcome is. This crate does what
+//! only a Python binding can (`python/tests/test_binding_rules.py` checks that every rule it
+//! cites is implemented in the core):
 //! - native classes: the outcomes, `HookResult` and `HookWarning` (`outcome.rs`), `RunContext`
 //!   (`context.rs`), `hw.Trace` with its sinks and `drain()` (`trace.rs`), the `Registry` that
 //!   `hw.HookBus` wraps (`registry.rs`);
-//! - the emit: a native coroutine (`emit.rs`) started by a bare-minimum call (`emitter.rs`),
-//!   the chain walk that steps each middleware's coroutine without the event loop until one
-//!   really suspends (`walk.rs`), hook names looked up by hash (`hook_names.rs`), the emit's
-//!   correlation read and shared (`correlation.rs`, I21), which async library runs it
-//!   (`backend.rs`);
-//! - judging Python values: a declaration's field types in the check order of I4
-//!   (`declaration.rs`), an answer as an outcome or a failure, with its texts (I16) and an event's
-//!   real type (I18) (`walk.rs`), warnings (`warning.rs`, I24), deadlines (`deadline.rs`, I26);
-//! - converting events for the core: the view hook contracts compare (`contract.rs`, I14) and
-//!   the JSON value content identities hash (`identity.rs`, I27);
+//! - the emit: a native coroutine (`emit.rs`) started by a bare-minimum call (`emitter.rs`);
+//!   the host side of the core's walk (`walk.rs`): calling each middleware and stepping its
+//!   coroutine without the event loop until one really suspends, holding the event and the kept
+//!   outcome, doing what each verdict says; the raw CPython calls behind safe functions
+//!   (`cpython.rs`); hook names looked up by hash (`hook_names.rs`), the emit's correlation
+//!   read and shared (`correlation.rs`, I21), which async library runs it (`backend.rs`);
+//! - turning Python values into the core's inputs: a declaration's fields, each handed to the
+//!   core as it is converted so a wrong type is reported in the order of I4 (`declaration.rs`,
+//!   I17), an answer as an outcome or a failure, with its texts (I16) and an event's real type
+//!   (I18) (`walk.rs`), warnings (`warning.rs`, I24), deadlines (`deadline.rs`, I26), the view
+//!   hook contracts compare (`contract.rs`, I14) and the JSON value content identities hash
+//!   (`identity.rs`, I27);
 //! - errors as the exceptions of `harnessweaver.errors` (`errors.rs`); the small state every
 //!   emit touches, in plain cells under the GIL and a mutex on free-threaded builds
 //!   (`gil_cell.rs`); references an emit holds, released at once when dropped (`held.rs`).
@@ -26,6 +31,7 @@ mod backend;
 mod context;
 mod contract;
 mod correlation;
+mod cpython;
 mod deadline;
 mod declaration;
 mod emit;

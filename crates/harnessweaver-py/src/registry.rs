@@ -9,15 +9,13 @@ use pyo3::types::{PyString, PyTuple, PyType};
 use pyo3::{intern, PyTraverseError, PyVisit};
 
 use harnessweaver_core::catalogue::{HookId, CATALOGUE};
-use harnessweaver_core::clock;
 use harnessweaver_core::contract::ContractMode;
 use harnessweaver_core::deadline::{chain_deadline, DeadlineOf};
 use harnessweaver_core::duration::nanos_to_seconds;
 use harnessweaver_core::error::Error;
 use harnessweaver_core::identity::IdentityScheme;
 use harnessweaver_core::matcher::MatchKey;
-use harnessweaver_core::symbol::Texts;
-use harnessweaver_core::walk::Walk;
+use harnessweaver_core::walk::{Options, Walk};
 use harnessweaver_core::{Chain, ErrorKind, Registry as CoreRegistry};
 
 use crate::backend::structured;
@@ -33,7 +31,7 @@ use crate::held::Held;
 use crate::hook_names::hook_of;
 use crate::identity::{scheme_of, Identifying};
 use crate::trace::Trace;
-use crate::walk::{is_event_of, EmitState, Payload, Pending, Records, Stop};
+use crate::walk::{is_event_of, EmitState, Payload, Pending, Stop};
 
 /// What a bus has registered, compiled into one chain per hook point.
 #[pyclass(frozen, module = "harnessweaver._core", name = "Registry")]
@@ -228,36 +226,21 @@ impl Registry {
             Some(key) => self.keyed(hook, key, event),
         };
         let corr = self.last_seen.correlation(py, hook, event, run)?;
-        let trace_ref = trace.get();
-        // A chain deadline is measured on the precise clock, and so is everything in its emit.
-        let precise = trace_ref.precise || budget.is_some();
-        let t_emit = clock::now(precise);
-        let deadline = budget.map(|ns| t_emit.saturating_add(ns));
-        let mut state = EmitState {
-            chain,
-            next: 0,
-            current: 0,
+        let options = Options {
             hook,
+            emit: trace.get().begin_emit(),
+            budget_ns: budget,
+            contracts: self.contracts,
+            precise: trace.get().precise,
+            correlation: corr,
+        };
+        let mut state = EmitState {
+            walk: Walk::new(chain, options),
             event: Held::new(event.clone().unbind()),
             env: Held::new(env.clone().unbind()),
             event_type: Held::new(event_type.clone().unbind()),
             trace: Held::new(trace.clone().unbind()),
-            emit: trace_ref.begin_emit(),
-            walk: Walk::new(),
             best: None,
-            t_emit,
-            t0: t_emit,
-            t0_precise: precise,
-            precise,
-            last: t_emit,
-            last_precise: precise,
-            records: Records::new(),
-            contracts: self.contracts,
-            texts: Texts::new(),
-            corr,
-            deadline,
-            limit: None,
-            warned: None,
             // I27: the event given is kept for its identity, only on a bus with a scheme.
             identifying: self.identity.map(|scheme| Identifying::new(scheme, event)),
         };

@@ -1,44 +1,36 @@
-//! The chain walk over Python middleware (paired with `_pycore/walk.py`).
+//! The host side of the core's walk for Python middleware (`harnessweaver_core::walk`, paired
+//! with `_pycore/walk.py`; `docs/architecture.md`).
 //!
-//! Each middleware is called and its coroutine stepped with `PyIter_Send`, which hands back
-//! the return value directly (no `StopIteration`), so a middleware that does not suspend is
-//! finished here without the event loop. The core's `Walk` judges each answer; this file turns
-//! Python values into answers and keeps the Python objects (event, combined outcome). When a
-//! coroutine does suspend, the walk becomes a `Pending` that Python awaits and then resumes.
-
-use std::ptr;
+//! The core's `Walk` decides everything about an emit: which middleware runs next, its limit,
+//! late answers, failures and fail modes, contracts, warnings, records and the combined
+//! outcome. This file does only what needs Python: it calls each middleware and steps its
+//! coroutine (`cpython.rs`: vectorcall, `PyIter_Send`, so a middleware that does not suspend
+//! finishes without the event loop), turns the Python value it returned into an `Answer`,
+//! holds the Python objects (event, the kept outcome, env) and does what each `Verdict` says
+//! (replace the event, keep the outcome object, call the logger). When a coroutine does
+//! suspend, the walk becomes a `Pending` that Python awaits and then resumes.
 
 use pyo3::exceptions::PyException;
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyType};
-use pyo3::{intern, IntoPyObjectExt, PyTraverseError, PyVisit};
+use pyo3::{IntoPyObjectExt, PyTraverseError, PyVisit};
 
-use harnessweaver_core::catalogue::{hook_name, HookId};
-use harnessweaver_core::clock::{self, precise_ns};
-use harnessweaver_core::contract::{ContractMode, Rule};
-use harnessweaver_core::deadline::{turn, Turn};
-use harnessweaver_core::fail_mode::FailMode;
-use harnessweaver_core::failure::{closed_reason, FailureKind};
-use harnessweaver_core::identity::Identities;
+use harnessweaver_core::catalogue::hook_name;
+use harnessweaver_core::failure::FailureKind;
 use harnessweaver_core::outcome::OutcomeKind;
-use harnessweaver_core::registry::{Chain, Entry};
 use harnessweaver_core::symbol::{Texts, NO_SYM};
-use harnessweaver_core::trace::{Packed, Record, RecordKind};
-use harnessweaver_core::walk::{failure_error_sym, failure_error_text, Answer, Walk};
-use harnessweaver_core::warning::Warnings;
-use harnessweaver_core::{duration::nanos_to_seconds, Sym};
-use smallvec::SmallVec;
+use harnessweaver_core::walk::{Answer, Ending, Log, Step, Verdict, Walk};
+use harnessweaver_core::Sym;
 
 use crate::contract::violation;
-use crate::correlation::Shared;
+use crate::cpython::{self, Sent};
 use crate::declaration::Declaration;
 use crate::held::Held;
 use crate::identity::Identifying;
 use crate::outcome::{plain_continue, Block, Continue, Escalate, HookResult, Retry, Suspend};
 use crate::trace::Trace;
-use crate::warning::{judge_warnings, Warned};
+use crate::warning::{judge_warnings, result_warnings};
 
 /// What a registry holds for one middleware.
 pub struct Payload {
@@ -46,55 +38,20 @@ pub struct Payload {
     pub decl: Py<Declaration>,
 }
 
-/// The state of one emit between middleware.
+/// One emit between middleware: the core's walk, and the Python objects only the binding can
+/// hold.
 pub struct EmitState {
-    pub chain: Chain<Payload>,
-    pub next: usize,
-    pub current: usize,
-    pub hook: HookId,
+    pub walk: Walk<Payload>,
     pub event: Held<PyAny>,
     pub env: Held<PyAny>,
     pub event_type: Held<PyType>,
     pub trace: Held<Trace>,
-    pub emit: u64,
-    pub walk: Walk,
+    /// The outcome object the walk said to keep last ([`Verdict::keep`]).
     pub best: Option<Held<PyAny>>,
-    pub t_emit: u64,
-    pub t0: u64,
-    /// Whether the current middleware is timed on the precise clock (see `clock.rs`).
-    pub t0_precise: bool,
-    /// Whether the trace asked for precise timings of every record.
-    pub precise: bool,
-    /// The last clock reading (and whether it was precise): the end of one middleware is the
-    /// start of the next, so the chain reads the clock once per middleware.
-    pub last: u64,
-    pub last_precise: bool,
-    /// This emit's records, written to the trace in one go (or when the emit is dropped).
-    pub records: Records,
-    /// The bus's hook-contract mode (I14): modified events are checked only with one.
-    pub contracts: Option<ContractMode>,
-    /// Holds the codes and error type names this emit's records name until the trace holds
-    /// them (`symbol.rs`, issue 13): dropped after `records` are flushed.
-    pub texts: Texts,
-    /// The run, step and tool every record of this emit names (I21).
-    pub corr: Shared,
-    /// The chain deadline (I26), an instant on the precise clock; `None` for nearly every emit.
-    pub deadline: Option<u64>,
-    /// The current middleware's limit: its timeout, or, when the chain deadline cuts it off
-    /// (I26), the time left at its start. Set as it starts, so checking an answer reads one
-    /// field.
-    pub limit: Option<u64>,
-    /// The warnings of the answers taken so far (I24); `None` until one has some, so a chain
-    /// without warnings carries one empty pointer.
-    pub warned: Option<Box<Warned>>,
     /// The event given and the scheme, on a bus with an identity scheme (I27); `None` on every
     /// other, which then computes nothing.
     pub identifying: Option<Identifying>,
 }
-
-/// Records of one emit, packed as the trace stores them (so flushing them is a copy): inline
-/// up to a dozen (no allocation for most chains).
-pub type Records = SmallVec<[Packed; 12]>;
 
 impl Drop for EmitState {
     /// An emit abandoned half-way (cancelled from outside, I12) still leaves the records of the
@@ -167,13 +124,9 @@ fn outcome(
     }
 }
 
-/// Whether `value`'s real type is `event_type` or a subclass of it (I18): `isinstance` would
-/// believe a `__class__` that claims the type, and call one that raises.
+/// Whether `value`'s real type is `event_type` or a subclass of it (I18).
 pub(crate) fn is_event_of(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>) -> bool {
-    let kind = value.get_type();
-    // SAFETY: both are live type objects; `PyType_IsSubtype` only reads their MROs.
-    kind.is(event_type)
-        || unsafe { ffi::PyType_IsSubtype(kind.as_type_ptr(), event_type.as_type_ptr()) != 0 }
+    cpython::is_instance_exact(value, event_type)
 }
 
 /// Classifies an answer by exact type: outcomes are final classes.
@@ -262,167 +215,32 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>, texts: &mut T
 }
 
 impl EmitState {
-    fn entry(&self) -> &Entry<Payload> {
-        &self.chain[self.current]
-    }
-
-    /// Seconds left before the current middleware's deadline (negative once it passed). A
-    /// coarse start is never later than the true one, so this errs on the early side.
-    #[allow(clippy::cast_precision_loss)] // nanosecond counts far below 2^52 in practice
-    pub fn remaining(&self) -> f64 {
-        match self.limit_ns() {
-            Some(limit) => (limit as f64 - precise_ns().saturating_sub(self.t0) as f64) / 1e9,
-            None => f64::INFINITY,
-        }
-    }
-
-    /// The current middleware's limit: its timeout, or the time left to the chain deadline
-    /// when it is cut off (I26).
-    fn limit_ns(&self) -> Option<u64> {
-        self.limit
-    }
-
-    /// What running past the limit is: a timeout, or a `deadline` failure when cut off (I26).
-    fn overrun(&self) -> FailureKind {
-        // Cut off exactly when the limit is not its own timeout (see `deadline_turn`).
-        if self.deadline.is_some() && self.limit != self.entry().decl.timeout_ns {
-            FailureKind::Deadline
-        } else {
-            FailureKind::Timeout
-        }
-    }
-
-    /// I26, before the current middleware is called: skipped when the chain deadline has
-    /// passed (true: do not call it), else cut off or timed as before.
-    #[cold]
-    #[inline(never)]
-    fn deadline_turn(&mut self, py: Python<'_>, deadline: u64) -> PyResult<bool> {
-        match turn(deadline, self.t0, self.entry().decl.timeout_ns) {
-            Turn::Skip => {
-                self.failed(py, FailureKind::Skipped, None)?;
-                Ok(true)
-            }
-            Turn::CutOff(left) => {
-                self.limit = Some(left);
-                Ok(false)
-            }
-            Turn::Own => Ok(false),
-        }
-    }
-
-    /// The answer just recorded carries `kept` (I24): a taken answer's record is an outcome
-    /// record; a strict contract violation made it a failure, which carries none.
-    #[cold]
-    #[inline(never)]
-    fn note_warnings(&mut self, kind: RecordKind, kept: Warnings) {
-        if kind != RecordKind::Outcome {
-            return;
-        }
-        let at = self.records.len() - 1;
-        let audited = self.chain[self.current].decl.mode.is_audit();
-        let warned = self.warned.get_or_insert_with(Box::default);
-        if audited {
-            // I24, I25: on the audited middleware's record only, like the rest of its answer.
-            warned.trace.push((at, kept));
-            return;
-        }
-        warned.trace.push((at, kept.clone()));
-        warned.result.push((self.current, kept));
-    }
-
-    /// Writes the buffered records to the trace, once.
+    /// Writes the records the walk buffered to the trace (the lock only when there are some).
     fn flush(&mut self) {
-        if self.warned.is_some() {
-            self.flush_warned();
-            return;
-        }
-        if !self.records.is_empty() {
-            (self.trace.get().get().lock()).extend_packed_from_with(
-                &self.records,
-                &self.texts,
-                &self.corr,
-            );
-            self.records.clear();
+        if self.walk.unflushed() {
+            self.walk.flush(&mut self.trace.get().get().lock());
         }
     }
 
-    /// [`EmitState::flush`] once an answer had warnings (I24): kept apart, so that the plain
-    /// path stays as it was.
-    #[cold]
-    #[inline(never)]
-    fn flush_warned(&mut self) {
-        let Some(warned) = self.warned.as_mut() else {
-            return;
-        };
-        if !self.records.is_empty() {
-            (self.trace.get().get().lock()).extend_packed_warned(
-                &self.records,
-                &self.texts,
-                &self.corr,
-                &warned.trace,
-            );
-            self.records.clear();
-        }
-        warned.trace.clear();
-    }
-
-    /// [`EmitState::flush`] for the records ending with a hook record that carries
-    /// `identities` (I27), beside any warnings (I24): kept apart like `flush_warned`.
-    #[cold]
-    #[inline(never)]
-    fn flush_identified(&mut self, identities: Identities) {
-        let hook = self.records.len().saturating_sub(1);
-        let warnings = self.warned.as_ref().map_or(&[][..], |w| &w.trace[..]);
-        (self.trace.get().get().lock()).extend_packed_noted(
-            &self.records,
-            &self.texts,
-            &self.corr,
-            warnings,
-            Some((hook, identities)),
-        );
-        self.records.clear();
-        if let Some(warned) = self.warned.as_mut() {
-            warned.trace.clear();
-        }
-    }
-
-    /// A clock reading of the wanted precision, reusing the last one when it has it.
-    fn read_clock(&mut self, precise: bool) -> u64 {
-        if precise != self.last_precise {
-            self.last = clock::now(precise);
-            self.last_precise = precise;
-        }
-        self.last
-    }
-
-    /// A fresh reading of the wanted precision, remembered for the next middleware's start.
-    fn tick(&mut self, precise: bool) -> u64 {
-        self.last = clock::now(precise);
-        self.last_precise = precise;
-        self.last
+    pub fn remaining(&self) -> f64 {
+        self.walk.remaining()
     }
 
     pub fn timeout(&self) -> Option<f64> {
-        self.limit_ns().map(nanos_to_seconds)
+        self.walk.timeout()
     }
 
-    /// Runs middleware from `next` on until the chain ends or one suspends.
+    /// Runs middleware until the chain ends or one suspends.
     pub fn run(&mut self, py: Python<'_>) -> PyResult<Stop> {
-        let chain = self.chain.clone();
-        while self.next < chain.len() {
-            self.current = self.next;
-            self.next += 1;
-            let entry = &chain[self.current];
-            let precise = self.precise || entry.precise;
-            self.t0_precise = precise;
-            self.t0 = self.read_clock(precise);
-            self.limit = entry.decl.timeout_ns;
-            if let Some(deadline) = self.deadline {
-                if self.deadline_turn(py, deadline)? {
+        loop {
+            let called = match self.walk.next() {
+                Step::Call(entry) => cpython::call(py, &entry.payload.call, &self.event, &self.env),
+                Step::Skipped(verdict) => {
+                    self.obey(py, verdict, None, None)?;
                     continue;
                 }
-            }
-            let called = call(py, &entry.payload.call, &self.event, &self.env);
+                Step::Done => break,
+            };
             let awaitable = match called {
                 Ok(awaitable) => awaitable,
                 Err(err) => {
@@ -430,10 +248,11 @@ impl EmitState {
                     continue;
                 }
             };
-            let iterator = match step_target(&awaitable) {
+            let iterator = match cpython::step_target(&awaitable) {
                 Ok(Some(iterator)) => iterator,
                 Ok(None) => {
-                    self.failed(py, FailureKind::InvalidReturn, None)?;
+                    let verdict = self.walk.failed(FailureKind::InvalidReturn, None);
+                    self.obey(py, verdict, None, None)?;
                     continue;
                 }
                 Err(err) => {
@@ -441,80 +260,88 @@ impl EmitState {
                     continue;
                 }
             };
-            let mut out: *mut ffi::PyObject = ptr::null_mut();
-            // SAFETY: `iterator` is a live coroutine or iterator; `out` receives a new reference
-            // (or stays null when an exception is set), which we take ownership of below.
-            let status =
-                unsafe { ffi::PyIter_Send(iterator.as_ptr(), ffi::Py_None(), &raw mut out) };
-            match status {
-                // SAFETY (both arms): on PYGEN_RETURN `out` is a new, non-null reference.
-                ffi::PySendResult::PYGEN_RETURN if out == unsafe { ffi::Py_None() } => {
-                    unsafe { ffi::Py_DECREF(out) };
-                    self.continued(py)?;
+            match cpython::send_none(&iterator) {
+                Sent::ReturnedNone => {
+                    if let Some(late) = self.walk.continued() {
+                        self.obey(py, late, None, None)?;
+                    }
                 }
-                ffi::PySendResult::PYGEN_RETURN => {
-                    let value = unsafe { Bound::from_owned_ptr(py, out) };
-                    self.answered(py, &value)?;
-                }
-                ffi::PySendResult::PYGEN_NEXT => {
+                Sent::Returned(value) => self.answered(py, &value)?,
+                Sent::Yielded(yielded) => {
                     // What finished so far goes to the trace now: a suspended emit may be
                     // cancelled and never resumed (I12), and nothing recorded is lost.
                     self.flush();
-                    // SAFETY: on PYGEN_NEXT `out` is a new, non-null reference (the yielded value).
-                    let yielded = unsafe { Bound::from_owned_ptr(py, out) };
                     return Ok(Stop::Wait {
                         awaitable: iterator.unbind(),
                         yielded: yielded.unbind(),
                     });
                 }
-                ffi::PySendResult::PYGEN_ERROR => {
-                    let err = PyErr::fetch(py);
-                    self.raised(py, err)?;
-                }
+                Sent::Raised(err) => self.raised(py, err)?,
             }
         }
         Ok(Stop::Done(self.finish(py)?))
     }
 
-    /// The current middleware answered `None`, a plain `Continue`: the common case, with
-    /// nothing to judge or decide.
-    fn continued(&mut self, py: Python<'_>) -> PyResult<()> {
-        let now = self.tick(self.t0_precise);
-        if self.late(now) {
-            return self.failed(py, self.overrun(), None); // a late answer (ruling 10, I26)
+    /// Does what the walk said about the current middleware's answer: the modified event goes
+    /// on, the outcome object is kept, the log is written.
+    #[inline]
+    fn obey(
+        &mut self,
+        py: Python<'_>,
+        verdict: Verdict,
+        keep: Option<Py<PyAny>>,
+        modified: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        if verdict.accept {
+            if let Some(event) = modified {
+                self.event.replace(event);
+            }
         }
-        let entry = &self.chain[self.current];
-        let record = if entry.decl.mode.is_audit() {
-            Walk::continued_audited(self.hook, entry.name, entry.decl.band) // I25
-        } else {
-            self.walk
-                .continued(self.current, self.hook, entry.name, entry.decl.band)
-        };
-        self.keep(record, now);
+        if verdict.keep {
+            self.best = keep.map(Held::new);
+        }
+        match verdict.log {
+            None => Ok(()),
+            Some(log) => self.log(py, log),
+        }
+    }
+
+    /// Logs what the walk said to (`buslog.py`, docs/logging.md): a slow path only, so the
+    /// plain-answer path never touches the logger (and, cold and never inlined, does not
+    /// change how that path is compiled).
+    #[cold]
+    #[inline(never)]
+    fn log(&self, py: Python<'_>, log: Log) -> PyResult<()> {
+        static FAILED_OPEN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        static CONTRACT_WARNING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let name = self.walk.entry().decl.name.as_str();
+        let hook = hook_name(self.walk.hook());
+        match log {
+            Log::FailedOpen { failure, error } => {
+                let log = FAILED_OPEN.import(py, "harnessweaver.buslog", "failed_open")?;
+                let error = harnessweaver_core::symbol::text(error);
+                let error = error.as_deref().unwrap_or("Exception");
+                log.call1((name, hook, failure.as_str(), error))?;
+            }
+            Log::ContractWarning(rule) => {
+                let log =
+                    CONTRACT_WARNING.import(py, "harnessweaver.buslog", "contract_warning")?;
+                log.call1((name, hook, rule.as_str()))?;
+            }
+        }
         Ok(())
-    }
-
-    /// Buffers the current middleware's record, timed from its start to `now`.
-    fn keep(&mut self, record: Record, now: u64) {
-        self.keep_timed(record, self.t0, now);
-    }
-
-    /// Buffers one of this emit's records, timed from `start` to `now`.
-    fn keep_timed(&mut self, mut record: Record, start: u64, now: u64) {
-        record.emit = self.emit;
-        record.t_ns = start;
-        record.duration_ns = now.saturating_sub(start);
-        self.records.push(Packed::pack(&record));
     }
 
     /// The current middleware answered `value` (maybe after suspending).
     pub fn answered(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let now = self.tick(self.t0_precise);
-        if self.late(now) {
-            return self.failed(py, self.overrun(), None); // a late answer (ruling 10, I26)
+        if let Some(late) = self.walk.returned() {
+            return self.obey(py, late, None, None); // a late answer (ruling 10, I26)
         }
-        match judge(value, self.event_type.bind(py), &mut self.texts) {
-            Judged::Failure(kind) => self.failed(py, kind, None),
+        match judge(value, self.event_type.bind(py), self.walk.texts()) {
+            Judged::Failure(kind) => {
+                let verdict = self.walk.failed(kind, None);
+                self.obey(py, verdict, None, None)
+            }
             Judged::Answer {
                 answer,
                 keep,
@@ -522,35 +349,24 @@ impl EmitState {
                 warnings,
             } => {
                 // I24: warnings that are no list of texts make the answer invalid.
-                let kept = match warnings {
+                let kept = match warnings.map(|given| judge_warnings(given.bind(py))) {
                     None => None,
-                    Some(given) => match judge_warnings(given.bind(py)) {
-                        Ok(kept) => kept,
-                        Err(()) => return self.failed(py, FailureKind::InvalidReturn, None),
-                    },
-                };
-                let decision = match (self.contracts, &modified) {
-                    (Some(mode), Some(event)) => match self.broken(py, event)? {
-                        Some(rule) => self.violated(py, rule, mode, now)?,
-                        None => self.decide(answer, now),
-                    },
-                    _ => self.decide(answer, now),
-                };
-                if let Some(kept) = kept {
-                    self.note_warnings(decision.record.kind, kept);
-                }
-                if decision.accept_modification {
-                    if let Some(event) = modified {
-                        self.event.replace(event);
+                    Some(Ok(kept)) => kept,
+                    Some(Err(())) => {
+                        let verdict = self.walk.failed(FailureKind::InvalidReturn, None);
+                        return self.obey(py, verdict, None, None);
                     }
-                }
-                if decision.new_best {
-                    self.best = keep.map(Held::new);
-                }
-                if decision.stop {
-                    self.next = self.chain.len();
-                }
-                Ok(())
+                };
+                // I14: the core says whether contracts are checked; the rule broken is read
+                // from the Python events here.
+                let broken = match (self.walk.contracts(), &modified) {
+                    (Some(_), Some(event)) => {
+                        violation(self.walk.hook(), self.event.bind(py), event.bind(py))?
+                    }
+                    _ => None,
+                };
+                let verdict = self.walk.answer(answer, broken, kept);
+                self.obey(py, verdict, keep, modified)
             }
         }
     }
@@ -564,175 +380,23 @@ impl EmitState {
         if cancelled && !stray_cancellation(py, &err)? {
             return Err(err);
         }
-        let now = self.tick(self.t0_precise);
-        if self.late(now) {
-            return self.failed(py, self.overrun(), None); // raised after its deadline (I9, I26)
-        }
-        if cancelled {
-            return self.failed(py, FailureKind::Cancelled, None);
-        }
-        let name = err.get_type(py).name()?;
-        self.failed(py, FailureKind::Exception, Some(name.to_str()?))
-    }
-
-    /// Whether the current middleware's deadline had passed by `now` (ruling 10, I9).
-    /// Its limit is its timeout or, cut off, the time left to the chain deadline (I26).
-    fn late(&self, now: u64) -> bool {
-        self.limit
-            .is_some_and(|limit| now.saturating_sub(self.t0) > limit)
-    }
-
-    /// The current middleware failed (I5): trace it, and resolve it by its fail mode. Never
-    /// inlined: kept out of the plain-answer path that calls it only for a late answer.
-    #[inline(never)]
-    pub fn failed(
-        &mut self,
-        py: Python<'_>,
-        kind: FailureKind,
-        exception: Option<&str>,
-    ) -> PyResult<()> {
-        let error = failure_error_text(&mut self.texts, kind, exception);
-        if kind == FailureKind::Deadline {
-            // I26: a cut-off middleware ends the chain's time, whatever the clock says next.
-            self.deadline = Some(0);
-        }
-        let now = self.tick(self.t0_precise);
-        let decision = self.decide(
-            Answer::Failure {
-                failure: kind,
-                error,
-            },
-            now,
-        );
-        if decision.new_best {
-            self.best = self.failure_outcome(py, &decision, kind)?;
-        }
-        if decision.stop {
-            self.next = self.chain.len();
-        }
-        if self.entry().decl.fail_mode == FailMode::Open {
-            self.log_failed_open(py, kind, error)?;
-        }
-        Ok(())
-    }
-
-    /// Logs that the current middleware failed open (`buslog.py`, docs/logging.md): a slow
-    /// path only, so the plain-answer path never touches the logger (and, cold and never
-    /// inlined, does not change how that path is compiled).
-    #[cold]
-    #[inline(never)]
-    fn log_failed_open(&self, py: Python<'_>, kind: FailureKind, error: Sym) -> PyResult<()> {
-        static FAILED_OPEN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-        let log = FAILED_OPEN.import(py, "harnessweaver.buslog", "failed_open")?;
-        let error = harnessweaver_core::symbol::text(error);
-        let error = error.as_deref().unwrap_or("Exception");
-        let name = self.entry().decl.name.as_str();
-        log.call1((name, hook_name(self.hook), kind.as_str(), error))?;
-        Ok(())
-    }
-
-    /// Logs that the current middleware's modification broke `rule` on a bus in warn mode.
-    #[cold]
-    #[inline(never)]
-    fn log_contract_warning(&self, py: Python<'_>, rule: Rule) -> PyResult<()> {
-        static CONTRACT_WARNING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-        let log = CONTRACT_WARNING.import(py, "harnessweaver.buslog", "contract_warning")?;
-        let name = self.entry().decl.name.as_str();
-        log.call1((name, hook_name(self.hook), rule.as_str()))?;
-        Ok(())
-    }
-
-    /// What a failure of `kind` answers: the Block of I6 when it is closed, else nothing (a
-    /// plain Continue).
-    fn failure_outcome(
-        &self,
-        py: Python<'_>,
-        decision: &harnessweaver_core::walk::Decision,
-        kind: FailureKind,
-    ) -> PyResult<Option<Held<PyAny>>> {
-        if decision.outcome != OutcomeKind::Block {
-            return Ok(None);
-        }
-        let reason = closed_reason(&self.entry().decl.name, kind);
-        let code = harnessweaver_core::symbol::resolve_opt(decision.code)
-            .map(|c| PyString::new(py, c).unbind());
-        let block = Block {
-            reason: PyString::new(py, &reason).unbind(),
-            code,
-            warnings: None,
-        };
-        Ok(Some(Held::new(Py::new(py, block)?.into_any())))
-    }
-
-    /// The contract rule that the current middleware's modified `event` breaks, if any.
-    fn broken(&self, py: Python<'_>, event: &Py<PyAny>) -> PyResult<Option<Rule>> {
-        violation(self.hook, self.event.bind(py), event.bind(py))
-    }
-
-    /// The current middleware's modification broke `rule` (I14): traced with the rule; in
-    /// strict mode a `contract_violation` failure, resolved by its fail mode.
-    fn violated(
-        &mut self,
-        py: Python<'_>,
-        rule: Rule,
-        mode: ContractMode,
-        now: u64,
-    ) -> PyResult<harnessweaver_core::walk::Decision> {
-        let entry = &self.chain[self.current];
-        let decl = &entry.decl;
-        let mut decision = if decl.mode.is_audit() {
-            Walk::violated_audited(self.hook, entry.name, decl.band, decl.fail_mode, rule, mode)
+        let verdict = if cancelled {
+            self.walk.raised(FailureKind::Cancelled, None)
         } else {
-            self.walk.violated(
-                self.current,
-                self.hook,
-                entry.name,
-                decl.band,
-                decl.fail_mode,
-                rule,
-                mode,
-            )
+            let name = err.get_type(py).name()?;
+            self.walk
+                .raised(FailureKind::Exception, Some(name.to_str()?))
         };
-        self.keep(decision.record, now);
-        if mode == ContractMode::Strict {
-            // A failure: the combined outcome is a fresh Block when closed, never the answer.
-            if decision.new_best {
-                self.best = self.failure_outcome(py, &decision, FailureKind::ContractViolation)?;
-            }
-            decision.new_best = false;
-            if self.entry().decl.fail_mode == FailMode::Open {
-                let error = failure_error_sym(FailureKind::ContractViolation, None);
-                self.log_failed_open(py, FailureKind::ContractViolation, error)?;
-            }
-        } else {
-            self.log_contract_warning(py, rule)?;
-        }
-        Ok(decision)
+        self.obey(py, verdict, None, None)
     }
 
-    fn decide(&mut self, answer: Answer, now: u64) -> harnessweaver_core::walk::Decision {
-        let entry = &self.chain[self.current];
-        let decl = &entry.decl;
-        let decision = if decl.mode.is_audit() {
-            // I25: traced as it would be; counts as a plain Continue.
-            Walk::audited(self.hook, entry.name, decl.band, decl.fail_mode, answer)
-        } else {
-            self.walk.answer(
-                self.current,
-                self.hook,
-                entry.name,
-                decl.band,
-                decl.fail_mode,
-                answer,
-            )
-        };
-        self.keep(decision.record, now);
-        decision
+    /// Its deadline passed (its own, or the chain's when it was cut off, I26).
+    pub fn timed_out(&mut self, py: Python<'_>) -> PyResult<()> {
+        let verdict = self.walk.timed_out();
+        self.obey(py, verdict, None, None)
     }
 
     fn finish(&mut self, py: Python<'_>) -> PyResult<Py<HookResult>> {
-        let combined = self.walk.combined();
-        let record = self.walk.hook_record(self.hook);
         // I27: the identities of the event given and of the one the chain left, only with a
         // scheme. Computed before the hook record is kept: should the caller be interrupted
         // here, the emit ends without one, as a cancelled emit does (I12).
@@ -740,20 +404,18 @@ impl EmitState {
             None => None,
             Some(identifying) => Some(identifying.identities(self.event.bind(py))?),
         };
-        let now = self.read_clock(self.precise);
-        self.keep_timed(record, self.t_emit, now);
-        match identities {
-            None => self.flush(),
-            Some(identities) => self.flush_identified(identities),
-        }
-        let plain = combined.outcome == OutcomeKind::Continue && !combined.modified;
-        let outcome = match (&self.best, plain) {
-            (Some(best), false) => best.get().clone_ref(py),
+        let ending = self
+            .walk
+            .finish(&mut self.trace.get().get().lock(), identities);
+        let outcome = match (ending, &self.best) {
+            (Ending::Kept, Some(best)) => best.get().clone_ref(py),
+            (Ending::Block { reason, code }, _) => closed_block(py, &reason, code)?,
             _ => plain_continue(py)?.clone_ref(py).into_any(),
         };
-        let warnings = match &self.warned {
-            Some(warned) => warned.result_tuple(py, &self.chain)?,
-            None => None,
+        let warnings = if self.walk.warnings().is_empty() {
+            None
+        } else {
+            result_warnings(py, self.walk.chain(), self.walk.warnings())?
         };
         Py::new(
             py,
@@ -780,6 +442,19 @@ impl EmitState {
     }
 }
 
+/// The Block a closed failure answers (I6), with the walk's reason and code.
+#[cold]
+#[inline(never)]
+fn closed_block(py: Python<'_>, reason: &str, code: Sym) -> PyResult<Py<PyAny>> {
+    let code = harnessweaver_core::symbol::resolve_opt(code).map(|c| PyString::new(py, c).unbind());
+    let block = Block {
+        reason: PyString::new(py, reason).unbind(),
+        code,
+        warnings: None,
+    };
+    Ok(Py::new(py, block)?.into_any())
+}
+
 static STRAY_CANCELLATION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// Whether `err` is the runtime's cancellation raised while the caller is not being cancelled
@@ -793,71 +468,6 @@ fn stray_cancellation(py: Python<'_>, err: &PyErr) -> PyResult<bool> {
         )
     })?;
     judge.bind(py).call1((err.value(py),))?.is_truthy()
-}
-
-/// `middleware(event, env)` through vectorcall, with borrowed arguments (no reference
-/// counting on the way in: the hot path calls this once per middleware). Vectorcall is in
-/// the limited API from 3.12 on; see the `abi3-py311` variant below.
-#[cfg(any(not(Py_LIMITED_API), Py_3_12))]
-fn call<'py>(
-    py: Python<'py>,
-    middleware: &Py<PyAny>,
-    event: &Held<PyAny>,
-    env: &Held<PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    // Slot 0 is scratch space that PY_VECTORCALL_ARGUMENTS_OFFSET lets the callee use.
-    let args = [ptr::null_mut(), event.get().as_ptr(), env.get().as_ptr()];
-    // SAFETY: `middleware` and both arguments are live for the call; the result is a new
-    // reference or null with an exception set.
-    unsafe {
-        let result = ffi::PyObject_Vectorcall(
-            middleware.as_ptr(),
-            args.as_ptr().add(1),
-            2 | ffi::PY_VECTORCALL_ARGUMENTS_OFFSET,
-            ptr::null_mut(),
-        );
-        Bound::from_owned_ptr_or_err(py, result)
-    }
-}
-
-/// `middleware(event, env)` under the 3.11 limited API, which has no vectorcall: an argument
-/// tuple per call (the `abi3-py311` feature only; see docs/packaging.md for what it costs).
-#[cfg(all(Py_LIMITED_API, not(Py_3_12)))]
-fn call<'py>(
-    py: Python<'py>,
-    middleware: &Py<PyAny>,
-    event: &Held<PyAny>,
-    env: &Held<PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    middleware.bind(py).call1((event.bind(py), env.bind(py)))
-}
-
-/// Whether `awaitable` is exactly a native coroutine, under the limited API: it does not
-/// export `PyCoro_Type`, so compare with `types.CoroutineType`.
-#[cfg(Py_LIMITED_API)]
-fn is_coroutine(awaitable: &Bound<'_, PyAny>) -> PyResult<bool> {
-    static COROUTINE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    let coroutine = COROUTINE.import(awaitable.py(), "types", "CoroutineType")?;
-    Ok(awaitable.get_type().is(coroutine))
-}
-
-/// What to step: a coroutine itself, another awaitable's `__await__()` iterator, or `None`
-/// for a value that is not awaitable at all (an invalid return).
-fn step_target<'py>(awaitable: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    // SAFETY: a type check on a live object.
-    #[cfg(not(Py_LIMITED_API))]
-    if unsafe { ffi::PyCoro_CheckExact(awaitable.as_ptr()) } != 0 {
-        return Ok(Some(awaitable.clone()));
-    }
-    #[cfg(Py_LIMITED_API)]
-    if is_coroutine(awaitable)? {
-        return Ok(Some(awaitable.clone()));
-    }
-    let py = awaitable.py();
-    if awaitable.hasattr(intern!(py, "__await__"))? {
-        return Ok(Some(awaitable.call_method0(intern!(py, "__await__"))?));
-    }
-    Ok(None)
 }
 
 /// A middleware that suspended: Python awaits `awaitable` (first yield: `yielded`) and hands
@@ -934,8 +544,7 @@ impl Pending {
     /// Its deadline passed (its own, or the chain's when it was cut off, I26).
     fn timed_out(mut slf: PyRefMut<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        let kind = slf.state.overrun();
-        slf.state.failed(py, kind, None)?;
+        slf.state.timed_out(py)?;
         Self::advance(slf)
     }
 

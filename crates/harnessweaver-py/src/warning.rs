@@ -10,40 +10,30 @@ use harnessweaver_core::warning::{keep, Warnings};
 use crate::outcome::HookWarning;
 use crate::walk::Payload;
 
-/// The warnings of one emit's taken answers, once one has some.
-#[derive(Default)]
-pub struct Warned {
-    /// Index among the records not yet written to the trace, and the record's warnings.
-    pub trace: Vec<(usize, Warnings)>,
-    /// Run-order index of the middleware, and its warnings, for the result.
-    pub result: Vec<(usize, Warnings)>,
-}
-
-impl Warned {
-    /// The result's `warnings`: a `HookWarning` per text, in run order (`None`: none).
-    #[cold]
-    #[inline(never)]
-    pub fn result_tuple(
-        &self,
-        py: Python<'_>,
-        chain: &Chain<Payload>,
-    ) -> PyResult<Option<Py<PyTuple>>> {
-        if self.result.is_empty() {
-            return Ok(None);
-        }
-        let mut items = Vec::new();
-        for (index, texts) in &self.result {
-            let name = PyString::new(py, chain[*index].decl.name.as_str()).unbind();
-            for text in texts.iter() {
-                let warning = HookWarning {
-                    middleware: name.clone_ref(py),
-                    text: PyString::new(py, text).unbind(),
-                };
-                items.push(Py::new(py, warning)?);
-            }
-        }
-        Ok(Some(PyTuple::new(py, items)?.unbind()))
+/// The result's `warnings`: a `HookWarning` per text, in run order (`None`: none), from the
+/// walk's `(run-order index, kept texts)` pairs.
+#[cold]
+#[inline(never)]
+pub fn result_warnings(
+    py: Python<'_>,
+    chain: &Chain<Payload>,
+    result: &[(usize, Warnings)],
+) -> PyResult<Option<Py<PyTuple>>> {
+    if result.is_empty() {
+        return Ok(None);
     }
+    let mut items = Vec::new();
+    for (index, texts) in result {
+        let name = PyString::new(py, chain[*index].decl.name.as_str()).unbind();
+        for text in texts.iter() {
+            let warning = HookWarning {
+                middleware: name.clone_ref(py),
+                text: PyString::new(py, text).unbind(),
+            };
+            items.push(Py::new(py, warning)?);
+        }
+    }
+    Ok(Some(PyTuple::new(py, items)?.unbind()))
 }
 
 /// Judges an outcome's `warnings` (I24): a list or tuple whose every item is a `str` holding
