@@ -17,12 +17,12 @@
  *
  * What an emit needs is worked out when its chain is planned (registry.ts `Plan`: the hook's
  * catalogue index, its event type, whether any middleware has a timeout), so an emit allocates
- * one `Run` and the async function's promise, and traces each plain answer as four numbers.
+ * one `Walk` and the async function's promise, and traces each plain answer as four numbers.
  *
  * An emit whose chain has a timeout, or that the caller may cancel, is also `Watched`
  * (invoke.ts): its result is a promise of its own, which the walk settles when it ends. Only a
  * pending answer can be timed out or cancelled, so the rest is made at the emit's first
- * thenable answer (`Run.prepare`, still in the emit's async context): the AsyncResource that
+ * thenable answer (`Walk.prepare`, still in the emit's async context): the AsyncResource that
  * keeps that context, the place in the list the shared timer serves, the listener on the
  * caller's signal. A chain that answers synchronously needs none of it. It cannot wait longer:
  * once the walk awaits, only a takeover can go on for it, and a takeover needs both the result
@@ -57,7 +57,7 @@ const NO_WARNINGS: readonly HookWarning[] = Object.freeze([]);
  * One emit in flight: the walk's state, kept here so that a takeover can go on from it. One
  * class for every emit (watched or not), so the walk only ever sees one shape of it.
  */
-class Run extends Watched {
+class Walk extends Watched {
   readonly plan: Plan;
   readonly envelope: Envelope;
   readonly trace: Trace;
@@ -178,10 +178,10 @@ class Run extends Watched {
 }
 
 /** The run whose result promise is being made (the executor runs at once; no closure per emit). */
-let starting: Run | undefined;
+let starting: Walk | undefined;
 
 function settleWith(resolve: (result: HookResult) => void, reject: (reason: unknown) => void): void {
-  const run = starting as Run;
+  const run = starting as Walk;
   run.resolve = resolve;
   run.reject = reject;
 }
@@ -201,7 +201,7 @@ export function walk(
   identity?: IdentityScheme,
 ): Promise<HookResult> {
   const t = now();
-  const run = new Run(plan, event, envelope, trace, signal, contracts, t, budget, identity);
+  const run = new Walk(plan, event, envelope, trace, signal, contracts, t, budget, identity);
   // No middleware: nothing to wait for or cancel (the signal was checked before the walk).
   if (plan.entries.length === 0) return Promise.resolve(finish(run, run.tEmit));
   if (!plan.timed && signal === undefined && budget === undefined) return drive(run, 0);
@@ -218,7 +218,7 @@ export function walk(
  * (and the value returned here is unused); a walk that was taken over returns undefined as
  * soon as it notices.
  */
-async function drive(run: Run, from: number): Promise<HookResult> {
+async function drive(run: Walk, from: number): Promise<HookResult> {
   const { entries, eventType } = run.plan;
   const { envelope, outer, trace, key, correlation, contracts } = run;
   const generation = run.generation;
@@ -298,7 +298,7 @@ async function drive(run: Run, from: number): Promise<HookResult> {
 }
 
 /** The combined outcome: the hook record, and the result (watched runs settle theirs). */
-function finish(run: Run, tEnd: number): HookResult {
+function finish(run: Walk, tEnd: number): HookResult {
   const combined = run.bestSeverity > 0 ? run.best : CONTINUE;
   const modified = run.bestSeverity === 1;
   const code = codeOf(combined);
@@ -333,7 +333,7 @@ const PASSED: Verdict = Object.freeze({ outcome: CONTINUE });
  * Traces one middleware's verdict (it ran from `t0` to `t1`, ms) and folds it into the run;
  * true when it stops the chain (a Block: nothing outranks it, ruling 6).
  */
-function fold(run: Run, entry: Entry, verdict: Verdict, t0: number, t1: number): boolean {
+function fold(run: Walk, entry: Entry, verdict: Verdict, t0: number, t1: number): boolean {
   if (verdict === PASSED) {
     run.trace.add(entry.passed, run.key, run.correlation, t0, t1); // nothing built
     return false;
@@ -373,7 +373,7 @@ function judge(answer: unknown, entry: Entry, eventType: Plan["eventType"]): Ver
  * What running past the limit is: a timeout, or a `deadline` failure when the chain deadline
  * cut it off (I26), which ends the chain's time whatever the clock says next.
  */
-function overrun(run: Run): FailureKind {
+function overrun(run: Walk): FailureKind {
   if (run.cut === 0) return "timeout";
   run.chainDeadline = -Infinity;
   return "deadline";

@@ -1,34 +1,32 @@
-//! One emit step (§4): the caller's checks (I7, I26), the walk of its chain through
-//! `drive.rs`, what each middleware's answer means (ruling 9, I14, I16, I18, I24), and the
-//! entry of §6.1's `emits` it observes.
+//! One emit step (§4): the caller's checks (I7, I26), the walk of its chain by the core's
+//! `Walk` (which decides every rule of the emit; this file calls the behaviours and does what
+//! each verdict says, like the binding's `EmitState`), and the entry of §6.1's `emits` it
+//! observes.
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use harnessweaver_core::catalogue::{carries_step, carries_tool, hook_id};
-use harnessweaver_core::contract::{check, ContractMode};
 use harnessweaver_core::deadline::{chain_deadline, DeadlineOf};
 use harnessweaver_core::failure::FailureKind;
 use harnessweaver_core::identity::{Identities, IdentityScheme, MAX_SAFE_INTEGER};
 use harnessweaver_core::matcher::MatchKey;
 use harnessweaver_core::registry::Chain;
 use harnessweaver_core::trace::Correlation;
-use harnessweaver_core::warning::{keep, Warnings};
-use harnessweaver_core::{Error, ErrorKind, HookId, OutcomeKind, TraceBuf};
-use serde_json::{json, Map, Value};
+use harnessweaver_core::walk::{Options, Step, Walk};
+use harnessweaver_core::{Error, ErrorKind, HookId, TraceBuf};
+use serde_json::{json, Value};
 
+use crate::answer::{ending_json, judge, Judged};
 use crate::behaviours::{Call, Outcome, Reply, Returned};
 use crate::case::{deadline_ns, locked, CaseRun, Payload, Stop};
 use crate::declare;
-use crate::drive::{Best, Drive, Options, Taken};
-use crate::events::{contract_view, holds_lone, Event};
+use crate::events::{holds_lone, Event};
 use crate::text::{has_lone, replaced};
 
 /// An emit ready to walk: checked, and numbered in its trace.
 pub(crate) struct Ready {
     hook_name: String,
-    emit: u64,
-    hook: HookId,
     event: Event,
     chain: Chain<Payload>,
     trace: Arc<Mutex<TraceBuf>>,
@@ -90,16 +88,17 @@ impl CaseRun<'_> {
                 Some(key) => registry.chain_for(hook, key_text(key, &event.data)),
             }
         };
+        let correlation = Arc::new(correlation(hook, context, &event.data));
         let options = Options {
-            contracts: self.contracts,
+            emit: locked(&trace).begin_emit(),
             budget_ns: budget,
-            corr: Arc::new(correlation(hook, context, &event.data)),
+            contracts: self.contracts,
+            // Every record timed on the precise clock: a testee has no hot path to spare.
+            precise: true,
+            ..Options::new(hook, correlation)
         };
-        let emit = locked(&trace).begin_emit();
         Ok(Ready {
             hook_name: hook_name.to_owned(),
-            emit,
-            hook,
             event,
             chain,
             trace,
@@ -111,53 +110,68 @@ impl CaseRun<'_> {
     pub(crate) fn walk(&self, ready: Ready) -> Result<Value, Stop> {
         let Ready {
             hook_name,
-            emit,
-            hook,
-            event,
+            mut event,
             chain,
             trace,
             options,
         } = ready;
         let given = event.clone();
-        let mut drive: Drive<Payload, Outcome, Event> =
-            Drive::new(chain, hook, event, emit, options);
+        let mut walk = Walk::new(chain, options);
+        // The outcome object the walk said to keep last (`Verdict::keep`).
+        let mut kept = None;
         let mut ran = Vec::new();
-        while let Some(entry) = drive.next() {
-            ran.push(json!(entry.decl.name));
+        loop {
+            match walk.next() {
+                Step::Call(entry) => ran.push(json!(entry.decl.name)),
+                // Not called (I26), and already recorded: nothing to take or keep.
+                Step::Skipped(_) => continue,
+                Step::Done => break,
+            }
             let call = Call {
                 host: self,
                 sequences: &self.sequences,
-                interrupt_at: drive.remaining().map(|left| Instant::now() + left),
+                interrupt_at: interrupt_at(&walk),
             };
-            match call.perform(&entry.payload.does, drive.event()) {
-                Reply::Returned(returned) => {
-                    let taken = judge(returned, hook, drive.event(), drive.contracts());
-                    drive.answer(taken);
+            // The walk's verdicts on a failure only ask for a log line, which a testee has no
+            // use for (its trace records the failure).
+            match call.perform(&walk.entry().payload.does, &event) {
+                Reply::Returned(Returned::Nothing) => {
+                    walk.continued();
+                }
+                Reply::Returned(Returned::NotAnOutcome) => {
+                    if walk.returned().is_none() {
+                        walk.failed(FailureKind::InvalidReturn, None);
+                    }
+                }
+                Reply::Returned(Returned::Outcome(outcome)) => {
+                    answered(&mut walk, outcome, &mut event, &mut kept);
                 }
                 Reply::Raised(kind) => {
-                    drive.answer(Taken::Failed(FailureKind::Exception, Some(kind)));
+                    walk.raised(FailureKind::Exception, Some(&kind));
                 }
-                Reply::Cancelled => drive.answer(Taken::Failed(FailureKind::Cancelled, None)),
-                Reply::Interrupted => drive.timed_out(),
-                Reply::Fault(message) => return Err(Stop::Fault(message)),
+                Reply::Cancelled => {
+                    walk.raised(FailureKind::Cancelled, None);
+                }
+                Reply::Interrupted => {
+                    walk.timed_out();
+                }
+                Reply::Fault(message) => {
+                    // Nothing recorded is lost (ruling 21), even on a case's fault.
+                    walk.flush(&mut locked(&trace));
+                    return Err(Stop::Fault(message));
+                }
             }
         }
         let identities = self.identity.map(|scheme| Identities {
             input: identity(scheme, &given),
-            enforced: identity(scheme, drive.event()),
+            enforced: identity(scheme, &event),
         });
-        let finished = drive.finish(&mut locked(&trace), identities);
-        let outcome = match finished.outcome {
-            None => json!({"kind": "continue", "modified": false}),
-            Some(Best::Block { reason, code }) => {
-                json!({"kind": "block", "reason": reason, "code": code})
-            }
-            Some(Best::Answer(outcome)) => outcome_json(&outcome),
-        };
-        let warnings: Vec<Value> = finished
-            .warnings
+        let ending = walk.finish(&mut locked(&trace), identities);
+        let warnings: Vec<Value> = walk
+            .warnings()
             .iter()
-            .flat_map(|(name, texts)| {
+            .flat_map(|(index, texts)| {
+                let name = &walk.chain()[*index].decl.name;
                 texts
                     .iter()
                     .map(move |text| json!({"middleware": name, "text": &**text}))
@@ -165,12 +179,57 @@ impl CaseRun<'_> {
             .collect();
         Ok(json!({
             "hook": hook_name,
-            "outcome": outcome,
-            "event": *finished.event.data,
+            "outcome": ending_json(ending, kept.as_ref()),
+            "event": *event.data,
             "ran": ran,
             "warnings": warnings,
         }))
     }
+}
+
+/// The current middleware returned `outcome`: judged unless it came too late (ruling 10, I26,
+/// recorded by the walk), and what the verdict says done: the modified event goes on, the
+/// outcome object is kept.
+fn answered(
+    walk: &mut Walk<Payload>,
+    outcome: Outcome,
+    event: &mut Event,
+    kept: &mut Option<Outcome>,
+) {
+    if walk.returned().is_some() {
+        return;
+    }
+    let (hook, contracts) = (walk.hook(), walk.contracts());
+    match judge(outcome, hook, event, contracts, walk.texts()) {
+        Judged::Failed(kind, exception) => {
+            walk.failed(kind, exception);
+        }
+        Judged::Answer {
+            answer,
+            keep,
+            modified,
+            warnings,
+            broken,
+        } => {
+            let verdict = walk.answer(answer, broken, warnings);
+            if verdict.accept {
+                if let Some(modified) = modified {
+                    *event = modified;
+                }
+            }
+            if verdict.keep {
+                *kept = Some(keep);
+            }
+        }
+    }
+}
+
+/// When a suspended behaviour is interrupted: at the current middleware's limit (its timeout,
+/// or the chain deadline cutting it off, I26); `None` without one.
+fn interrupt_at<P>(walk: &Walk<P>) -> Option<Instant> {
+    walk.limit_ns()?;
+    let left = Duration::try_from_secs_f64(walk.remaining().max(0.0)).ok()?;
+    Some(Instant::now() + left)
 }
 
 /// The identity of an event (I27): none for one holding a lone surrogate.
@@ -216,100 +275,81 @@ fn correlation(hook: HookId, run: &str, data: &Value) -> Correlation {
     }
 }
 
-/// The keys an outcome of each kind shows (§6.2), absent ones as `null`.
-fn outcome_json(outcome: &Outcome) -> Value {
-    let kind = outcome.kind.as_str();
-    if kind == "continue" {
-        return json!({"kind": "continue", "modified": outcome.modified.is_some()});
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harnessweaver_core::declaration::{declare, DeclarationInput, TimeoutInput};
+    use harnessweaver_core::Registry;
+
+    fn chain(middleware: &[(&str, Option<&str>)]) -> Chain<()> {
+        let mut registry = Registry::new();
+        for (name, timeout) in middleware {
+            let input = DeclarationInput {
+                name,
+                hooks: &["tool.before"],
+                band: None,
+                fail_mode: Some("open"),
+                timeout: timeout.map(TimeoutInput::Text),
+                matcher: None,
+                mode: None,
+            };
+            registry.register(declare(&input).unwrap(), ()).unwrap();
+        }
+        registry.chain(hook_id("tool.before").unwrap())
     }
-    let keys: &[&str] = match kind {
-        "block" => &["reason", "code"],
-        "suspend" => &["reason", "approver_role", "code"],
-        "escalate" => &["reason", "to", "code"],
-        _ => &["reason", "delay", "max_attempts", "code"],
-    };
-    let mut map = Map::new();
-    map.insert("kind".into(), json!(kind));
-    for key in keys {
-        map.insert(
-            (*key).to_owned(),
-            outcome.fields.get(*key).cloned().unwrap_or(Value::Null),
+
+    fn walk(chain: Chain<()>, budget_ns: Option<u64>, trace: &mut TraceBuf) -> Walk<()> {
+        let options = Options {
+            emit: trace.begin_emit(),
+            budget_ns,
+            ..Options::new(hook_id("tool.before").unwrap(), Arc::new(Correlation::NONE))
+        };
+        Walk::new(chain, options)
+    }
+
+    #[test]
+    fn a_suspended_behaviour_is_interrupted_only_at_a_limit() {
+        let mut trace = TraceBuf::new();
+        let mut unlimited = walk(chain(&[("a", None)]), None, &mut trace);
+        assert!(matches!(unlimited.next(), Step::Call(_)));
+        assert!(
+            interrupt_at(&unlimited).is_none(),
+            "no timeout, no deadline"
         );
+        let mut timed = walk(chain(&[("a", Some("2s"))]), None, &mut trace);
+        let before = Instant::now();
+        assert!(matches!(timed.next(), Step::Call(_)));
+        let at = interrupt_at(&timed).expect("its timeout");
+        assert!(at <= Instant::now() + Duration::from_secs(2) && at > before);
     }
-    Value::Object(map)
-}
 
-/// What a returned value means as an answer (ruling 9, I16, I18, I24), with the contract
-/// rule a modification breaks on a bus with a contract mode (I14).
-fn judge(
-    returned: Returned,
-    hook: HookId,
-    before: &Event,
-    contracts: Option<ContractMode>,
-) -> Taken<Outcome, Event> {
-    let outcome = match returned {
-        Returned::Nothing => {
-            return Taken::Outcome {
-                kind: OutcomeKind::Continue,
-                code: None,
-                keep: None,
-                modified: None,
-                warnings: None,
-                broken: None,
-            }
-        }
-        Returned::NotAnOutcome => return Taken::Failed(FailureKind::InvalidReturn, None),
-        Returned::Outcome(outcome) => outcome,
-    };
-    // Texts that are not strings fail when the outcome is built: a TypeError (Python).
-    let texts = ["reason", "code", "approver_role", "to"];
-    let fields = texts.iter().filter_map(|k| outcome.fields.get(*k));
-    if fields.clone().any(|v| !v.is_string() && !v.is_null()) {
-        return Taken::Failed(FailureKind::Exception, Some("TypeError".into()));
+    /// The chain deadline cuts off the first middleware's own timeout (I26): its interruption
+    /// comes at the deadline, it fails as `deadline`, and the next one is skipped.
+    #[test]
+    fn a_cut_off_middleware_fails_as_deadline_and_ends_the_chains_time() {
+        let mut trace = TraceBuf::new();
+        let chain = chain(&[("a", Some("7200s")), ("b", None)]);
+        let mut walk = walk(chain, Some(3_600_000_000_000), &mut trace);
+        assert!(matches!(walk.next(), Step::Call(_)));
+        let hour = Instant::now() + Duration::from_secs(3600);
+        assert!(interrupt_at(&walk).is_some_and(|at| at <= hour));
+        walk.timed_out();
+        assert!(
+            matches!(walk.next(), Step::Skipped(_)),
+            "b is skipped: the chain's time has ended"
+        );
+        assert!(matches!(walk.next(), Step::Done));
+        walk.finish(&mut trace, None);
+        let failures: Vec<String> = trace
+            .iter()
+            .filter_map(|view| {
+                let value = serde_json::to_value(&view).unwrap();
+                value
+                    .get("failure")
+                    .and_then(|f| f.as_str())
+                    .map(str::to_owned)
+            })
+            .collect();
+        assert_eq!(failures, ["deadline", "skipped"]);
     }
-    if fields.filter_map(Value::as_str).any(has_lone) {
-        return Taken::Failed(FailureKind::InvalidReturn, None); // I16
-    }
-    if let Some(modified) = &outcome.modified {
-        if modified.type_name != before.type_name {
-            return Taken::Failed(FailureKind::WrongEventType, None); // I18
-        }
-    }
-    let Ok(warnings) = judge_warnings(outcome.warnings.as_ref()) else {
-        return Taken::Failed(FailureKind::InvalidReturn, None);
-    };
-    let broken = match (contracts, &outcome.modified) {
-        (Some(_), Some(after)) => check(
-            hook,
-            &contract_view(hook, &before.data),
-            &contract_view(hook, &after.data),
-        ),
-        _ => None,
-    };
-    Taken::Outcome {
-        kind: outcome.kind,
-        code: outcome
-            .fields
-            .get("code")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        modified: outcome.modified.clone(),
-        keep: Some(outcome),
-        warnings,
-        broken,
-    }
-}
-
-/// An outcome's warnings (I24): a list of texts holding no lone surrogate, bounded; anything
-/// else makes the answer invalid.
-fn judge_warnings(value: Option<&Value>) -> Result<Option<Warnings>, ()> {
-    let Some(value) = value.filter(|v| !v.is_null()) else {
-        return Ok(None);
-    };
-    let items = value.as_array().ok_or(())?;
-    let texts: Vec<&str> = items
-        .iter()
-        .map(|item| item.as_str().filter(|t| !has_lone(t)).ok_or(()))
-        .collect::<Result<_, _>>()?;
-    Ok(keep(texts))
 }

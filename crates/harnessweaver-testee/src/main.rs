@@ -4,10 +4,10 @@
 //! message a line, stdout flushed after each; diagnostics go to stderr. Each `run` carries one
 //! case out on a fresh bus (`case.rs`) and answers what it observed.
 
+mod answer;
 mod behaviours;
 mod case;
 mod declare;
-mod drive;
 mod emit;
 mod events;
 mod text;
