@@ -259,6 +259,30 @@ impl<'d> Overriding<'d> {
     }
 }
 
+/// I4 when a `mode` was given that is no text (I25): the host checks the declaration without
+/// it, and `mode` is the error it kept. The core's errors that come before mode in the order
+/// of I4 stand; the ones after it (R2, the baseline rules of I25) give way to the mode's error,
+/// which comes first. `convert` turns the core's error into the host's.
+pub fn with_mode_error<T, E>(
+    result: Result<T, Error>,
+    mode: Result<(), E>,
+    convert: impl FnOnce(Error) -> E,
+) -> Result<T, E> {
+    match (result, mode) {
+        (Err(e), Err(mode_error))
+            if matches!(
+                e.kind,
+                ErrorKind::BaselineFailOpen | ErrorKind::BaselineAuditNotOrg
+            ) =>
+        {
+            Err(mode_error)
+        }
+        (Err(e), _) => Err(convert(e)),
+        (Ok(_), Err(mode_error)) => Err(mode_error),
+        (Ok(value), Ok(())) => Ok(value),
+    }
+}
+
 /// I1: one or more identifiers joined by dots,
 /// `^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`.
 pub fn validate_name(name: &str) -> Result<(), Error> {
@@ -393,6 +417,32 @@ mod tests {
     #[track_caller]
     fn fails(result: Result<Declaration, Error>, kind: ErrorKind) {
         assert_eq!(result.unwrap_err().kind, kind);
+    }
+
+    #[test]
+    fn a_mode_that_is_no_text_comes_before_the_baseline_rules_only() {
+        let bad_mode = || Err::<(), &str>("mode error");
+        let baseline = declared(|d| {
+            d.band = Some("baseline");
+            d.fail_mode = Some("open");
+        });
+        // R2 comes after mode in I4: the mode's error is reported instead.
+        let kept = |e: Error| e.kind.as_str();
+        assert_eq!(
+            with_mode_error(baseline, bad_mode(), kept),
+            Err("mode error")
+        );
+        // An error before mode stands; a good declaration still fails on its mode.
+        let unnamed = declared(|d| d.name = "");
+        assert_eq!(
+            with_mode_error(unnamed, bad_mode(), kept),
+            Err("invalid_name")
+        );
+        assert_eq!(
+            with_mode_error(declared(|_| ()), bad_mode(), kept).err(),
+            Some("mode error")
+        );
+        assert!(with_mode_error(declared(|_| ()), Ok::<(), &str>(()), kept).is_ok());
     }
 
     #[test]

@@ -346,29 +346,6 @@ fn mode_arg<'a>(
     }
 }
 
-/// The core's verdict on checks run without a mode that was not text: its errors before mode
-/// in the order of I4 stand; after mode (R2, I25's baseline rule), the mode's error comes first.
-fn with_mode_error<T>(
-    py: Python<'_>,
-    phase: Phase,
-    result: Result<T, harnessweaver_core::Error>,
-    mode: Result<Option<&str>, PyErr>,
-) -> PyResult<T> {
-    match (result, mode) {
-        (Err(e), Err(mode_error))
-            if matches!(
-                e.kind,
-                ErrorKind::BaselineFailOpen | ErrorKind::BaselineAuditNotOrg
-            ) =>
-        {
-            Err(mode_error)
-        }
-        (Err(e), _) => Err(to_py(py, phase, &e)),
-        (Ok(_), Err(mode_error)) => Err(mode_error),
-        (Ok(value), Ok(_)) => Ok(value),
-    }
-}
-
 /// Validate a declaration in the order of I4; raise `DeclarationError` on the first fault.
 #[pyfunction]
 #[pyo3(signature = (name, hooks, *, band = None, fail_mode = None, timeout = None, r#match = None, mode = None))]
@@ -409,7 +386,9 @@ pub fn declare(
         matcher: entries.as_deref(),
         mode: mode_text.as_ref().ok().copied().flatten(),
     };
-    let inner = with_mode_error(py, phase, core_decl::declare(&input), mode_text)?;
+    let inner = core_decl::with_mode_error(core_decl::declare(&input), mode_text.map(drop), |e| {
+        to_py(py, phase, &e)
+    })?;
     Ok(Declaration { inner })
 }
 

@@ -7,7 +7,8 @@
 
 use harnessweaver_core::catalogue::hook_id;
 use harnessweaver_core::declaration::{
-    apply_overrides, declare, validate_name, Declaration, DeclarationInput, Overrides, TimeoutInput,
+    apply_overrides, declare, validate_name, with_mode_error, Declaration, DeclarationInput,
+    Overrides, TimeoutInput,
 };
 use harnessweaver_core::error::invalid_value;
 use harnessweaver_core::layer::{declare_in_layer, Layer};
@@ -135,27 +136,6 @@ fn mode_arg(value: Option<&Value>) -> Result<Option<&str>, Error> {
         .transpose()
 }
 
-/// The core's verdict on checks run without a mode that was not text: its errors before mode
-/// stand; after mode (R2, I25's baseline rule), the mode's error comes first.
-fn with_mode_error<T>(
-    result: Result<T, Error>,
-    mode: Result<Option<&str>, Error>,
-) -> Result<T, Error> {
-    match (result, mode) {
-        (Err(e), Err(mode_error))
-            if matches!(
-                e.kind,
-                ErrorKind::BaselineFailOpen | ErrorKind::BaselineAuditNotOrg
-            ) =>
-        {
-            Err(mode_error)
-        }
-        (Err(e), _) => Err(e),
-        (Ok(_), Err(mode_error)) => Err(mode_error),
-        (Ok(value), Ok(_)) => Ok(value),
-    }
-}
-
 /// `@hw.middleware(...)` of a case's declaration, checked in the order of I4. A missing name
 /// is the function's own, `behaviour`, as in the Python testee.
 pub fn declaration(decl: &Value) -> Result<Declaration, Error> {
@@ -180,7 +160,7 @@ pub fn declaration(decl: &Value) -> Result<Declaration, Error> {
         matcher: entries.as_deref(),
         mode: mode.as_ref().ok().copied().flatten(),
     };
-    with_mode_error(declare(&input), mode)
+    with_mode_error(declare(&input), mode.map(drop), |e| e)
 }
 
 /// The layer of a spec item (I13): `None` for a direct registration.
@@ -230,7 +210,7 @@ pub fn overridden(
         Some(layer) => declare_in_layer(decl, layer, &overrides),
         None => apply_overrides(decl, &overrides),
     };
-    with_mode_error(result, mode)
+    with_mode_error(result, mode.map(drop), |e| e)
 }
 
 #[cfg(test)]
