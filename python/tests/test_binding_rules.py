@@ -86,3 +86,75 @@ def test_every_rule_the_binding_cites_is_implemented_in_the_core() -> None:
         "rules cited in crates/harnessweaver-py but in no source of crates/harnessweaver-core "
         f"(the binding holds no rule of the bus, issue 17): {missing}"
     )
+
+
+# Unsafe code in one place (issue 17): raw CPython calls and raw-pointer conversions live in
+# cpython.rs behind safe functions; gil_cell.rs is the GIL-guarded cell's own small abstraction.
+# Anywhere else the only `unsafe` allowed is an `unsafe impl Plain` that cell asks for, under a
+# `// SAFETY:` comment saying why the impl holds.
+UNSAFE_MODULES = {"cpython.rs", "gil_cell.rs"}
+_UNSAFE = re.compile(r"\bunsafe\b")
+_STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+_PLAIN_IMPL = re.compile(r"^\s*unsafe impl(?:<[^>]*>)? Plain for [^{]+\{\}\s*$")
+
+
+def unsafe_lines(text: str) -> list[tuple[int, str]]:
+    """The lines of Rust `text` whose code (not comments, not strings) says `unsafe`."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        code = _STRING.sub('""', line).split("//", 1)[0]
+        if _UNSAFE.search(code):
+            found.append((number, line))
+    return found
+
+
+def stray_unsafe(text: str) -> list[tuple[int, str]]:
+    """The `unsafe` lines of a module other than UNSAFE_MODULES that the rule does not allow:
+    all but an `unsafe impl Plain` directly under a `// SAFETY:` comment."""
+    lines = text.splitlines()
+    stray = []
+    for number, line in unsafe_lines(text):
+        above = number - 2
+        while above >= 0 and lines[above].strip().startswith("//"):
+            if lines[above].strip().startswith("// SAFETY:"):
+                break
+            above -= 1
+        documented = above >= 0 and lines[above].strip().startswith("// SAFETY:")
+        if not (_PLAIN_IMPL.match(line) and documented):
+            stray.append((number, line.strip()))
+    return stray
+
+
+def test_the_unsafe_reader_tells_code_from_comments() -> None:
+    text = (
+        "// an unsafe word in a comment\n"
+        'let s = "unsafe in a string"; // and unsafe here\n'
+        "let n = unsafe { ffi::Py_REFCNT(p) };\n"
+        "// SAFETY: cloning an `Arc` runs no Python code.\n"
+        "// (a second line)\n"
+        "unsafe impl Plain for Option<Plan> {}\n"
+        "unsafe impl Plain for Undocumented {}\n"
+        "// SAFETY: a Sync impl is not a Plain impl.\n"
+        "unsafe impl Sync for Cell {}\n"
+    )
+    assert [n for n, _ in unsafe_lines(text)] == [3, 6, 7, 9]
+    assert [n for n, _ in stray_unsafe(text)] == [3, 7, 9]
+
+
+@pytest.mark.skipif(not BINDING.is_dir(), reason="needs the repository's Rust sources")
+def test_unsafe_code_is_only_in_cpython_rs_and_gil_cell_rs() -> None:
+    names = {path.name for path in BINDING.rglob("*.rs")}
+    assert names >= UNSAFE_MODULES, "the modules that hold the binding's unsafe code moved"
+    for name in UNSAFE_MODULES:
+        text = (BINDING / name).read_text(encoding="utf-8")
+        assert unsafe_lines(text), f"{name} holds unsafe code: the reader must find it"
+    stray = {
+        path.name: found
+        for path in sorted(BINDING.rglob("*.rs"))
+        if path.name not in UNSAFE_MODULES
+        and (found := stray_unsafe(path.read_text(encoding="utf-8")))
+    }
+    assert not stray, (
+        "unsafe code outside cpython.rs and gil_cell.rs (issue 17: raw CPython calls go behind "
+        f"safe functions in cpython.rs; elsewhere only a documented `unsafe impl Plain`): {stray}"
+    )

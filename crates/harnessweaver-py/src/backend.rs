@@ -11,12 +11,12 @@
 //! never taken for another thread's, and a `threading.local`'s dict for a thread lives as long
 //! as the thread and cannot be replaced (`__dict__` is read-only).
 
-use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
 
+use crate::cpython;
 use crate::gil_cell::GilCell;
 
 /// `sniffio.thread_local`, or `None` without sniffio (then trio cannot be running either).
@@ -31,26 +31,14 @@ pub fn structured(py: Python<'_>) -> PyResult<bool> {
         return Ok(false);
     };
     let dict = thread_dict(py, local.bind(py))?;
-    // SAFETY: a live dict. Empty: nothing ever named itself on this thread (asyncio never
-    // does), so there is nothing to look up.
-    if unsafe { ffi::PyDict_Size(dict.as_ptr()) } == 0 {
+    // Empty: nothing ever named itself on this thread (asyncio never does), so there is
+    // nothing to look up.
+    if dict.is_empty() {
         return Ok(false);
     }
-    // As `getattr` would see it: the thread's own value, else the class default (`None`).
-    // A borrowed lookup: only compared with `None`, with no Python code run in between
-    // (PyO3's `get_item` takes a new reference through a compatibility shim on 3.11).
-    // SAFETY: a live dict and key; the result is borrowed, or null when the key is absent
-    // (or, with an error set, when the lookup failed).
-    let name = unsafe { ffi::PyDict_GetItemWithError(dict.as_ptr(), intern!(py, "name").as_ptr()) };
-    if name.is_null() {
-        // SAFETY: reading the thread's error indicator (attached: `py`).
-        if unsafe { ffi::PyErr_Occurred() }.is_null() {
-            return Ok(false); // absent: asyncio, or no library that names itself
-        }
-        return Err(PyErr::fetch(py));
-    }
-    // SAFETY: reading the address of the `None` singleton.
-    Ok(name != unsafe { ffi::Py_None() })
+    // As `getattr` would see it: the thread's own value, else the class default (`None`);
+    // absent: asyncio, or no library that names itself.
+    cpython::holds_some(&dict, intern!(py, "name"))
 }
 
 fn sniffio_local(py: Python<'_>) -> Option<Py<PyAny>> {
@@ -62,8 +50,7 @@ fn sniffio_local(py: Python<'_>) -> Option<Py<PyAny>> {
 
 /// The calling thread's dict of `local`: the kept one when this thread asked last.
 fn thread_dict<'py>(py: Python<'py>, local: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    // SAFETY: attached to the interpreter (`py`), so this thread has a current thread state.
-    let thread = unsafe { ffi::PyThreadState_GetID(ffi::PyThreadState_Get()) };
+    let thread = cpython::thread_state_id(py);
     let kept = KEPT.peek(py, |kept| match kept {
         Some((id, dict)) if *id == thread => Some(dict.clone_ref(py)),
         _ => None,

@@ -20,22 +20,30 @@ use pyo3::types::{PyBytes, PyInt, PyString};
 use harnessweaver_core::catalogue::{carries_step, carries_tool, HookId};
 use harnessweaver_core::trace::{text_replacing_surrogates, Correlation, MAX_EMIT};
 
-use crate::gil_cell::GilCell;
-use crate::held::Held;
+use crate::cpython::Held;
+use crate::gil_cell::{GilCell, Plain};
 
 /// What an emit holds: the correlation it writes its records with.
 pub type Shared = Arc<Correlation>;
 
-/// The last correlation a bus made, and the event and hook point it was read from.
+/// The last correlation a bus made, and the address of the event and the hook point it was
+/// read from (the event itself is kept alive next to it, see [`LastSeen`]).
+#[derive(Clone)]
 struct Seen {
-    event: Held<PyAny>,
+    event: usize,
     hook: HookId,
     corr: Shared,
 }
 
-/// The last correlation a bus made (see the module comment).
+// SAFETY: cloning a `Seen` copies an address and an id and clones an `Arc`: no Python code.
+unsafe impl Plain for Option<Seen> {}
+
+/// The last correlation a bus made (see the module comment): what the hot path compares,
+/// cloned out of the cell, and a strong reference to the event it was read from, swapped in
+/// and out with it (one value), so that no other object can take that address while a `Seen`
+/// names it.
 #[derive(Default)]
-pub struct LastSeen(GilCell<Option<Seen>>);
+pub struct LastSeen(GilCell<(Option<Seen>, Option<Held<PyAny>>)>);
 
 /// Where an emit's run id comes from.
 pub enum Run<'a, 'py> {
@@ -55,21 +63,16 @@ impl LastSeen {
         event: &Bound<'_, PyAny>,
         run: &Run<'_, '_>,
     ) -> PyResult<Shared> {
-        let same = |seen: &Option<Seen>| {
-            let seen = seen.as_ref()?;
-            let Run::Read(run) = run else { return None };
+        if let (Run::Read(run), Some(seen)) = (run, self.0.get_first(py)) {
             // A new context of the same run (one per round, per request) holds its own copy
             // of the run id: equal text is the same run.
             let same_run =
                 (seen.corr.run.as_ref()).is_some_and(|r| Arc::ptr_eq(r, run) || r == *run);
-            let same_event = seen.event.get().as_ptr() == event.as_ptr();
-            (same_run && same_event && seen.hook == hook).then(|| Arc::clone(&seen.corr))
-        };
-        // SAFETY: `same` compares pointers and clones an `Arc`: no Python code.
-        match unsafe { self.0.look(py, same) } {
-            Some(corr) => Ok(corr),
-            None => self.read(py, hook, event, run),
+            if same_run && seen.event == event.as_ptr() as usize && seen.hook == hook {
+                return Ok(seen.corr);
+            }
         }
+        self.read(py, hook, event, run)
     }
 
     /// A correlation read from the event (and the envelope), kept as the last one.
@@ -81,11 +84,7 @@ impl LastSeen {
         event: &Bound<'_, PyAny>,
         run: &Run<'_, '_>,
     ) -> PyResult<Shared> {
-        // SAFETY: clones an `Arc`: no Python code.
-        let last = unsafe {
-            self.0
-                .look(py, |seen| seen.as_ref().map(|s| s.corr.clone()))
-        };
+        let last = self.0.get_first(py).map(|seen| seen.corr);
         let before = last.as_deref();
         let run = match run {
             Run::Read(run) => Arc::clone(run),
@@ -111,26 +110,27 @@ impl LastSeen {
             _ => Arc::new(corr),
         };
         let seen = Seen {
-            event: Held::new(event.clone().unbind()),
+            event: event.as_ptr() as usize,
             hook,
             corr: Arc::clone(&corr),
         };
+        let kept = Some(Held::new(event.clone().unbind()));
         // Dropped out of the cell: letting go of the old event may run Python code.
-        drop(self.0.replace(py, Some(seen)));
+        drop(self.0.replace(py, (Some(seen), kept)));
         Ok(corr)
     }
 
     /// Shows the kept event to the garbage collector.
     pub fn traverse(&self, visit: &pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-        self.0.traverse(|seen| match seen {
-            Some(seen) => visit.call(seen.event.get()),
+        self.0.traverse(|(_, event)| match event {
+            Some(event) => visit.call(event.get()),
             None => Ok(()),
         })
     }
 
     /// Lets go of the kept event.
     pub fn clear(&self, py: Python<'_>) {
-        drop(self.0.replace(py, None));
+        drop(self.0.replace(py, (None, None)));
     }
 }
 

@@ -109,7 +109,7 @@ impl Emit {
                         "can't send non-None value to a just-started emit",
                     ));
                 }
-                // Bound handles: released at once when this returns (see `held.rs`).
+                // Bound handles: released at once when this returns (see `Held` in `cpython.rs`).
                 let registry = registry.into_bound(py);
                 let (hook, event, ctx) = (
                     hook.into_bound(py),
@@ -259,7 +259,7 @@ impl AsyncSlots for Emit {
         Ok(match stepped {
             Step::Return(value, registry) => {
                 if let Some(registry) = registry {
-                    // Bound: dropped by a plain decref (see `held.rs`).
+                    // Bound: dropped by a plain decref (see `Held` in `cpython.rs`).
                     registry.into_bound(py).get().spare.keep(emit);
                 }
                 Sending::Return(value)

@@ -14,123 +14,45 @@
 //!   never kept, so an abandoned emit is still freed (and flushes its records) when its last
 //!   reference goes. Free-threaded builds skip the reuse: reference counts there are not exact.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
-use pyo3::exceptions::PyRuntimeError;
-use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 use pyo3::{intern, PyTraverseError, PyVisit};
 
+use crate::cpython::{self, FastArgs, Fastcall, FastcallDef};
 use crate::emit::Emit;
 use crate::gil_cell::GilCell;
 use crate::registry::Registry;
 
-/// The method definition behind every registry's `emit` builtin. CPython only reads it.
-struct EmitDef(ffi::PyMethodDef);
-
-// SAFETY: never written after initialisation; the raw pointers in it point to static data.
-unsafe impl Sync for EmitDef {}
-
-static EMIT_DEF: EmitDef = EmitDef(ffi::PyMethodDef {
-    ml_name: c"emit".as_ptr(),
-    ml_meth: ffi::PyMethodDefPointer {
-        PyCFunctionFastWithKeywords: emit_fast,
-    },
-    ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
-    ml_doc: c"emit(hook, event, ctx)\n--\n\nRun hook's chain on event: an awaitable HookResult."
-        .as_ptr(),
-});
+/// The method definition behind every registry's `emit` builtin.
+static EMIT_DEF: FastcallDef = FastcallDef::new::<EmitCall>(
+    c"emit",
+    c"emit(hook, event, ctx)\n--\n\nRun hook's chain on event: an awaitable HookResult.",
+);
 
 /// `registry.emitter()`: the `emit` builtin bound to `registry`.
 pub fn emitter<'py>(registry: &Bound<'py, Registry>) -> PyResult<Bound<'py, PyAny>> {
-    let py = registry.py();
-    let def = (&raw const EMIT_DEF.0).cast_mut();
-    // SAFETY: `def` is static and only read; `registry` is a live object, which the new
-    // builtin keeps a reference to. The result is a new reference or null with an error set.
-    unsafe {
-        let function = ffi::PyCFunction_NewEx(def, registry.as_ptr(), std::ptr::null_mut());
-        Bound::from_owned_ptr_or_err(py, function)
-    }
+    cpython::fastcall_builtin(&EMIT_DEF, registry.as_any())
 }
 
-/// The `emit` builtin: three positional arguments on the fast path.
-///
-/// # Safety
-/// Called only by CPython, as a `METH_FASTCALL | METH_KEYWORDS` function: on an attached
-/// thread, with `slf` the bound registry, `args` holding `nargs` live objects followed by one
-/// per name in `kwnames` (null or a tuple).
-unsafe extern "C" fn emit_fast(
-    slf: *mut ffi::PyObject,
-    args: *const *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
-    kwnames: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: CPython calls builtins only from a thread attached to the interpreter.
-        let py = unsafe { Python::assume_attached() };
-        // SAFETY: `slf` is the registry this builtin was bound to, alive while it is.
-        let registry = unsafe { Bound::from_borrowed_ptr(py, slf) };
-        let emitted = if nargs == 3 && kwnames.is_null() {
-            // SAFETY: CPython passes `nargs` live, borrowed arguments.
-            let arg = |i: usize| unsafe { Bound::from_borrowed_ptr(py, *args.add(i)) };
-            registry
-                .cast::<Registry>()
-                .map_err(PyErr::from)
-                .and_then(|r| new_emit(r, arg(0), arg(1), arg(2), None))
-        } else {
-            // SAFETY: as above; `kwnames` is null or a tuple of names for the trailing values.
-            unsafe { generic(&registry, args, nargs, kwnames) }
-        };
-        match emitted {
-            Ok(emit) => emit.into_ptr(),
-            Err(err) => {
-                err.restore(py);
-                std::ptr::null_mut()
-            }
-        }
-    }));
-    outcome.unwrap_or_else(|_| {
-        // A panic must not cross into CPython: report it as an error instead.
-        Python::attach(|py| {
-            PyRuntimeError::new_err("harnessweaver: internal error in emit").restore(py);
-        });
-        std::ptr::null_mut()
-    })
-}
+/// The `emit` builtin: three positional arguments on the fast path; any other call goes
+/// through the generic `Registry.emit_call` (keywords, errors).
+struct EmitCall;
 
-/// Any other call, through the generic `Registry.emit_call` (keywords, errors).
-///
-/// # Safety
-/// `args` holds `nargs` live objects followed by one per name in `kwnames`, which is null or a
-/// live tuple of names (the vectorcall convention `emit_fast` receives).
-unsafe fn generic<'py>(
-    registry: &Bound<'py, PyAny>,
-    args: *const *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
-    kwnames: *mut ffi::PyObject,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = registry.py();
-    let positional = usize::try_from(nargs).unwrap_or(0);
-    let names = if kwnames.is_null() {
-        None
-    } else {
-        // SAFETY: a live tuple (see the caller).
-        Some(unsafe { Bound::from_borrowed_ptr(py, kwnames) }.cast_into::<PyTuple>()?)
-    };
-    let total = positional + names.as_ref().map_or(0, PyTupleMethods::len);
-    // SAFETY: CPython passes `total` live, borrowed values: positionals, then keyword values.
-    let values: Vec<Bound<'py, PyAny>> = (0..total)
-        .map(|i| unsafe { Bound::from_borrowed_ptr(py, *args.add(i)) })
-        .collect();
-    let kwargs = pyo3::types::PyDict::new(py);
-    if let Some(names) = &names {
-        for (name, value) in names.iter().zip(&values[positional..]) {
-            kwargs.set_item(name, value)?;
+impl Fastcall for EmitCall {
+    #[inline]
+    fn call<'py>(
+        registry: &Bound<'py, PyAny>,
+        args: &FastArgs<'_, 'py>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some([hook, event, ctx]) = args.three() {
+            return new_emit(registry.cast::<Registry>()?, hook, event, ctx, None);
         }
+        let (positional, kwargs) = args.to_tuple_and_dict()?;
+        registry.call_method(
+            intern!(registry.py(), "emit_call"),
+            positional,
+            Some(&kwargs),
+        )
     }
-    let positional = PyTuple::new(py, &values[..positional])?;
-    registry.call_method(intern!(py, "emit_call"), positional, Some(&kwargs))
 }
 
 /// A ready `Emit` for these arguments (`deadline`: the emit's own chain deadline, I26): the kept one when nobody else holds it, else a new one.
@@ -176,9 +98,8 @@ impl Spare {
     /// The kept `Emit`, when nothing but this list references it.
     fn take_unshared<'py>(&self, py: Python<'py>) -> Option<Bound<'py, Emit>> {
         let kept = self.0.take(py)?.into_bound(py);
-        // SAFETY: a live object; reading its reference count. With the GIL held nothing can
-        // take a new reference between this check and the reuse.
-        let unshared = unsafe { ffi::Py_REFCNT(kept.as_ptr()) } == 1;
+        // With the GIL held nothing can take a new reference between this check and the reuse.
+        let unshared = cpython::is_only_reference(kept.as_any());
         unshared.then_some(kept) // a shared one is dropped here
     }
 

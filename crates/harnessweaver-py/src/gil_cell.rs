@@ -89,21 +89,6 @@ impl<T> GilCell<T> {
         return self.lock().clone();
     }
 
-    /// What `look` makes of a reference to the value, which stays in the cell: for a look
-    /// that only reads plain data (pointers, counters) on the hot path, without the two moves
-    /// of [`GilCell::peek`].
-    ///
-    /// # Safety
-    /// `look` must not call into Python (nor reach this cell): another access could then
-    /// overlap the lent reference.
-    pub unsafe fn look<R>(&self, _py: Python<'_>, look: impl FnOnce(&T) -> R) -> R {
-        #[cfg(not(Py_GIL_DISABLED))]
-        // SAFETY: see `Sync` above; the caller promises `look` runs no Python code.
-        return look(unsafe { &*self.0.get() });
-        #[cfg(Py_GIL_DISABLED)]
-        return look(&self.lock());
-    }
-
     /// Shows the value to the garbage collector's `visit` (from a `__traverse__`, which runs
     /// with the GIL held and must not call into Python; `visit` does not).
     pub fn traverse(
@@ -124,5 +109,18 @@ impl<T> GilCell<T> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl<K: Plain, H> GilCell<(K, H)> {
+    /// A clone of the first part of the pair; the second stays in the cell untouched: for a
+    /// cell that keeps, next to plain data the hot path reads, what that data needs kept alive
+    /// (swapped in and out with it, as one value).
+    pub fn get_first(&self, _py: Python<'_>) -> K {
+        #[cfg(not(Py_GIL_DISABLED))]
+        // SAFETY: see `Sync` above; a `Plain` clone runs no Python code.
+        return unsafe { &*self.0.get() }.0.clone();
+        #[cfg(Py_GIL_DISABLED)]
+        return self.lock().0.clone();
     }
 }

@@ -20,8 +20,8 @@ use harnessweaver_core::error::invalid_value;
 use harnessweaver_core::identity::{identity, Identities, Identity, IdentityScheme};
 use harnessweaver_core::ErrorKind;
 
+use crate::cpython::Held;
 use crate::errors::{to_py, Phase};
-use crate::held::Held;
 
 /// How deeply a value may nest. The conversion, the canonical form and dropping a `Value` all
 /// recurse (some 1 KiB of stack a level in all), so a bound keeps a hostile value from

@@ -23,7 +23,7 @@
 //!   (`identity.rs`, I27);
 //! - errors as the exceptions of `harnessweaver.errors` (`errors.rs`); the small state every
 //!   emit touches, in plain cells under the GIL and a mutex on free-threaded builds
-//!   (`gil_cell.rs`); references an emit holds, released at once when dropped (`held.rs`).
+//!   (`gil_cell.rs`); references an emit holds, released at once when dropped (`Held`, in `cpython.rs`).
 //!
 //! Nothing here panics across the boundary: bad input becomes a Python exception.
 
@@ -38,7 +38,6 @@ mod emit;
 mod emitter;
 mod errors;
 mod gil_cell;
-mod held;
 mod hook_names;
 mod identity;
 mod outcome;

@@ -24,9 +24,9 @@ use harnessweaver_core::walk::{Answer, Ending, Log, Step, Verdict, Walk};
 use harnessweaver_core::Sym;
 
 use crate::contract::violation;
+use crate::cpython::Held;
 use crate::cpython::{self, Sent};
 use crate::declaration::Declaration;
-use crate::held::Held;
 use crate::identity::Identifying;
 use crate::outcome::{plain_continue, Block, Continue, Escalate, HookResult, Retry, Suspend};
 use crate::trace::Trace;
