@@ -38,8 +38,13 @@ def _preload() -> None:
     import asyncio  # noqa: F401
     import sqlite3  # noqa: F401
 
-    from .. import builtins, spec  # noqa: F401
+    from .. import builtins, context  # noqa: F401
+    from .._select import core
+    from ..spec import loader, render  # noqa: F401  (hw.spec itself is a lazy namespace)
     from . import command, store, translate  # noqa: F401
+
+    for name in getattr(core, "__all__", ()):  # the pure core loads its modules on first use
+        getattr(core, name)
 
 
 def _peer_is_us(conn: socket.socket) -> bool:

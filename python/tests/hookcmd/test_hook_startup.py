@@ -42,3 +42,35 @@ def test_an_event_with_no_hook_point_loads_no_spec(tmp_path: Path) -> None:
         m for m in modules if m.startswith(("harnessweaver.spec", "harnessweaver.builtins"))
     }
     assert "harnessweaver.hookcmd.store" not in modules
+
+
+WARM_PROBE = """
+import io, json, sys
+from pathlib import Path
+from harnessweaver.hookcmd.helper import _preload
+_preload()
+before = {m for m in sys.modules if m.startswith("harnessweaver")}
+from harnessweaver.hookcmd.command import main  # what the helper's child runs (_answer)
+from harnessweaver.hookcmd.options import HookOptions
+options = HookOptions("claude-code", Path(sys.argv[2]), state=Path(sys.argv[3]))
+code = main(options, io.BytesIO(sys.argv[1].encode()), io.StringIO(), io.StringIO())
+print(json.dumps([code, sorted(m for m in sys.modules if m.startswith("harnessweaver"))]))
+print(json.dumps(sorted(before)))
+"""
+
+
+def test_the_warm_helper_preloads_every_module_an_event_needs(tmp_path: Path) -> None:
+    """A warm helper's forked child answers an event with what the helper imported before
+    forking (``helper._preload``): a module left to the child is imported again for every
+    event, which is the cost the helper exists to save."""
+    args = [json.dumps(event("claude-code", "PreToolUse")), str(SCRIPTED), str(tmp_path / "st.db")]
+    done = subprocess.run(
+        [sys.executable, "-c", WARM_PROBE, *args],
+        capture_output=True,
+        check=True,
+        text=True,
+    )
+    answered, preloaded = done.stdout.splitlines()[-2:]
+    code, modules = json.loads(answered)
+    assert code == 0
+    assert set(modules) - set(json.loads(preloaded)) == set()
