@@ -413,10 +413,10 @@ impl<P> Walk<P> {
     /// (ruling 10): `Some` of what to do about it.
     #[inline]
     pub fn continued(&mut self) -> Option<Verdict> {
-        let now = self.tick(self.t0_precise);
-        if self.late(now) {
-            return Some(self.failed(self.overrun(), None));
+        if let Some(late) = self.returned() {
+            return Some(late);
         }
+        let now = self.last;
         let entry = &self.chain[self.current];
         let record = if entry.decl.mode.is_audit() {
             Fold::continued_audited(self.hook, entry.name, entry.decl.band) // I25
@@ -475,11 +475,10 @@ impl<P> Walk<P> {
     /// exception's type name, or [`FailureKind::Cancelled`], I15): a timeout or deadline
     /// failure instead when it raised past its limit (I9, I26).
     pub fn raised(&mut self, kind: FailureKind, exception_type: Option<&str>) -> Verdict {
-        let now = self.tick(self.t0_precise);
-        if self.late(now) {
-            return self.failed(self.overrun(), None);
+        match self.returned() {
+            Some(late) => late,
+            None => self.failed(kind, exception_type),
         }
-        self.failed(kind, exception_type)
     }
 
     /// The host stopped waiting for the current middleware at its limit (its own timeout, or
