@@ -24,6 +24,7 @@ import { guardTool } from "./openai-agents/tools.js";
 
 export { guardModel, guardProvider, isGuardedModel } from "./openai-agents/model.js";
 export { currentRun, GuardedRun, type GuardedRunOptions, type RunOptions, type ToolCallRecord } from "./openai-agents/run.js";
+export { GuardedStream } from "./openai-agents/stream.js";
 export { HarnessStopped, type StopKind } from "./openai-agents/stops.js";
 export { denial, GUARDRAIL, guardTool, isGuardedTool, refusal } from "./openai-agents/tools.js";
 

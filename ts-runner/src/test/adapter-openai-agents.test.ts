@@ -5,6 +5,9 @@
  */
 
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { describe, it } from "node:test";
 import { Agent, Runner, setTracingDisabled, tool, webSearchTool, type AgentInputItem } from "@openai/agents";
 import { assistantMessage, functionCall, ScriptedModel, type RecordedModelCall } from "@openai/agents/testing";
@@ -325,6 +328,52 @@ describe("OpenAI Agents SDK adapter", () => {
     assert.equal((await blocked.run.run(blocked.agent, "Refund $30.")).finalOutput, undefined);
   });
 
+  it("streams a run (Runner.run with stream: true) with the same records as run()", async () => {
+    const { agent, model, paid, run } = setup(13, refundPolicy);
+    const stream = await run.runStreamed(agent, "Refund $13, please.");
+    let events = 0;
+    for await (const event of stream) {
+      assert.ok(typeof event.type === "string");
+      events += 1;
+    }
+    const result = await stream.completed;
+    assert.ok(events > 0);
+    assert.ok(model.calls.every((call) => call.streamed));
+    assert.deepEqual(paid, [10], "the rewritten arguments ran");
+    assert.equal(result.finalOutput, "All done.");
+    assert.deepEqual(hooks(run), ONE_TOOL_RUN);
+  });
+
+  it("streams a suspended call into an interruption, resumed streamed once approved", async () => {
+    const reasons = exitReasons();
+    const { agent, paid, run } = setup(70, refundPolicy, reasons.mw);
+    const first = await run.runStreamed(agent, "Refund $70, please.");
+    const suspended = await first.completed; // task.end emitted without reading the stream
+    assert.equal(suspended.interruptions.length, 1);
+    assert.deepEqual(paid, []);
+    const item = suspended.interruptions[0];
+    assert.ok(item !== undefined);
+    suspended.state.approve(item);
+    const second = await run.runStreamed(agent, suspended.state);
+    assert.equal((await second.completed).finalOutput, "All done.");
+    assert.deepEqual(paid, [70]);
+    assert.deepEqual(reasons.seen, ["suspended", "completed"]);
+  });
+
+  it("ends a streamed run the bus stops: completed rejects with HarnessStopped", async () => {
+    const reasons = exitReasons();
+    const stop = middleware({ name: "stop", hooks: ["model.after"], failMode: "closed" }, async () => Block("stop here"));
+    const { agent, paid, run } = setup(30, stop, reasons.mw);
+    const stream = await run.runStreamed(agent, "Refund $30, please.");
+    await assert.rejects(stream.completed, (error: unknown) => {
+      assert.ok(error instanceof HarnessStopped);
+      assert.deepEqual([error.hook, error.outcome, error.reason], ["model.after", "block", "stop here"]);
+      return true;
+    });
+    assert.deepEqual(paid, []);
+    assert.deepEqual(reasons.seen, ["blocked"]);
+  });
+
   it("guards a model named by the agent, through the run's model provider", async () => {
     const seen: string[] = [];
     const watch = middleware({ name: "watch", hooks: ["model.before"], failMode: "open" }, async (event) => {
@@ -362,5 +411,23 @@ describe("OpenAI Agents SDK adapter", () => {
     const agent = new Agent({ name: "web", tools: [webSearchTool()] });
     assert.throws(() => adapter.guard(agent), /tool 'web_search' is a hosted_tool tool, which the harnessweaver adapter cannot guard/);
     assert.throws(() => new OpenAIAgentsAdapter({} as HookBus), /takes a harness \(with \.bus\) or a HookBus, got Object/);
+  });
+
+  it("runs the example (examples/openai-agents.mjs) offline, with what it prints", async () => {
+    const example = fileURLToPath(new URL("../../examples/openai-agents.mjs", import.meta.url));
+    const { stdout } = await promisify(execFile)(process.execPath, [example], { cwd: fileURLToPath(new URL("../..", import.meta.url)) });
+    const lines = stdout.split("\n");
+    for (const expected of [
+      'admitted: refund(30) ran; the model read "refunded $30"; final output "All done."',
+      'suspended: refund(70) waits for approval (refund, {"amount":70}); paid so far [30]',
+      'approved: refund(70) ran; the model read "refunded $70"; final output "All done."',
+      "  tool.before   suspend   run=refund-70 step=1 tool=refund",
+      'rejected: refund(90) never ran; the model read "The approver denied this tool call: not without a receipt"',
+      'blocked: refund(500) never ran; the model read "The harness refused this tool call: $500 is over the $100 limit"',
+      "rewritten: the model asked refund(13), refund(10) ran",
+      "paid in all: [30,70,10]",
+    ]) {
+      assert.ok(lines.includes(expected), `the example prints: ${expected}`);
+    }
   });
 });

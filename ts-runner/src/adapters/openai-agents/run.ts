@@ -23,6 +23,7 @@ import {
   type NonStreamRunOptions,
   type Runner,
   type RunResult,
+  type StreamedRunResult,
 } from "@openai/agents";
 import {
   Envelope,
@@ -46,7 +47,8 @@ import {
   type Trace,
 } from "harnessweaver";
 import { jsonable, messagesOf, requestTools, responseOf, specOf } from "./convert.js";
-import { HarnessStopped, raise, stopFor, stopIn, unchanged } from "./stops.js";
+import { raise, stopFor, stopIn, unchanged } from "./stops.js";
+import { GuardedStream } from "./stream.js";
 
 /** What the bus answered for one tool call (by call id) while the call is under way. */
 export interface ToolCallRecord {
@@ -172,11 +174,34 @@ export class GuardedRun {
         await this.#begin(agent, input);
         result = await this.runner.run(agent, input, { ...options, stream: false });
       } catch (error) {
-        const stop = stopIn(error);
-        await this.#failed(stop);
-        throw stop ?? error;
+        throw await this.failed(error);
       }
-      return this.#finished(result);
+      return this.finished(result);
+    });
+  }
+
+  /**
+   * `Runner.run(agent, input, {...options, stream: true})` under the bus: the same hook points,
+   * records and outcomes as `run`. The SDK's stream is `stream.result` (iterate it, or
+   * `stream.result.toTextStream()`); `await stream.completed` for the result once `task.end` has
+   * been emitted (its `finalOutput` as `task.end` left it). A stop rejects `stream.completed`
+   * with `HarnessStopped` (the SDK's own stream and `completed` reject with the SDK's error).
+   */
+  async runStreamed<TAgent extends Agent<any, any>, TContext = undefined>(
+    agent: TAgent,
+    input: string | AgentInputItem[] | RunState<TContext, TAgent>,
+    options: RunOptions<TContext> = {},
+  ): Promise<GuardedStream<TContext, TAgent>> {
+    return CURRENT.run(this, async () => {
+      let streamed: StreamedRunResult<TContext, TAgent>;
+      try {
+        await this.#begin(agent, input);
+        // The SDK's run loop goes on in the background, in this async context: it keeps the run.
+        streamed = await this.runner.run(agent, input, { ...options, stream: true });
+      } catch (error) {
+        throw await this.failed(error);
+      }
+      return new GuardedStream(this, streamed);
     });
   }
 
@@ -188,13 +213,19 @@ export class GuardedRun {
     if (!this.#started) await this.#taskStart(agent, input);
   }
 
-  async #failed(stop: HarnessStopped | null): Promise<void> {
-    // A failure that is not the bus's (the model's, a tool's) is task.end "error"; its message
-    // is never put anywhere (R9): the caller gets the error itself.
+  /**
+   * @internal `task.end` for a segment that failed; what the caller is to throw: the bus's
+   * `HarnessStopped` (unwrapped), or the SDK's error as it was. A failure that is not the bus's
+   * (the model's, a tool's) is exit reason "error"; its message is never put anywhere (R9).
+   */
+  async failed(error: unknown): Promise<unknown> {
+    const stop = stopIn(error);
     await this.#taskEnd(null, stop === null ? "error" : (EXIT_REASONS[stop.outcome] ?? "blocked"));
+    return stop ?? error;
   }
 
-  async #finished<R extends RunResult<any, any>>(result: R): Promise<R> {
+  /** @internal `task.end` for a segment that stopped without failing; the result as it left it. */
+  async finished<R extends RunResult<any, any> | StreamedRunResult<any, any>>(result: R): Promise<R> {
     if (result.interruptions.length > 0) {
       await this.#taskEnd(null, "suspended");
       return result;
