@@ -374,6 +374,66 @@ describe("OpenAI Agents SDK adapter", () => {
     assert.deepEqual(reasons.seen, ["blocked"]);
   });
 
+  it("never runs a call whose arguments are not a JSON object, even once an approver said yes", async () => {
+    const bus = new HookBus();
+    bus.register(refundPolicy);
+    const adapter = new OpenAIAgentsAdapter(bus);
+    const paid: number[] = [];
+    const model = new ScriptedModel([[functionCall("refund", "[70]", { callId: "call_1" })], [assistantMessage("All done.")]]);
+    const agent = adapter.guard(new Agent({ name: "support", model, tools: [refundTool(paid)] }));
+    const run = adapter.newRun();
+    const first = await run.run(agent, "Refund $70.");
+    const item = first.interruptions[0]; // the SDK asks an approver without asking the policy
+    assert.ok(item !== undefined);
+    first.state.approve(item);
+    await run.run(agent, first.state);
+    assert.deepEqual(paid, []);
+    assert.equal(toolOutput(model.lastCall), "The harness refused this tool call: its arguments are not a JSON object");
+  });
+
+  it("refuses a later suspended call an always-approval would let through unasked", async () => {
+    const bus = new HookBus();
+    bus.register(refundPolicy);
+    const adapter = new OpenAIAgentsAdapter(bus);
+    const paid: number[] = [];
+    const model = new ScriptedModel([
+      [functionCall("refund", { amount: 70 }, { callId: "call_1" })],
+      [functionCall("refund", { amount: 80 }, { callId: "call_2" })],
+      [assistantMessage("All done.")],
+    ]);
+    const agent = adapter.guard(new Agent({ name: "support", model, tools: [refundTool(paid)] }));
+    const run = adapter.newRun();
+    const first = await run.run(agent, "Refund $70 and $80.");
+    const item = first.interruptions[0];
+    assert.ok(item !== undefined);
+    first.state.approve(item, { alwaysApprove: true });
+    const second = await run.run(agent, first.state);
+    assert.equal(second.interruptions.length, 0);
+    assert.deepEqual(paid, [70]);
+    assert.equal(
+      toolOutput(model.lastCall, "call_2"),
+      "The harness refused this tool call: approval needed ($80 needs a manager), which the SDK could not ask for this call",
+    );
+  });
+
+  it("guards the tools of an agent reached by a handoff", async () => {
+    const bus = new HookBus();
+    bus.register(refundPolicy);
+    const adapter = new OpenAIAgentsAdapter(bus);
+    const paid: number[] = [];
+    const billingModel = script(500);
+    const billing = new Agent({ name: "billing", model: billingModel, tools: [refundTool(paid)] });
+    const triageModel = new ScriptedModel([[functionCall("transfer_to_billing", {}, { callId: "h1" })]]);
+    const triage = adapter.guard(new Agent({ name: "triage", model: triageModel, handoffs: [billing] }));
+    const run = adapter.newRun();
+    const result = await run.run(triage, "Refund $500.");
+    assert.equal(result.finalOutput, "All done.");
+    assert.deepEqual(paid, []);
+    assert.equal(toolOutput(billingModel.lastCall), "The harness refused this tool call: $500 is over the $100 limit");
+    const steps = hookRecords(run).filter((record) => record.hook === "step.start").map((record) => record.step);
+    assert.deepEqual(steps, [1, 2, 3], "the next agent's turns are the next steps of the same run");
+  });
+
   it("guards a model named by the agent, through the run's model provider", async () => {
     const seen: string[] = [];
     const watch = middleware({ name: "watch", hooks: ["model.before"], failMode: "open" }, async (event) => {
