@@ -434,6 +434,30 @@ describe("OpenAI Agents SDK adapter", () => {
     assert.deepEqual(steps, [1, 2, 3], "the next agent's turns are the next steps of the same run");
   });
 
+  it("guards an agent used as a tool (agent.asTool()) like any function tool", async () => {
+    const seen: string[] = [];
+    const noExperts = middleware({ name: "no_experts", hooks: ["tool.before"], failMode: "closed" }, async (event) => {
+      seen.push(event.tool.name);
+      return event.tool.name === "ask_expert" ? Block("experts are busy") : undefined;
+    });
+    const bus = new HookBus();
+    bus.register(noExperts);
+    const adapter = new OpenAIAgentsAdapter(bus);
+    const expertModel = new ScriptedModel([[assistantMessage("42")]]);
+    const expert = new Agent({ name: "expert", model: expertModel });
+    const model = new ScriptedModel([
+      [functionCall("ask_expert", { input: "What is six times seven?" }, { callId: "call_1" })],
+      [assistantMessage("All done.")],
+    ]);
+    const asTool = expert.asTool({ toolName: "ask_expert", toolDescription: "Ask the expert." });
+    const agent = adapter.guard(new Agent({ name: "support", model, tools: [asTool] }));
+    const result = await adapter.newRun().run(agent, "Ask the expert.");
+    assert.equal(result.finalOutput, "All done.");
+    assert.deepEqual(seen, ["ask_expert"]);
+    assert.equal(expertModel.calls.length, 0, "the agent behind the tool never ran");
+    assert.equal(toolOutput(model.lastCall), "The harness refused this tool call: experts are busy");
+  });
+
   it("guards a model named by the agent, through the run's model provider", async () => {
     const seen: string[] = [];
     const watch = middleware({ name: "watch", hooks: ["model.before"], failMode: "open" }, async (event) => {
