@@ -317,6 +317,33 @@ describe("OpenAI Agents SDK adapter", () => {
     assert.equal(toolOutput(model.lastCall), "The harness refused this tool call: busy");
   });
 
+  it("ends the run on a Suspend away from a tool call (exit reason blocked), and past a model Retry's bound", async () => {
+    const reasons = exitReasons();
+    const hold = middleware({ name: "hold", hooks: ["step.start"], failMode: "closed" }, async () => Suspend("wait", { approverRole: "ops" }));
+    const held = setup(30, hold, reasons.mw);
+    await assert.rejects(held.run.run(held.agent, "Refund $30."), (error: unknown) => {
+      assert.ok(error instanceof HarnessStopped);
+      assert.deepEqual([error.hook, error.outcome], ["step.start", "suspend"]);
+      return true;
+    });
+    assert.equal(held.model.calls.length, 0);
+    let asked = 0;
+    const busy = middleware({ name: "busy", hooks: ["model.before"], failMode: "closed" }, async () => {
+      asked += 1;
+      return Retry("rate limited", { maxAttempts: 2 });
+    });
+    const retried = setup(30, busy, reasons.mw);
+    await assert.rejects(retried.run.run(retried.agent, "Refund $30."), (error: unknown) => {
+      assert.ok(error instanceof HarnessStopped);
+      assert.deepEqual([error.hook, error.outcome], ["model.before", "retry"]);
+      return true;
+    });
+    assert.equal(asked, 2, "maxAttempts 2: asked once, retried once");
+    assert.equal(retried.model.calls.length, 0);
+    assert.deepEqual(reasons.seen, ["blocked", "retry_exhausted"]);
+    assert.throws(() => retried.adapter.newRun({ maxRetries: -1 }), /maxRetries -1: the retries of one operation are a whole number from 0/);
+  });
+
   it("replaces the final output with task.end's rewrite, and withholds it on a Block", async () => {
     const rewrite = middleware({ name: "rewrite_end", hooks: ["task.end"], failMode: "closed" }, async (event) =>
       Continue(event.with({ output: "[redacted]" })),
