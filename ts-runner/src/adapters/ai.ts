@@ -20,6 +20,7 @@ import { HookBus } from "../bus.js";
 import { RunContext } from "../context.js";
 import { Envelope } from "../envelope.js";
 import { ModelRequestEvent, ModelResponseEvent, ToolCallEvent, ToolResultEvent, ToolSpec } from "../events.js";
+import type { JsonValue } from "../json.js";
 import type { HookResult, Outcome } from "../outcomes.js";
 import type { Trace } from "../trace.js";
 import { approvedIn } from "./ai/approval.js";
@@ -74,6 +75,8 @@ export class AIRun {
   /** The tools as last offered to the model, by name. */
   readonly #specs = new Map<string, ToolSpec>();
   readonly #before = new Map<string, Promise<Before>>();
+  /** What the harness made a call's result (a refusal, the chain's result), by call id. */
+  readonly #answered = new Map<string, JsonValue>();
   /** Set by an Escalate at a tool hook: the run's next model call does not happen. */
   #stopped: HarnessStopped | null = null;
 
@@ -170,9 +173,22 @@ export class AIRun {
       // What the harness admits still passes the tool's own policy.
       return typeof own === "function" ? Boolean(await (own as (i: unknown, o: unknown) => unknown)(input, options)) : own === true;
     };
-    const guarded = async (input: unknown, options: ToolExecutionOptions<unknown>) =>
-      this.#execute(name, tool, execute as (i: unknown, o: ToolExecutionOptions<unknown>) => unknown, input, options);
-    return { ...tool, needsApproval, execute: guarded } as T;
+    const guarded = async (input: unknown, options: ToolExecutionOptions<unknown>) => {
+      const run = execute as (i: unknown, o: ToolExecutionOptions<unknown>) => unknown;
+      const answer = await this.#execute(name, tool, run, input, options);
+      if (answer.ours) this.#answered.set(options.toolCallId, answer.output as JsonValue);
+      return answer.output;
+    };
+    const toModelOutput = tool.toModelOutput;
+    if (toModelOutput === undefined) return { ...tool, needsApproval, execute: guarded } as T;
+    // The tool's own conversion is for its own results, not for what the harness answered.
+    const converted = (options: Parameters<typeof toModelOutput>[0]) => {
+      if (!this.#answered.has(options.toolCallId)) return toModelOutput(options);
+      const output = this.#answered.get(options.toolCallId) ?? null;
+      this.#answered.delete(options.toolCallId);
+      return typeof output === "string" ? { type: "text" as const, value: output } : { type: "json" as const, value: output };
+    };
+    return { ...tool, needsApproval, execute: guarded, toModelOutput: converted } as T;
   }
 
   /** The approval the chain waits for on call `toolCallId`, or null when it does not suspend it. */
@@ -225,17 +241,18 @@ export class AIRun {
     execute: (input: unknown, options: ToolExecutionOptions<unknown>) => unknown,
     input: unknown,
     options: ToolExecutionOptions<unknown>,
-  ): Promise<unknown> {
+  ): Promise<{ readonly output: unknown; readonly ours: boolean }> {
+    const ours = (output: unknown) => ({ output, ours: true });
     // Asked here too: a `toolApproval` setting of the caller's replaces `needsApproval`.
     const before = await this.#askBefore(name, tool, options.toolCallId, input);
-    if (before.result === null) return refusal("tool.before", before.refused);
+    if (before.result === null) return ours(refusal("tool.before", before.refused));
     const { outcome, event } = before.result;
     if (outcome.kind === "suspend" && !approvedIn(options.messages, options.toolCallId)) {
-      return refusal("tool.before", `approval needed (${outcome.reason}), which was not given for this call`);
+      return ours(refusal("tool.before", `approval needed (${outcome.reason}), which was not given for this call`));
     }
-    if (outcome.kind !== "continue" && outcome.kind !== "suspend") return this.#stop("tool.before", outcome);
+    if (outcome.kind !== "continue" && outcome.kind !== "suspend") return ours(this.#stop("tool.before", outcome));
     if (event.call.name !== name || event.call.id !== options.toolCallId) {
-      return refusal("tool.before", "a middleware changed the call beyond its arguments, which the SDK cannot run");
+      return ours(refusal("tool.before", "a middleware changed the call beyond its arguments, which the SDK cannot run"));
     }
     const args = outcome.kind === "suspend" || outcome.modified !== undefined ? { ...event.call.toJSON()["arguments"] as object } : input;
     let output: unknown;
@@ -247,10 +264,10 @@ export class AIRun {
     }
     const result = failed === null ? { output: jsonValue(output) } : { output: messageOf(failed.error), isError: true };
     const after = await this.bus.emit("tool.after", new ToolResultEvent({ ...event, result }), this.context);
-    if (after.outcome.kind !== "continue") return this.#stop("tool.after", after.outcome);
-    if (after.outcome.modified !== undefined) return after.event.result.output;
+    if (after.outcome.kind !== "continue") return ours(this.#stop("tool.after", after.outcome));
+    if (after.outcome.modified !== undefined) return ours(after.event.result.output);
     if (failed !== null) throw failed.error;
-    return output;
+    return { output, ours: false };
   }
 }
 

@@ -10,7 +10,7 @@ import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
 import { AIRun, HarnessStopped } from "../adapters/ai.js";
 import { HookBus } from "../bus.js";
 import { middleware } from "../middleware.js";
-import { Block, Continue, Escalate, Suspend, type Outcome } from "../outcomes.js";
+import { Block, Continue, Escalate, Retry, Suspend, type Outcome } from "../outcomes.js";
 import type { ModelRequestEvent, ModelResponseEvent, ToolCallEvent, ToolResultEvent } from "../events.js";
 
 type Generated = Awaited<ReturnType<MockLanguageModelV4["doGenerate"]>>;
@@ -354,4 +354,88 @@ test("AIRun takes a harness (anything with a bus) and refuses anything else", ()
   const bus = new HookBus();
   assert.equal(new AIRun({ bus }).bus, bus);
   assert.throws(() => new AIRun({} as never), TypeError);
+});
+
+test("tool.after: a Block withholds the result; a tool's own toModelOutput is not given the refusal", async () => {
+  const bus = busWith(["tool.after"], () => Block("contains card data"));
+  const ran: object[] = [];
+  const converted: unknown[] = [];
+  const model = scripted([callTurn("c1", "refund", { order: 7, amount_usd: 40 }), textTurn("ok")]);
+  const aiRun = new AIRun(bus);
+  const refund = { ...refundTool(ran), toModelOutput: ({ output }: { output: unknown }) => (converted.push(output), { type: "text" as const, value: "converted" }) };
+  await generateText({
+    model: wrapLanguageModel({ model, middleware: aiRun.middleware }),
+    tools: aiRun.tools({ refund }),
+    stopWhen: isStepCount(5),
+    prompt: "Refund order 7",
+  });
+  assert.deepEqual(ran, [{ order: 7, amount_usd: 40 }]); // it ran: tool.after comes after
+  assert.deepEqual(converted, []);
+  assert.deepEqual(lastToolOutput(model), { type: "text", value: "The harness withheld this tool's result: contains card data" });
+});
+
+test("a tool that throws: tool.after sees the failure (is_error); the SDK reports it to the model as it would", async () => {
+  const errors: boolean[] = [];
+  const bus = busWith(["tool.after"], (event: ToolResultEvent) => (errors.push(event.result.isError), undefined));
+  const model = scripted([callTurn("c1", "refund", { order: 7, amount_usd: 40 }), textTurn("it failed")]);
+  const aiRun = new AIRun(bus);
+  const broken = tool({
+    inputSchema: jsonSchema<{ order: number }>({ type: "object", properties: { order: { type: "number" } } }),
+    execute: async (): Promise<string> => {
+      throw new Error("payment service down");
+    },
+  });
+  await generateText({
+    model: wrapLanguageModel({ model, middleware: aiRun.middleware }),
+    tools: aiRun.tools({ refund: broken }),
+    stopWhen: isStepCount(5),
+    prompt: "Refund order 7",
+  });
+  assert.deepEqual(errors, [true]);
+  assert.deepEqual(lastToolOutput(model), { type: "error-text", value: "Error: payment service down" });
+});
+
+test("model.after: a tool call the chain removes is not run", async () => {
+  const bus = busWith(["model.after"], (event: ModelResponseEvent) =>
+    event.response.message.toolCalls.length === 0
+      ? undefined
+      : Continue(event.with({ response: event.response.with({ message: event.response.message.with({ content: "No refunds.", toolCalls: [] }) }) })),
+  );
+  const ran: object[] = [];
+  const model = scripted([callTurn("c1", "refund", { order: 7, amount_usd: 40 }), textTurn("never")]);
+  const result = await run(new AIRun(bus), model, ran);
+  assert.deepEqual(ran, []);
+  assert.equal(result.text, "No refunds.");
+  assert.equal(result.finishReason, "stop");
+  assert.equal(model.doGenerateCalls.length, 1);
+});
+
+test("Retry at tool.before refuses the call (the SDK cannot ask again); a failing open middleware lets it run", async () => {
+  const ran: object[] = [];
+  const model = scripted([callTurn("c1", "refund", { order: 7, amount_usd: 40 }), textTurn("ok")]);
+  await run(new AIRun(busWith(["tool.before"], () => Retry("rate limited"))), model, ran);
+  assert.deepEqual(ran, []);
+  assert.deepEqual(lastToolOutput(model), { type: "text", value: "The harness refused this tool call: rate limited" });
+
+  const openModel = scripted([callTurn("c1", "refund", { order: 7, amount_usd: 40 }), textTurn("ok")]);
+  const failing = () => {
+    throw new TypeError("bug");
+  };
+  await run(new AIRun(busWith(["tool.before"], failing, "open")), openModel, ran);
+  assert.deepEqual(ran, [{ order: 7, amount_usd: 40 }]);
+});
+
+test("Suspend at model.before stops the call: the SDK pauses only for tool approvals", async () => {
+  const model = scripted([textTurn("never")]);
+  await assert.rejects(run(new AIRun(busWith(["model.before"], () => Suspend("review first"))), model, []), (error: unknown) => {
+    return error instanceof HarnessStopped && error.outcome === "suspend";
+  });
+  assert.equal(model.doGenerateCalls.length, 0);
+});
+
+test("a change the SDK cannot carry out (another model) stops the call", async () => {
+  const bus = busWith(["model.before"], (event: ModelRequestEvent) => Continue(event.with({ request: event.request.with({ model: "other" }) })));
+  const model = scripted([textTurn("never")]);
+  await assert.rejects(run(new AIRun(bus), model, []), (error: unknown) => error instanceof HarnessStopped && error.outcome === "modified");
+  assert.equal(model.doGenerateCalls.length, 0);
 });
