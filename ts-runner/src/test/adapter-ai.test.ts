@@ -4,6 +4,9 @@
  */
 
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { test } from "node:test";
 import { generateText, isStepCount, jsonSchema, streamText, tool, wrapLanguageModel, type ModelMessage } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
@@ -438,4 +441,14 @@ test("a change the SDK cannot carry out (another model) stops the call", async (
   const model = scripted([textTurn("never")]);
   await assert.rejects(run(new AIRun(bus), model, []), (error: unknown) => error instanceof HarnessStopped && error.outcome === "modified");
   assert.equal(model.doGenerateCalls.length, 0);
+});
+
+test("the example (examples/vercel-ai.mjs) runs offline: the small refund runs, the big one is blocked", async () => {
+  const root = fileURLToPath(new URL("../../", import.meta.url)); // ts-runner/, from dist/test/
+  const { stdout } = await promisify(execFile)(process.execPath, ["examples/vercel-ai.mjs"], { cwd: root });
+  assert.match(stdout, /refund tool ran: order 7, 40 USD/);
+  assert.doesNotMatch(stdout, /refund tool ran: order 8/);
+  assert.match(stdout, /tool result for call-2: "The harness refused this tool call: refunds over 500 USD need a manager \(asked for 900\)"/);
+  assert.match(stdout, /step 2 tool\.before refund: block \(refund_cap\)/);
+  assert.match(stdout, /answer: Refunded 40 USD for order 7; order 8 needs a manager\./);
 });
