@@ -15,7 +15,7 @@
  * cannot carry out stops the call (docs/integrations/vercel-ai.md).
  */
 
-import type { LanguageModelMiddleware, Tool, ToolExecutionOptions, ToolSet } from "ai";
+import type { LanguageModelMiddleware, Tool, ToolApprovalStatus, ToolExecutionOptions, ToolSet } from "ai";
 import { HookBus } from "../bus.js";
 import { RunContext } from "../context.js";
 import { Envelope } from "../envelope.js";
@@ -77,6 +77,8 @@ export class AIRun {
   readonly #before = new Map<string, Promise<Before>>();
   /** What the harness made a call's result (a refusal, the chain's result), by call id. */
   readonly #answered = new Map<string, JsonValue>();
+  /** The tools this run guarded (the objects `tool()` returned), with their own approval policy. */
+  readonly #guarded = new WeakMap<object, { readonly name: string; readonly own: Tool["needsApproval"] }>();
   /** Set by an Escalate at a tool hook: the run's next model call does not happen. */
   #stopped: HarnessStopped | null = null;
 
@@ -180,7 +182,7 @@ export class AIRun {
       return answer.output;
     };
     const toModelOutput = tool.toModelOutput;
-    if (toModelOutput === undefined) return { ...tool, needsApproval, execute: guarded } as T;
+    if (toModelOutput === undefined) return this.#keep({ ...tool, needsApproval, execute: guarded } as T, name, own);
     // The tool's own conversion is for its own results, not for what the harness answered.
     const converted = (options: Parameters<typeof toModelOutput>[0]) => {
       if (!this.#answered.has(options.toolCallId)) return toModelOutput(options);
@@ -188,8 +190,46 @@ export class AIRun {
       this.#answered.delete(options.toolCallId);
       return typeof output === "string" ? { type: "text" as const, value: output } : { type: "json" as const, value: output };
     };
-    return { ...tool, needsApproval, execute: guarded, toModelOutput: converted } as T;
+    return this.#keep({ ...tool, needsApproval, execute: guarded, toModelOutput: converted } as T, name, own);
   }
+
+  #keep<T extends Tool>(guarded: T, name: string, own: Tool["needsApproval"]): T {
+    this.#guarded.set(guarded, { name, own });
+    return guarded;
+  }
+
+  /**
+   * A generic `toolApproval` for `generateText`/`streamText` (the SDK's setting replaces the
+   * tools' `needsApproval`, which ai 7 deprecates): a call the chain suspends is a
+   * `user-approval` whose reason names the chain's reason and approver role; a call it admits
+   * follows the tool's own `needsApproval`; a call it refuses needs no approver (`execute`
+   * refuses it). Tools this run did not guard need no approval.
+   */
+  readonly toolApproval = async (options: {
+    readonly toolCall: { readonly toolName: string; readonly toolCallId: string; readonly input: unknown };
+    readonly tools: Readonly<Record<string, unknown>> | undefined;
+    readonly messages: unknown[];
+    readonly toolsContext?: unknown;
+  }): Promise<ToolApprovalStatus> => {
+    const { toolCall } = options;
+    const tool = options.tools?.[toolCall.toolName];
+    const guarded = typeof tool === "object" && tool !== null ? this.#guarded.get(tool) : undefined;
+    if (guarded === undefined || guarded.name !== toolCall.toolName) return undefined;
+    const before = await this.#askBefore(guarded.name, tool as Tool, toolCall.toolCallId, toolCall.input);
+    const outcome = before.result?.outcome;
+    if (outcome?.kind === "suspend") {
+      const role = outcome.approverRole === null ? "" : ` (approver: ${outcome.approverRole})`;
+      return { type: "user-approval", reason: `${outcome.reason}${role}` };
+    }
+    if (outcome?.kind !== "continue") return undefined;
+    const own = guarded.own;
+    const asked = typeof own === "function" ? await (own as (i: unknown, o: unknown) => unknown)(toolCall.input, {
+      toolCallId: toolCall.toolCallId,
+      messages: options.messages,
+      context: (options.toolsContext as Readonly<Record<string, unknown>> | undefined)?.[guarded.name],
+    }) : own;
+    return asked === true ? "user-approval" : undefined;
+  };
 
   /** The approval the chain waits for on call `toolCallId`, or null when it does not suspend it. */
   async pending(toolCallId: string): Promise<PendingApproval | null> {

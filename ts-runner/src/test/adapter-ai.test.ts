@@ -452,3 +452,31 @@ test("the example (examples/vercel-ai.mjs) runs offline: the small refund runs, 
   assert.match(stdout, /step 2 tool\.before refund: block \(refund_cap\)/);
   assert.match(stdout, /answer: Refunded 40 USD for order 7; order 8 needs a manager\./);
 });
+
+test("run.toolApproval (the SDK's toolApproval setting): the approval request carries the reason and role; approved, the call runs", async () => {
+  const bus = busWith(["tool.before"], (event: ToolCallEvent) =>
+    Number(event.call.arguments["amount_usd"]) > 500 ? Suspend("large refund", { approverRole: "finance" }) : undefined,
+  );
+  const ran: object[] = [];
+  const model = scripted([callTurn("c1", "refund", { order: 7, amount_usd: 900 }), textTurn("Refunded 900.")]);
+  const aiRun = new AIRun(bus);
+  const ask = (messages: ModelMessage[]) =>
+    generateText({
+      model: wrapLanguageModel({ model, middleware: aiRun.middleware }),
+      tools: aiRun.tools({ refund: refundTool(ran) }),
+      toolApproval: aiRun.toolApproval,
+      stopWhen: isStepCount(5),
+      messages,
+    });
+  const messages: ModelMessage[] = [{ role: "user", content: "Refund order 7" }];
+  const first = await ask(messages);
+  const request = first.content.find((part) => part.type === "tool-approval-request");
+  assert.ok(request !== undefined && request.type === "tool-approval-request");
+  assert.equal(request.reason, "large refund (approver: finance)");
+  assert.equal(request.isAutomatic, undefined);
+  assert.deepEqual(ran, []);
+  messages.push(...first.responseMessages, { role: "tool", content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved: true }] });
+  const second = await ask(messages);
+  assert.equal(second.text, "Refunded 900.");
+  assert.deepEqual(ran, [{ order: 7, amount_usd: 900 }]);
+});
