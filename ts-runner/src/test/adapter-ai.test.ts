@@ -480,3 +480,39 @@ test("run.toolApproval (the SDK's toolApproval setting): the approval request ca
   assert.equal(second.text, "Refunded 900.");
   assert.deepEqual(ran, [{ order: 7, amount_usd: 900 }]);
 });
+
+test("streaming: a tool call the chain changes at model.after is what runs (the model's own input parts are not played)", async () => {
+  const bus = busWith(["model.after"], (event: ModelResponseEvent) => {
+    const calls = event.response.message.toolCalls.map((c) => c.with({ arguments: { ...c.arguments, amount_usd: 10 } }));
+    return calls.length === 0 ? undefined : Continue(event.with({ response: event.response.with({ message: event.response.message.with({ toolCalls: calls }) }) }));
+  });
+  const finish = (unified: "stop" | "tool-calls") => ({ type: "finish" as const, usage, finishReason: { unified, raw: unified } });
+  const input = JSON.stringify({ order: 7, amount_usd: 900 });
+  const model = new MockLanguageModelV4({
+    doStream: [
+      {
+        stream: convertArrayToReadableStream([
+          { type: "tool-input-start" as const, id: "c1", toolName: "refund" },
+          { type: "tool-input-delta" as const, id: "c1", delta: input },
+          { type: "tool-input-end" as const, id: "c1" },
+          { type: "tool-call" as const, toolCallId: "c1", toolName: "refund", input },
+          finish("tool-calls"),
+        ]),
+      },
+      { stream: convertArrayToReadableStream([{ type: "text-start" as const, id: "t" }, { type: "text-delta" as const, id: "t", delta: "ok" }, { type: "text-end" as const, id: "t" }, finish("stop")]) },
+    ],
+  });
+  const ran: object[] = [];
+  const aiRun = new AIRun(bus);
+  const result = streamText({
+    model: wrapLanguageModel({ model, middleware: aiRun.middleware }),
+    tools: aiRun.tools({ refund: refundTool(ran) }),
+    stopWhen: isStepCount(5),
+    prompt: "Refund order 7",
+  });
+  const inputs: string[] = [];
+  for await (const part of result.fullStream) if (part.type === "tool-input-delta") inputs.push(part.delta);
+  assert.deepEqual(inputs, []);
+  assert.deepEqual(ran, [{ order: 7, amount_usd: 10 }]);
+  assert.equal(await result.text, "ok");
+});
