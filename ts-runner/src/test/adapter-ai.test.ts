@@ -516,3 +516,29 @@ test("streaming: a tool call the chain changes at model.after is what runs (the 
   assert.deepEqual(ran, [{ order: 7, amount_usd: 10 }]);
   assert.equal(await result.text, "ok");
 });
+
+test("streaming: a suspended call is the SDK's approval request in the stream; the tool does not run", async () => {
+  const bus = busWith(["tool.before"], () => Suspend("needs finance"));
+  const input = JSON.stringify({ order: 7, amount_usd: 900 });
+  const model = new MockLanguageModelV4({
+    doStream: {
+      stream: convertArrayToReadableStream([
+        { type: "tool-call" as const, toolCallId: "c1", toolName: "refund", input },
+        { type: "finish" as const, usage, finishReason: { unified: "tool-calls" as const, raw: "tool_calls" } },
+      ]),
+    },
+  });
+  const ran: object[] = [];
+  const aiRun = new AIRun(bus);
+  const result = streamText({
+    model: wrapLanguageModel({ model, middleware: aiRun.middleware }),
+    tools: aiRun.tools({ refund: refundTool(ran) }),
+    stopWhen: isStepCount(5),
+    prompt: "Refund order 7",
+  });
+  const kinds: string[] = [];
+  for await (const part of result.fullStream) kinds.push(part.type);
+  assert.ok(kinds.includes("tool-approval-request"));
+  assert.deepEqual(ran, []);
+  assert.equal((await aiRun.pending("c1"))?.reason, "needs finance");
+});
