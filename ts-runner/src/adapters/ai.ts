@@ -175,13 +175,14 @@ export class AIRun {
       // What the harness admits still passes the tool's own policy.
       return typeof own === "function" ? Boolean(await (own as (i: unknown, o: unknown) => unknown)(input, options)) : own === true;
     };
+    const toModelOutput = tool.toModelOutput;
     const guarded = async (input: unknown, options: ToolExecutionOptions<unknown>) => {
       const run = execute as (i: unknown, o: ToolExecutionOptions<unknown>) => unknown;
       const answer = await this.#execute(name, tool, run, input, options);
-      if (answer.ours) this.#answered.set(options.toolCallId, answer.output as JsonValue);
+      // Kept only for the tool's own toModelOutput, which takes it (and forgets it) next.
+      if (answer.ours && toModelOutput !== undefined) this.#answered.set(options.toolCallId, answer.output as JsonValue);
       return answer.output;
     };
-    const toModelOutput = tool.toModelOutput;
     if (toModelOutput === undefined) return this.#keep({ ...tool, needsApproval, execute: guarded } as T, name, own);
     // The tool's own conversion is for its own results, not for what the harness answered.
     const converted = (options: Parameters<typeof toModelOutput>[0]) => {

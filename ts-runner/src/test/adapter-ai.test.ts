@@ -542,3 +542,19 @@ test("streaming: a suspended call is the SDK's approval request in the stream; t
   assert.deepEqual(ran, []);
   assert.equal((await aiRun.pending("c1"))?.reason, "needs finance");
 });
+
+test("a call whose input is not a JSON object is refused without running (the bus cannot judge it)", async () => {
+  const ran: string[] = [];
+  const model = scripted([
+    { content: [{ type: "tool-call", toolCallId: "c1", toolName: "echo", input: JSON.stringify("hello") }], finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage, warnings: [] },
+    textTurn("ok"),
+  ]);
+  const aiRun = new AIRun(new HookBus());
+  const echo = tool({ inputSchema: jsonSchema<string>({ type: "string" }), execute: async (text: string) => (ran.push(text), text) });
+  const clientSide = tool({ inputSchema: jsonSchema<string>({ type: "string" }), outputSchema: jsonSchema<string>({ type: "string" }) });
+  const tools = aiRun.tools({ echo, clientSide });
+  assert.equal(tools.clientSide, clientSide); // no execute: nothing to guard
+  await generateText({ model: wrapLanguageModel({ model, middleware: aiRun.middleware }), tools, stopWhen: isStepCount(5), prompt: "echo" });
+  assert.deepEqual(ran, []);
+  assert.deepEqual(lastToolOutput(model), { type: "text", value: "The harness refused this tool call: its arguments are not a JSON object" });
+});

@@ -32,14 +32,18 @@ export interface SeenRequest {
   readonly origins: readonly Origin[];
 }
 
-/** An object of JSON values, or null for anything else (a string input, a Date inside…). */
+/**
+ * An object as JSON, the way the SDK itself serialises values (`toJSON`, a Date as text,
+ * `undefined` dropped); null for anything but an object, or one JSON cannot hold (a cycle, a
+ * BigInt).
+ */
 export function jsonObject(value: unknown): JsonObject | null {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
   try {
     const copy: unknown = JSON.parse(JSON.stringify(value));
-    return jsonEqual(copy, value) ? (copy as JsonObject) : null;
+    return typeof copy === "object" && copy !== null && !Array.isArray(copy) ? (copy as JsonObject) : null;
   } catch {
-    return null; // a cycle, a BigInt
+    return null;
   }
 }
 
