@@ -14,7 +14,7 @@ import { AIRun, HarnessStopped } from "../adapters/ai.js";
 import { HookBus } from "../bus.js";
 import { middleware } from "../middleware.js";
 import { Block, Continue, Escalate, Retry, Suspend, type Outcome } from "../outcomes.js";
-import type { ModelRequestEvent, ModelResponseEvent, ToolCallEvent, ToolResultEvent } from "../events.js";
+import { Message, type ModelRequestEvent, type ModelResponseEvent, type ToolCallEvent, type ToolResultEvent } from "../events.js";
 
 type Generated = Awaited<ReturnType<MockLanguageModelV4["doGenerate"]>>;
 
@@ -557,4 +557,45 @@ test("a call whose input is not a JSON object is refused without running (the bu
   await generateText({ model: wrapLanguageModel({ model, middleware: aiRun.middleware }), tools, stopWhen: isStepCount(5), prompt: "echo" });
   assert.deepEqual(ran, []);
   assert.deepEqual(lastToolOutput(model), { type: "text", value: "The harness refused this tool call: its arguments are not a JSON object" });
+});
+
+test("model.before at the next step sees the tool call and its result; a changed tool result or an added message is what the model gets", async () => {
+  const requests: ModelRequestEvent["request"][] = [];
+  const bus = busWith(["model.before"], (event: ModelRequestEvent) => {
+    requests.push(event.request);
+    if (event.step !== 2) return undefined;
+    const messages = event.request.messages.map((m) => (m.role === "tool" ? m.with({ content: "[redacted]" }) : m));
+    return Continue(event.with({ request: event.request.with({ messages }) }));
+  });
+  const ran: object[] = [];
+  const model = scripted([callTurn("c1", "refund", { order: 7, amount_usd: 40 }), callTurn("c2", "refund", { order: 8, amount_usd: 30 }), textTurn("done")]);
+  const aiRun = new AIRun(bus);
+  await run(aiRun, model, ran);
+  const second = requests[1];
+  assert.deepEqual(second?.messages.map((m) => [m.role, m.content, m.toolCallId, m.toolCalls.map((c) => c.id)]), [
+    ["user", "Refund order 7", null, []],
+    ["assistant", "", null, ["c1"]],
+    ["tool", JSON.stringify({ refunded: 40 }), "c1", []],
+  ]);
+  const sent = model.doGenerateCalls[1]?.prompt ?? [];
+  const toolMessage = sent[2];
+  assert.equal(toolMessage?.role, "tool");
+  const part = toolMessage?.role === "tool" ? toolMessage.content[0] : undefined;
+  assert.equal(part?.type === "tool-result" ? part.toolCallId : null, "c1");
+  assert.deepEqual(part?.type === "tool-result" ? part.output : null, { type: "text", value: "[redacted]" });
+  // The assistant turn, unchanged by the chain, is the SDK's own (its tool call's input as an object).
+  const assistant = sent[1];
+  const call = assistant?.role === "assistant" ? assistant.content.find((p) => p.type === "tool-call") : undefined;
+  assert.deepEqual(call?.type === "tool-call" ? call.input : null, { order: 7, amount_usd: 40 });
+
+  // Messages added: the prompt is rebuilt from the chain's messages.
+  const addBus = busWith(["model.before"], (event: ModelRequestEvent) =>
+    Continue(event.with({ request: event.request.with({ messages: [new Message({ role: "system", content: "Refunds only under 100." }), ...event.request.messages] }) })),
+  );
+  const addModel = scripted([textTurn("ok")]);
+  await run(new AIRun(addBus), addModel, []);
+  assert.deepEqual(addModel.doGenerateCalls[0]?.prompt, [
+    { role: "system", content: "Refunds only under 100." },
+    { role: "user", content: [{ type: "text", text: "Refund order 7" }] },
+  ]);
 });
