@@ -599,3 +599,22 @@ test("model.before at the next step sees the tool call and its result; a changed
     { role: "user", content: [{ type: "text", text: "Refund order 7" }] },
   ]);
 });
+
+test("an input the tool's schema turns into objects (a Date) is seen as JSON, and the tool gets the SDK's input", async () => {
+  const seen: unknown[] = [];
+  const bus = busWith(["tool.before"], (event: ToolCallEvent) => (seen.push(event.call.arguments["when"]), undefined));
+  const got: unknown[] = [];
+  const schedule = tool({
+    // A schema whose validation makes a Date of the text, as zod's coerce.date() would.
+    inputSchema: jsonSchema<{ order: number; when: Date }>(
+      { type: "object", properties: { order: { type: "number" }, when: { type: "string" } } },
+      { validate: (value) => ({ success: true, value: { ...(value as { order: number }), when: new Date((value as { when: string }).when) } }) },
+    ),
+    execute: async ({ when }: { when: Date }) => (got.push(when), "scheduled"),
+  });
+  const model = scripted([callTurn("c1", "schedule", { order: 7, when: "2026-12-24T10:00:00.000Z" }), textTurn("ok")]);
+  const aiRun = new AIRun(bus);
+  await generateText({ model: wrapLanguageModel({ model, middleware: aiRun.middleware }), tools: aiRun.tools({ schedule }), stopWhen: isStepCount(5), prompt: "x" });
+  assert.deepEqual(seen, ["2026-12-24T10:00:00.000Z"]);
+  assert.ok(got[0] instanceof Date);
+});
