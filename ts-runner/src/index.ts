@@ -93,3 +93,4 @@ export { DEFAULT_BATCH, DEFAULT_LIMIT, jsonlSink, MAX_EMIT, Trace, type TraceOpt
 
 /** The package version: the Cargo workspace's, copied here by `nox -s version` (docs/packaging.md). */
 export const VERSION = "0.1.0";
+export { configurable, isConfigurable, Plugin, PluginError, type Configurable, type PluginOptions, type ProfileSource, type SettingsSchema } from "./plugin.js";
