@@ -41,6 +41,10 @@ export interface Checked {
   readonly target: Middleware | Configurable;
   readonly declaration: Declaration;
   readonly settings: Record<string, unknown> | null;
+  /** What a `Configurable` built from the settings (built while checking: a rule between
+   * settings that the schema cannot say is a `build` error, which Python's config reports
+   * while validating, for every item, selected or not). */
+  readonly built: Middleware | null;
 }
 
 /** An item's layer keys (spec spelling) as the core's overrides, values as written. */
@@ -79,8 +83,19 @@ export function checkItem(item: Item, plugins: Plugins, problems: Problems): Che
   }
   const declaration = declared(item, target, problems);
   const [ok, settings] = settingsOf(item, target, problems);
-  if (declaration === null || !ok) return null;
-  return { item, target, declaration, settings };
+  if (!ok) return null;
+  let built: Middleware | null = null;
+  if (isConfigurable(target)) {
+    try {
+      built = target.build(settings ?? {});
+    } catch (error) {
+      const text = error instanceof Error ? error.message : String(error);
+      problems.add(item.source.file, item.where, item.line(), "invalid_settings", `invalid settings: ${text}`);
+      return null;
+    }
+  }
+  if (declaration === null) return null;
+  return { item, target, declaration, settings, built };
 }
 
 /**
@@ -132,6 +147,7 @@ function firstIds(
 export function build(checked: Checked, problems: Problems): Middleware | null {
   const { target, item } = checked;
   if (!isConfigurable(target)) return target;
+  if (checked.built !== null) return checked.built;
   try {
     return target.build(checked.settings ?? {});
   } catch (error) {

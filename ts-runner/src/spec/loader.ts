@@ -46,6 +46,8 @@ export class HarnessEntry {
     readonly declaration: Declaration,
     readonly source: Provenance | null,
     readonly settings: Readonly<Record<string, unknown>> = {},
+    /** The middleware registered for it (null for middleware registered by code). */
+    readonly middleware: Middleware | null = null,
   ) {
     Object.freeze(this);
   }
@@ -184,7 +186,7 @@ function register(
     const item = checked.item;
     const overrides = overridesOf(itemKeys(item, mode), item.id === null ? "None" : String(item.id));
     const decl = bus.register(middleware, { ...overrides, layer: item.source.layer });
-    entries.push(new HarnessEntry(decl.name, item.label, item.use, decl, item.source, plain(item.settings) as Record<string, unknown>));
+    entries.push(new HarnessEntry(decl.name, item.label, item.use, decl, item.source, plain(item.settings) as Record<string, unknown>, middleware));
   }
   return [bus, entries];
 }

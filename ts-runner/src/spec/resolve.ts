@@ -15,7 +15,7 @@
 
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 
 import { isPlainObject } from "../json.js";
 import type { Layer } from "../layer.js";
@@ -310,7 +310,7 @@ export function builtinProfiles(): ReadonlyMap<string, string> {
   return new Map(
     Object.entries(BUILTIN_PROFILES)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([name, url]) => [name, fileURLToPath(url)]),
+      .map(([name, path]) => [name, path]),
   );
 }
 

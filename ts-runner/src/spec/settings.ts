@@ -77,6 +77,10 @@ export function validateSettings(
     }
     return null;
   }
+  // A schema that allows no settings at all is reported as a plain middleware is.
+  if (target.settings["maxProperties"] === 0 && propertiesOf(target.settings).length === 0 && keys.length > 0) {
+    throw new SettingsProblem(`${target.declaration.name} takes no settings: ${keys.join(", ")}`, null);
+  }
   const faults = unknownKeys(target.settings, settings);
   const data = structuredClone(settings) as Record<string, unknown>;
   const validate = validator(target.settings);
