@@ -109,8 +109,9 @@ export class Problems {
   }
 
   #add(problem: Problem): void {
-    const one = new Problem(problem.file, oneLine(problem.item), problem.line, problem.kind, problem.rule, problem.message);
-    const key = JSON.stringify(one.toJSON());
+    const item = oneLine(problem.item);
+    const one = item === problem.item ? problem : new Problem(problem.file, item, problem.line, problem.kind, problem.rule, problem.message);
+    const key = `${one.file}\0${one.item}\0${one.line}\0${one.kind}\0${one.rule}\0${one.message}`;
     if (!this.#found.has(key)) this.#found.set(key, one);
   }
 
@@ -123,6 +124,8 @@ const LONGEST = 2_000;
 
 /** `message` with control characters escaped, its middle cut out when too long (its end names the rule). */
 export function oneLine(message: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (message.length <= LONGEST && !/[\x00-\x1f\x7f]/.test(message)) return message;
   // eslint-disable-next-line no-control-regex
   const escaped = message.replace(/[\x00-\x1f\x7f]/g, (ch) => {
     if (ch === "\n") return "\\n";

@@ -124,6 +124,14 @@ describe("settings", () => {
     assert.match(found[2]?.message ?? "", /guard is a function and takes no settings: limit/);
   });
 
+  it("a schema that allows more keys (additionalProperties) takes unknown ones", async () => {
+    const lax = 'const lax = configurable({ name: "lax", hooks: ["model.before"], failMode: "closed", settings: { type: "object", properties: { limit: { type: "integer", default: 3 } }, additionalProperties: true } }, (s) => { globalThis.__laxSettings = s; return async () => undefined; });';
+    const module = pluginModule("acme", lax).replace("middleware: [guard, cap]", "middleware: [guard, cap, lax]");
+    const root = folder({ "harness.yaml": "plugins: {local: [plug]}\nmiddleware: [{use: acme.lax, extra: x}]\n", "plug.mjs": module });
+    await load(join(root, "harness.yaml"));
+    assert.deepEqual((globalThis as Record<string, unknown>)["__laxSettings"], { extra: "x", limit: 3 });
+  });
+
   it("a built-in's rule between settings is a problem even in a task not selected", async () => {
     const root = folder({
       "harness.yaml": "tasks:\n  other:\n    validation:\n      rules:\n        - {use: harnessweaver.loop_guard, warn_after: 5, block_after: 3}\n",
