@@ -122,6 +122,8 @@ export class AIRun {
   /** The open step's model answered (`model.after`): the next model call is the next step. */
   #stepAnswered = false;
   #stepTokens = { input: 0, output: 0 };
+  /** The task of this SDK call ended with the model's final answer (`run.generateText`/`streamText`). */
+  #endedByAnswer = false;
   /** Errors the model threw (not the harness): a task they end ends as "provider_error". */
   readonly #providerErrors = new WeakSet<object>();
 
@@ -137,7 +139,7 @@ export class AIRun {
         const step = this.#calls.get(params) ?? this.#step;
         const result = await this.#fromModel(doGenerate);
         const seen = responseOf(result.content, result.finishReason, result.usage);
-        const changed = await this.#modelAfter(step, seen);
+        const changed = await this.#modelAfter(step, seen, !hasToolCalls(result.content));
         return changed === null ? result : resultWith(result, seen, changed);
       },
       wrapStream: async ({ doStream, params }) => {
@@ -147,7 +149,7 @@ export class AIRun {
         const usage = read.finish?.usage ?? { inputTokens: {}, outputTokens: {} };
         const finishReason = read.finish?.finishReason ?? { unified: "other" as const, raw: undefined };
         const seen = responseOf(read.content, finishReason, usage as never);
-        const changed = await this.#modelAfter(step, seen);
+        const changed = await this.#modelAfter(step, seen, !hasToolCalls(read.content));
         return { ...rest, stream: streamOf(changed === null ? read.parts : partsWith(read, seen, changed)) };
       },
     };
@@ -174,6 +176,10 @@ export class AIRun {
 
   async #modelBefore(params: CallOptions, modelId: string): Promise<CallOptions> {
     if (this.#stopped !== null) throw this.#stopped;
+    if (this.#endedByAnswer) {
+      // The task ended with an answer the SDK was to stop at: a call after it would go unjudged.
+      throw new HarnessStopped("task.end", "modified", "the SDK called the model again after the task's final answer, which task.end had judged");
+    }
     const seen = requestOf(params, modelId);
     let request = seen.request;
     let step: number;
@@ -214,7 +220,8 @@ export class AIRun {
   }
 
   /** `model.after`: the chain's response when it changed it, null when it did not. */
-  async #modelAfter(step: number, seen: ModelResponseEvent["response"]): Promise<ModelResponseEvent["response"] | null> {
+  /** `model.after`; `last`: the answer has no tool calls at all (not even the provider's), so the SDK stops after it. */
+  async #modelAfter(step: number, seen: ModelResponseEvent["response"], last: boolean): Promise<ModelResponseEvent["response"] | null> {
     const result = await this.bus.emit("model.after", new ModelResponseEvent({ step, response: seen }), this.context);
     if (result.outcome.kind !== "continue") throw HarnessStopped.of("model.after", result.outcome);
     const response = result.outcome.modified === undefined ? seen : result.event.response;
@@ -228,7 +235,8 @@ export class AIRun {
     task.outputTokens += seen.usage.outputTokens;
     // An answer without tool calls is the task's last: under run.generateText/streamText the
     // task ends here, so that task.end's output is what the SDK gets (and streams).
-    if (!task.inline || response.message.toolCalls.length > 0) return changed;
+    if (!task.inline || !last || response.message.toolCalls.length > 0) return changed;
+    this.#endedByAnswer = true;
     const output = await this.end(response.message.content);
     if (jsonEqual(output, response.message.content)) return changed;
     return response.with({ message: response.message.with({ content: textOf(output) }) });
@@ -259,6 +267,7 @@ export class AIRun {
     }
     this.#task = { steps: 0, inputTokens: 0, outputTokens: 0, suspended: false, inline: false };
     this.#stopped = null; // an escalation ended the task before; this one is new
+    this.#endedByAnswer = false;
     try {
       const event = new TaskStartEvent({ task: options.task ?? "", input: jsonValue(input) });
       const result = await this.bus.emit("task.start", event, this.context);
@@ -355,6 +364,7 @@ export class AIRun {
 
   /** Start the task (`task.start` on the conversation's input), or resume the suspended one. */
   async #open<O extends { readonly prompt?: unknown; readonly messages?: unknown }>(options: O): Promise<O> {
+    this.#endedByAnswer = false;
     const task = this.#task;
     if (task !== null) {
       if (!task.suspended) throw new Error(`run ${this.context.envelope.runId} has a task running: one SDK call at a time`);
@@ -409,6 +419,8 @@ export class AIRun {
       result = await generateText<T>({ ...given, ...tools, model: this.#wrapModel(given.model) });
     } catch (error) {
       throw await this.fail(error);
+    } finally {
+      this.#endedByAnswer = false; // the SDK's call is over
     }
     const closed = await this.#close(result.content, result.text);
     if (closed.changed) Object.defineProperty(result, "text", { value: closed.output, configurable: true, enumerable: true });
@@ -433,6 +445,7 @@ export class AIRun {
         ...tools,
         model: this.#wrapModel(given.model),
         onEnd: async (event: EndEvent<T>) => {
+          this.#endedByAnswer = false; // the SDK's call is over
           try {
             await this.#close(event.content, event.text);
           } catch {
@@ -441,10 +454,12 @@ export class AIRun {
           await theirEnd?.(event);
         },
         onError: async (event: { error: unknown }) => {
+          this.#endedByAnswer = false;
           await this.fail(event.error);
           await (onError as ((event: { error: unknown }) => unknown) | undefined)?.(event);
         },
         onAbort: async (event: Parameters<NonNullable<StreamOptions<T>["onAbort"]>>[0]) => {
+          this.#endedByAnswer = false;
           await this.fail(new Error("aborted"));
           await onAbort?.(event);
         },
@@ -612,6 +627,11 @@ export class AIRun {
     if (failed !== null) throw failed.error;
     return { output, ours: false };
   }
+}
+
+/** Whether a model's answer calls any tool (the SDK's own or the provider's: either makes it go on). */
+function hasToolCalls(content: readonly { readonly type: string }[]): boolean {
+  return content.some((part) => part.type === "tool-call");
 }
 
 /** A tool's result: awaited, or the last value of an async iterable (the earlier ones are preliminary). */

@@ -899,3 +899,35 @@ test("a model call the SDK retries is the same step: model.before is asked again
   assert.deepEqual(hooksOf(aiRun), ["task.start", "step.start@1", "model.before@1", "model.before@1", "model.after@1", "step.end@1", "task.end"]);
   assert.deepEqual(endOf(ends), ["completed", 1, "ok", 10, 5]);
 });
+
+test("an answer with a provider-executed tool call is not taken as the last: task.end comes once the SDK's call is over", async () => {
+  const log: string[] = [];
+  const { bus, ends } = lifecycleBus((event) => {
+    log.push(event.constructor.name);
+    return undefined;
+  });
+  const answer = (provider: boolean): Generated => ({
+    content: provider
+      ? [
+          { type: "text", text: "Searched." },
+          { type: "tool-call", toolCallId: "p1", toolName: "web_search", input: "{}", providerExecuted: true },
+          { type: "tool-result", toolCallId: "p1", toolName: "web_search", result: { hits: 1 } },
+        ]
+      : [{ type: "text", text: "Searched." }],
+    finishReason: { unified: "stop", raw: "stop" },
+    usage,
+    warnings: [],
+  });
+  for (const provider of [false, true]) {
+    log.length = 0;
+    const aiRun = new AIRun(bus);
+    const result = await aiRun.generateText({ model: scripted([answer(provider)]), prompt: "search", onStepEnd: () => void log.push("sdk step end") });
+    assert.equal(result.text, "Searched.");
+    // Without tool calls the answer is judged before the SDK takes it; with the provider's, after.
+    const taskEnd = log.indexOf("TaskEndEvent");
+    const sdkStep = log.indexOf("sdk step end");
+    assert.ok(taskEnd >= 0 && sdkStep >= 0);
+    assert.equal(taskEnd < sdkStep, !provider);
+    assert.deepEqual(endOf(ends), ["completed", 1, "Searched.", 10, 5]);
+  }
+});
