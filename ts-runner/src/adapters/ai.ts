@@ -185,6 +185,7 @@ export class AIRun {
     let step: number;
     if (this.#task === null) step = ++this.#step;
     else {
+      this.#task.suspended = false; // a suspended task the caller resumed itself goes on
       // The previous step is over once the model is asked again (its tools have run).
       if (this.#stepOpen && this.#stepAnswered) await this.#endStep();
       if (this.#stepOpen) step = this.#step; // the step's model call again: its last attempt failed
