@@ -1,7 +1,7 @@
 // A refund agent on the Vercel AI SDK, guarded by harnessweaver, offline: the SDK's own mock
 // model plays a script (refund 40, refund 900, then an answer), and a guard blocks refunds over
 // 500. Run from the repository root: npm --prefix ts-runner run example:ai
-import { generateText, isStepCount, jsonSchema, tool, wrapLanguageModel } from "ai";
+import { isStepCount, jsonSchema, tool } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { Block, FixedClock, Envelope, HookBus, middleware, RunContext } from "harnessweaver";
 import { AIRun } from "harnessweaver/ai";
@@ -61,9 +61,12 @@ const refund = tool({
 const envelope = new Envelope({ runId: "refunds-1", clock: new FixedClock("2026-12-02T10:00:00+00:00") });
 const run = new AIRun(bus, { context: new RunContext({ envelope }) });
 console.log("run refunds-1:");
-const result = await generateText({
-  model: wrapLanguageModel({ model, middleware: run.middleware }),
-  tools: run.tools({ refund }),
+// run.generateText is the SDK's generateText as one task of the run: task.start on the prompt,
+// the model wrapped with run.middleware, the tools guarded, each model call a step (step.start,
+// step.end), and task.end however it ends (here: completed, with the answer).
+const result = await run.generateText({
+  model,
+  tools: { refund },
   stopWhen: isStepCount(5),
   prompt: "Refund order 7 (40 USD) and order 8 (900 USD).",
 });
@@ -78,5 +81,6 @@ console.log("trace:");
 for (const record of run.trace.records()) {
   if (record.kind !== "hook") continue;
   const code = record.code === undefined || record.code === null ? "" : ` (${record.code})`;
-  console.log(`  step ${record.step} ${record.hook}${record.tool ? ` ${record.tool}` : ""}: ${record.outcome}${code}`);
+  const where = record.step === undefined || record.step === null ? "task  " : `step ${record.step}`;
+  console.log(`  ${where} ${record.hook}${record.tool ? ` ${record.tool}` : ""}: ${record.outcome}${code}`);
 }

@@ -8,25 +8,42 @@
  *   `wrapGenerate`/`wrapStream` (the chain's response is what the SDK gets; a stream is read
  *   to its end first);
  * - `run.tools({...})` / `run.tool(name, tool)`: tools whose `needsApproval` and `execute`
- *   emit `tool.before` and `tool.after`; a `Suspend` is the SDK's tool-approval flow.
+ *   emit `tool.before` and `tool.after`; a `Suspend` is the SDK's tool-approval flow;
+ * - the task: `run.generateText`/`run.streamText` (the SDK's, with the model wrapped and the
+ *   tools guarded) or `run.start`/`run.end`/`run.suspend`/`run.fail` around the caller's own
+ *   call emit `task.start`, `step.start`/`step.end` around each model call, and `task.end` on
+ *   every way the task ends, so that task-level middleware runs and per-run state is released.
  *
  * Every emit uses `run.context` (one `RunContext`, one trace): records carry the run id, the
  * step (the model call, counted from 1) and the tool. Nothing fails open: an outcome the SDK
  * cannot carry out stops the call (docs/integrations/vercel-ai.md).
  */
 
+import { generateText, streamText, wrapLanguageModel } from "ai";
 import type { LanguageModelMiddleware, Tool, ToolApprovalStatus, ToolExecutionOptions, ToolSet } from "ai";
 import { HookBus } from "../bus.js";
 import { RunContext } from "../context.js";
 import { Envelope } from "../envelope.js";
-import { ModelRequestEvent, ModelResponseEvent, ToolCallEvent, ToolResultEvent, ToolSpec } from "../events.js";
-import type { JsonValue } from "../json.js";
+import {
+  ModelRequestEvent,
+  ModelResponseEvent,
+  StepEndEvent,
+  StepStartEvent,
+  TaskEndEvent,
+  TaskStartEvent,
+  ToolCallEvent,
+  ToolResultEvent,
+  ToolSpec,
+  Usage,
+} from "../events.js";
+import { jsonEqual, type JsonValue } from "../json.js";
 import type { HookResult, Outcome } from "../outcomes.js";
 import type { Trace } from "../trace.js";
 import { approvedIn } from "./ai/approval.js";
 import { jsonObject, jsonValue, promptWith, requestOf, toolsWith, toolSpecs } from "./ai/request.js";
 import { partsWith, readAll, responseOf, resultWith, streamOf } from "./ai/response.js";
 import { escalation, HarnessStopped, refusal } from "./ai/stopped.js";
+import { awaitsApproval, exitReasonOf, inputOf, stopIn, textOf, withInput } from "./ai/task.js";
 import type { CallOptions } from "./ai/types.js";
 
 export { HarnessStopped, refusal, type StoppedBy } from "./ai/stopped.js";
@@ -62,6 +79,24 @@ export interface PendingApproval {
 
 type Stop = Exclude<Outcome, { kind: "continue" }>;
 
+/** A task under way: between its `task.start` and the `task.end` that ends it for good. */
+interface Task {
+  /** The steps it completed (`step.end` admitted). */
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Its last segment ended waiting for approvals (`task.end` "suspended"): the next one resumes it. */
+  suspended: boolean;
+  /** Driven by `run.generateText`/`run.streamText`: the final answer ends it before the SDK gets it. */
+  inline: boolean;
+}
+
+type GenerateOptions<T extends ToolSet> = Parameters<typeof generateText<T>>[0];
+type GenerateResult<T extends ToolSet> = Awaited<ReturnType<typeof generateText<T>>>;
+type StreamOptions<T extends ToolSet> = Parameters<typeof streamText<T>>[0];
+type StreamResult<T extends ToolSet> = ReturnType<typeof streamText<T>>;
+type EndEvent<T extends ToolSet> = Parameters<NonNullable<StreamOptions<T>["onEnd"]>>[0];
+
 export class AIRun {
   readonly bus: HookBus;
   readonly context: RunContext;
@@ -81,6 +116,16 @@ export class AIRun {
   readonly #guarded = new WeakMap<object, { readonly name: string; readonly own: Tool["needsApproval"] }>();
   /** Set by an Escalate at a tool hook: the run's next model call does not happen. */
   #stopped: HarnessStopped | null = null;
+  /** The task under way, if any: while there is one, model calls are steps (`step.start`/`step.end`). */
+  #task: Task | null = null;
+  #stepOpen = false;
+  /** The open step's model answered (`model.after`): the next model call is the next step. */
+  #stepAnswered = false;
+  #stepTokens = { input: 0, output: 0 };
+  /** The task of this SDK call ended with the model's final answer (`run.generateText`/`streamText`). */
+  #endedByAnswer = false;
+  /** Errors the model threw (not the harness): a task they end ends as "provider_error". */
+  readonly #providerErrors = new WeakSet<object>();
 
   constructor(source: Source, options: AIRunOptions = {}) {
     const bus = source instanceof HookBus ? source : source.bus;
@@ -92,19 +137,19 @@ export class AIRun {
       transformParams: async ({ params, model }) => this.#modelBefore(params, model.modelId),
       wrapGenerate: async ({ doGenerate, params }) => {
         const step = this.#calls.get(params) ?? this.#step;
-        const result = await doGenerate();
+        const result = await this.#fromModel(doGenerate);
         const seen = responseOf(result.content, result.finishReason, result.usage);
-        const changed = await this.#modelAfter(step, seen);
+        const changed = await this.#modelAfter(step, seen, !hasToolCalls(result.content));
         return changed === null ? result : resultWith(result, seen, changed);
       },
       wrapStream: async ({ doStream, params }) => {
         const step = this.#calls.get(params) ?? this.#step;
-        const { stream, ...rest } = await doStream();
-        const read = await readAll(stream);
+        const { stream, ...rest } = await this.#fromModel(doStream);
+        const read = await this.#fromModel(() => readAll(stream));
         const usage = read.finish?.usage ?? { inputTokens: {}, outputTokens: {} };
         const finishReason = read.finish?.finishReason ?? { unified: "other" as const, raw: undefined };
         const seen = responseOf(read.content, finishReason, usage as never);
-        const changed = await this.#modelAfter(step, seen);
+        const changed = await this.#modelAfter(step, seen, !hasToolCalls(read.content));
         return { ...rest, stream: streamOf(changed === null ? read.parts : partsWith(read, seen, changed)) };
       },
     };
@@ -119,15 +164,47 @@ export class AIRun {
     return this.#step;
   }
 
+  /** What the model did: its errors are marked as the model's (a task they end ends as "provider_error"). */
+  async #fromModel<R>(call: () => PromiseLike<R>): Promise<R> {
+    try {
+      return await call();
+    } catch (error) {
+      if (typeof error === "object" && error !== null && !(error instanceof HarnessStopped)) this.#providerErrors.add(error);
+      throw error;
+    }
+  }
+
   async #modelBefore(params: CallOptions, modelId: string): Promise<CallOptions> {
     if (this.#stopped !== null) throw this.#stopped;
-    const step = ++this.#step;
+    if (this.#endedByAnswer) {
+      // The task ended with an answer the SDK was to stop at: a call after it would go unjudged.
+      throw new HarnessStopped("task.end", "modified", "the SDK called the model again after the task's final answer, which task.end had judged");
+    }
     const seen = requestOf(params, modelId);
+    let request = seen.request;
+    let step: number;
+    if (this.#task === null) step = ++this.#step;
+    else {
+      this.#task.suspended = false; // a suspended task the caller resumed itself goes on
+      // The previous step is over once the model is asked again (its tools have run).
+      if (this.#stepOpen && this.#stepAnswered) await this.#endStep();
+      if (this.#stepOpen) step = this.#step; // the step's model call again: its last attempt failed
+      else {
+        step = ++this.#step;
+        this.#stepOpen = true;
+        this.#stepAnswered = false;
+        const start = new StepStartEvent({ step, messages: request.messages, tools: request.tools });
+        const started = await this.bus.emit("step.start", start, this.context);
+        if (started.outcome.kind !== "continue") throw HarnessStopped.of("step.start", started.outcome);
+        // A step's changed messages or tools are what model.before sees and the model gets.
+        if (started.outcome.modified !== undefined) request = request.with({ messages: started.event.messages, tools: started.event.tools });
+      }
+    }
     for (const spec of seen.request.tools) this.#specs.set(spec.name, spec);
-    const result = await this.bus.emit("model.before", new ModelRequestEvent({ step, request: seen.request }), this.context);
+    const result = await this.bus.emit("model.before", new ModelRequestEvent({ step, request }), this.context);
     if (result.outcome.kind !== "continue") throw HarnessStopped.of("model.before", result.outcome);
     let out: CallOptions = { ...params }; // a new object: its step is looked up by identity
-    if (result.outcome.modified !== undefined) {
+    if (result.outcome.modified !== undefined || request !== seen.request) {
       const changed = result.event.request;
       if (changed.model !== seen.request.model) {
         throw new HarnessStopped("model.before", "modified", `a middleware changed the model to '${changed.model}', which the adapter cannot do`);
@@ -144,12 +221,253 @@ export class AIRun {
   }
 
   /** `model.after`: the chain's response when it changed it, null when it did not. */
-  async #modelAfter(step: number, seen: ModelResponseEvent["response"]): Promise<ModelResponseEvent["response"] | null> {
+  /** `model.after`; `last`: the answer has no tool calls at all (not even the provider's), so the SDK stops after it. */
+  async #modelAfter(step: number, seen: ModelResponseEvent["response"], last: boolean): Promise<ModelResponseEvent["response"] | null> {
     const result = await this.bus.emit("model.after", new ModelResponseEvent({ step, response: seen }), this.context);
     if (result.outcome.kind !== "continue") throw HarnessStopped.of("model.after", result.outcome);
     const response = result.outcome.modified === undefined ? seen : result.event.response;
     for (const call of response.message.toolCalls) this.#callSteps.set(call.id, step);
-    return result.outcome.modified === undefined ? null : response;
+    const changed = result.outcome.modified === undefined ? null : response;
+    const task = this.#task;
+    if (task === null) return changed;
+    this.#stepAnswered = true;
+    this.#stepTokens = { input: this.#stepTokens.input + seen.usage.inputTokens, output: this.#stepTokens.output + seen.usage.outputTokens };
+    task.inputTokens += seen.usage.inputTokens;
+    task.outputTokens += seen.usage.outputTokens;
+    // An answer without tool calls is the task's last: under run.generateText/streamText the
+    // task ends here, so that task.end's output is what the SDK gets (and streams).
+    if (!task.inline || !last || response.message.toolCalls.length > 0) return changed;
+    this.#endedByAnswer = true;
+    const output = await this.end(response.message.content);
+    if (jsonEqual(output, response.message.content)) return changed;
+    return response.with({ message: response.message.with({ content: textOf(output) }) });
+  }
+
+  // --- the task: task.start, step.start/step.end, task.end -----------------------------------
+
+  /** Whether a task of this run is under way (started, or suspended waiting for approvals). */
+  get running(): boolean {
+    return this.#task !== null;
+  }
+
+  /** Whether the run's task waits for approvals (its last segment ended "suspended"). */
+  get suspended(): boolean {
+    return this.#task?.suspended === true;
+  }
+
+  /**
+   * `task.start` with the task's `input` (any JSON; `task` names the task): the input as the
+   * chain left it, for the caller to give the SDK. Any outcome but Continue ends the task
+   * (`task.end` with its exit reason) and rejects with `HarnessStopped`. From here until the
+   * task ends, each model call through `run.middleware` is a step: `step.start` before its
+   * `model.before`, `step.end` once the model is asked again or the task ends.
+   */
+  async start(input: unknown, options: { readonly task?: string } = {}): Promise<JsonValue> {
+    if (this.#task !== null) {
+      throw new Error(`run ${this.context.envelope.runId} has a task under way (${this.#task.suspended ? "suspended" : "running"}): end it before starting another`);
+    }
+    this.#task = { steps: 0, inputTokens: 0, outputTokens: 0, suspended: false, inline: false };
+    this.#stopped = null; // an escalation ended the task before; this one is new
+    this.#endedByAnswer = false;
+    try {
+      const event = new TaskStartEvent({ task: options.task ?? "", input: jsonValue(input) });
+      const result = await this.bus.emit("task.start", event, this.context);
+      if (result.outcome.kind !== "continue") throw HarnessStopped.of("task.start", result.outcome);
+      return result.event.input;
+    } catch (error) {
+      throw await this.fail(error);
+    }
+  }
+
+  /**
+   * The task completed with `output` (the final text): the open step's `step.end`, then
+   * `task.end`. Resolves to the output as the chain left it (a `Continue(modified)` replaces
+   * it); a Block withholds it: rejects with `HarnessStopped` (hook `task.end`). Other outcomes
+   * leave it (the task is over: nothing is left to suspend or repeat).
+   */
+  async end(output: unknown): Promise<JsonValue> {
+    const given = jsonValue(output);
+    if (this.#task === null) throw new Error(`run ${this.context.envelope.runId} has no task under way to end`);
+    try {
+      await this.#endStep();
+    } catch (error) {
+      throw await this.fail(error);
+    }
+    const result = await this.#taskEnd(given, "completed");
+    if (result.outcome.kind === "block") throw HarnessStopped.of("task.end", result.outcome);
+    return result.outcome.kind === "continue" ? result.event.output : given;
+  }
+
+  /**
+   * The task's segment stopped waiting for approvals: `task.end` "suspended" (the built-in
+   * guards keep the run's state). The step stays open; the task goes on when the SDK is called
+   * again with the approval responses (`run.generateText` knows it: no `task.start` again).
+   */
+  async suspend(): Promise<void> {
+    if (this.#task === null) throw new Error(`run ${this.context.envelope.runId} has no task under way to suspend`);
+    await this.#taskEnd(null, "suspended");
+  }
+
+  /**
+   * The task failed with `error` (what the SDK threw): `task.end` with the exit reason (the
+   * harness's stop: blocked, escalated, retry_exhausted; the model's error: provider_error;
+   * anything else: error). Resolves to what to throw: the `HarnessStopped` the error carries, or
+   * the error as it was. No task under way (it already ended): the error, nothing emitted.
+   */
+  async fail(error: unknown): Promise<unknown> {
+    if (this.#task === null) return error;
+    const stop = stopIn(error);
+    await this.#taskEnd(null, stop !== null ? exitReasonOf(stop) : this.#fromProvider(error) ? "provider_error" : "error");
+    return stop ?? error;
+  }
+
+  #fromProvider(error: unknown): boolean {
+    let current: unknown = error;
+    for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
+      if (this.#providerErrors.has(current)) return true;
+      const inner = current as { readonly cause?: unknown; readonly lastError?: unknown };
+      current = inner.cause ?? inner.lastError;
+    }
+    return false;
+  }
+
+  /** `step.end` for the open step; anything but a plain Continue stops the task. */
+  async #endStep(): Promise<void> {
+    if (!this.#stepOpen || this.#task === null) return;
+    const usage = new Usage({ inputTokens: this.#stepTokens.input, outputTokens: this.#stepTokens.output });
+    const event = new StepEndEvent({ step: this.#step, usage });
+    const result = await this.bus.emit("step.end", event, this.context);
+    if (result.outcome.kind !== "continue") throw HarnessStopped.of("step.end", result.outcome);
+    if (result.outcome.modified !== undefined && !jsonEqual(result.event.toJSON(), event.toJSON())) {
+      throw new HarnessStopped("step.end", "modified", "a middleware changed the step's record, which the adapter cannot carry out");
+    }
+    this.#stepOpen = false;
+    this.#stepTokens = { input: 0, output: 0 };
+    this.#task.steps += 1;
+  }
+
+  /** `task.end`; the task is over unless it is only suspended (then its open step stays open). */
+  async #taskEnd(output: JsonValue, exitReason: string) {
+    const task = this.#task;
+    if (task === null) throw new Error("no task under way");
+    if (exitReason === "suspended") task.suspended = true;
+    else {
+      this.#task = null;
+      this.#stepOpen = false; // a step cut short has no step.end
+      this.#stepTokens = { input: 0, output: 0 };
+      // Nothing resumes a task that ended for good: what its tool calls were answered goes too.
+      this.#before.clear();
+      this.#callSteps.clear();
+    }
+    const usage = new Usage({ inputTokens: task.inputTokens, outputTokens: task.outputTokens });
+    return this.bus.emit("task.end", new TaskEndEvent({ output, exitReason, steps: task.steps, usage }), this.context);
+  }
+
+  /** Start the task (`task.start` on the conversation's input), or resume the suspended one. */
+  async #open<O extends { readonly prompt?: unknown; readonly messages?: unknown }>(options: O): Promise<O> {
+    this.#endedByAnswer = false;
+    const task = this.#task;
+    if (task !== null) {
+      if (!task.suspended) throw new Error(`run ${this.context.envelope.runId} has a task running: one SDK call at a time`);
+      task.suspended = false; // the resumption: the approval responses are in the messages
+      task.inline = true;
+      return options;
+    }
+    const seen = inputOf(options);
+    const changed = await this.start(seen);
+    const started = this.#task as Task | null;
+    if (started !== null) started.inline = true;
+    try {
+      return withInput(options, seen, changed);
+    } catch (error) {
+      throw await this.fail(error);
+    }
+  }
+
+  #wrapModel<M>(model: M): M {
+    if (typeof model !== "object" || model === null) {
+      throw new TypeError("run.generateText/run.streamText need a language model object (not a model id): the run wraps it with its middleware");
+    }
+    return wrapLanguageModel({ model: model as never, middleware: this.middleware }) as M;
+  }
+
+  /** How the SDK's call ended when it did not throw and the final answer did not end the task. */
+  async #close(content: readonly { readonly type: string }[], text: string): Promise<{ changed: boolean; output: string }> {
+    if (this.#task === null) return { changed: false, output: text }; // ended by the final answer
+    if (this.#stopped !== null) throw await this.fail(this.#stopped);
+    if (awaitsApproval(content)) {
+      await this.suspend();
+      return { changed: false, output: text };
+    }
+    // The SDK stopped with tool calls answered (stopWhen): the task completed with the text it has.
+    const output = await this.end(text);
+    return jsonEqual(output, text) ? { changed: false, output: text } : { changed: true, output: textOf(output) };
+  }
+
+  /**
+   * `generateText` as a task of this run: `task.start` on the input (`prompt` or `messages`;
+   * its change is what the model gets), the model wrapped with `run.middleware` and the tools
+   * guarded, every model call a step, and `task.end` however the call ends: with the final
+   * answer before the SDK gets it (a change is the answer; a Block rejects with
+   * `HarnessStopped`), "suspended" when it stops for approvals (call again with the approval
+   * responses: the same task goes on), or the exit reason of an error, which it rethrows.
+   */
+  async generateText<T extends ToolSet>(options: GenerateOptions<T>): Promise<GenerateResult<T>> {
+    const given = await this.#open(options);
+    let result: GenerateResult<T>;
+    try {
+      const tools = given.tools === undefined ? {} : { tools: this.tools(given.tools) };
+      result = await generateText<T>({ ...given, ...tools, model: this.#wrapModel(given.model) });
+    } catch (error) {
+      throw await this.fail(error);
+    } finally {
+      this.#endedByAnswer = false; // the SDK's call is over
+    }
+    const closed = await this.#close(result.content, result.text);
+    if (closed.changed) Object.defineProperty(result, "text", { value: closed.output, configurable: true, enumerable: true });
+    return result;
+  }
+
+  /**
+   * `streamText` as a task of this run, as `run.generateText` (the final answer is judged whole
+   * before any of it streams, so task.end's change is what streams and its Block streams an
+   * error instead). The SDK's `onEnd`/`onFinish`, `onError` and `onAbort` of `options` are
+   * called after the run's own, which emit `task.end`.
+   */
+  async streamText<T extends ToolSet>(options: StreamOptions<T>): Promise<StreamResult<T>> {
+    const given = await this.#open(options);
+    // The caller's callbacks, called after the run's (the SDK's onEnd takes the place of onFinish).
+    const { onError, onAbort } = given;
+    const theirEnd = given.onEnd ?? given.onFinish;
+    const tools = given.tools === undefined ? {} : { tools: this.tools(given.tools) };
+    try {
+      return streamText<T>({
+        ...given,
+        ...tools,
+        model: this.#wrapModel(given.model),
+        onEnd: async (event: EndEvent<T>) => {
+          this.#endedByAnswer = false; // the SDK's call is over
+          try {
+            await this.#close(event.content, event.text);
+          } catch {
+            // task.end has been emitted; the SDK's stream has already ended
+          }
+          await theirEnd?.(event);
+        },
+        onError: async (event: { error: unknown }) => {
+          this.#endedByAnswer = false;
+          await this.fail(event.error);
+          await (onError as ((event: { error: unknown }) => unknown) | undefined)?.(event);
+        },
+        onAbort: async (event: Parameters<NonNullable<StreamOptions<T>["onAbort"]>>[0]) => {
+          this.#endedByAnswer = false;
+          await this.fail(new Error("aborted"));
+          await onAbort?.(event);
+        },
+      });
+    } catch (error) {
+      throw await this.fail(error);
+    }
   }
 
   /** The tools of `tools` that run in this process (`execute`), guarded; the others as they are. */
@@ -166,7 +484,7 @@ export class AIRun {
    */
   tool<T extends Tool>(name: string, tool: T): T {
     const execute = tool.execute;
-    if (execute === undefined) return tool;
+    if (execute === undefined || this.#guarded.has(tool)) return tool; // nothing to run, or guarded already
     const own = tool.needsApproval;
     const needsApproval = async (input: unknown, options: { toolCallId: string; messages: unknown[]; context: unknown }) => {
       const before = await this.#askBefore(name, tool, options.toolCallId, input);
@@ -310,6 +628,11 @@ export class AIRun {
     if (failed !== null) throw failed.error;
     return { output, ours: false };
   }
+}
+
+/** Whether a model's answer calls any tool (the SDK's own or the provider's: either makes it go on). */
+function hasToolCalls(content: readonly { readonly type: string }[]): boolean {
+  return content.some((part) => part.type === "tool-call");
 }
 
 /** A tool's result: awaited, or the last value of an async iterable (the earlier ones are preliminary). */

@@ -8,13 +8,15 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { test } from "node:test";
-import { generateText, isStepCount, jsonSchema, streamText, tool, wrapLanguageModel, type ModelMessage } from "ai";
+import { APICallError, generateText, isStepCount, jsonSchema, streamText, tool, wrapLanguageModel, type ModelMessage } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
 import { AIRun, HarnessStopped } from "../adapters/ai.js";
 import { HookBus } from "../bus.js";
 import { middleware } from "../middleware.js";
 import { Block, Continue, Escalate, Retry, Suspend, type Outcome } from "../outcomes.js";
 import { Message, type ModelRequestEvent, type ModelResponseEvent, type ToolCallEvent, type ToolResultEvent } from "../events.js";
+import { ModelRequestEvent as ModelRequestEventClass, StepEndEvent, TaskEndEvent, TaskStartEvent, ToolCallEvent as ToolCallEventClass } from "../events.js";
+import type { JsonValue } from "../json.js";
 
 type Generated = Awaited<ReturnType<MockLanguageModelV4["doGenerate"]>>;
 
@@ -617,4 +619,315 @@ test("an input the tool's schema turns into objects (a Date) is seen as JSON, an
   await generateText({ model: wrapLanguageModel({ model, middleware: aiRun.middleware }), tools: aiRun.tools({ schedule }), stopWhen: isStepCount(5), prompt: "x" });
   assert.deepEqual(seen, ["2026-12-24T10:00:00.000Z"]);
   assert.ok(got[0] instanceof Date);
+});
+
+// --- the task lifecycle: run.generateText / run.streamText / run.start ... run.end --------------
+
+const ALL_HOOKS = ["task.start", "step.start", "model.before", "model.after", "tool.before", "tool.after", "step.end", "task.end"] as const;
+
+/** A bus whose one middleware sees every hook point: `answer` decides, `ends` collects task.end events. */
+function lifecycleBus(answer: (event: { constructor: { name: string } }) => Outcome | undefined = () => undefined) {
+  const ends: TaskEndEvent[] = [];
+  const bus = new HookBus();
+  bus.register(
+    middleware({ name: "watch", hooks: [...ALL_HOOKS], failMode: "closed" }, (event: never) => {
+      const seen = event as { constructor: { name: string } };
+      if (seen instanceof TaskEndEvent) ends.push(seen);
+      return answer(seen);
+    }),
+  );
+  return { bus, ends };
+}
+
+function hooksOf(aiRun: AIRun): string[] {
+  return aiRun.trace.records().filter((r) => r.kind === "hook").map((r) => (r.step === undefined || r.step === null ? r.hook : `${r.hook}@${r.step}`));
+}
+
+function endOf(ends: readonly TaskEndEvent[]): [string, number, JsonValue, number, number] | undefined {
+  const end = ends.at(-1);
+  return end === undefined ? undefined : [end.exitReason, end.steps, end.output, end.usage.inputTokens, end.usage.outputTokens];
+}
+
+const TWO_STEPS = [
+  "task.start",
+  "step.start@1",
+  "model.before@1",
+  "model.after@1",
+  "tool.before@1",
+  "tool.after@1",
+  "step.end@1",
+  "step.start@2",
+  "model.before@2",
+  "model.after@2",
+  "step.end@2",
+  "task.end",
+];
+
+test("run.generateText: a two-step task with a tool call emits the whole lifecycle in order", async () => {
+  const { bus, ends } = lifecycleBus();
+  const ran: object[] = [];
+  const model = scripted([callTurn("c1", "refund", { order: 7, amount_usd: 40 }), textTurn("Refunded.")]);
+  const aiRun = new AIRun(bus, { runId: "run-task" });
+  const result = await aiRun.generateText({ model, tools: { refund: refundTool(ran) }, stopWhen: isStepCount(5), prompt: "Refund order 7" });
+  assert.equal(result.text, "Refunded.");
+  assert.deepEqual(ran, [{ order: 7, amount_usd: 40 }]);
+  assert.deepEqual(hooksOf(aiRun), TWO_STEPS);
+  assert.deepEqual(endOf(ends), ["completed", 2, "Refunded.", 20, 10]);
+  assert.ok(aiRun.trace.records().filter((r) => r.kind === "hook").every((r) => r.run === "run-task"));
+  assert.equal(aiRun.running, false);
+});
+
+test("task.start: a Block stops the task before any model call (task.end blocked); a changed input is what the model gets", async () => {
+  const blocked = lifecycleBus((event) => (event instanceof TaskStartEvent ? Block("off topic") : undefined));
+  const model = scripted([textTurn("never")]);
+  const aiRun = new AIRun(blocked.bus);
+  await assert.rejects(aiRun.generateText({ model, prompt: "write a poem" }), (error: unknown) => {
+    return error instanceof HarnessStopped && error.hook === "task.start" && error.outcome === "block";
+  });
+  assert.equal(model.doGenerateCalls.length, 0);
+  assert.deepEqual(hooksOf(aiRun), ["task.start", "task.end"]);
+  assert.deepEqual(endOf(blocked.ends), ["blocked", 0, null, 0, 0]);
+
+  for (const outcome of [Suspend("ask a human"), Escalate("fraud", { to: "risk" })]) {
+    const stopped = lifecycleBus((event) => (event instanceof TaskStartEvent ? outcome : undefined));
+    const again = scripted([textTurn("never")]);
+    await assert.rejects(new AIRun(stopped.bus).generateText({ model: again, prompt: "hi" }), HarnessStopped);
+    assert.equal(again.doGenerateCalls.length, 0);
+    assert.equal(endOf(stopped.ends)?.[0], outcome.kind === "escalate" ? "escalated" : "blocked");
+  }
+
+  const redacting = lifecycleBus((event) =>
+    event instanceof TaskStartEvent ? Continue(event.with({ input: String(event.input).replace("4242", "[card]") })) : undefined,
+  );
+  const told = scripted([textTurn("ok")]);
+  await new AIRun(redacting.bus).generateText({ model: told, prompt: "card 4242, refund" });
+  assert.deepEqual(told.doGenerateCalls[0]?.prompt.at(-1)?.content, [{ type: "text", text: "card [card], refund" }]);
+
+  // A change of shape (messages where the SDK was given a prompt) stops the task: the SDK would not run it.
+  const reshaped = lifecycleBus((event) => (event instanceof TaskStartEvent ? Continue(event.with({ input: [] })) : undefined));
+  const unasked = scripted([textTurn("never")]);
+  await assert.rejects(new AIRun(reshaped.bus).generateText({ model: unasked, prompt: "hi" }), (error: unknown) => {
+    return error instanceof HarnessStopped && error.hook === "task.start" && error.outcome === "modified";
+  });
+  assert.equal(unasked.doGenerateCalls.length, 0);
+  assert.equal(endOf(reshaped.ends)?.[0], "blocked");
+});
+
+test("task.end: a changed output is the answer the caller gets; a Block withholds it", async () => {
+  const changed = lifecycleBus((event) => (event instanceof TaskEndEvent ? Continue(event.with({ output: `${String(event.output)} [reviewed]` })) : undefined));
+  const aiRun = new AIRun(changed.bus);
+  const result = await aiRun.generateText({ model: scripted([textTurn("Refunded.")]), prompt: "Refund order 7" });
+  assert.equal(result.text, "Refunded. [reviewed]");
+  // The SDK got the changed answer itself: the conversation goes on with it.
+  const said = result.responseMessages.at(-1);
+  assert.deepEqual(said?.role === "assistant" && typeof said.content !== "string" ? said.content.map((p) => (p.type === "text" ? p.text : p.type)) : said, ["Refunded. [reviewed]"]);
+
+  const blocked = lifecycleBus((event) => (event instanceof TaskEndEvent ? Block("leaks the order history") : undefined));
+  const withheld = new AIRun(blocked.bus);
+  await assert.rejects(withheld.generateText({ model: scripted([textTurn("secret")]), prompt: "hi" }), (error: unknown) => {
+    return error instanceof HarnessStopped && error.hook === "task.end" && error.outcome === "block";
+  });
+  assert.equal(blocked.ends.length, 1); // one task.end, however the call then ends
+  assert.equal(withheld.running, false);
+});
+
+test("task.end is emitted when a middleware stops the task and when the model throws", async () => {
+  // model.before blocks the second step: the first step completed, the second was cut short.
+  let models = 0;
+  const stopping = lifecycleBus((event) => (event instanceof ModelRequestEventClass && ++models === 2 ? Block("budget") : undefined));
+  const aiRun = new AIRun(stopping.bus);
+  const model = scripted([callTurn("c1", "refund", { order: 7, amount_usd: 40 }), textTurn("never")]);
+  await assert.rejects(aiRun.generateText({ model, tools: { refund: refundTool([]) }, stopWhen: isStepCount(5), prompt: "Refund" }), HarnessStopped);
+  assert.deepEqual(hooksOf(aiRun).slice(-3), ["step.start@2", "model.before@2", "task.end"]);
+  assert.deepEqual(endOf(stopping.ends), ["blocked", 1, null, 10, 5]);
+  assert.equal(aiRun.running, false);
+
+  // An Escalate at tool.before ends the task before the next model call.
+  const escalating = lifecycleBus((event) => (event instanceof ToolCallEventClass ? Escalate("fraud", { to: "risk" }) : undefined));
+  await assert.rejects(
+    new AIRun(escalating.bus).generateText({ model: scripted([callTurn("c1", "refund", { order: 7, amount_usd: 40 }), textTurn("never")]), tools: { refund: refundTool([]) }, stopWhen: isStepCount(5), prompt: "Refund" }),
+    (error: unknown) => error instanceof HarnessStopped && error.outcome === "escalate",
+  );
+  assert.equal(endOf(escalating.ends)?.[0], "escalated");
+
+  // The model throws: task.end "provider_error", and the caller gets the model's own error.
+  const failing = lifecycleBus();
+  const broken = new MockLanguageModelV4({ doGenerate: async () => { throw new Error("provider down"); } });
+  const failed = new AIRun(failing.bus);
+  await assert.rejects(failed.generateText({ model: broken, prompt: "hi", maxRetries: 0 }), /provider down/);
+  assert.deepEqual(hooksOf(failed), ["task.start", "step.start@1", "model.before@1", "task.end"]);
+  assert.deepEqual(endOf(failing.ends), ["provider_error", 0, null, 0, 0]);
+  assert.equal(failed.running, false);
+
+  // A step.end that blocks stops the task too.
+  const ending = lifecycleBus((event) => (event instanceof StepEndEvent ? Block("too long") : undefined));
+  const cut = new AIRun(ending.bus);
+  await assert.rejects(cut.generateText({ model: scripted([textTurn("done")]), prompt: "hi" }), (error: unknown) => error instanceof HarnessStopped && error.hook === "step.end");
+  assert.deepEqual(endOf(ending.ends), ["blocked", 0, null, 10, 5]);
+});
+
+function streamingModel() {
+  const finish = (unified: "stop" | "tool-calls") => ({ type: "finish" as const, usage, finishReason: { unified, raw: unified } });
+  return new MockLanguageModelV4({
+    modelId: "mock-stream",
+    doStream: [
+      {
+        stream: convertArrayToReadableStream([
+          { type: "stream-start" as const, warnings: [] },
+          { type: "tool-call" as const, toolCallId: "c1", toolName: "refund", input: JSON.stringify({ order: 7, amount_usd: 40 }) },
+          finish("tool-calls"),
+        ]),
+      },
+      {
+        stream: convertArrayToReadableStream([
+          { type: "stream-start" as const, warnings: [] },
+          { type: "text-start" as const, id: "t" },
+          { type: "text-delta" as const, id: "t", delta: "Refun" },
+          { type: "text-delta" as const, id: "t", delta: "ded." },
+          { type: "text-end" as const, id: "t" },
+          finish("stop"),
+        ]),
+      },
+    ],
+  });
+}
+
+test("run.streamText: the same lifecycle; task.end's change is what streams, its Block streams none of the answer", async () => {
+  const { bus, ends } = lifecycleBus((event) => (event instanceof TaskEndEvent ? Continue(event.with({ output: "Refunded (checked)." })) : undefined));
+  const ran: object[] = [];
+  const aiRun = new AIRun(bus);
+  let theirs = 0;
+  const result = await aiRun.streamText({
+    model: streamingModel(),
+    tools: { refund: refundTool(ran) },
+    stopWhen: isStepCount(5),
+    prompt: "Refund order 7",
+    onEnd: () => void theirs++,
+  });
+  const deltas: string[] = [];
+  for await (const part of result.fullStream) if (part.type === "text-delta") deltas.push(part.text);
+  assert.equal(deltas.join(""), "Refunded (checked).");
+  assert.deepEqual(ran, [{ order: 7, amount_usd: 40 }]);
+  assert.deepEqual(hooksOf(aiRun), TWO_STEPS);
+  assert.deepEqual(endOf(ends), ["completed", 2, "Refunded.", 20, 10]);
+  assert.equal(theirs, 1); // the caller's onEnd still runs
+
+  const blocked = lifecycleBus((event) => (event instanceof TaskEndEvent ? Block("unsafe") : undefined));
+  const errors: unknown[] = [];
+  const withheld = await new AIRun(blocked.bus).streamText({
+    model: streamingModel(),
+    tools: { refund: refundTool([]) },
+    stopWhen: isStepCount(5),
+    prompt: "Refund order 7",
+    onError: ({ error }) => void errors.push(error),
+  });
+  const streamed: string[] = [];
+  for await (const part of withheld.fullStream) if (part.type === "text-delta") streamed.push(part.text);
+  assert.deepEqual(streamed, []);
+  assert.ok(errors.some((e) => e instanceof HarnessStopped && e.hook === "task.end"));
+  assert.equal(blocked.ends.length, 1);
+
+  // A model.before Block mid-stream: task.end "blocked", once.
+  const stopping = lifecycleBus((event) => (event instanceof ModelRequestEventClass && event.step === 2 ? Block("budget") : undefined));
+  const stopped = await new AIRun(stopping.bus).streamText({ model: streamingModel(), tools: { refund: refundTool([]) }, stopWhen: isStepCount(5), prompt: "Refund", onError: () => undefined });
+  for await (const part of stopped.fullStream) void part;
+  assert.deepEqual(stopping.ends.map((e) => [e.exitReason, e.steps]), [["blocked", 1]]);
+});
+
+test("a task suspended for approval ends its segment 'suspended' and goes on, the same task, once approved", async () => {
+  const { bus, ends } = lifecycleBus((event) => (event instanceof ToolCallEventClass ? Suspend("large refund", { approverRole: "finance" }) : undefined));
+  const ran: object[] = [];
+  const model = scripted([callTurn("c1", "refund", { order: 7, amount_usd: 900 }), textTurn("Refunded 900.")]);
+  const aiRun = new AIRun(bus, { runId: "run-approve" });
+  const tools = { refund: refundTool(ran) };
+  const messages: ModelMessage[] = [{ role: "user", content: "Refund order 7" }];
+  const first = await aiRun.generateText({ model, tools, stopWhen: isStepCount(5), messages });
+  assert.deepEqual(ran, []);
+  assert.deepEqual(endOf(ends), ["suspended", 0, null, 10, 5]);
+  assert.equal(aiRun.suspended, true);
+  assert.deepEqual(hooksOf(aiRun), ["task.start", "step.start@1", "model.before@1", "model.after@1", "tool.before@1", "task.end"]);
+  const request = first.content.find((part) => part.type === "tool-approval-request");
+  assert.ok(request !== undefined && request.type === "tool-approval-request");
+
+  messages.push(...first.responseMessages, { role: "tool", content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved: true }] });
+  const second = await aiRun.generateText({ model, tools, stopWhen: isStepCount(5), messages });
+  assert.equal(second.text, "Refunded 900.");
+  assert.deepEqual(ran, [{ order: 7, amount_usd: 900 }]);
+  // No second task.start: the approved call runs in its own step, which ends before the next.
+  assert.deepEqual(hooksOf(aiRun).slice(6), ["tool.after@1", "step.end@1", "step.start@2", "model.before@2", "model.after@2", "step.end@2", "task.end"]);
+  assert.deepEqual(endOf(ends), ["completed", 2, "Refunded 900.", 20, 10]);
+  assert.equal(aiRun.running, false);
+});
+
+test("run.start / run.end around the caller's own SDK call: the same lifecycle; a task runs one at a time", async () => {
+  const { bus, ends } = lifecycleBus((event) => (event instanceof TaskEndEvent ? Continue(event.with({ output: "[ok] " + String(event.output) })) : undefined));
+  const ran: object[] = [];
+  const aiRun = new AIRun(bus);
+  const input = await aiRun.start("Refund order 7", { task: "refund" });
+  assert.equal(input, "Refund order 7");
+  await assert.rejects(aiRun.start("again"), /task under way/);
+  const model = scripted([callTurn("c1", "refund", { order: 7, amount_usd: 40 }), textTurn("Refunded.")]);
+  const result = await run(aiRun, model, ran, String(input));
+  assert.equal(await aiRun.end(result.text), "[ok] Refunded.");
+  assert.deepEqual(hooksOf(aiRun), TWO_STEPS);
+  assert.deepEqual(endOf(ends), ["completed", 2, "Refunded.", 20, 10]);
+
+  // fail(): the SDK's error ends the task; what to throw is the harness's stop, unwrapped.
+  const stopped = lifecycleBus((event) => (event instanceof ModelRequestEventClass ? Block("no") : undefined));
+  const other = new AIRun(stopped.bus);
+  await other.start("hi");
+  const error = await run(other, scripted([textTurn("never")]), [], "hi").then(() => null, (e: unknown) => e);
+  const thrown = await other.fail(error);
+  assert.ok(thrown instanceof HarnessStopped && thrown.hook === "model.before");
+  assert.deepEqual(endOf(stopped.ends), ["blocked", 0, null, 0, 0]);
+  assert.equal(await other.fail(error), error); // no task under way: nothing more is emitted
+  assert.equal(stopped.ends.length, 1);
+});
+
+test("a model call the SDK retries is the same step: model.before is asked again, step.start is not", async () => {
+  const { bus, ends } = lifecycleBus();
+  let calls = 0;
+  const model = new MockLanguageModelV4({
+    doGenerate: async () => {
+      if (++calls === 1) throw new APICallError({ message: "overloaded", url: "mock://model", requestBodyValues: {}, statusCode: 503, isRetryable: true });
+      return textTurn("ok");
+    },
+  });
+  const aiRun = new AIRun(bus);
+  const result = await aiRun.generateText({ model, prompt: "hi", maxRetries: 1 });
+  assert.equal(result.text, "ok");
+  assert.deepEqual(hooksOf(aiRun), ["task.start", "step.start@1", "model.before@1", "model.before@1", "model.after@1", "step.end@1", "task.end"]);
+  assert.deepEqual(endOf(ends), ["completed", 1, "ok", 10, 5]);
+});
+
+test("an answer with a provider-executed tool call is not taken as the last: task.end comes once the SDK's call is over", async () => {
+  const log: string[] = [];
+  const { bus, ends } = lifecycleBus((event) => {
+    log.push(event.constructor.name);
+    return undefined;
+  });
+  const answer = (provider: boolean): Generated => ({
+    content: provider
+      ? [
+          { type: "text", text: "Searched." },
+          { type: "tool-call", toolCallId: "p1", toolName: "web_search", input: "{}", providerExecuted: true },
+          { type: "tool-result", toolCallId: "p1", toolName: "web_search", result: { hits: 1 } },
+        ]
+      : [{ type: "text", text: "Searched." }],
+    finishReason: { unified: "stop", raw: "stop" },
+    usage,
+    warnings: [],
+  });
+  for (const provider of [false, true]) {
+    log.length = 0;
+    const aiRun = new AIRun(bus);
+    const result = await aiRun.generateText({ model: scripted([answer(provider)]), prompt: "search", onStepEnd: () => void log.push("sdk step end") });
+    assert.equal(result.text, "Searched.");
+    // Without tool calls the answer is judged before the SDK takes it; with the provider's, after.
+    const taskEnd = log.indexOf("TaskEndEvent");
+    const sdkStep = log.indexOf("sdk step end");
+    assert.ok(taskEnd >= 0 && sdkStep >= 0);
+    assert.equal(taskEnd < sdkStep, !provider);
+    assert.deepEqual(endOf(ends), ["completed", 1, "Searched.", 10, 5]);
+  }
 });
