@@ -1,8 +1,8 @@
 """Developer and CI tasks.
 
 ``nox -s tests``        cargo test for the core, pytest against the Rust core and the Python core
-``nox -s ts``           the TypeScript package: npm ci, type check, build, node tests, then the packed
-                       tarball in a scratch project (README example, hooks identical to Python)
+``nox -s ts``           the TypeScript package: npm ci, type check, build, node tests, then the
+                       packed tarball in a scratch project (README example, hooks as Python's)
 ``nox -s lint``         ruff, mypy --strict, stubtest, cargo fmt and clippy
 ``nox -s conformance``  every implementation over the corpus, results identical across them
 ``nox -s interop``      the AGENT-HOOKS-0.1 Conformance Test Kit against harnessweaver, both cores
@@ -139,13 +139,15 @@ def _check_tarball(session: nox.Session, tarball: Path) -> None:
             "package.json", "README.md", "dist/index.js", "dist/index.d.ts", "dist/cli.js",
             "dist/spec/render.js", "dist/harness.schema.json",
         }  # fmt: skip
-        shipped = {"dist/harness.schema.json": ROOT / "python/harnessweaver/spec/harness.schema.json"}
-        for profile in sorted((ROOT / "python/harnessweaver/profiles").glob("*.yaml")):
+        python = ROOT / "python" / "harnessweaver"
+        shipped = {"dist/harness.schema.json": python / "spec" / "harness.schema.json"}
+        for profile in sorted((python / "profiles").glob("*.yaml")):
             shipped[f"dist/profiles/{profile.name}"] = profile
         missing = sorted((wanted | set(shipped)) - set(files))
         unwanted = sorted(
             name for name in files
-            if name.startswith(("dist/test/", "dist/bench/", "src/")) or name.endswith((".map", ".tsbuildinfo"))
+            if name.startswith(("dist/test/", "dist/bench/", "src/"))
+            or name.endswith((".map", ".tsbuildinfo"))
         )  # fmt: skip
         if missing or unwanted:
             session.error(f"{tarball.name}: missing {missing}, should not ship {unwanted}")
@@ -190,25 +192,30 @@ def _ts_readme_example(session: nox.Session, project: Path) -> None:
         (project / name).write_text(blocks[name], encoding="utf-8")
     with session.chdir(project):
         session.run(
-            "npx", "--no-install", "tsc", "--strict", "--skipLibCheck", "false", "--target", "es2022",
-            "--module", "nodenext", "--moduleResolution", "nodenext", "--types", "node", "example.ts", "plugin.ts",
+            "npx", "--no-install", "tsc", "--strict", "--skipLibCheck", "false",
+            "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext",
+            "--types", "node", "example.ts", "plugin.ts",
             external=True,
         )  # fmt: skip
         done = subprocess.run(["node", "example.js"], capture_output=True, text=True, check=False)
         if done.returncode != 0 or done.stdout != blocks["output"]:
-            session.error(f"the README example printed:\n{done.stdout}{done.stderr}(status {done.returncode})")
+            printed = f"{done.stdout}{done.stderr}(status {done.returncode})"
+            session.error(f"the README example printed:\n{printed}")
         session.log("the README example type-checks with tsc --strict and prints its output block")
-        schema = "import s from 'harnessweaver/harness.schema.json' with {type: 'json'}; if (!s.$defs) process.exit(1)"  # fmt: skip
+        schema = (
+            "import s from 'harnessweaver/harness.schema.json' with {type: 'json'}; "
+            "if (!s.$defs) process.exit(1)"
+        )
         session.run("node", "--no-warnings", "--input-type=module", "-e", schema, external=True)
 
 
 def _ts_hooks_identical(session: nox.Session, project: Path) -> None:
     """`npx harnessweaver hooks --format json` from the tarball and Python's `harnessweaver
     hooks` on a copy of examples/refunds (its Node plugin imports the installed package)."""
-    shutil.copytree(
-        ROOT / "examples" / "refunds", project / "refunds", ignore=shutil.ignore_patterns("__pycache__")
-    )  # fmt: skip
-    args = ["hooks", "refunds/harness.yaml", "--org-profiles", "refunds/org", "--task", "refund", "--format", "json"]  # fmt: skip
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "examples" / "refunds", project / "refunds", ignore=ignore)
+    args = ["hooks", "refunds/harness.yaml", "--org-profiles", "refunds/org", "--task", "refund"]
+    args += ["--format", "json"]
     python = Path(session.bin) / "harnessweaver"
     outputs = [
         subprocess.run(command, cwd=project, capture_output=True, check=False)
@@ -218,7 +225,7 @@ def _ts_hooks_identical(session: nox.Session, project: Path) -> None:
         if done.returncode != 0:
             session.error(f"{done.args[0]} hooks failed: {done.stderr.decode()}")
     if outputs[0].stdout != outputs[1].stdout:
-        session.error("harnessweaver hooks --format json differs between Python and the npm package")
+        session.error("harnessweaver hooks --format json: Python's and the npm package's differ")
     session.log(f"harnessweaver hooks --format json: {len(outputs[0].stdout)} bytes, identical")
 
 

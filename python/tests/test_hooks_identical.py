@@ -28,7 +28,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from textwrap import dedent
 
 import pytest
 from checkout import CHECKOUT
@@ -49,7 +48,8 @@ async def _nothing(event: hw.Event, env: hw.Envelope) -> None:
 
 
 def _declared(name: str, hooks: list[str], **keys: object) -> object:
-    return hw.middleware(name=name, hooks=hooks, **{"fail_mode": "closed", **keys})(_nothing)  # type: ignore[call-overload]
+    keys = {"fail_mode": "closed", **keys}
+    return hw.middleware(name=name, hooks=hooks, **keys)(_nothing)  # type: ignore[call-overload]
 
 
 def scenario() -> Harness:
@@ -57,21 +57,30 @@ def scenario() -> Harness:
     bus = hw.HookBus(deadlines={"tool.before": "1.1ms", "model.before": 30, "task.end": "0.25s"})
     entries = []
 
-    def add(mw: object, layer: str, name: str, label: str, use: str, file: str, line: int | None, **keys: object) -> None:  # fmt: skip
+    def add(mw: object, layer: str, name: str, label: str, where: str, **keys: object) -> None:
+        """Registers ``mw`` as a spec item would be; ``where`` is ``use@file:line``."""
+        use, _, source = where.partition("@")
+        file, _, line = source.rpartition(":") if source[-1].isdigit() else (source, "", "")
         decl = bus.register(mw, layer=layer, name=name, **keys)  # type: ignore[arg-type]
-        entries.append(HarnessEntry(decl.name, label, use, decl, Provenance(layer, file, line)))
+        provenance = Provenance(layer, file, int(line) if line else None)
+        entries.append(HarnessEntry(decl.name, label, use, decl, provenance))
 
     tracer = _declared("tracer", ALL, timeout="250ms")
-    add(tracer, "org_profile", "audit", "audit", "acme.audit_tracer", "org/acme/baseline.yaml", 5)
-    cap = _declared("cap", ["tool.before"], timeout=1.5, match={"tool": ["refund_*", "issue_credit"]})
-    add(cap, "plugin_profile", "hard_cap", "hard_cap", "acme.refund_cap", "profils/sécurité — 😀.yaml", None)  # fmt: skip
-    redact = _declared("redact", ["model.before", "tool.before"], fail_mode="open", timeout="0.0015s")
-    add(redact, "builtin_profile", "rag.redact", "rag.redact", "harnessweaver.redact_secrets", "harnessweaver/profiles/rag.yaml", 5)  # fmt: skip
+    add(tracer, "org_profile", "audit", "audit", "acme.audit_tracer@org/acme/baseline.yaml:5")
+    tool = {"tool": ["refund_*", "issue_credit"]}
+    cap = _declared("cap", ["tool.before"], timeout=1.5, match=tool)
+    add(cap, "plugin_profile", "hard_cap", "hard_cap", "acme.refund_cap@profils/sécurité — 😀.yaml")
+    hooks = ["model.before", "tool.before"]
+    redact = _declared("redact", hooks, fail_mode="open", timeout="0.0015s")
+    rag = "harnessweaver.redact_secrets@harnessweaver/profiles/rag.yaml:5"
+    add(redact, "builtin_profile", "rag.redact", "rag.redact", rag)
     big = _declared("big", ["model.before"], timeout=90, match={"model": "gpt-5*"})
-    add(big, "app", "big_models", 'big "models"', "acme.audit_tracer", "harness.yaml", 12, mode="audit")  # fmt: skip
+    add(big, "app", "big_models", 'big "models"', "acme.audit_tracer@harness.yaml:12", mode="audit")
     weekend = _declared("weekend", ["tool.before"], timeout="2s")
-    add(weekend, "task", "pii", "guardrails.tool.before[pii]", "acme.no_weekend_refunds", "harness.yaml", 23)  # fmt: skip
-    bus.register(_declared("by_code", ["tool.after", "step.end"], timeout=3600))  # type: ignore[arg-type]
+    guardrail = "guardrails.tool.before[pii]"
+    add(weekend, "task", "pii", guardrail, "acme.no_weekend_refunds@harness.yaml:23")
+    by_code = _declared("by_code", ["tool.after", "step.end"], timeout=3600)
+    bus.register(by_code)  # type: ignore[arg-type]
     spec = Path("./examples//refunds/harness.yaml")
     return Harness(bus, tuple(entries), spec, "refund", None, mode="audit")
 
@@ -97,7 +106,7 @@ def test_the_typescript_renderers_fixture_is_pythons_output() -> None:
     if CHECKOUT is None:
         pytest.skip("needs the checkout's ts-runner/src/test/fixtures")
     stored = json.loads((CHECKOUT / FIXTURE).read_text(encoding="utf-8"))
-    assert stored == rendered(), f"stale: python python/tests/test_hooks_identical.py --write"
+    assert stored == rendered(), "stale: python python/tests/test_hooks_identical.py --write"
 
 
 # --- the command: the same specs through both CLIs --------------------------------------
@@ -118,7 +127,10 @@ def _ts_or_skip() -> list[str]:
     command = _ts_cli()
     if command is not None:
         return command
-    reason = "the TypeScript CLI is absent (no node on PATH, or ts-runner/dist not built: cd ts-runner && npm run build)"  # fmt: skip
+    reason = (
+        "the TypeScript CLI is absent (no node on PATH, or ts-runner/dist not built: "
+        "cd ts-runner && npm run build)"
+    )
     if os.environ.get("HARNESSWEAVER_REQUIRE_TS") == "1":
         pytest.fail(f"HARNESSWEAVER_REQUIRE_TS=1 but {reason}")
     pytest.skip(reason)
@@ -150,7 +162,9 @@ def refunds(tmp_path: Path) -> Path:
     if CHECKOUT is None:
         pytest.skip("needs the checkout's examples/refunds")
     ignore = shutil.ignore_patterns("__pycache__", "node_modules")
-    shutil.copytree(CHECKOUT / "examples" / "refunds", tmp_path / "examples" / "refunds", ignore=ignore)
+    shutil.copytree(
+        CHECKOUT / "examples" / "refunds", tmp_path / "examples" / "refunds", ignore=ignore
+    )
     return tmp_path
 
 
@@ -199,7 +213,7 @@ tasks:
         - {use: desk.cap, id: small_cap, max_usd: 50, band: task}
 """
 
-DESK_PY = '''\
+DESK_PY = """\
 from pydantic import BaseModel, ConfigDict
 import harnessweaver as hw
 
@@ -207,34 +221,46 @@ class CapSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     max_usd: float
 
-@hw.middleware(name="cap", hooks=["tool.before"], fail_mode="closed", timeout="250ms", config=CapSettings)
+@hw.middleware(
+    name="cap", hooks=["tool.before"], fail_mode="closed", timeout="250ms", config=CapSettings
+)
 class Cap:
     def __init__(self, config: CapSettings) -> None:
         self.max_usd = config.max_usd
     async def __call__(self, event, env):
         return None
 
-@hw.middleware(name="tracer", hooks=["task.start", "tool.before", "tool.after", "task.end"], fail_mode="closed")
+@hw.middleware(
+    name="tracer", hooks=["task.start", "tool.before", "tool.after", "task.end"], fail_mode="closed"
+)
 async def tracer(event, env):
     return None
 
-@hw.middleware(name="models", hooks=["model.before", "model.after"], fail_mode="open", timeout=0.0005, match={"model": ["gpt-5*", "o3"]})
+@hw.middleware(
+    name="models",
+    hooks=["model.before", "model.after"],
+    fail_mode="open",
+    timeout=0.0005,
+    match={"model": ["gpt-5*", "o3"]},
+)
 async def models(event, env):
     return None
 
 plugin = hw.Plugin(namespace="desk", version="1.0.0", middleware=[Cap, tracer, models])
-'''
+"""
 
 DESK_MJS = """\
 import { configurable, middleware, Plugin } from "harnessweaver";
 
 const cap = configurable(
   { name: "cap", hooks: ["tool.before"], failMode: "closed", timeout: "250ms",
-    settings: { type: "object", properties: { max_usd: { type: "number" } }, required: ["max_usd"] } },
+    settings: { type: "object", properties: { max_usd: { type: "number" } },
+                required: ["max_usd"] } },
   () => async () => undefined,
 );
 const tracer = middleware(
-  { name: "tracer", hooks: ["task.start", "tool.before", "tool.after", "task.end"], failMode: "closed" },
+  { name: "tracer", hooks: ["task.start", "tool.before", "tool.after", "task.end"],
+    failMode: "closed" },
   async () => undefined,
 );
 const models = middleware(
@@ -242,7 +268,9 @@ const models = middleware(
     match: { model: ["gpt-5*", "o3"] } },
   async () => undefined,
 );
-export const plugin = new Plugin({ namespace: "desk", version: "1.0.0", middleware: [cap, tracer, models] });
+export const plugin = new Plugin(
+  { namespace: "desk", version: "1.0.0", middleware: [cap, tracer, models] },
+);
 """
 
 ROLLOUT_RUNS = [
@@ -269,7 +297,8 @@ def _link_package(root: Path, command: list[str]) -> None:
     """Lets the Node twin import the package the TypeScript CLI runs: a
     ``node_modules/harnessweaver`` link to it, as an npm install would make."""
     (root / "node_modules").mkdir()
-    (root / "node_modules" / "harnessweaver").symlink_to(_package_of(command), target_is_directory=True)
+    link = root / "node_modules" / "harnessweaver"
+    link.symlink_to(_package_of(command), target_is_directory=True)
 
 
 def _package_of(command: list[str]) -> Path:
