@@ -93,3 +93,11 @@ export { DEFAULT_BATCH, DEFAULT_LIMIT, jsonlSink, MAX_EMIT, Trace, type TraceOpt
 
 /** The package version: the Cargo workspace's, copied here by `nox -s version` (docs/packaging.md). */
 export const VERSION = "0.1.0";
+export { configurable, isConfigurable, Plugin, PluginError, type Configurable, type PluginOptions, type ProfileSource, type SettingsSchema } from "./plugin.js";
+// The built-in middleware (namespace harnessweaver) and profiles: docs/builtins.md.
+export * as builtins from "./builtins/index.js";
+export { builtinPlugin, BUILTIN_PROFILES } from "./builtins/index.js";
+// The harness spec loader (docs/harness-spec.md): load("harness.yaml", {task, env}) → Harness.
+export { Harness, HarnessEntry, load, type LoadOptions } from "./spec/loader.js";
+export { Problem, SpecError } from "./spec/errors.js";
+export { Provenance } from "./spec/model.js";

@@ -2,7 +2,8 @@
 
 Parsing checks shapes only (a mapping where one is needed, known keys, ``use`` present,
 ``enabled`` a boolean) and records every problem; what the names refer to, the layer rules
-and the settings are checked later, once plugins and profiles are loaded.
+and the settings are checked later, once plugins and profiles are loaded. The known keys are
+the fields of the models of :mod:`.schema`, which ``harness.schema.json`` is generated from.
 """
 
 from __future__ import annotations
@@ -12,26 +13,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import schema
 from .errors import Problems
 from .yaml import line_of, plain, shown
 
 __all__ = ["RESERVED", "Document", "Item", "Provenance", "Ref", "parse_profile", "parse_spec"]
 
-SPEC_KEYS = (
-    "plugins",
-    "profiles",
-    "middleware",
-    "envs",
-    "tasks",
-    "contracts",
-    "deadlines",
-    "mode",
-    "identity",
-)
-PROFILE_KEYS = ("profile", "plugins", "middleware")
-RESERVED = ("id", "use", "band", "hooks", "fail_mode", "timeout", "match", "mode", "enabled")
+SPEC_KEYS = tuple(schema.Spec.model_fields)
+PROFILE_KEYS = tuple(schema.Profile.model_fields)
+RESERVED = tuple(schema.Item.model_fields)
 """The keys of an item that are not settings."""
-LAYER_KEYS = ("band", "hooks", "fail_mode", "timeout", "match", "mode")
+LAYER_KEYS = schema.LAYER_KEYS
+_PLUGIN_KEYS = tuple(schema.Plugins.model_fields)
+_ENV_KEYS = tuple(schema.Env.model_fields)
+_TASK_KEYS = tuple(schema.Task.model_fields)
+_VALIDATION_KEYS = tuple(schema.Validation.model_fields)
 _LONG = 80
 """A ``use`` longer than this is cut short where it names its item."""
 
@@ -203,7 +199,7 @@ class _Parser:
     def plugins(self, doc: Mapping[Any, Any]) -> tuple[tuple[Ref, ...], tuple[Ref, ...]]:
         line = line_of(doc, "plugins")
         node = self.mapping(doc.get("plugins"), "plugins", line, "plugins is a mapping")
-        self.known(node, ("local", "installed"), "plugins")
+        self.known(node, _PLUGIN_KEYS, "plugins")
         local = self.refs(node.get("local"), "plugins.local", line, "a module name")
         installed = self.refs(node.get("installed"), "plugins.installed", line, "a namespace")
         return local, installed
@@ -279,7 +275,7 @@ class _Parser:
     def task(self, name: str, node: object, line: int | None) -> tuple[Item, ...]:
         where = f"tasks.{name}"
         task = self.mapping(node, where, line, "a task is a mapping of guardrails and validation")
-        self.known(task, ("guardrails", "validation", "deadlines", "mode"), where)
+        self.known(task, _TASK_KEYS, where)
         at = line_of(task, "guardrails") or line
         stages = self.mapping(task.get("guardrails"), f"{where}.guardrails", at, "guardrails map")
         items: list[Item] = []
@@ -294,7 +290,7 @@ class _Parser:
                 items.extend([found] if found else [])
         at = line_of(task, "validation") or line
         rules = self.mapping(task.get("validation"), f"{where}.validation", at, "validation map")
-        self.known(rules, ("rules",), f"{where}.validation")
+        self.known(rules, _VALIDATION_KEYS, f"{where}.validation")
         label = "validation.rules[{}]".format
         items.extend(self.items(rules.get("rules"), f"{where}.validation.rules", at, "task", label))
         return tuple(items)
@@ -315,7 +311,7 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
     env_lines: dict[str, int | None] = {}
     for name, node in parser.named(root, "envs").items():
         env = parser.mapping(node, f"envs.{name}", line_of(root, "envs"), "an env is a mapping")
-        parser.known(env, ("middleware", "mode"), f"envs.{name}")
+        parser.known(env, _ENV_KEYS, f"envs.{name}")
         if env.get("mode") is not None:  # I25: the overlay's harness-wide mode
             env_modes[name], env_lines[name] = plain(env["mode"]), line_of(env, "mode")
         at = line_of(env, "middleware")
