@@ -9,9 +9,10 @@ here, not written by hand (it fell behind the corpus once, issue 17):
   ``$ref``-ed from the case schema;
 * those that do (the error, outcomes, emits, records, identities) are copied with every
   matcher alternative removed, since an observation holds values, never matchers;
-* the observation is ``then`` made complete: every key, every hook point's chain and every
-  emit's key required, ``excludes`` (a check, not something observed) left out, and trace
-  records allowed their timing fields (I8; the driver strips them).
+* the observation is ``then`` made complete: every key (but ``harness``, there when a spec
+  was loaded), every hook point's chain, every emit's key and every problem's key required,
+  ``excludes`` (a check, not something observed) left out, and trace records allowed their
+  timing fields (I8; the driver strips them).
 
 Change the vocabulary in ``case.schema.json`` and the envelope of the messages (§9) here, then
 
@@ -45,7 +46,14 @@ MATCHER = {"$ref": "#/$defs/matcher"}
 LOCAL = "#/$defs/"
 CASE = "case.schema.json#/$defs/"
 # Case definitions whose strict copy is named for what it is in an answer, not in a case.
-RENAMED = {"then": "observation", "errorExpected": "error", "emitExpected": "emit"}
+RENAMED = {
+    "then": "observation",
+    "errorExpected": "error",
+    "emitExpected": "emit",
+    "problemExpected": "problem",
+}
+OPTIONAL = ("harness",)
+"""Keys of an observation present only sometimes: ``harness`` when a spec was loaded (§6.1)."""
 TIMING = {"type": "integer", "minimum": 0}  # t_ns and duration_ns (I8), never compared
 PROTOCOL = 1
 IMPLEMENTATION = ("name", "language", "version", "core")
@@ -104,12 +112,14 @@ def _complete(case_schema: dict[str, Any], made: dict[str, Any]) -> None:
     """Turn the copy of ``then`` into the observation a runner must send in full (§6.1)."""
     observation = made["observation"]
     del observation["properties"]["excludes"]
-    observation["required"] = list(observation["properties"])
+    observation["required"] = [k for k in observation["properties"] if k not in OPTIONAL]
     observation["description"] = "What a runner observes (INTERPRETING.md section 6.1)."
     chains = observation["properties"]["chains"]
     chains["required"] = case_schema["$defs"]["knownHook"]["enum"]
     emit = made["emit"]
     emit["required"] = list(emit["properties"])
+    problem = made["problem"]  # its message is free text, but always sent
+    problem["required"] = list(problem["properties"])
     record = made["record"]
     record["properties"] |= {"t_ns": TIMING, "duration_ns": TIMING}
     record["description"] = "One trace record (INTERPRETING.md I8)."

@@ -14,13 +14,13 @@ from checkout import CORPUS
 
 from harnessweaver.conformance.cases import load_cases
 from harnessweaver.conformance.matchers import compare_observation
-from harnessweaver.conformance.testee import observe
+from harnessweaver.conformance.testee import FEATURES, observe
 
 CASES = load_cases(CORPUS / "cases")
 SAMPLES: dict[str, Any] = json.loads((CORPUS / "catalogue.json").read_text())["samples"]
 
 
-SUPPORTED = {"timeouts", "concurrency"}  # what the Python testee declares in its hello
+SUPPORTED = set(FEATURES)  # what the Python testee declares in its hello
 RUNNABLE = [case for case in CASES if set(case.data.get("features", ())) <= SUPPORTED]
 
 

@@ -32,7 +32,7 @@ KNOWN_RULES = (
 # No step can express I12 (cancellation from outside), nor read a trace back (I19) or fill one
 # to its limit (I20); the test suites pin those.
 REQUIRED_RULES = [r for r in KNOWN_RULES if r not in ("I12", "I19", "I20")]
-FEATURES = {"timeouts", "concurrency", "throw-values"}
+FEATURES = {"timeouts", "concurrency", "throw-values", "harness-spec"}
 ERROR_NAMES = {
     "timeout": "MiddlewareTimeout",
     "invalid_return": "InvalidReturn",
@@ -80,8 +80,11 @@ def behaviours(b: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def declarations(case: Case) -> Iterator[dict[str, Any]]:
-    """Every declaration of a case: given, register steps and register behaviours."""
-    pending = list(case["given"]["middleware"])
+    """Every declaration of a case: given (or its harness's plugins), register steps and
+    register behaviours."""
+    plugins = case["given"].get("harness", {}).get("plugins", [])
+    pending = list(case["given"].get("middleware", []))
+    pending += [decl for plugin in plugins for decl in plugin.get("middleware", [])]
     pending += [step["register"] for step in case["when"] if "register" in step]
     while pending:
         decl = pending.pop(0)
@@ -288,6 +291,7 @@ def test_hooks_are_in_catalogue(case: Case) -> None:
 def test_features_match_steps(case: Case) -> None:
     features = set(case.get("features", []))
     assert features <= FEATURES
+    assert ("harness" in case["given"]) == ("harness-spec" in features)
     groups = [step["concurrent"] for step in case["when"] if "concurrent" in step]
     assert bool(groups) == ("concurrency" in features)
     for group in groups:

@@ -101,18 +101,26 @@ def strip_timings(observation: Any) -> Any:
 def pinned(observation: Any) -> Any:
     """Return a copy of an observation without the free text the corpus does not pin.
 
-    The only such text is an error's ``message`` (INTERPRETING.md §5): prose for people, which
+    The only such text is an error's ``message`` and the ``message`` of each of its
+    ``problems`` (a spec that fails to load, INTERPRETING.md §6.1): prose for people, which
     ``then`` compares through matchers alone (§6.4), so its wording is each implementation's.
-    Everything else an observation holds is pinned: kinds, rules, outcomes (their reasons
-    are fixed texts, I6), events, chains and trace records (which hold no message, R9).
-    ``--require-identical`` compares what this leaves (§7).
+    Everything else an observation holds is pinned: kinds, rules, a problem's file, item and
+    line, outcomes (their reasons are fixed texts, I6), events, chains, the harness loaded and
+    trace records (which hold no message, R9). ``--require-identical`` compares what this
+    leaves (§7).
     """
     if not isinstance(observation, dict):
         return observation
     error = observation.get("error")
-    if not isinstance(error, dict) or "message" not in error:
+    if not isinstance(error, dict):
         return dict(observation)
     kept = {key: value for key, value in error.items() if key != "message"}
+    problems = kept.get("problems")
+    if isinstance(problems, list):
+        kept["problems"] = [
+            {k: v for k, v in p.items() if k != "message"} if isinstance(p, dict) else p
+            for p in problems
+        ]
     return {**observation, "error": kept}
 
 

@@ -204,8 +204,20 @@ def _problems(raw: dict[str, Any]) -> list[str]:
     features = raw.get("features", [])
     if not (isinstance(features, list) and all(isinstance(tag, str) for tag in features)):
         problems.append("features must be a list of strings")
+    given = raw["given"]
+    if isinstance(given, dict) and "harness" in given and "harness-spec" not in features:
+        problems.append("a case with given.harness carries the feature harness-spec (§8)")
     then = raw["then"]
     if isinstance(then, dict):
+        error = then.get("error")
+        found = error.get("problems", []) if isinstance(error, dict) else []
+        for i, problem in enumerate(found if isinstance(found, list) else []):
+            message = problem.get("message") if isinstance(problem, dict) else None
+            if isinstance(message, str):
+                problems.append(
+                    f"then.error.problems[{i}].message: free text, compared through a "
+                    "matcher only (§6.4)"
+                )
         excludes = then.get("excludes", [])
         if not (isinstance(excludes, list) and all(isinstance(s, str) for s in excludes)):
             problems.append("then.excludes must be a list of strings")

@@ -17,10 +17,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "observe"]
+__all__ = ["FEATURES", "main", "observe"]
 
 PROTOCOL = 1
 BACKENDS = ("asyncio", "trio")
+FEATURES = ("timeouts", "concurrency", "harness-spec")
+"""The feature tags this testee declares (INTERPRETING.md §8)."""
 
 
 def _catalogue() -> dict[str, Any]:
@@ -50,8 +52,10 @@ class _CaseRun:
         now = case.get("given", {}).get("envelope", {}).get("now", "2026-11-30T12:00:00+00:00")
         self.clock = hw.FixedClock(now)
         self.contexts: dict[str, Any] = {}
-        self.behaviours = Behaviours(samples, self.register, self.bus.unregister)
+        # Through self.bus: a harness case's bus is the loader's, made after these.
+        self.behaviours = Behaviours(samples, self.register, lambda n: self.bus.unregister(n))
         self.emits: list[dict[str, Any]] = []
+        self.harness: dict[str, Any] | None = None
 
     def register(self, decl: dict[str, Any]) -> None:
         from .behaviours import CaseFault
@@ -144,17 +148,38 @@ class _CaseRun:
             raise ValueError(f"unknown step {step!r}")
 
     async def run(self) -> dict[str, Any]:
-        error = None
+        given = self.case.get("given", {})
+        if "harness" not in given:
+            return await self.observe()
+        from .harness import HarnessCase
+
+        with HarnessCase(given["harness"], self.behaviours) as spec:
+            try:
+                harness = spec.load()
+            except self.hw.SpecError as exc:  # observed with its problems; no step runs (§6.1)
+                return await self.observe(exc)
+            self.bus, self.harness = harness.bus, spec.document(harness)
+            return await self.observe()
+
+    async def observe(self, refused: Exception | None = None) -> dict[str, Any]:
+        """Runs the declarations and the steps (none when ``refused``) and observes (§6.1)."""
+        error: dict[str, Any] | None = None
         try:
-            if self.refused is not None:
-                raise self.refused
+            refusal = refused or self.refused
+            if refusal is not None:
+                raise refusal
             for decl in self.case.get("given", {}).get("middleware", []):
                 self.register(decl)
             for step in self.case.get("when", []):
                 await self.step(step)
         except self.hw.HarnessweaverError as exc:
             error = {"kind": exc.kind, "rule": exc.rule, "message": str(exc)}
-        return {
+            if isinstance(exc, self.hw.SpecError):
+                from .harness import problems_json
+
+                error["problems"] = problems_json(exc)
+        seen = {} if self.harness is None else {"harness": self.harness}
+        return seen | {
             "error": error,
             "chains": {
                 hook: [d.name for d in self.bus.chain(hook)] for hook in self.hw.EVENT_TYPES
@@ -212,7 +237,7 @@ def _serve(backends: tuple[str, ...]) -> int:
                     "core": hw.CORE,
                     "backends": list(backends),
                 },
-                "features": ["timeouts", "concurrency"],
+                "features": list(FEATURES),
             }
         elif cmd == "run":
             try:
