@@ -22,9 +22,12 @@ failure: in CI they never skip silently.
 from __future__ import annotations
 
 import json
+import math
 import os
+import random
 import shlex
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -34,6 +37,7 @@ from checkout import CHECKOUT
 
 import harnessweaver as hw
 from harnessweaver.spec import Harness, HarnessEntry, Provenance
+from harnessweaver.spec.render import timeout_text
 
 FIXTURE = Path("ts-runner/src/test/fixtures/render-python.json")
 ALL = ["task.start", "step.start", "model.before", "model.after"]
@@ -85,16 +89,37 @@ def scenario() -> Harness:
     return Harness(bus, tuple(entries), spec, "refund", None, mode="audit")
 
 
-def rendered() -> dict[str, str]:
+def _numbers() -> list[float]:
+    """Floats whose notations JavaScript writes differently: whole numbers, exponents at the
+    edges of repr's and :g's ranges, exact ties, subnormals, and a fixed pseudo-random spread
+    (durations in whole nanoseconds, and any bit pattern)."""
+    picked = [2.0, 0.25, 1e-05, 0.0001, 1e16, 1e15, 1.5, 0.1, 1.1, 1e-07, 5e-324, 0.0011]
+    picked += [1.7976931348623157e308, 0.0005, 1000.125, 999999.5, 0.9999995, 1234567.0]
+    picked += [3600.0, 1e-09, 2.5e-10, 0.000123456789, 86400.5, -0.0, -2.5, 123456789012345678.0]
+    spread = random.Random(18)
+    for _ in range(200):
+        picked.append(spread.randint(1, 10**13) / 1e9)
+        bits = struct.unpack("<d", spread.getrandbits(63).to_bytes(8, "little"))[0]
+        if math.isfinite(bits):
+            picked.append(bits)
+    return picked
+
+
+def rendered() -> dict[str, object]:
     """Every format of :func:`scenario` (whole, for one tool, for a tool and a model) and of
-    an empty harness built in code."""
+    an empty harness built in code; and ``notations``: for each of :func:`_numbers`, its
+    ``repr``, ``format(x, "g")``, ``repr(round(x, 6))`` and ``timeout_text`` (the JSON
+    ``timeout`` and ``deadline``, and the text's durations)."""
     harness, empty = scenario(), Harness(hw.HookBus())
-    out = {}
+    out: dict[str, object] = {}
     for form in ("text", "json", "mermaid"):
         out[form] = harness.render(form)
         out[f"{form}-tool"] = harness.render(form, tool="search")
         out[f"{form}-both"] = harness.render(form, tool="refund_payment", model="gpt-4o")
         out[f"{form}-empty"] = empty.render(form)
+    out["notations"] = [
+        [repr(x), format(x, "g"), repr(round(x, 6)), timeout_text(x)] for x in _numbers()
+    ]
     return out
 
 
