@@ -161,8 +161,14 @@ def _ts_or_skip() -> list[str]:
     pytest.skip(reason)
 
 
-def _run(command: list[str], args: list[str], cwd: Path) -> tuple[int, str, str]:
+def _run(
+    command: list[str], args: list[str], cwd: Path, org_profiles: str | None = None
+) -> tuple[int, str, str]:
+    """Status, stdout and stderr of ``hooks ARGS``; ``org_profiles``: the value of
+    ``HARNESSWEAVER_ORG_PROFILES`` (otherwise unset)."""
     env = {k: v for k, v in os.environ.items() if k != "HARNESSWEAVER_ORG_PROFILES"}
+    if org_profiles is not None:
+        env["HARNESSWEAVER_ORG_PROFILES"] = org_profiles
     done = subprocess.run(
         [*command, "hooks", *args], cwd=cwd, env=env, capture_output=True, timeout=120
     )
@@ -204,6 +210,32 @@ def test_refunds_example_prints_the_same_from_both(
     python = _run(PY_CLI, every, refunds)
     assert python[0] == 0, python[2]
     assert _run(ts, every, refunds) == python
+
+
+def test_org_profiles_from_the_environment_as_python_reads_them(refunds: Path) -> None:
+    """Without ``--org-profiles``, both read ``HARNESSWEAVER_ORG_PROFILES`` (os.pathsep
+    between directories): one that does not exist, then the example's."""
+    ts = _ts_or_skip()
+    _link_package(refunds, ts)
+    dirs = os.pathsep.join(["nowhere", "examples/refunds/org"])
+    args = ["examples/refunds/harness.yaml", "--format", "json"]
+    python = _run(PY_CLI, args, refunds, org_profiles=dirs)
+    assert python[0] == 0, python[2]
+    assert '"org/acme/baseline.yaml"' in python[1]
+    assert _run(ts, args, refunds, org_profiles=dirs) == python
+    # No directory at all: the same problem, where and which rule (its message tells each
+    # language's users how to pass directories, so it is free text, as in the corpus).
+    status, out, err = _run(PY_CLI, args, refunds)
+    ts_status, ts_out, ts_err = _run(ts, args, refunds)
+    assert (ts_status, ts_out, status, out) == (2, "", 2, "")
+
+    def where_and_rule(line: str) -> tuple[list[str], str]:
+        return line.split(": ")[:2], line.rsplit(" ", 1)[-1]
+
+    assert err.endswith("\n") and ts_err.endswith("\n")
+    shown = [where_and_rule(line) for line in err.splitlines()]
+    assert shown == [(["harness.yaml:6", "profiles[0]"], "(profiles)")]
+    assert [where_and_rule(line) for line in ts_err.splitlines()] == shown
 
 
 # A spec with what the example lacks: chain deadlines (a task tightening one), matchers given
