@@ -91,6 +91,12 @@ export class Problems {
     return this.#found.size;
   }
 
+  /** Whether a problem of `file` was found. */
+  has(file: string): boolean {
+    for (const problem of this.#found.values()) if (problem.file === file) return true;
+    return false;
+  }
+
   /** A spec-level problem; its rule comes from `RULES` and closes the message. */
   add(file: string, item: string, line: number | null, kind: SpecKind, message: string): void {
     const rule = RULES[kind];

@@ -27,6 +27,7 @@ import { parseProfile, parseSpec, SPEC_KEYS, type Document, type Item, type Prov
 import { render, type Format, type Only } from "./render.js";
 import { Context, findProfile, Plugins } from "./resolve.js";
 import { shownValue as shown } from "./shown.js";
+import { structureProblem } from "./schema.js";
 import { plain } from "./yaml.js";
 
 const MODES = ["enforce", "audit"] as const;
@@ -191,12 +192,22 @@ function register(
   return [bus, entries];
 }
 
-async function readProfiles(spec: Document, ctx: Context, plugins: Plugins): Promise<Document[]> {
+/** Contract B: a document the parser found nothing wrong with must fit harness.schema.json too. */
+function checkStructure(content: unknown, file: string, what: "spec" | "profile", problems: Problems): void {
+  if (problems.has(file)) return;
+  const problem = structureProblem(plain(content), what);
+  if (problem !== null) problems.add(file, "", null, "bad_item", problem);
+}
+
+type Read = [content: unknown, file: string, what: "spec" | "profile"];
+
+async function readProfiles(spec: Document, ctx: Context, plugins: Plugins, documents: Read[]): Promise<Document[]> {
   const docs: Document[] = [];
   for (const ref of spec.profiles) {
     const found = findProfile(ref, ctx, plugins);
     if (found === null) continue;
     const doc = parseProfile(found.content, found.file, found.layer, ctx.problems);
+    documents.push([found.content, found.file, "profile"]);
     await plugins.load(doc, found.base);
     docs.push(doc);
   }
@@ -224,13 +235,15 @@ export async function load(path: string, options: LoadOptions = {}): Promise<Har
   const identity = specIdentity(spec, problems);
   const plugins = new Plugins(problems);
   await plugins.load(spec, ctx.root);
-  const profiles = await readProfiles(spec, ctx, plugins);
+  const documents: Read[] = [[content, file, "spec"]];
+  const profiles = await readProfiles(spec, ctx, plugins, documents);
   const selectedEnv = choose(spec, "envs", env, ctx);
   const selectedTask = choose(spec, "tasks", task, ctx);
   const base = [...profiles.flatMap((doc) => doc.middleware), ...spec.middleware];
   const everything = [...base, ...[...spec.envs.values()].flat(), ...[...spec.tasks.values()].flat()];
   const checked = new Map(everything.map((item) => [item, checkItem(item, plugins, problems)]));
   checkIds(base, spec.envs, spec.tasks, problems);
+  for (const [found, shown, what] of documents) checkStructure(found, shown, what, problems);
   if (problems.size > 0) throw problems.error();
   const chosen: [Checked, Middleware][] = [];
   for (const item of [...base, ...selectedEnv, ...selectedTask]) {

@@ -276,10 +276,8 @@ class Walk {
       if (!(map instanceof YamlMap)) throw new Refused("expected a mapping or list of mappings for merging", at);
       return [...map].map(([k, v]) => [k, v, map.keyLines.get(k) ?? map.line]);
     };
-    if (value instanceof YamlList) {
-      // PyYAML: the earlier mappings win, so they are set last.
-      return [...value].reverse().flatMap(one);
-    }
+    // As PyYAML reads `<<: [*a, *b]`: the mappings in the list's order, so a later one's key wins.
+    if (value instanceof YamlList) return [...value].flatMap(one);
     return one(value);
   }
 
