@@ -97,3 +97,7 @@ export { configurable, isConfigurable, Plugin, PluginError, type Configurable, t
 // The built-in middleware (namespace harnessweaver) and profiles: docs/builtins.md.
 export * as builtins from "./builtins/index.js";
 export { builtinPlugin, BUILTIN_PROFILES } from "./builtins/index.js";
+// The harness spec loader (docs/harness-spec.md): load("harness.yaml", {task, env}) → Harness.
+export { Harness, HarnessEntry, load, type LoadOptions } from "./spec/loader.js";
+export { Problem, SpecError } from "./spec/errors.js";
+export { Provenance } from "./spec/model.js";

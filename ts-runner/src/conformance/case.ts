@@ -18,6 +18,8 @@ import { declareIn, type Layer } from "../layer.js";
 import { middleware, type MiddlewareOptions } from "../middleware.js";
 import { outcomeJSON } from "../outcomes.js";
 import { Behaviours, BehaviourError } from "./behaviours.js";
+import { HarnessCase, problemsJson } from "./harness.js";
+import { SpecError } from "../spec/errors.js";
 
 type Json = Readonly<Record<string, unknown>>;
 
@@ -70,7 +72,10 @@ function overrides(raw: unknown, layered: boolean): { readonly given: Overrides;
 }
 
 class CaseRun {
-  readonly #bus: HookBus;
+  /** The case's bus; for a harness case (§2, `given.harness`), the one the loader builds. */
+  #bus: HookBus;
+  /** A harness case's `harnessweaver hooks --format json` document (§6.1). */
+  #harness: Json | undefined;
   /** What building the bus as the case gives it threw: observed as the case's error (§6.1). */
   readonly #refused: HarnessweaverError | undefined;
   readonly #clock: FixedClock;
@@ -112,12 +117,36 @@ class CaseRun {
   }
 
   async run(): Promise<Reply> {
-    let error: Json | null = null;
+    const given = object(this.testCase["given"] ?? {}, "given");
+    if (!("harness" in given)) return this.#observe(given);
+    const spec = new HarnessCase(object(given["harness"], "harness"), this.#behaviours, () => RAN.getStore());
     try {
-      if (this.#refused !== undefined) throw this.#refused;
-      const given = object(this.testCase["given"] ?? {}, "given");
-      for (const decl of list(given["middleware"])) this.#register(decl);
-      for (const step of list(this.testCase["when"])) await this.#step(object(step, "step"));
+      spec.open();
+      let harness;
+      try {
+        harness = await spec.load();
+      } catch (thrown) {
+        if (!(thrown instanceof SpecError)) throw thrown;
+        // Observed with its problems; no step runs (§6.1).
+        const error = { kind: thrown.kind, rule: thrown.rule, message: thrown.message, problems: problemsJson(thrown) };
+        return this.#observe(given, error);
+      }
+      this.#bus = harness.bus;
+      this.#harness = spec.document(harness);
+      return await this.#observe(given);
+    } finally {
+      spec.close();
+    }
+  }
+
+  async #observe(given: Json, refused: Json | null = null): Promise<Reply> {
+    let error: Json | null = refused;
+    try {
+      if (refused === null) {
+        if (this.#refused !== undefined) throw this.#refused;
+        for (const decl of list(given["middleware"])) this.#register(decl);
+        for (const step of list(this.testCase["when"])) await this.#step(object(step, "step"));
+      }
     } catch (thrown) {
       if (!(thrown instanceof HarnessweaverError)) throw thrown;
       error = { kind: thrown.kind, rule: thrown.rule, message: thrown.message };
@@ -130,7 +159,8 @@ class CaseRun {
         context.trace.records().map(({ t_ns: _t, duration_ns: _d, ...record }) => record),
       ]),
     );
-    return { actual: { error, chains, emits: this.#emits, traces } };
+    const seen = this.#harness === undefined ? {} : { harness: this.#harness };
+    return { actual: { ...seen, error, chains, emits: this.#emits, traces } };
   }
 
   #sample(hook: unknown): Event {
