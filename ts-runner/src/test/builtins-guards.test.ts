@@ -239,8 +239,12 @@ describe("builtins: budget_guard", () => {
     assert.deepEqual((await ask(bus, one)).outcome, Continue());
   });
 
-  it("needs a limit, as Python", () => {
+  it("needs a limit, as Python, and a finite one (YAML's .inf passes a JSON Schema's minimum)", () => {
     assert.throws(() => budgetGuard.build({}), /give max_tokens, max_cost_usd or both/);
+    assert.throws(() => budgetGuard.build({ max_cost_usd: Infinity }), /max_cost_usd: Input should be a finite number/);
+    assert.throws(() => budgetGuard.build({ max_tokens: Infinity }), /max_tokens: Input should be a finite number/);
+    assert.throws(() => loopGuard.build({ block_after: Infinity }), /block_after: Input should be a finite number/);
+    assert.throws(() => toolFailureGuard.build({ max_total: Infinity }), /max_total: Input should be a finite number/);
   });
 
   it("writes dollars as Python's ,.4f: grouping, and a tie rounded to even", () => {
