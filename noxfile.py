@@ -108,7 +108,7 @@ def ts(session: nox.Session) -> None:
         session.run("npm", "test", external=True)
         session.run("npm", "pack", "--dry-run", external=True)
     install(session, "test")  # Python's `harnessweaver hooks`, the reference
-    scratch = Path(session.create_tmp()) / "npm-pack"
+    scratch = Path(session.create_tmp()).resolve() / "npm-pack"  # absolute: used from TS too
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
     with session.chdir(TS):
