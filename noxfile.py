@@ -137,7 +137,8 @@ def _check_tarball(session: nox.Session, tarball: Path) -> None:
         files = {m.name.removeprefix("package/"): m for m in archive.getmembers() if m.isfile()}
         wanted = {
             "package.json", "README.md", "dist/index.js", "dist/index.d.ts", "dist/cli.js",
-            "dist/spec/render.js", "dist/harness.schema.json",
+            "dist/spec/render.js", "dist/harness.schema.json", "dist/adapters/ai.js",
+            "dist/adapters/openai-agents.js",
         }  # fmt: skip
         python = ROOT / "python" / "harnessweaver"
         shipped = {"dist/harness.schema.json": python / "spec" / "harness.schema.json"}
@@ -457,8 +458,10 @@ def installed(session: nox.Session) -> None:
     there: the test suite and the whole corpus against the installed package (tools/installed.py).
 
     A wheel is installed with no Rust toolchain on ``PATH``; the sdist compiles from scratch.
-    The suite runs on both cores for the first interpreter's wheel, the pure-Python wheel and
-    the sdist, and on the Rust core (plus both cores in the corpus) for the other wheels.
+    The suite runs on both cores for the first interpreter's wheel, on the Python core for the
+    pure-Python wheel, and on the Rust core (plus both cores in the corpus) for the sdist and
+    the other wheels: the pure core is the same Python files in every artifact, while each
+    compiled extension is tested on its own.
     Artifacts are checked two at a time (each in its own directories), the sdist first since
     it takes longest; each one's output is printed whole when it is done.
     """
@@ -473,7 +476,8 @@ def installed(session: nox.Session) -> None:
     script = str(ROOT / "tools" / "installed.py")
     checks: list[list[str]] = []
     for sdist in sorted(DIST.glob("*.tar.gz")):
-        checks.append([pythons[first], script, "--python", pythons[first], str(sdist)])
+        exe = pythons[first]  # the sdist is on the critical path (it compiles): Rust core only
+        checks.append([exe, script, "--python", exe, "--core", "rust", str(sdist)])
     for wheel in platform_wheels:
         version = _wheel_python(wheel)
         cores = [] if version == first else ["--core", "rust"]
