@@ -1,7 +1,8 @@
 """Developer and CI tasks.
 
 ``nox -s tests``        cargo test for the core, pytest against the Rust core and the Python core
-``nox -s ts``           the TypeScript package: npm ci, type check, build, node tests, npm pack
+``nox -s ts``           the TypeScript package: npm ci, type check, build, node tests, then the
+                       packed tarball in a scratch project (README example, hooks as Python's)
 ``nox -s lint``         ruff, mypy --strict, stubtest, cargo fmt and clippy
 ``nox -s conformance``  every implementation over the corpus, results identical across them
 ``nox -s interop``      the AGENT-HOOKS-0.1 Conformance Test Kit against harnessweaver, both cores
@@ -20,6 +21,7 @@ dependency groups in ``pyproject.toml``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -90,14 +92,141 @@ def tests(session: nox.Session) -> None:
         session.error(f"pytest failed with {', '.join(run[1] for run in failed)}")
 
 
-@nox.session(python=False)
+@nox.session
 def ts(session: nox.Session) -> None:
-    """The TypeScript package from a clean install: type check, tests, and what npm would pack."""
+    """The TypeScript package from a clean install: type check and tests. Then the tarball
+    `npm pack` makes (its `prepack` builds it) is checked and installed into a scratch project:
+    the README's example (harness.yaml and example.ts, extracted from ts-runner/README.md) is
+    type-checked with `tsc --strict` and run with node, and `harnessweaver hooks` from the
+    tarball prints byte for byte what Python's prints (python/tests/test_hooks_identical.py,
+    which may not skip here)."""
+    if shutil.which("npm") is None:
+        session.error("npm not found: the TypeScript package needs Node 20 or later and npm")
     with session.chdir(TS):
         session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
         session.run("npm", "run", "lint", external=True)
         session.run("npm", "test", external=True)
-        session.run("npm", "pack", "--dry-run", external=True)
+    install(session, "test")  # Python's `harnessweaver hooks`, the reference
+    scratch = Path(session.create_tmp()).resolve() / "npm-pack"  # absolute: used from TS too
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    with session.chdir(TS):
+        session.run("npm", "pack", "--pack-destination", str(scratch), external=True)
+    (tarball,) = scratch.glob("harnessweaver-*.tgz")
+    _check_tarball(session, tarball)
+    project = scratch / "project"
+    project.mkdir()
+    _ts_project(session, project, tarball)
+    _ts_readme_example(session, project)
+    cli = project / "node_modules" / ".bin" / "harnessweaver"
+    _ts_hooks_identical(session, project)
+    session.run(
+        "pytest", "-q", "-p", "no:cacheprovider", "python/tests/test_hooks_identical.py",
+        env={"HARNESSWEAVER_TS_CLI": str(cli), "HARNESSWEAVER_REQUIRE_TS": "1"},
+    )  # fmt: skip
+
+
+def _check_tarball(session: nox.Session, tarball: Path) -> None:
+    """What the package must ship (the compiled code, the `harnessweaver` bin, the harness
+    schema and the built-in profiles, byte for byte the repository's) and must not (tests,
+    sources, source maps)."""
+    import tarfile
+
+    with tarfile.open(tarball) as archive:
+        files = {m.name.removeprefix("package/"): m for m in archive.getmembers() if m.isfile()}
+        wanted = {
+            "package.json", "README.md", "dist/index.js", "dist/index.d.ts", "dist/cli.js",
+            "dist/spec/render.js", "dist/harness.schema.json", "dist/adapters/ai.js",
+            "dist/adapters/openai-agents.js",
+        }  # fmt: skip
+        python = ROOT / "python" / "harnessweaver"
+        shipped = {"dist/harness.schema.json": python / "spec" / "harness.schema.json"}
+        for profile in sorted((python / "profiles").glob("*.yaml")):
+            shipped[f"dist/profiles/{profile.name}"] = profile
+        missing = sorted((wanted | set(shipped)) - set(files))
+        unwanted = sorted(
+            name for name in files
+            if name.startswith(("dist/test/", "dist/bench/", "src/"))
+            or name.endswith((".map", ".tsbuildinfo"))
+        )  # fmt: skip
+        if missing or unwanted:
+            session.error(f"{tarball.name}: missing {missing}, should not ship {unwanted}")
+        for name, source in shipped.items():
+            extracted = archive.extractfile(files[name])
+            if extracted is None or extracted.read() != source.read_bytes():
+                session.error(f"{tarball.name}: {name} differs from {source.relative_to(ROOT)}")
+    session.log(f"{tarball.name}: {len(files)} files, bin, schema and profiles as expected")
+
+
+def _ts_project(session: nox.Session, project: Path, tarball: Path) -> None:
+    """A new npm project with the tarball installed, and the TypeScript compiler and Node types
+    at the versions ts-runner is locked to."""
+
+    def locked(name: str) -> str:
+        manifest = TS / "node_modules" / name / "package.json"
+        return f"{name}@{json.loads(manifest.read_text(encoding='utf-8'))['version']}"
+
+    with session.chdir(project):
+        session.run("npm", "init", "-y", external=True, silent=True)
+        session.run("npm", "pkg", "set", "type=module", external=True)
+        session.run(
+            "npm", "install", "--no-audit", "--no-fund", "--prefer-offline", str(tarball),
+            locked("typescript"), locked("@types/node"), external=True,
+        )  # fmt: skip
+
+
+def readme_blocks(text: str) -> dict[str, str]:
+    """The fenced blocks of ts-runner/README.md marked ``<!-- example: NAME -->``, by NAME."""
+    found = re.findall(r"<!-- example: (\S+) -->\n```[\w-]*\n(.*?)^```", text, re.S | re.M)
+    return dict(found)
+
+
+def _ts_readme_example(session: nox.Session, project: Path) -> None:
+    """The README's harness.yaml and example.ts (and its plugin.ts), type-checked with `tsc
+    --strict` against the installed package's declarations (skipLibCheck off) and compiled;
+    example.js run with node must print the README's output block."""
+    blocks = readme_blocks((TS / "README.md").read_text(encoding="utf-8"))
+    if set(blocks) != {"harness.yaml", "example.ts", "output", "plugin.ts"}:
+        session.error(f"ts-runner/README.md: marked blocks {sorted(blocks)}")
+    for name in ("harness.yaml", "example.ts", "plugin.ts"):  # plugin.ts: type-checked only
+        (project / name).write_text(blocks[name], encoding="utf-8")
+    with session.chdir(project):
+        session.run(
+            "npx", "--no-install", "tsc", "--strict", "--skipLibCheck", "false",
+            "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext",
+            "--types", "node", "example.ts", "plugin.ts",
+            external=True,
+        )  # fmt: skip
+        done = subprocess.run(["node", "example.js"], capture_output=True, text=True, check=False)
+        if done.returncode != 0 or done.stdout != blocks["output"]:
+            printed = f"{done.stdout}{done.stderr}(status {done.returncode})"
+            session.error(f"the README example printed:\n{printed}")
+        session.log("the README example type-checks with tsc --strict and prints its output block")
+        schema = (
+            "import s from 'harnessweaver/harness.schema.json' with {type: 'json'}; "
+            "if (!s.$defs) process.exit(1)"
+        )
+        session.run("node", "--no-warnings", "--input-type=module", "-e", schema, external=True)
+
+
+def _ts_hooks_identical(session: nox.Session, project: Path) -> None:
+    """`npx harnessweaver hooks --format json` from the tarball and Python's `harnessweaver
+    hooks` on a copy of examples/refunds (its Node plugin imports the installed package)."""
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "examples" / "refunds", project / "refunds", ignore=ignore)
+    args = ["hooks", "refunds/harness.yaml", "--org-profiles", "refunds/org", "--task", "refund"]
+    args += ["--format", "json"]
+    python = Path(session.bin) / "harnessweaver"
+    outputs = [
+        subprocess.run(command, cwd=project, capture_output=True, check=False)
+        for command in ([str(python), *args], ["npx", "--no-install", "harnessweaver", *args])
+    ]
+    for done in outputs:
+        if done.returncode != 0:
+            session.error(f"{done.args[0]} hooks failed: {done.stderr.decode()}")
+    if outputs[0].stdout != outputs[1].stdout:
+        session.error("harnessweaver hooks --format json: Python's and the npm package's differ")
+    session.log(f"harnessweaver hooks --format json: {len(outputs[0].stdout)} bytes, identical")
 
 
 @nox.session

@@ -13,7 +13,7 @@ import { Block, Continue } from "../outcomes.js";
 import { configurable } from "../plugin.js";
 import { withNote } from "./notes.js";
 import { RunStates } from "./runs.js";
-import { SettingsError, settingsSchema } from "./settings.js";
+import { finite, SettingsError, settingsSchema } from "./settings.js";
 
 /** One run's usage so far, and the limits it has been warned about. */
 class Spent {
@@ -65,6 +65,7 @@ export function budgetSettings(settings: Readonly<Record<string, unknown>>): {
   readonly maxCostUsd: number | null;
   readonly warnAt: number | null;
 } {
+  finite(settings);
   const maxTokens = (settings["max_tokens"] ?? null) as number | null;
   const maxCostUsd = (settings["max_cost_usd"] ?? null) as number | null;
   const warnAt = settings["warn_at"] === undefined ? 0.7 : (settings["warn_at"] as number | null);

@@ -14,7 +14,7 @@ import { Block } from "../outcomes.js";
 import { configurable } from "../plugin.js";
 import { pythonRepr } from "./repr.js";
 import { RunStates } from "./runs.js";
-import { SettingsError, settingsSchema } from "./settings.js";
+import { finite, SettingsError, settingsSchema } from "./settings.js";
 
 /** How many tools' failures one run's state keeps at most. */
 export const MAX_TOOLS = 256;
@@ -30,6 +30,7 @@ export function failureSettings(settings: Readonly<Record<string, unknown>>): {
   readonly maxConsecutive: number | null;
   readonly maxTotal: number | null;
 } {
+  finite(settings);
   const maxConsecutive = settings["max_consecutive"] === undefined ? 3 : (settings["max_consecutive"] as number | null);
   const maxTotal = (settings["max_total"] ?? null) as number | null;
   if (maxTotal !== null && maxConsecutive !== null && maxTotal < maxConsecutive) {

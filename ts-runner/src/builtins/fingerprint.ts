@@ -35,7 +35,8 @@ function pythonFloat(value: number): string {
 
 function number(value: number): string {
   if (!Number.isFinite(value)) throw new RangeError(`a tool argument is not a finite number: ${value}`);
-  if (Number.isInteger(value)) return Math.abs(value) < 1e21 ? String(value) : BigInt(value).toString();
+  // an integral double is written exactly, as Python writes int(x) (String() would round 2**60)
+  if (Number.isInteger(value)) return Number.isSafeInteger(value) ? String(value) : BigInt(value).toString();
   return pythonFloat(value);
 }
 

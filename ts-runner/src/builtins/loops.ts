@@ -15,7 +15,7 @@ import { ModelRequestEvent, TaskEndEvent, ToolCallEvent } from "../events.js";
 import { fingerprint } from "./fingerprint.js";
 import { withNote } from "./notes.js";
 import { RunStates } from "./runs.js";
-import { SettingsError, settingsSchema } from "./settings.js";
+import { finite, SettingsError, settingsSchema } from "./settings.js";
 
 /** One run's last calls: their fingerprints in order, how often each occurs, the warnings not yet given. */
 class Calls {
@@ -53,6 +53,7 @@ interface LoopSettings {
 
 /** The settings, with Python's defaults and the rules between them (pydantic's validators). */
 export function loopSettings(settings: Readonly<Record<string, unknown>>): LoopSettings {
+  finite(settings);
   const warnAfter = settings["warn_after"] === undefined ? 3 : (settings["warn_after"] as number | null);
   const blockAfter = settings["block_after"] === undefined ? 5 : (settings["block_after"] as number);
   const window = settings["window"] === undefined ? 20 : (settings["window"] as number);

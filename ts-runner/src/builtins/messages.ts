@@ -2,12 +2,12 @@
 
 import { Block } from "../outcomes.js";
 import { configurable } from "../plugin.js";
-import { settingsSchema } from "./settings.js";
+import { finite, settingsSchema } from "./settings.js";
 
 export const maxMessages = configurable(
   { name: "max_messages", hooks: ["model.before"], failMode: "closed", settings: settingsSchema("max_messages") },
   (given) => {
-    const limit = given["limit"] as number;
+    const limit = finite(given)["limit"] as number;
     return async (event) => {
       const count = event.request.messages.length;
       if (count <= limit) return null;

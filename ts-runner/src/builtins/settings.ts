@@ -17,8 +17,9 @@ export class SettingsError extends Error {
   /** The setting at fault (`block_after`), or null for the settings as a whole. */
   readonly setting: string | null;
 
-  constructor(setting: string | null, message: string) {
-    super(setting === null ? `Value error, ${message}` : `${setting}: Value error, ${message}`);
+  constructor(setting: string | null, message: string, valueError = true) {
+    const text = valueError ? `Value error, ${message}` : message;
+    super(setting === null ? text : `${setting}: ${text}`);
     this.setting = setting;
   }
 }
@@ -31,6 +32,18 @@ export function settingsSchema(name: string): SettingsSchema {
     throw new Error(`harness.schema.json has no $defs entry ${key} (contract B)`);
   }
   return found as SettingsSchema;
+}
+
+/**
+ * `settings`, once every number in it is known to be finite. YAML can write `.inf` and
+ * `.nan`, which a JSON Schema's `minimum` lets through (`Infinity` is above 0) and pydantic
+ * refuses (`allow_inf_nan=False`, and no integer is infinite): so does every built-in.
+ */
+export function finite(settings: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  for (const [key, value] of Object.entries(settings)) {
+    if (typeof value === "number" && !Number.isFinite(value)) throw new SettingsError(key, "Input should be a finite number", false);
+  }
+  return settings;
 }
 
 /** Setting `key`, or null when absent or null. */

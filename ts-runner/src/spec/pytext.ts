@@ -47,7 +47,7 @@ function roundHalfEven(n: bigint, places: number): bigint {
 /** Python's `round(x, digits)` of a finite float: the nearest double to the rounded exact value. */
 export function pyRound(x: number, digits: number): number {
   const { n, k } = exact(x);
-  if (k <= digits) return x;
+  if (k <= digits || n === 0n) return x; // already short enough (and -0.0 stays -0.0)
   const rounded = roundHalfEven(n, k - digits);
   const value = Number(`${rounded}e-${digits}`); // decimal parsing is correctly rounded, as strtod
   return x < 0 ? -value : value;

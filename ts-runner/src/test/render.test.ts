@@ -13,7 +13,9 @@ import { chainsOf, render, timeoutText, type ShownEntry, type ShownHarness } fro
 import { pyFloatRepr, pyG, pyJson, pyJsonString, pyPath, pyPathName, pyRound, PyFloat } from "../spec/pytext.js";
 
 const FIXTURE = new URL("../../src/test/fixtures/render-python.json", import.meta.url);
-const PYTHON = JSON.parse(readFileSync(FIXTURE, "utf8")) as Record<string, string>;
+const { notations: NOTATIONS, ...PYTHON } = JSON.parse(readFileSync(FIXTURE, "utf8")) as Record<string, string> & {
+  notations: [string, string, string, string][];
+};
 const ALL: HookPoint[] = ["task.start", "step.start", "model.before", "model.after", "tool.before", "tool.after", "step.end", "task.end"];
 
 interface Item {
@@ -75,6 +77,14 @@ describe("render: Python's output for the same harness", () => {
 });
 
 describe("Python's notations", () => {
+  it("repr, format(x, 'g'), repr(round(x, 6)) and the timeout text of Python's fixture numbers", () => {
+    assert.ok(NOTATIONS.length > 400);
+    for (const [repr, g, rounded, timeout] of NOTATIONS) {
+      const x = Number(repr); // repr reads back exactly
+      assert.deepEqual([pyFloatRepr(x), pyG(x), pyFloatRepr(pyRound(x, 6)), timeoutText(x)], [repr, g, rounded, timeout], repr);
+    }
+  });
+
   it("a float as repr writes it: the shortest digits, .0 on whole numbers, exponents past 1e16 and under 1e-4", () => {
     const cases: [number, string][] = [
       [2, "2.0"], [0.25, "0.25"], [1e-5, "1e-05"], [0.0001, "0.0001"], [1e16, "1e+16"], [1e15, "1000000000000000.0"],
