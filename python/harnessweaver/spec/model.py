@@ -254,7 +254,9 @@ class _Parser:
             keys["hooks"] = [stage]
         if not ok:
             return None
-        ident = node.get("id", use)
+        ident = node.get("id")
+        if ident is None:  # `id: null` is no id, like every other reserved key's null
+            ident = use
         return Item(
             where=where,
             use=str(use),

@@ -185,7 +185,7 @@ function register(
   const entries: HarnessEntry[] = [];
   for (const [checked, middleware] of chosen) {
     const item = checked.item;
-    const overrides = overridesOf(itemKeys(item, mode), item.id === null ? "None" : String(item.id));
+    const overrides = overridesOf(itemKeys(item, mode), String(item.id));
     const decl = bus.register(middleware, { ...overrides, layer: item.source.layer });
     entries.push(new HarnessEntry(decl.name, item.label, item.use, decl, item.source, plain(item.settings) as Record<string, unknown>, middleware));
   }

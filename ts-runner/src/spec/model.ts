@@ -220,7 +220,8 @@ class Parser {
       keys["hooks"] = [stage];
     }
     if (!ok) return null;
-    const ident = node.has("id") ? node.get("id") : use;
+    const given: unknown = node.get("id");
+    const ident = given === undefined || given === null ? use : given; // `id: null` is no id
     const settings: Record<string, unknown> = {};
     for (const [key, value] of node) {
       if (!(RESERVED as readonly unknown[]).includes(key)) settings[key as string] = plain(value);
