@@ -355,6 +355,22 @@ describe("OpenAI Agents SDK adapter", () => {
     assert.equal((await blocked.run.run(blocked.agent, "Refund $30.")).finalOutput, undefined);
   });
 
+  it("emits task.end when the last step.end stops a completed run, then rejects with HarnessStopped", async () => {
+    const reasons = exitReasons();
+    const lastStep = middleware({ name: "last_step", hooks: ["step.end"], failMode: "closed" }, async (event) =>
+      event.step === 2 ? Block("no final answer", { code: "last_step" }) : undefined,
+    );
+    const { agent, paid, run } = setup(30, lastStep, reasons.mw);
+    await assert.rejects(run.run(agent, "Refund $30."), (error: unknown) => {
+      assert.ok(error instanceof HarnessStopped);
+      assert.deepEqual([error.hook, error.outcome, error.code], ["step.end", "block", "last_step"]);
+      return true;
+    });
+    assert.deepEqual(paid, [30]);
+    assert.deepEqual(hooks(run), ONE_TOOL_RUN);
+    assert.deepEqual(reasons.seen, ["blocked"]);
+  });
+
   it("streams a run (Runner.run with stream: true) with the same records as run()", async () => {
     const { agent, model, paid, run } = setup(13, refundPolicy);
     const stream = await run.runStreamed(agent, "Refund $13, please.");

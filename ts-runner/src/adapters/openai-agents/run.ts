@@ -271,7 +271,17 @@ export class GuardedRun {
    * `step.end` and `steps` counts the completed ones; a suspended segment leaves its step open.
    */
   async #taskEnd(output: unknown, exitReason: string): Promise<{ changed: boolean; value: unknown }> {
-    if (exitReason === "completed") await this.endStep();
+    if (exitReason === "completed") {
+      try {
+        await this.endStep();
+      } catch (error) {
+        // The last step.end stopped the run: it still ends with task.end (its state released).
+        const stop = stopIn(error);
+        if (stop === null) throw error;
+        await this.#taskEnd(null, EXIT_REASONS[stop.outcome] ?? "blocked");
+        throw stop;
+      }
+    }
     const completed = this.#stepOpen ? this.steps - 1 : this.steps;
     if (exitReason !== "completed" && exitReason !== "suspended") this.#stepOpen = false;
     const event = new TaskEndEvent({ output: jsonable(output), exitReason, steps: completed });
