@@ -15,8 +15,11 @@
  * - `\A`, `\Z`, `(?P<name>…)`, `(?P=name)`, `{,n}`, `(?#…)`, `(?x)`, `\a`, octal escapes, and
  *   a `{` or `]` that is a literal (JavaScript's `u`/`v` modes refuse them) are rewritten.
  *
- * What JavaScript cannot express (scoped `(?i:…)`, atomic groups, possessive quantifiers,
- * conditionals, `\N{…}`) is refused with an error naming the construct, rather than
+ * - IGNORECASE (`(?i)`, scoped `(?i:…)`) folds as Python's does, which JavaScript's `i` flag
+ *   does not (`casefold.ts`): literals and classes are written as explicit sets.
+ *
+ * What JavaScript cannot express (atomic groups, possessive quantifiers, conditionals,
+ * `\N{…}`, a back-reference under IGNORECASE) is refused with an error naming the construct, rather than
  * translated into something that would redact other spans. Every literal character is
  * written as `\u{…}`, so no character can take a meaning in `v` mode that it had not in
  * Python.
@@ -39,6 +42,8 @@ const START = String.raw`(?<![\s\S])`;
 const END = String.raw`(?![\s\S])`;
 
 /** A pattern of Python's `re` dialect that cannot be run the same way by JavaScript. */
+import { lowered, matching, ranges } from "./casefold.js";
+
 export class PythonRegexError extends Error {
   override readonly name = "PythonRegexError";
 }
@@ -125,14 +130,13 @@ class Translator {
     for (;;) {
       const m = /^\(\?([aiLmsux]+)\)/.exec(String.fromCodePoint(...this.#cps.slice(this.#pos, this.#pos + 12)));
       if (m === null || m[1] === undefined) return;
-      this.#flags = this.#withFlags(this.#flags, m[1], "", true);
+      this.#flags = this.#withFlags(this.#flags, m[1], "");
       this.#pos += m[0].length;
     }
   }
 
-  #withFlags(base: Flags, on: string, off: string, global: boolean): Flags {
+  #withFlags(base: Flags, on: string, off: string): Flags {
     if (on.includes("L")) this.#fail("flag L (locale)");
-    if (!global && (on.includes("i") || off.includes("i"))) this.#fail("a scoped IGNORECASE flag (?i:...)");
     const set = (f: keyof Flags) => (on.includes(f) ? true : off.includes(f) ? false : base[f]);
     return { i: set("i"), m: set("m"), s: set("s"), x: set("x"), a: on.includes("u") ? false : set("a") };
   }
@@ -193,15 +197,16 @@ class Translator {
       case "{":
         if (this.#quantifier() !== null) this.#bad("nothing to repeat");
         this.#pos++;
-        return this.#quantified(lit(0x7b), 1);
+        return this.#quantified(this.#literal(0x7b), 1);
       default:
         this.#pos++;
-        return this.#quantified(lit(c.codePointAt(0) ?? 0), 1);
+        return this.#quantified(this.#literal(c.codePointAt(0) ?? 0), 1);
     }
   }
 
   /** `\N`: a reference to group N, which must be closed already (Python's rule). */
   #reference(ref: RegExpExecArray): string {
+    if (this.#flags.i) this.#fail("a back-reference under IGNORECASE");
     const number = Number(ref[1]);
     if (!this.#closed.has(number)) {
       this.#bad(number <= this.#groups ? "cannot refer to an open group" : `invalid group reference ${number}`);
@@ -287,12 +292,13 @@ class Translator {
       const number = this.#names.get(m[1] as string);
       if (number === undefined) this.#bad(`unknown group name '${m[1]}'`);
       if (!this.#closed.has(number)) this.#bad("cannot refer to an open group");
+      if (this.#flags.i) this.#fail("a back-reference under IGNORECASE");
       this.#pos += 2 + cpLength(m[0]);
       return this.#quantified(`\\k<${m[1]}>`, null);
     }
     m = /^([aiLmsux]*)(?:-([imsx]+))?:/.exec(tail);
     if (m !== null && (m[1] !== "" || m[2] !== undefined)) {
-      const flags = this.#withFlags(this.#flags, m[1] as string, m[2] ?? "", false);
+      const flags = this.#withFlags(this.#flags, m[1] as string, m[2] ?? "");
       const js = this.#open(2 + m[0].length, "(?:", "group", null, null);
       this.#flags = flags;
       return js;
@@ -351,15 +357,22 @@ class Translator {
     if (/^[1-7]$/.test(c)) {
       const digits = String.fromCodePoint(...this.#cps.slice(this.#pos, this.#pos + 3));
       this.#pos += 3; // three octal digits (a reference was taken before)
-      return this.#octal(digits);
+      return this.#literal(this.#octalValue(digits));
     }
-    return lit(this.#charEscape());
+    return this.#literal(this.#charEscape());
   }
 
-  #octal(digits: string): string {
+  #octalValue(digits: string): number {
     const cp = parseInt(digits, 8);
     if (cp > 0o377) this.#bad(`octal escape value \\${digits} outside of range 0-0o377`);
-    return lit(cp);
+    return cp;
+  }
+
+  /** A literal character; under IGNORECASE, the class of every character Python matches with it. */
+  #literal(cp: number): string {
+    if (!this.#flags.i) return lit(cp);
+    const all = matching(lowered([cp], this.#flags.a), this.#flags.a);
+    return all.length === 1 && all[0] === cp ? lit(cp) : `[${ranges(all, lit)}]`;
   }
 
   /** An escape that stands for one character (the backslash consumed); its code point. */
@@ -397,13 +410,14 @@ class Translator {
       out += "^";
       this.#pos++;
     }
+    const spans: [number, number][] = [];
     let first = true;
     for (;;) {
       const c = this.#peek();
       if (c === undefined) this.#bad("unterminated character set");
       if (c === "]" && !first) {
         this.#pos++;
-        return `${out}]`;
+        return `${out}${this.#members(spans)}]`;
       }
       first = false;
       let low: number;
@@ -445,19 +459,29 @@ class Translator {
           this.#pos++;
         }
         if (high < low) this.#bad("bad character range");
-        out += `${lit(low)}-${lit(high)}`;
+        spans.push([low, high]);
       } else {
-        out += lit(low);
+        spans.push([low, low]);
       }
     }
   }
+  /** A class's characters and ranges; under IGNORECASE, every character Python matches with them. */
+  #members(spans: readonly (readonly [number, number])[]): string {
+    if (!this.#flags.i) return spans.map(([low, high]) => (low === high ? lit(low) : `${lit(low)}-${lit(high)}`)).join("");
+    function* each(): Generator<number> {
+      for (const [low, high] of spans) for (let cp = low; cp <= high; cp++) if (cp < 0xd800 || cp > 0xdfff) yield cp;
+    }
+    return ranges(matching(lowered(each(), this.#flags.a), this.#flags.a), lit);
+  }
+
 }
 
 /** The JavaScript source and flags that run the Python pattern `pattern` the same way. */
 export function translate(pattern: string): { readonly source: string; readonly flags: string } {
   const t = new Translator(pattern);
   const source = t.translate();
-  return { source, flags: t.flags.i ? "iv" : "v" };
+  // IGNORECASE is spelled out in the source (casefold.ts): JavaScript's i flag folds otherwise
+  return { source, flags: "v" };
 }
 
 /**

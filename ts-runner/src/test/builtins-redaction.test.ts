@@ -141,15 +141,33 @@ describe("builtins: patterns in Python's dialect", () => {
     for (const pattern of ["(", "x*", "a{2,1}", "(?<=a+)b", String.raw`\1(a)`, String.raw`[\d-z]`, "(?<!ab|c)d", String.raw`\p{L}`, "a**", "[", "(?P<1a>x)", "(?L)a", "a(?i)", String.raw`\400`, "(?P<a>x)(?P<a>y)", "a{,}"]) {
       assert.notEqual(patternProblem(pattern), null, pattern);
     }
-    for (const pattern of [String.raw`\B`, "{", "a{", "}", "]", "(?P<n>x)(?P=n)", String.raw`(a)\1`, String.raw`\012`, "(?#c)a", "(?x)a b", "(?s).", String.raw`(?a)\w`, "a+?", String.raw`[\b]`, "[]]", "[^]]", String.raw`\-`, "é+", "(?i)É", "\u{1D7D8}+", String.raw`(?<=ab|cd)e`]) {
+    for (const pattern of [String.raw`\B`, "{", "a{", "}", "]", "(?P<n>x)(?P=n)", String.raw`(a)\1`, String.raw`\012`, "(?#c)a", "(?x)a b", "(?s).", String.raw`(?a)\w`, "a+?", String.raw`[\b]`, "[]]", "[^]]", String.raw`\-`, "é+", "(?i)É", "(?i:a)", "\u{1D7D8}+", String.raw`(?<=ab|cd)e`]) {
       assert.equal(patternProblem(pattern), null, pattern);
     }
   });
 
   it("refuse, naming the construct, what JavaScript cannot run the same way", () => {
-    for (const [pattern, construct] of [["(?i:a)", /scoped IGNORECASE/], ["a++", /possessive/], ["(?>a)", /atomic/], ["(?(1)a|b)", /conditional/], [String.raw`\N{DASH}`, /named character/]] as const) {
+    for (const [pattern, construct] of [[String.raw`(?i)(a)\1`, /back-reference under IGNORECASE/], ["a++", /possessive/], ["(?>a)", /atomic/], ["(?(1)a|b)", /conditional/], [String.raw`\N{DASH}`, /named character/]] as const) {
       assert.throws(() => compilePython(pattern), (e: unknown) => e instanceof PythonRegexError && construct.test(e.message), pattern);
     }
+  });
+});
+
+describe("builtins: IGNORECASE as Python folds", () => {
+  it("matches what Python's re.sub matches, scoped (?i:...) and (?ai) included", () => {
+    // [pattern, text, Python's re.sub(pattern, "[X]", text)]
+    const rows: [string, string, string][] = [
+      ["(?i)i", "iI\u0130\u0131j", "[X][X][X][X]j"],
+      ["(?i)k", "kK\u212a", "[X][X][X]"],
+      ["(?ai)k", "kK\u212a", "[X][X]\u212a"],
+      ["(?i)s", "sS\u017f\u00df", "[X][X][X]\u00df"],
+      ["(?i)\u03c3", "\u03a3\u03c3\u03c2", "[X][X][X]"],
+      ["(?i)[a-c]+", "AbC\u0130", "[X]\u0130"],
+      ["(?i)[^k]", "k\u212aKx", "k\u212aK[X]"],
+      [String.raw`(?i:secret)=\w+`, "SECRET=abc Secret=x", "[X] [X]"],
+      ["x(?i:ab)c(?-i:d)", "xABcd xabCd xABcD", "[X] xabCd xABcD"],
+    ];
+    for (const [pattern, text, python] of rows) assert.equal(text.replace(compilePython(pattern), () => "[X]"), python, `${pattern} on ${JSON.stringify(text)}`);
   });
 });
 
