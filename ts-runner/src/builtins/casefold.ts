@@ -31,22 +31,49 @@ export function lower(cp: number, ascii: boolean): number {
   return lowered.length === String.fromCodePoint(first).length ? first : cp;
 }
 
+const LIMIT = 0x110000;
+let lowers: Int32Array | undefined;
 let inverse: Map<number, number[]> | undefined;
 
-/** Every code point whose lowercase is `t` (Unicode), built once on first use. */
-function uppers(t: number): readonly number[] {
-  if (inverse === undefined) {
+/** The lowercase of every code point, and the code points of each lowercase that are not it; built once on first use. */
+function tables(): { readonly lowers: Int32Array; readonly inverse: Map<number, number[]> } {
+  if (lowers === undefined || inverse === undefined) {
+    lowers = new Int32Array(LIMIT);
     inverse = new Map();
-    for (let cp = 0; cp <= 0x10ffff; cp++) {
-      if (cp >= 0xd800 && cp <= 0xdfff) continue;
-      const lo = lower(cp, false);
+    for (let cp = 0; cp < LIMIT; cp++) {
+      const lo = cp >= 0xd800 && cp <= 0xdfff ? cp : lower(cp, false);
+      lowers[cp] = lo;
       if (lo === cp) continue;
       const found = inverse.get(lo);
       if (found === undefined) inverse.set(lo, [cp]);
       else found.push(cp);
     }
   }
-  return inverse.get(t) ?? [];
+  return { lowers, inverse };
+}
+
+/** Every code point whose lowercase is `t` (Unicode). */
+function uppers(t: number): readonly number[] {
+  return tables().inverse.get(t) ?? [];
+}
+
+/**
+ * What a class of `spans` matches under Unicode IGNORECASE, for classes too large to lower
+ * member by member: with a bitmap of the lowered set, one pass over every code point.
+ */
+export function matchingSpans(spans: readonly (readonly [number, number])[]): number[] {
+  const { lowers: table } = tables();
+  const targets = new Uint8Array(LIMIT);
+  for (const [low, high] of spans) {
+    for (let cp = low; cp <= high; cp++) {
+      const lo = table[cp] as number;
+      targets[lo] = 1;
+      for (const extra of EXTRA_CASES.get(lo) ?? []) targets[extra] = 1;
+    }
+  }
+  const out: number[] = [];
+  for (let cp = 0; cp < LIMIT; cp++) if (targets[table[cp] as number] === 1 && (cp < 0xd800 || cp > 0xdfff)) out.push(cp);
+  return out;
 }
 
 /** The lowered set a class (or literal) stands for: each member lowered, with its extra cases. */

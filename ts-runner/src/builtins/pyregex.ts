@@ -42,7 +42,7 @@ const START = String.raw`(?<![\s\S])`;
 const END = String.raw`(?![\s\S])`;
 
 /** A pattern of Python's `re` dialect that cannot be run the same way by JavaScript. */
-import { lowered, matching, ranges } from "./casefold.js";
+import { lowered, matching, matchingSpans, ranges } from "./casefold.js";
 
 export class PythonRegexError extends Error {
   override readonly name = "PythonRegexError";
@@ -468,6 +468,8 @@ class Translator {
   /** A class's characters and ranges; under IGNORECASE, every character Python matches with them. */
   #members(spans: readonly (readonly [number, number])[]): string {
     if (!this.#flags.i) return spans.map(([low, high]) => (low === high ? lit(low) : `${lit(low)}-${lit(high)}`)).join("");
+    const size = spans.reduce((total, [low, high]) => total + high - low + 1, 0);
+    if (!this.#flags.a && size > 4096) return ranges(matchingSpans(spans), lit); // a bitmap beats a Set for wide ranges
     function* each(): Generator<number> {
       for (const [low, high] of spans) for (let cp = low; cp <= high; cp++) if (cp < 0xd800 || cp > 0xdfff) yield cp;
     }

@@ -5,6 +5,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import fc from "fast-check";
 import {
   Continue,
   Envelope,
@@ -192,5 +193,45 @@ describe("builtins: redact_secrets", () => {
     assert.deepEqual(done.event.call.arguments, { url: "x?[redacted]&y=2" });
     assert.throws(() => redactSecrets.build({ patterns: ["a?"] }), /matches the empty string/);
     assert.throws(() => redactSecrets.build({ patterns: [] }), /at least 1 item/);
+  });
+});
+
+describe("builtins: redact_pii's promises, for any text (Python's hypothesis tests, with fast-check)", () => {
+  /** Every card the guard promises to find, by brute force (python: luhn_valid_cards_left). */
+  function cardsLeft(text: string): string[] {
+    const found: string[] = [];
+    const digit = (c: string | undefined) => c !== undefined && c >= "0" && c <= "9";
+    for (let start = 0; start < text.length; start++) {
+      if (!digit(text[start]) || (start > 0 && digit(text[start - 1]))) continue;
+      for (let end = start + 1; end <= text.length; end++) {
+        const piece = text.slice(start, end);
+        if (!/^[0-9](?:[ -]?[0-9])*$/.test(piece) || digit(text[end])) continue;
+        const digits = piece.replace(/[ -]/g, "");
+        if (digits.length >= 13 && digits.length <= 19 && luhnValid(digits)) found.push(piece);
+      }
+    }
+    return found;
+  }
+  const withCheckDigit = (body: string) => [..."0123456789"].map((d) => body + d).find(luhnValid) as string;
+  const cards = fc
+    .stringMatching(/^[0-9]{12,18}$/)
+    .map(withCheckDigit)
+    .map((digits) => (digits.match(/.{1,4}/g) ?? []).join(" "));
+  const noise = fc.array(fc.constantFrom(..."0123456789 -ab+@.()[]_%:\n"), { maxLength: 16 }).map((chars) => chars.join(""));
+  const known = fc.constantFrom("bo@ex.com", "+44 20 7946 0958", "(555) 123-4567", "555-123-4567");
+  const texts = fc.array(fc.oneof(cards, noise, known), { maxLength: 6 }).map((parts) => parts.join(""));
+
+  it("leaves no Luhn-valid card number in the text", () => {
+    fc.assert(fc.property(texts, (text) => assert.deepEqual(cardsLeft(redact(text)), [])), { numRuns: 300 });
+  });
+
+  it("gives, redacting twice, what redacting once gave", () => {
+    fc.assert(
+      fc.property(texts, (text) => {
+        const once = redact(text);
+        assert.equal(redact(once), once);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
