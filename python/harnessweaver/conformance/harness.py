@@ -12,6 +12,8 @@ Schema. Nothing stays behind: the modules, ``sys.path`` entries and files of a c
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import importlib
 import json
 import shutil
@@ -34,6 +36,23 @@ _MADE: dict[str, hw.Plugin] = {}
 """The plugins of the cases in progress, by the token their module file names."""
 _MODULE = "from harnessweaver.conformance.harness import scripted\n\nplugin = scripted({!r})\n"
 _TYPES: dict[str, Any] = {"integer": int, "number": float, "string": str, "boolean": bool}
+
+
+_BASE: list[Path] = []
+
+
+def _root(given: Mapping[str, Any]) -> Path:
+    """A fresh, empty directory for a case's files, named after the case: a case run twice
+    (under asyncio, then trio) has the same paths, so its problems' messages, which may name
+    them, are the same."""
+    if not _BASE:
+        _BASE.append(Path(tempfile.mkdtemp(prefix="hwcases-")).resolve())
+        atexit.register(shutil.rmtree, _BASE[0], True)
+    digest = hashlib.sha256(json.dumps(given, sort_keys=True).encode()).hexdigest()[:16]
+    root = _BASE[0] / digest
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir()
+    return root
 
 
 def scripted(token: str) -> hw.Plugin:
@@ -100,9 +119,10 @@ class HarnessCase:
     def __init__(self, given: Mapping[str, Any], behaviours: Behaviours) -> None:
         self.given = given
         self.behaviours = behaviours
-        self.root = Path(tempfile.mkdtemp(prefix="hwcase-")).resolve()
+        self.root = _root(given)
         self.tokens: list[str] = []
         self.site = self.root.parent / f"{self.root.name}-site"
+        shutil.rmtree(self.site, ignore_errors=True)
         self.saved: dict[str, Any] = {}
         self.built: dict[str, list[str]] = {}
         """The registered names of each ``use``, in registration order (after loading)."""
@@ -132,6 +152,9 @@ class HarnessCase:
             sys.path.remove(str(self.site))
         for token in self.tokens:
             _MADE.pop(token, None)
+        for folder in list(sys.path_importer_cache):
+            if folder.startswith((str(self.root), str(self.site))):
+                del sys.path_importer_cache[folder]
         shutil.rmtree(self.root, ignore_errors=True)
         shutil.rmtree(self.site, ignore_errors=True)
         importlib.invalidate_caches()
@@ -161,7 +184,7 @@ class HarnessCase:
         return shown
 
     def _plugin(self, given: Mapping[str, Any]) -> None:
-        token = f"{self.root.name}_{len(self.tokens)}".replace("-", "_")
+        token = f"{self.root.name}_{len(self.tokens)}"
         namespace = given["namespace"]
         middleware = [self._middleware(namespace, decl) for decl in given.get("middleware", [])]
         profiles = {

@@ -266,3 +266,17 @@ def test_the_rust_testee_skips_harness_cases() -> None:
     )
     assert [r.status for r in run.results] == [Status.SKIP]
     assert "harness-spec" in (run.results[0].reason or "")
+
+
+def test_the_case_schema_knows_every_spec_level_kind_and_its_rule() -> None:
+    from jsonschema import Draft202012Validator
+
+    from harnessweaver.spec.errors import RULES
+
+    schema = json.loads((CORPUS / "schema" / "case.schema.json").read_text(encoding="utf-8"))
+    assert set(RULES) <= set(schema["$defs"]["problemKind"]["enum"])
+    check = Draft202012Validator({"$defs": schema["$defs"], "$ref": "#/$defs/problemExpected"})
+    for kind, rule in RULES.items():
+        problem = {"file": "harness.yaml", "item": "", "line": None, "kind": kind, "rule": rule}
+        assert check.is_valid(problem), kind
+        assert not check.is_valid({**problem, "rule": "I99"}), kind

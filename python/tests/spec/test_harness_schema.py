@@ -271,3 +271,50 @@ def test_a_guardrails_hooks_are_left_to_the_loader() -> None:
         "tool.before runs on tool.before only (spec)"
     ]
     assert not schema_errors(SPEC, plain(parse_yaml(text)))
+
+
+def _harness_cases() -> list[Any]:
+    from checkout import CORPUS
+
+    from harnessweaver.conformance.cases import load_cases
+
+    folder = CORPUS / "cases" / "harness"
+    if not folder.is_dir():
+        return []
+    return [case for case in load_cases(folder) if "harness" in case.data["given"]]
+
+
+def _documents(given: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """``(file as problems name it, YAML text, is the spec)`` of every document of a case."""
+    spec = given.get("spec", "harness.yaml")
+    folder = spec.rpartition("/")[0]
+    found = []
+    for name, text in given["files"].items():
+        shown = name.removeprefix(f"{folder}/") if folder else name
+        found.append((shown, text, name == spec))
+    for scripted in given.get("plugins", []):
+        for profile, text in scripted.get("profiles", {}).items():
+            found.append((f"profile://{scripted['namespace']}.{profile}", text, False))
+    return found
+
+
+@pytest.mark.parametrize("case", _harness_cases(), ids=lambda case: case.id)
+def test_every_corpus_document_is_valid_unless_its_structure_is_at_fault(case: Any) -> None:
+    """A document of a spec-level case is valid exactly when the case expects no structural
+    problem of it (a guardrail's hooks aside, which the schema leaves to the loader)."""
+    error = case.data["then"].get("error") or {}
+    problems = error.get("problems", [])
+    for file, text, is_spec in _documents(case.data["given"]["harness"]):
+        if any(p["file"] == file and p["kind"] == "unreadable_yaml" for p in problems):
+            continue
+        broken = any(
+            p["file"] == file and p["kind"] in STRUCTURAL and ".guardrails." not in p["item"]
+            for p in problems
+        )
+        document = plain(parse_yaml(text)) if text.strip() else {}
+        errors = schema_errors(SPEC if is_spec else PROFILE, document)
+        assert bool(errors) is broken, (file, errors)
+
+
+def test_the_corpus_has_spec_level_cases_to_check() -> None:
+    assert len(_harness_cases()) >= 30
