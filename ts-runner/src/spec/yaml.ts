@@ -10,7 +10,7 @@
  * twice in one mapping, a duplicate anchor and an undefined alias, and applies merge keys.
  */
 
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode, type Scalar } from "yaml";
+import { isAlias, isMap, isPair, isScalar, isSeq, Lexer, LineCounter, parseDocument, type Node as YamlNode, type Scalar } from "yaml";
 
 import { MAX_ALIASED_NODES, MAX_DEPTH } from "./limits.js";
 import { shownValue } from "./shown.js";
@@ -335,6 +335,11 @@ export function parseYaml(text: string, keys: readonly string[] = []): unknown {
     const line = text.slice(0, bad.index).split("\n").length;
     throw new YamlProblem(`unacceptable character #x${code.toString(16).padStart(4, "0")}: special characters are not allowed`, line);
   }
+  // The `yaml` package parses nesting in time that grows with its square: a document nested
+  // deeper than the limit is cut right after the collection that breaks it, so only that much
+  // is parsed (PyYAML stops there too), and the walk below finds the very collection.
+  const cut = tooDeepAt(text);
+  if (cut !== -1) text = text.slice(0, cut);
   const doc = parseDocument(text, { schema: "failsafe", lineCounter: lines, prettyErrors: false, uniqueKeys: false, strict: false });
   // The first problem in the text's order wins, as PyYAML meets them while reading.
   const parseError = doc.errors[0];
@@ -356,6 +361,26 @@ export function parseYaml(text: string, keys: readonly string[] = []): unknown {
   }
   if (refused !== undefined) throw new YamlProblem(refused.message, lines.linePos(refused.offset).line, refused.kind, walk.trusted);
   return walked?.value ?? null;
+}
+
+/**
+ * The offset just past the token where the nesting surely passes `MAX_DEPTH`, or -1: a lower
+ * bound of the depth from the lexer's tokens alone (flow brackets open, and the `-` and `?`
+ * indicators of compact block collections on one line), linear in the text.
+ */
+function tooDeepAt(text: string): number {
+  let flow = 0;
+  let compact = 0;
+  let offset = 0;
+  for (const token of new Lexer().lex(text)) {
+    if (token !== "\x02" && token !== "\x18" && token !== "\x1f") offset += token.length; // markers, not text
+    if (token === "[" || token === "{") flow += 1;
+    else if (token === "]" || token === "}") flow = Math.max(0, flow - 1);
+    else if (token === "-" || token === "?") compact += 1;
+    else if (token.includes("\n")) compact = 0;
+    if (flow + compact > MAX_DEPTH) return offset;
+  }
+  return -1;
 }
 
 /** The line of `key` in a `YamlMap`, or of item `key` of a `YamlList`, else of the value itself. */

@@ -53,6 +53,15 @@ describe("YAML with lines", () => {
     });
   }
 
+  it("a hostile nesting (a million brackets, compact sequences) is refused where it passes the limit", () => {
+    // Parsed whole, the first took the yaml package 30 s; only the part up to the limit is parsed.
+    assert.deepEqual([refused(`a: 1\nb: ${"[".repeat(1_000_000)}\n`).kind, refused(`a: 1\nb: ${"[".repeat(1_000_000)}\n`).line], ["too_deep", 2]);
+    const compact = refused(`a:\n${"- ".repeat(100_000)}x\n`);
+    assert.deepEqual([compact.kind, compact.line], ["too_deep", 2]);
+    const maps = refused(`a: ${"{a: ".repeat(100_000)}\n`);
+    assert.deepEqual([maps.kind, maps.line], ["too_deep", 1]);
+  });
+
   it("63 levels below the top level are fine", () => {
     assert.doesNotThrow(() => parseYaml(`a: ${"[".repeat(63)}${"]".repeat(63)}\n`));
   });
