@@ -18,8 +18,11 @@
  * - IGNORECASE (`(?i)`, scoped `(?i:…)`) folds as Python's does, which JavaScript's `i` flag
  *   does not (`casefold.ts`): literals and classes are written as explicit sets.
  *
- * What JavaScript cannot express (atomic groups, possessive quantifiers, conditionals,
- * `\N{…}`, a back-reference under IGNORECASE) is refused with an error naming the construct, rather than
+ * - Atomic groups `(?>X)` and possessive quantifiers `X*+` are `(?=(?<h>X))\k<h>`: a
+ *   JavaScript look-ahead never backtracks into what it matched.
+ *
+ * What JavaScript cannot express (a possessive quantifier on a group, conditionals, `\N{…}`,
+ * a back-reference under IGNORECASE) is refused with an error naming the construct, rather than
  * translated into something that would redact other spans. Every literal character is
  * written as `\u{…}`, so no character can take a meaning in `v` mode that it had not in
  * Python.
@@ -69,9 +72,11 @@ function classes(flags: Flags): Record<string, string> {
 /** An open group: what closing it restores and checks. */
 interface Frame {
   readonly outer: Flags;
-  readonly kind: "top" | "group" | "capture" | "lookahead" | "lookbehind";
+  readonly kind: "top" | "group" | "capture" | "lookahead" | "lookbehind" | "atomic";
   readonly number: number | null;
   readonly name: string | null;
+  /** An atomic group's helper group (JavaScript has no atomic groups: a look-ahead is one). */
+  readonly helper: string | null;
   /** The widths of the alternatives so far (null: not fixed), and of the current one. */
   readonly alternatives: (number | null)[];
   width: number | null;
@@ -86,6 +91,10 @@ class Translator {
   #groups = 0;
   readonly #closed = new Set<number>();
   readonly #names = new Map<string, number>();
+  /** JavaScript numbers every capture group, helpers included: Python's number → JavaScript's. */
+  readonly #jsNumbers = new Map<number, number>();
+  #jsGroups = 0;
+  #helpers = 0;
 
   constructor(pattern: string) {
     this.#cps = [...pattern].map((c) => c.codePointAt(0) ?? 0);
@@ -118,7 +127,7 @@ class Translator {
 
   translate(): string {
     this.#leadingFlags();
-    this.#frames.push({ outer: this.#flags, kind: "top", number: null, name: null, alternatives: [], width: 0 });
+    this.#frames.push({ outer: this.#flags, kind: "top", number: null, name: null, helper: null, alternatives: [], width: 0 });
     let out = "";
     while (this.#pos < this.#cps.length) out += this.#atom();
     if (this.#frames.length > 1) this.#bad("missing ), unterminated subpattern");
@@ -212,7 +221,7 @@ class Translator {
       this.#bad(number <= this.#groups ? "cannot refer to an open group" : `invalid group reference ${number}`);
     }
     this.#pos += ref[0].length;
-    return `(?:\\${number})`;
+    return `(?:\\${this.#jsNumbers.get(number) as number})`;
   }
 
   /** An optional quantifier after an atom of `width`; `{` that is no quantifier is a literal. */
@@ -224,16 +233,29 @@ class Translator {
       return atom;
     }
     let out = q;
-    if (this.#peek() === "?") {
+    const lazy = this.#peek() === "?";
+    if (lazy) {
       this.#pos++;
       out += "?";
-    } else if (this.#peek() === "+") {
-      this.#fail("a possessive quantifier");
+    }
+    const possessive = !lazy && this.#peek() === "+";
+    if (possessive) {
+      if (atom.endsWith(")") && !atom.startsWith("(")) this.#fail("a possessive quantifier on a group");
+      this.#pos++;
     }
     if (/^[*+?{]$/.test(this.#peek() ?? "") && this.#quantifier(true) !== null) this.#bad("multiple repeat");
     const exact = /^\{([0-9]+)\}$/.exec(q) ?? /^\{([0-9]+),\1\}$/.exec(q);
     this.#grow(exact !== null && width !== null ? width * Number(exact[1]) : null);
-    return atom.endsWith(")") && atom.startsWith("(") ? atom + out : `(?:${atom})${out}`;
+    if (atom.endsWith(")") && !atom.startsWith("(")) return atom + out; // the close of a group opened earlier
+    const repeated = `(?:${atom})${out}`;
+    return possessive ? this.#atomic(repeated) : repeated; // X*+ is (?>X*)
+  }
+
+  /** `(?>X)` in JavaScript: a look-ahead is atomic, and a back-reference takes what it matched. */
+  #atomic(inner: string): string {
+    const helper = `hwatomic${++this.#helpers}`;
+    this.#jsGroups += 1;
+    return `(?:(?=(?<${helper}>${inner}))\\k<${helper}>)`;
   }
 
   #skipVerbose(): void {
@@ -266,6 +288,7 @@ class Translator {
     const rest = this.#rest();
     if (!rest.startsWith("(?")) {
       this.#groups += 1;
+      this.#jsNumbers.set(this.#groups, ++this.#jsGroups);
       return this.#open(1, "(", "capture", this.#groups, null);
     }
     const tail = rest.slice(2);
@@ -284,6 +307,7 @@ class Translator {
       if (!/^[\p{L}_][\p{L}\p{N}_]*$/u.test(name)) this.#bad(`bad character in group name '${name}'`);
       if (this.#names.has(name)) this.#bad(`redefinition of group name '${name}'`);
       this.#groups += 1;
+      this.#jsNumbers.set(this.#groups, ++this.#jsGroups);
       this.#names.set(name, this.#groups);
       return this.#open(2 + cpLength(m[0]), `(?<${name}>`, "capture", this.#groups, name);
     }
@@ -303,7 +327,13 @@ class Translator {
       this.#flags = flags;
       return js;
     }
-    if (tail.startsWith(">")) this.#fail("an atomic group (?>...)");
+    if (tail.startsWith(">")) {
+      const helper = `hwatomic${++this.#helpers}`;
+      this.#jsGroups += 1;
+      this.#pos += 3;
+      this.#frames.push({ outer: this.#flags, kind: "atomic", number: null, name: null, helper, alternatives: [], width: 0 });
+      return `(?:(?=(?<${helper}>`;
+    }
     if (tail.startsWith("(")) this.#fail("a conditional group (?(...)...)");
     if (/^[aiLmsux]+\)/.test(tail)) this.#bad("global flags not at the start of the expression");
     this.#bad(`unknown extension ?${tail.slice(0, 1)}`);
@@ -311,7 +341,7 @@ class Translator {
 
   #open(length: number, js: string, kind: Frame["kind"], number: number | null, name: string | null): string {
     this.#pos += length;
-    this.#frames.push({ outer: this.#flags, kind, number, name, alternatives: [], width: 0 });
+    this.#frames.push({ outer: this.#flags, kind, number, name, helper: null, alternatives: [], width: 0 });
     return js;
   }
 
@@ -325,7 +355,8 @@ class Translator {
     this.#flags = frame.outer;
     this.#pos++;
     const look = frame.kind === "lookahead" || frame.kind === "lookbehind";
-    return this.#quantified(")", look ? 0 : width);
+    const close = frame.helper === null ? ")" : `))\\k<${frame.helper}>)`;
+    return this.#quantified(close, look ? 0 : width);
   }
 
   /** An escape outside a class. */

@@ -148,14 +148,14 @@ describe("builtins: patterns in Python's dialect", () => {
   });
 
   it("refuse, naming the construct, what JavaScript cannot run the same way", () => {
-    for (const [pattern, construct] of [[String.raw`(?i)(a)\1`, /back-reference under IGNORECASE/], ["a++", /possessive/], ["(?>a)", /atomic/], ["(?(1)a|b)", /conditional/], [String.raw`\N{DASH}`, /named character/]] as const) {
+    for (const [pattern, construct] of [[String.raw`(?i)(a)\1`, /back-reference under IGNORECASE/], ["(ab)++", /possessive quantifier on a group/], ["(?(1)a|b)", /conditional/], [String.raw`\N{DASH}`, /named character/]] as const) {
       assert.throws(() => compilePython(pattern), (e: unknown) => e instanceof PythonRegexError && construct.test(e.message), pattern);
     }
   });
 });
 
-describe("builtins: IGNORECASE as Python folds", () => {
-  it("matches what Python's re.sub matches, scoped (?i:...) and (?ai) included", () => {
+describe("builtins: IGNORECASE, atomic groups and possessive quantifiers as Python's re", () => {
+  it("match what Python's re.sub matches, scoped (?i:...) and (?ai) included", () => {
     // [pattern, text, Python's re.sub(pattern, "[X]", text)]
     const rows: [string, string, string][] = [
       ["(?i)i", "iI\u0130\u0131j", "[X][X][X][X]j"],
@@ -167,6 +167,12 @@ describe("builtins: IGNORECASE as Python folds", () => {
       ["(?i)[^k]", "k\u212aKx", "k\u212aK[X]"],
       [String.raw`(?i:secret)=\w+`, "SECRET=abc Secret=x", "[X] [X]"],
       ["x(?i:ab)c(?-i:d)", "xABcd xabCd xABcD", "[X] xabCd xABcD"],
+      // atomic groups and possessive quantifiers (Python 3.11): never backtracked into
+      ["(?>a+)b", "aab ab b", "[X] [X] b"],
+      ["a*+a", "aaa", "aaa"],
+      ["(?>x|xy)z", "xyz xz", "xyz [X]"],
+      [String.raw`(?>b)(a)\1`, "baa ba", "[X] ba"],
+      ["x?+x", "x xx", "x [X]"],
     ];
     for (const [pattern, text, python] of rows) assert.equal(text.replace(compilePython(pattern), () => "[X]"), python, `${pattern} on ${JSON.stringify(text)}`);
   });
