@@ -253,7 +253,8 @@ class Translator {
 
   /** `(?>X)` in JavaScript: a look-ahead is atomic, and a back-reference takes what it matched. */
   #atomic(inner: string): string {
-    const helper = `hwatomic${++this.#helpers}`;
+    // "$" is in no Python group name, so a helper never clashes with one of the pattern's
+    const helper = `$atomic${++this.#helpers}`;
     this.#jsGroups += 1;
     return `(?:(?=(?<${helper}>${inner}))\\k<${helper}>)`;
   }
@@ -328,7 +329,8 @@ class Translator {
       return js;
     }
     if (tail.startsWith(">")) {
-      const helper = `hwatomic${++this.#helpers}`;
+      // "$" is in no Python group name, so a helper never clashes with one of the pattern's
+    const helper = `$atomic${++this.#helpers}`;
       this.#jsGroups += 1;
       this.#pos += 3;
       this.#frames.push({ outer: this.#flags, kind: "atomic", number: null, name: null, helper, alternatives: [], width: 0 });
