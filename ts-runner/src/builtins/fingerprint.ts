@@ -50,9 +50,16 @@ function byCodePoint(a: string, b: string): number {
   return x.length - y.length;
 }
 
+/**
+ * What Python raises when the canonical JSON holds a lone surrogate (it cannot be encoded as
+ * UTF-8): the guard fails, closed, with the same type name in the trace's failure record.
+ */
+export class UnicodeEncodeError extends Error {
+  override readonly name = "UnicodeEncodeError";
+}
+
 function text(value: string): string {
-  // Python cannot encode a lone surrogate as UTF-8 and fails; so does this (the guard fails closed).
-  if (!value.isWellFormed()) throw new RangeError("a tool argument holds a lone surrogate");
+  if (!value.isWellFormed()) throw new UnicodeEncodeError("'utf-8' codec can't encode a lone surrogate of a tool argument");
   return JSON.stringify(value);
 }
 

@@ -15,8 +15,14 @@
  * - `\A`, `\Z`, `(?P<name>…)`, `(?P=name)`, `{,n}`, `(?#…)`, `(?x)`, `\a`, octal escapes, and
  *   a `{` or `]` that is a literal (JavaScript's `u`/`v` modes refuse them) are rewritten.
  *
- * What JavaScript cannot express (scoped `(?i:…)`, atomic groups, possessive quantifiers,
- * conditionals, `\N{…}`) is refused with an error naming the construct, rather than
+ * - IGNORECASE (`(?i)`, scoped `(?i:…)`) folds as Python's does, which JavaScript's `i` flag
+ *   does not (`casefold.ts`): literals and classes are written as explicit sets.
+ *
+ * - Atomic groups `(?>X)` and possessive quantifiers `X*+` are `(?=(?<h>X))\k<h>`: a
+ *   JavaScript look-ahead never backtracks into what it matched.
+ *
+ * What JavaScript cannot express (a possessive quantifier on a group, conditionals, `\N{…}`,
+ * a back-reference under IGNORECASE) is refused with an error naming the construct, rather than
  * translated into something that would redact other spans. Every literal character is
  * written as `\u{…}`, so no character can take a meaning in `v` mode that it had not in
  * Python.
@@ -39,6 +45,8 @@ const START = String.raw`(?<![\s\S])`;
 const END = String.raw`(?![\s\S])`;
 
 /** A pattern of Python's `re` dialect that cannot be run the same way by JavaScript. */
+import { lowered, matching, matchingSpans, ranges } from "./casefold.js";
+
 export class PythonRegexError extends Error {
   override readonly name = "PythonRegexError";
 }
@@ -64,9 +72,11 @@ function classes(flags: Flags): Record<string, string> {
 /** An open group: what closing it restores and checks. */
 interface Frame {
   readonly outer: Flags;
-  readonly kind: "top" | "group" | "capture" | "lookahead" | "lookbehind";
+  readonly kind: "top" | "group" | "capture" | "lookahead" | "lookbehind" | "atomic";
   readonly number: number | null;
   readonly name: string | null;
+  /** An atomic group's helper group (JavaScript has no atomic groups: a look-ahead is one). */
+  readonly helper: string | null;
   /** The widths of the alternatives so far (null: not fixed), and of the current one. */
   readonly alternatives: (number | null)[];
   width: number | null;
@@ -81,6 +91,10 @@ class Translator {
   #groups = 0;
   readonly #closed = new Set<number>();
   readonly #names = new Map<string, number>();
+  /** JavaScript numbers every capture group, helpers included: Python's number → JavaScript's. */
+  readonly #jsNumbers = new Map<number, number>();
+  #jsGroups = 0;
+  #helpers = 0;
 
   constructor(pattern: string) {
     this.#cps = [...pattern].map((c) => c.codePointAt(0) ?? 0);
@@ -113,7 +127,7 @@ class Translator {
 
   translate(): string {
     this.#leadingFlags();
-    this.#frames.push({ outer: this.#flags, kind: "top", number: null, name: null, alternatives: [], width: 0 });
+    this.#frames.push({ outer: this.#flags, kind: "top", number: null, name: null, helper: null, alternatives: [], width: 0 });
     let out = "";
     while (this.#pos < this.#cps.length) out += this.#atom();
     if (this.#frames.length > 1) this.#bad("missing ), unterminated subpattern");
@@ -125,14 +139,13 @@ class Translator {
     for (;;) {
       const m = /^\(\?([aiLmsux]+)\)/.exec(String.fromCodePoint(...this.#cps.slice(this.#pos, this.#pos + 12)));
       if (m === null || m[1] === undefined) return;
-      this.#flags = this.#withFlags(this.#flags, m[1], "", true);
+      this.#flags = this.#withFlags(this.#flags, m[1], "");
       this.#pos += m[0].length;
     }
   }
 
-  #withFlags(base: Flags, on: string, off: string, global: boolean): Flags {
+  #withFlags(base: Flags, on: string, off: string): Flags {
     if (on.includes("L")) this.#fail("flag L (locale)");
-    if (!global && (on.includes("i") || off.includes("i"))) this.#fail("a scoped IGNORECASE flag (?i:...)");
     const set = (f: keyof Flags) => (on.includes(f) ? true : off.includes(f) ? false : base[f]);
     return { i: set("i"), m: set("m"), s: set("s"), x: set("x"), a: on.includes("u") ? false : set("a") };
   }
@@ -193,21 +206,22 @@ class Translator {
       case "{":
         if (this.#quantifier() !== null) this.#bad("nothing to repeat");
         this.#pos++;
-        return this.#quantified(lit(0x7b), 1);
+        return this.#quantified(this.#literal(0x7b), 1);
       default:
         this.#pos++;
-        return this.#quantified(lit(c.codePointAt(0) ?? 0), 1);
+        return this.#quantified(this.#literal(c.codePointAt(0) ?? 0), 1);
     }
   }
 
   /** `\N`: a reference to group N, which must be closed already (Python's rule). */
   #reference(ref: RegExpExecArray): string {
+    if (this.#flags.i) this.#fail("a back-reference under IGNORECASE");
     const number = Number(ref[1]);
     if (!this.#closed.has(number)) {
       this.#bad(number <= this.#groups ? "cannot refer to an open group" : `invalid group reference ${number}`);
     }
     this.#pos += ref[0].length;
-    return `(?:\\${number})`;
+    return `(?:\\${this.#jsNumbers.get(number) as number})`;
   }
 
   /** An optional quantifier after an atom of `width`; `{` that is no quantifier is a literal. */
@@ -219,16 +233,30 @@ class Translator {
       return atom;
     }
     let out = q;
-    if (this.#peek() === "?") {
+    const lazy = this.#peek() === "?";
+    if (lazy) {
       this.#pos++;
       out += "?";
-    } else if (this.#peek() === "+") {
-      this.#fail("a possessive quantifier");
+    }
+    const possessive = !lazy && this.#peek() === "+";
+    if (possessive) {
+      if (atom.endsWith(")") && !atom.startsWith("(")) this.#fail("a possessive quantifier on a group");
+      this.#pos++;
     }
     if (/^[*+?{]$/.test(this.#peek() ?? "") && this.#quantifier(true) !== null) this.#bad("multiple repeat");
     const exact = /^\{([0-9]+)\}$/.exec(q) ?? /^\{([0-9]+),\1\}$/.exec(q);
     this.#grow(exact !== null && width !== null ? width * Number(exact[1]) : null);
-    return atom.endsWith(")") && atom.startsWith("(") ? atom + out : `(?:${atom})${out}`;
+    if (atom.endsWith(")") && !atom.startsWith("(")) return atom + out; // the close of a group opened earlier
+    const repeated = `(?:${atom})${out}`;
+    return possessive ? this.#atomic(repeated) : repeated; // X*+ is (?>X*)
+  }
+
+  /** `(?>X)` in JavaScript: a look-ahead is atomic, and a back-reference takes what it matched. */
+  #atomic(inner: string): string {
+    // "$" is in no Python group name, so a helper never clashes with one of the pattern's
+    const helper = `$atomic${++this.#helpers}`;
+    this.#jsGroups += 1;
+    return `(?:(?=(?<${helper}>${inner}))\\k<${helper}>)`;
   }
 
   #skipVerbose(): void {
@@ -261,6 +289,7 @@ class Translator {
     const rest = this.#rest();
     if (!rest.startsWith("(?")) {
       this.#groups += 1;
+      this.#jsNumbers.set(this.#groups, ++this.#jsGroups);
       return this.#open(1, "(", "capture", this.#groups, null);
     }
     const tail = rest.slice(2);
@@ -279,6 +308,7 @@ class Translator {
       if (!/^[\p{L}_][\p{L}\p{N}_]*$/u.test(name)) this.#bad(`bad character in group name '${name}'`);
       if (this.#names.has(name)) this.#bad(`redefinition of group name '${name}'`);
       this.#groups += 1;
+      this.#jsNumbers.set(this.#groups, ++this.#jsGroups);
       this.#names.set(name, this.#groups);
       return this.#open(2 + cpLength(m[0]), `(?<${name}>`, "capture", this.#groups, name);
     }
@@ -287,17 +317,25 @@ class Translator {
       const number = this.#names.get(m[1] as string);
       if (number === undefined) this.#bad(`unknown group name '${m[1]}'`);
       if (!this.#closed.has(number)) this.#bad("cannot refer to an open group");
+      if (this.#flags.i) this.#fail("a back-reference under IGNORECASE");
       this.#pos += 2 + cpLength(m[0]);
       return this.#quantified(`\\k<${m[1]}>`, null);
     }
     m = /^([aiLmsux]*)(?:-([imsx]+))?:/.exec(tail);
     if (m !== null && (m[1] !== "" || m[2] !== undefined)) {
-      const flags = this.#withFlags(this.#flags, m[1] as string, m[2] ?? "", false);
+      const flags = this.#withFlags(this.#flags, m[1] as string, m[2] ?? "");
       const js = this.#open(2 + m[0].length, "(?:", "group", null, null);
       this.#flags = flags;
       return js;
     }
-    if (tail.startsWith(">")) this.#fail("an atomic group (?>...)");
+    if (tail.startsWith(">")) {
+      // "$" is in no Python group name, so a helper never clashes with one of the pattern's
+    const helper = `$atomic${++this.#helpers}`;
+      this.#jsGroups += 1;
+      this.#pos += 3;
+      this.#frames.push({ outer: this.#flags, kind: "atomic", number: null, name: null, helper, alternatives: [], width: 0 });
+      return `(?:(?=(?<${helper}>`;
+    }
     if (tail.startsWith("(")) this.#fail("a conditional group (?(...)...)");
     if (/^[aiLmsux]+\)/.test(tail)) this.#bad("global flags not at the start of the expression");
     this.#bad(`unknown extension ?${tail.slice(0, 1)}`);
@@ -305,7 +343,7 @@ class Translator {
 
   #open(length: number, js: string, kind: Frame["kind"], number: number | null, name: string | null): string {
     this.#pos += length;
-    this.#frames.push({ outer: this.#flags, kind, number, name, alternatives: [], width: 0 });
+    this.#frames.push({ outer: this.#flags, kind, number, name, helper: null, alternatives: [], width: 0 });
     return js;
   }
 
@@ -319,7 +357,8 @@ class Translator {
     this.#flags = frame.outer;
     this.#pos++;
     const look = frame.kind === "lookahead" || frame.kind === "lookbehind";
-    return this.#quantified(")", look ? 0 : width);
+    const close = frame.helper === null ? ")" : `))\\k<${frame.helper}>)`;
+    return this.#quantified(close, look ? 0 : width);
   }
 
   /** An escape outside a class. */
@@ -351,15 +390,22 @@ class Translator {
     if (/^[1-7]$/.test(c)) {
       const digits = String.fromCodePoint(...this.#cps.slice(this.#pos, this.#pos + 3));
       this.#pos += 3; // three octal digits (a reference was taken before)
-      return this.#octal(digits);
+      return this.#literal(this.#octalValue(digits));
     }
-    return lit(this.#charEscape());
+    return this.#literal(this.#charEscape());
   }
 
-  #octal(digits: string): string {
+  #octalValue(digits: string): number {
     const cp = parseInt(digits, 8);
     if (cp > 0o377) this.#bad(`octal escape value \\${digits} outside of range 0-0o377`);
-    return lit(cp);
+    return cp;
+  }
+
+  /** A literal character; under IGNORECASE, the class of every character Python matches with it. */
+  #literal(cp: number): string {
+    if (!this.#flags.i) return lit(cp);
+    const all = matching(lowered([cp], this.#flags.a), this.#flags.a);
+    return all.length === 1 && all[0] === cp ? lit(cp) : `[${ranges(all, lit)}]`;
   }
 
   /** An escape that stands for one character (the backslash consumed); its code point. */
@@ -397,13 +443,14 @@ class Translator {
       out += "^";
       this.#pos++;
     }
+    const spans: [number, number][] = [];
     let first = true;
     for (;;) {
       const c = this.#peek();
       if (c === undefined) this.#bad("unterminated character set");
       if (c === "]" && !first) {
         this.#pos++;
-        return `${out}]`;
+        return `${out}${this.#members(spans)}]`;
       }
       first = false;
       let low: number;
@@ -445,19 +492,31 @@ class Translator {
           this.#pos++;
         }
         if (high < low) this.#bad("bad character range");
-        out += `${lit(low)}-${lit(high)}`;
+        spans.push([low, high]);
       } else {
-        out += lit(low);
+        spans.push([low, low]);
       }
     }
   }
+  /** A class's characters and ranges; under IGNORECASE, every character Python matches with them. */
+  #members(spans: readonly (readonly [number, number])[]): string {
+    if (!this.#flags.i) return spans.map(([low, high]) => (low === high ? lit(low) : `${lit(low)}-${lit(high)}`)).join("");
+    const size = spans.reduce((total, [low, high]) => total + high - low + 1, 0);
+    if (!this.#flags.a && size > 4096) return ranges(matchingSpans(spans), lit); // a bitmap beats a Set for wide ranges
+    function* each(): Generator<number> {
+      for (const [low, high] of spans) for (let cp = low; cp <= high; cp++) if (cp < 0xd800 || cp > 0xdfff) yield cp;
+    }
+    return ranges(matching(lowered(each(), this.#flags.a), this.#flags.a), lit);
+  }
+
 }
 
 /** The JavaScript source and flags that run the Python pattern `pattern` the same way. */
 export function translate(pattern: string): { readonly source: string; readonly flags: string } {
   const t = new Translator(pattern);
   const source = t.translate();
-  return { source, flags: t.flags.i ? "iv" : "v" };
+  // IGNORECASE is spelled out in the source (casefold.ts): JavaScript's i flag folds otherwise
+  return { source, flags: "v" };
 }
 
 /**

@@ -163,7 +163,7 @@ describe("builtins: loop_guard", () => {
     assert.equal(print, "54fdbaedd4ba4734a1e9226c2f6e949df77cd4bb871c5dfd6cf0a7db8cab270a");
     const odd = { x: [1e-5, 0.1, 1.5e-300, 123.456, 1e22, -0.0, 2 ** 60, 'a\u2028"\\\x01\u{1F600}', { é: 1, z: 2, "\u{1F600}": 3, "\uffff": 4 }] };
     assert.equal(fingerprint("t", odd), "6cc4f75a99f92e5092e009695b50df7031508844a7c36252ceac04bd8e4c2cde");
-    assert.throws(() => fingerprint("t", { q: "\ud800" }), /lone surrogate/); // Python cannot encode it either
+    assert.throws(() => fingerprint("t", { q: "\ud800" }), { name: "UnicodeEncodeError" }); // Python cannot encode it either
   });
 });
 

@@ -5,6 +5,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import fc from "fast-check";
 import {
   Continue,
   Envelope,
@@ -141,15 +142,39 @@ describe("builtins: patterns in Python's dialect", () => {
     for (const pattern of ["(", "x*", "a{2,1}", "(?<=a+)b", String.raw`\1(a)`, String.raw`[\d-z]`, "(?<!ab|c)d", String.raw`\p{L}`, "a**", "[", "(?P<1a>x)", "(?L)a", "a(?i)", String.raw`\400`, "(?P<a>x)(?P<a>y)", "a{,}"]) {
       assert.notEqual(patternProblem(pattern), null, pattern);
     }
-    for (const pattern of [String.raw`\B`, "{", "a{", "}", "]", "(?P<n>x)(?P=n)", String.raw`(a)\1`, String.raw`\012`, "(?#c)a", "(?x)a b", "(?s).", String.raw`(?a)\w`, "a+?", String.raw`[\b]`, "[]]", "[^]]", String.raw`\-`, "é+", "(?i)É", "\u{1D7D8}+", String.raw`(?<=ab|cd)e`]) {
+    for (const pattern of [String.raw`\B`, "{", "a{", "}", "]", "(?P<n>x)(?P=n)", String.raw`(a)\1`, String.raw`\012`, "(?#c)a", "(?x)a b", "(?s).", String.raw`(?a)\w`, "a+?", String.raw`[\b]`, "[]]", "[^]]", String.raw`\-`, "é+", "(?i)É", "(?i:a)", "\u{1D7D8}+", String.raw`(?<=ab|cd)e`]) {
       assert.equal(patternProblem(pattern), null, pattern);
     }
   });
 
   it("refuse, naming the construct, what JavaScript cannot run the same way", () => {
-    for (const [pattern, construct] of [["(?i:a)", /scoped IGNORECASE/], ["a++", /possessive/], ["(?>a)", /atomic/], ["(?(1)a|b)", /conditional/], [String.raw`\N{DASH}`, /named character/]] as const) {
+    for (const [pattern, construct] of [[String.raw`(?i)(a)\1`, /back-reference under IGNORECASE/], ["(ab)++", /possessive quantifier on a group/], ["(?(1)a|b)", /conditional/], [String.raw`\N{DASH}`, /named character/]] as const) {
       assert.throws(() => compilePython(pattern), (e: unknown) => e instanceof PythonRegexError && construct.test(e.message), pattern);
     }
+  });
+});
+
+describe("builtins: IGNORECASE, atomic groups and possessive quantifiers as Python's re", () => {
+  it("match what Python's re.sub matches, scoped (?i:...) and (?ai) included", () => {
+    // [pattern, text, Python's re.sub(pattern, "[X]", text)]
+    const rows: [string, string, string][] = [
+      ["(?i)i", "iI\u0130\u0131j", "[X][X][X][X]j"],
+      ["(?i)k", "kK\u212a", "[X][X][X]"],
+      ["(?ai)k", "kK\u212a", "[X][X]\u212a"],
+      ["(?i)s", "sS\u017f\u00df", "[X][X][X]\u00df"],
+      ["(?i)\u03c3", "\u03a3\u03c3\u03c2", "[X][X][X]"],
+      ["(?i)[a-c]+", "AbC\u0130", "[X]\u0130"],
+      ["(?i)[^k]", "k\u212aKx", "k\u212aK[X]"],
+      [String.raw`(?i:secret)=\w+`, "SECRET=abc Secret=x", "[X] [X]"],
+      ["x(?i:ab)c(?-i:d)", "xABcd xabCd xABcD", "[X] xabCd xABcD"],
+      // atomic groups and possessive quantifiers (Python 3.11): never backtracked into
+      ["(?>a+)b", "aab ab b", "[X] [X] b"],
+      ["a*+a", "aaa", "aaa"],
+      ["(?>x|xy)z", "xyz xz", "xyz [X]"],
+      [String.raw`(?>b)(a)\1`, "baa ba", "[X] ba"],
+      ["x?+x", "x xx", "x [X]"],
+    ];
+    for (const [pattern, text, python] of rows) assert.equal(text.replace(compilePython(pattern), () => "[X]"), python, `${pattern} on ${JSON.stringify(text)}`);
   });
 });
 
@@ -174,5 +199,45 @@ describe("builtins: redact_secrets", () => {
     assert.deepEqual(done.event.call.arguments, { url: "x?[redacted]&y=2" });
     assert.throws(() => redactSecrets.build({ patterns: ["a?"] }), /matches the empty string/);
     assert.throws(() => redactSecrets.build({ patterns: [] }), /at least 1 item/);
+  });
+});
+
+describe("builtins: redact_pii's promises, for any text (Python's hypothesis tests, with fast-check)", () => {
+  /** Every card the guard promises to find, by brute force (python: luhn_valid_cards_left). */
+  function cardsLeft(text: string): string[] {
+    const found: string[] = [];
+    const digit = (c: string | undefined) => c !== undefined && c >= "0" && c <= "9";
+    for (let start = 0; start < text.length; start++) {
+      if (!digit(text[start]) || (start > 0 && digit(text[start - 1]))) continue;
+      for (let end = start + 1; end <= text.length; end++) {
+        const piece = text.slice(start, end);
+        if (!/^[0-9](?:[ -]?[0-9])*$/.test(piece) || digit(text[end])) continue;
+        const digits = piece.replace(/[ -]/g, "");
+        if (digits.length >= 13 && digits.length <= 19 && luhnValid(digits)) found.push(piece);
+      }
+    }
+    return found;
+  }
+  const withCheckDigit = (body: string) => [..."0123456789"].map((d) => body + d).find(luhnValid) as string;
+  const cards = fc
+    .stringMatching(/^[0-9]{12,18}$/)
+    .map(withCheckDigit)
+    .map((digits) => (digits.match(/.{1,4}/g) ?? []).join(" "));
+  const noise = fc.array(fc.constantFrom(..."0123456789 -ab+@.()[]_%:\n"), { maxLength: 16 }).map((chars) => chars.join(""));
+  const known = fc.constantFrom("bo@ex.com", "+44 20 7946 0958", "(555) 123-4567", "555-123-4567");
+  const texts = fc.array(fc.oneof(cards, noise, known), { maxLength: 6 }).map((parts) => parts.join(""));
+
+  it("leaves no Luhn-valid card number in the text", () => {
+    fc.assert(fc.property(texts, (text) => assert.deepEqual(cardsLeft(redact(text)), [])), { numRuns: 300 });
+  });
+
+  it("gives, redacting twice, what redacting once gave", () => {
+    fc.assert(
+      fc.property(texts, (text) => {
+        const once = redact(text);
+        assert.equal(redact(once), once);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
