@@ -8,6 +8,7 @@ function, or a class without a config, takes no settings.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,8 +47,14 @@ def _unknown_keys(config: type[BaseModel], settings: Mapping[str, Any]) -> list[
 
 
 def _pydantic(config: type[BaseModel], settings: Mapping[str, Any]) -> tuple[Any, list[Any]]:
+    # Strict, as JSON: a spec's settings are data, checked as their JSON Schema says (the
+    # TypeScript loader checks the same schema), so `limit: "5"` is no integer in either language.
     try:
-        return config.model_validate(dict(settings)), []
+        text = json.dumps(dict(settings), allow_nan=True)
+    except (TypeError, ValueError) as exc:  # a YAML value JSON has no form for (a date, bytes)
+        return None, [(None, f"settings are JSON data (numbers, text, lists, mappings): {exc}")]
+    try:
+        return config.model_validate_json(text, strict=True), []
     except ValidationError as exc:
         faults = [
             (str(error["loc"][0]) if error["loc"] else None, _shown(error))
