@@ -19,22 +19,15 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..events import EVENT_TYPES
+
 __all__ = ["LAYER_KEYS", "Env", "Item", "Plugins", "Profile", "Spec", "Task", "Validation"]
 
 Ref = Annotated[str, Field(pattern=r"\S")]
 """A module name, a namespace or a profile reference: text that is not blank."""
 
-_BANDS = ["baseline", "platform", "app", "task"]
-_HOOKS = [
-    "task.start",
-    "step.start",
-    "model.before",
-    "model.after",
-    "tool.before",
-    "tool.after",
-    "step.end",
-    "task.end",
-]
+_BANDS = ["baseline", "platform", "app", "task"]  # rule-1's four, as examples for editors
+_HOOKS = list(EVENT_TYPES)  # the catalogue's hook points, in catalogue order
 
 
 class _Closed(BaseModel):
