@@ -7,7 +7,10 @@
 
 import { HOOK_POINTS } from "./catalogue.js";
 
-/** The stable error kinds of INTERPRETING.md §5, plus `invalid_trace` for reading traces. */
+/**
+ * The stable error kinds of INTERPRETING.md §5, plus `invalid_trace` for reading traces and
+ * `invalid_spec` for a harness spec that cannot be loaded (`SpecError`, docs/harness-spec.md).
+ */
 export type ErrorKind =
   | "invalid_name"
   | "invalid_hooks"
@@ -33,7 +36,8 @@ export type ErrorKind =
   | "invalid_mode"
   | "baseline_audit_not_org"
   | "invalid_deadline"
-  | "invalid_identity";
+  | "invalid_identity"
+  | "invalid_spec";
 
 /** For each kind: the rule id compared by the corpus, and the rule as messages write it. */
 const RULES = {
@@ -62,6 +66,7 @@ const RULES = {
   baseline_audit_not_org: ["I25", "I25"],
   invalid_deadline: ["I26", "I26"],
   invalid_identity: ["I27", "I27"],
+  invalid_spec: ["spec", "spec"],
 } as const satisfies Record<ErrorKind, readonly [string, string]>;
 
 export type Rule = (typeof RULES)[ErrorKind][0];
@@ -69,9 +74,15 @@ export type Rule = (typeof RULES)[ErrorKind][0];
 /** The bus's normative specification, as a path in the repository: one anchor per rule id. */
 export const SPEC = "docs/spec/hook-bus.md";
 
-/** Where `rule` is written: its section of the specification, `docs/spec/hook-bus.md#ruling-15`. */
+/** The library's own rules (not the bus's), and the section of the user docs that states each. */
+const GUIDES: Readonly<Partial<Record<Rule, string>>> = { spec: "docs/harness-spec.md#errors" };
+
+/**
+ * Where `rule` is written: its section of the specification, `docs/spec/hook-bus.md#ruling-15`,
+ * or, for one of the library's own rules, of the user docs (as Python's `GUIDES`).
+ */
 export function ruleLink(rule: Rule): string {
-  return `${SPEC}#${rule.toLowerCase()}`;
+  return GUIDES[rule] ?? `${SPEC}#${rule.toLowerCase()}`;
 }
 
 /**
@@ -116,7 +127,7 @@ const CLASSES = {
   trace: TraceFormatError,
 } as const satisfies Record<Phase, new (kind: ErrorKind, message: string) => HarnessweaverError>;
 
-const EXPLAIN: Record<Exclude<ErrorKind, "invalid_trace">, string> = {
+const EXPLAIN: Record<Exclude<ErrorKind, "invalid_trace" | "invalid_spec">, string> = {
   invalid_name:
     "a middleware name is one or more identifiers joined by dots, such as refund_cap or acme.refund_cap",
   invalid_hooks: "hooks is a non-empty list of hook point names",
@@ -153,7 +164,7 @@ const EXPLAIN: Record<Exclude<ErrorKind, "invalid_trace">, string> = {
 
 type ValueKind = Exclude<
   ErrorKind,
-  "invalid_trace" | "hooks_widened" | "event_type_mismatch" | "band_outward" | "baseline_outside_profile"
+  "invalid_trace" | "invalid_spec" | "hooks_widened" | "event_type_mismatch" | "band_outward" | "baseline_outside_profile"
 >;
 
 /**

@@ -7,7 +7,7 @@
  * others have the spec-level kinds of `RULES`.
  */
 
-import type { HarnessweaverError } from "../errors.js";
+import { HarnessweaverError } from "../errors.js";
 
 /** The spec-level problem kinds and the rule each enforces (docs/harness-spec.md). */
 export const RULES = Object.freeze({
@@ -66,20 +66,16 @@ export class Problem {
 
 /**
  * A harness spec that cannot be loaded; nothing was built. `problems` lists why; the message
- * is one problem per line. Kind `invalid_spec`, rule `spec` (not a core `HarnessweaverError`:
- * those carry only the core's kinds).
+ * is one problem per line. A `HarnessweaverError` of kind `invalid_spec`, rule `spec`, as
+ * Python's `hw.SpecError`.
  */
-export class SpecError extends Error {
-  readonly kind = "invalid_spec" as const;
-  readonly rule = "spec" as const;
-  readonly link = "docs/harness-spec.md#errors";
+export class SpecError extends HarnessweaverError {
   readonly problems: readonly Problem[];
 
   constructor(problems: Iterable<Problem>) {
     const list = Object.freeze([...problems]);
-    super(list.map(String).join("\n"));
+    super("invalid_spec", list.map(String).join("\n"));
     this.problems = list;
-    this.name = "SpecError";
   }
 }
 

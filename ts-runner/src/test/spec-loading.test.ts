@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { runCase } from "../conformance/case.js";
 import { loadSamples } from "../conformance/corpus.js";
-import { load, RegistrationError, SpecError } from "../index.js";
+import { HarnessweaverError, load, RegistrationError, SpecError } from "../index.js";
 import { folder, onlyProblem, pluginModule, problems } from "./spec-support.js";
 
 const PLUGINS = "plugins: {local: [plug]}\n";
@@ -156,6 +156,14 @@ describe("the testee's spec-level cases (given.harness)", () => {
 
   it("SpecError is what load rejects with", async () => {
     await assert.rejects(load(join(folder({ "harness.yaml": "- a\n" }), "harness.yaml")), SpecError);
+  });
+
+  it("SpecError is a HarnessweaverError of kind invalid_spec, rule spec, linking the spec docs (as Python's)", async () => {
+    await assert.rejects(load(join(folder({ "harness.yaml": "- a\n" }), "harness.yaml")), (error: unknown) => {
+      assert.ok(error instanceof HarnessweaverError);
+      assert.deepEqual([error.name, error.kind, error.rule, error.link], ["SpecError", "invalid_spec", "spec", "docs/harness-spec.md#errors"]);
+      return true;
+    });
     assert.equal(existsSync(join(folder({}), "x")), false);
   });
 });
