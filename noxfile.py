@@ -457,10 +457,10 @@ def installed(session: nox.Session) -> None:
     there: the test suite and the whole corpus against the installed package (tools/installed.py).
 
     A wheel is installed with no Rust toolchain on ``PATH``; the sdist compiles from scratch.
-    The suite runs on both cores for the first interpreter's wheel, on the Python core for the
-    pure-Python wheel, and on the Rust core (plus both cores in the corpus) for the sdist and
-    the other wheels: the pure core is the same Python files in every artifact, while each
-    compiled extension is tested on its own.
+    The suite runs on the Rust core for the sdist and every platform wheel, and on the Python
+    core for the pure-Python wheel; the corpus runs on both cores for every artifact. The pure
+    core is the same Python files in every artifact (and `nox -s tests` runs the suite on both
+    cores), while each compiled extension is tested on its own.
     Artifacts are checked two at a time (each in its own directories), the sdist first since
     it takes longest; each one's output is printed whole when it is done.
     """
@@ -477,11 +477,9 @@ def installed(session: nox.Session) -> None:
     for sdist in sorted(DIST.glob("*.tar.gz")):
         exe = pythons[first]  # the sdist is on the critical path (it compiles): Rust core only
         checks.append([exe, script, "--python", exe, "--core", "rust", str(sdist)])
-    for wheel in platform_wheels:
-        version = _wheel_python(wheel)
-        cores = [] if version == first else ["--core", "rust"]
-        exe = pythons[version]
-        checks.append([exe, script, "--python", exe, *cores, str(wheel)])
+    for wheel in platform_wheels:  # each compiled extension on its own; the pure core below
+        exe = pythons[_wheel_python(wheel)]
+        checks.append([exe, script, "--python", exe, "--core", "rust", str(wheel)])
     for pure in sorted(DIST.glob("*-py3-none-any.whl")):
         checks.append([pythons[first], script, "--python", pythons[first], str(pure)])
     failed = [Path(check[-1]).name for check in _run_two_at_a_time(session, checks)]
