@@ -41,10 +41,10 @@ export interface Checked {
   readonly target: Middleware | Configurable;
   readonly declaration: Declaration;
   readonly settings: Record<string, unknown> | null;
-  /** What a `Configurable` built from the settings (built while checking: a rule between
-   * settings that the schema cannot say is a `build` error, which Python's config reports
-   * while validating, for every item, selected or not). */
-  readonly built: Middleware | null;
+  /** What is registered: the middleware, or what a `Configurable` built from the settings
+   * (built while checking: a rule between settings that the schema cannot say is a `build`
+   * error, which Python's config reports while validating, for every item, selected or not). */
+  readonly built: Middleware;
 }
 
 /** An item's layer keys (spec spelling) as the core's overrides, values as written. */
@@ -84,7 +84,7 @@ export function checkItem(item: Item, plugins: Plugins, problems: Problems): Che
   const declaration = declared(item, target, problems);
   const [ok, settings] = settingsOf(item, target, problems);
   if (!ok) return null;
-  let built: Middleware | null = null;
+  let built: Middleware | null = isConfigurable(target) ? null : target;
   if (isConfigurable(target)) {
     try {
       built = target.build(settings ?? {});
@@ -94,7 +94,7 @@ export function checkItem(item: Item, plugins: Plugins, problems: Problems): Che
       return null;
     }
   }
-  if (declaration === null) return null;
+  if (declaration === null || built === null) return null;
   return { item, target, declaration, settings, built };
 }
 
@@ -141,19 +141,4 @@ function firstIds(
     }
   }
   return seen;
-}
-
-/** What is registered: the middleware, or the one a `Configurable` builds from its settings. */
-export function build(checked: Checked, problems: Problems): Middleware | null {
-  const { target, item } = checked;
-  if (!isConfigurable(target)) return target;
-  if (checked.built !== null) return checked.built;
-  try {
-    return target.build(checked.settings ?? {});
-  } catch (error) {
-    const name = error instanceof Error ? error.name : typeof error;
-    const text = error instanceof Error ? error.message : String(error);
-    problems.add(item.source.file, item.where, item.line(), "invalid_settings", `building ${item.use} failed: ${name}: ${text}`);
-    return null;
-  }
 }

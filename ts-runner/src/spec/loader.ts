@@ -20,7 +20,7 @@ import { HarnessweaverError } from "../errors.js";
 import type { IdentityScheme } from "../identity.js";
 import { CARRIED } from "../matcher.js";
 import type { Middleware } from "../middleware.js";
-import { build, checkIds, checkItem, overridesOf, type Checked } from "./check.js";
+import { checkIds, checkItem, overridesOf, type Checked } from "./check.js";
 import { specDeadlines } from "./deadlines.js";
 import { Problems, SpecError } from "./errors.js";
 import { parseProfile, parseSpec, SPEC_KEYS, type Document, type Item, type Provenance } from "./model.js";
@@ -249,10 +249,8 @@ export async function load(path: string, options: LoadOptions = {}): Promise<Har
   for (const item of [...base, ...selectedEnv, ...selectedTask]) {
     const found = checked.get(item);
     if (found === null || found === undefined || !item.enabled) continue;
-    const middleware = build(found, problems);
-    if (middleware !== null) chosen.push([found, middleware]);
+    chosen.push([found, found.built]);
   }
-  if (problems.size > 0) throw problems.error();
   let bus: HookBus;
   let entries: HarnessEntry[];
   try {
