@@ -177,7 +177,7 @@ def diagnose(options: HookOptions, project: Path, home: Path, *, dry_run: bool =
     if options.agent == "gemini":
         _check_gemini_trust(project, home, report)
     if options.agent == "codex":
-        _check_codex_trust(options, project, home, wired, report)
+        _check_codex_trust(options, project, home, report)
     commands = sorted({h.command for h in wired})
     for command in commands:
         _check_command(command, project, report)
@@ -337,15 +337,49 @@ def _gemini_trusted(project: Path, rules: dict[str, Any]) -> bool:
     return level in ("TRUST_FOLDER", "TRUST_PARENT")
 
 
-def _check_codex_trust(
-    options: HookOptions, project: Path, home: Path, wired: list[Handler], report: Report
-) -> None:
+def _check_codex_trust(options: HookOptions, project: Path, home: Path, report: Report) -> None:
+    """Codex runs a hook only once its trust is recorded in the user's ``config.toml``, and a
+    project's ``.codex/hooks.json`` only in a project it trusts; it skips the rest silently."""
     from . import trust
 
-    for finding in trust.doctor_findings(codex_home(home), project, wired):
-        report.findings.append(Finding("trust", finding.problem, finding.fix))
-    if wired and not any(f.check == "trust" for f in report.findings):
-        report.passed.append("Codex trusts the hooks")
+    config = codex_home(home) / "config.toml"
+    events = [e for e, hook in AGENTS["codex"].events.items() if hook is not None]
+    command = snippet("codex", str(options.spec.resolve()), options.task, options.env)
+    wanted = command["hooks"][events[0]][0]["hooks"][0]["command"]
+    for hooks_file in settings_files("codex", project, home):
+        if not hooks_file.is_file():
+            continue
+        found = trust.check(hooks_file, config, wanted, events)
+        if not found.hooks:
+            continue  # this file does not run the command: the wiring check says so
+        if hooks_file.is_relative_to(project) and not _codex_trusts_project(config, project):
+            report.findings.append(
+                Finding(
+                    "trust",
+                    f"Codex ignores {hooks_file}: the project {project} is not trusted",
+                    f'add to {config}: [projects."{project}"] trust_level = "trusted"',
+                )
+            )
+        for problem in found.problems():
+            if "no hook runs the command" not in problem:  # the wiring check names those
+                report.findings.append(Finding("trust", problem, _TRUST_FIX))
+        if found.ok:
+            report.passed.append(f"Codex trusts every hook of {hooks_file}")
+
+
+_TRUST_FIX = "record the trust as `harnessweaver hook --agent codex --print-config` prints it"
+
+
+def _codex_trusts_project(config: Path, project: Path) -> bool:
+    import tomllib
+
+    try:
+        doc = tomllib.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    projects = doc.get("projects")
+    entry = projects.get(str(project)) if isinstance(projects, dict) else None
+    return isinstance(entry, dict) and entry.get("trust_level") == "trusted"
 
 
 def _check_command(command: str, project: Path, report: Report) -> None:

@@ -265,3 +265,52 @@ def test_command_line(
     out = capsys.readouterr().out
     assert "FAIL  [wiring] PreToolUse is not wired" in out
     assert "fix: merge the `hooks` of" in out
+
+
+def install_codex(home: Path, spec: Path = SCRIPTED) -> None:
+    """Wire and trust the hooks as ``harnessweaver hook --agent codex --install`` does."""
+    from harnessweaver.hookcmd.codex_setup import install
+    from harnessweaver.hookcmd.config import command_line
+
+    wired = printed("codex", spec)
+    install(wired, command_line("codex", str(spec.resolve()), None, None), home / ".codex")
+
+
+def test_codex_installed_is_ok(home: Path, project: Path) -> None:
+    install_codex(home)
+    report = diagnose(HookOptions("codex", SCRIPTED), project, home)
+    assert report.findings == []
+    assert any("Codex trusts every hook" in line for line in report.passed)
+
+
+def test_codex_untrusted_hooks_are_found(home: Path, project: Path) -> None:
+    """Wired as printed but never reviewed: Codex would skip every hook without a word."""
+    hooks = home / ".codex" / "hooks.json"
+    hooks.parent.mkdir()
+    hooks.write_text(json.dumps(printed("codex")))
+    report = diagnose(HookOptions("codex", SCRIPTED), project, home, dry_run=False)
+    assert set(checks(report)) == {"trust"}
+    assert len(report.findings) == len(printed("codex")["hooks"])  # type: ignore[arg-type]
+    assert all("is not trusted" in f.problem for f in report.findings)
+
+
+def test_codex_hooks_changed_since_trusted(home: Path, project: Path, tmp_path: Path) -> None:
+    install_codex(home)
+    config = home / ".codex" / "config.toml"
+    moved = tmp_path / "moved.yaml"
+    moved.write_text(SCRIPTED.read_text())
+    hooks = home / ".codex" / "hooks.json"
+    hooks.write_text(hooks.read_text().replace(str(SCRIPTED.resolve()), str(moved)))
+    report = diagnose(HookOptions("codex", moved), project, home, dry_run=False)
+    assert checks(report) and set(checks(report)) == {"trust"}
+    assert "changed since trusted" in report.findings[0].problem
+    assert config.is_file()
+
+
+def test_codex_project_hooks_need_a_trusted_project(home: Path, project: Path) -> None:
+    install_codex(home)
+    (home / ".codex" / "hooks.json").rename(project / "hooks.json")
+    (project / ".codex").mkdir()
+    (project / "hooks.json").rename(project / ".codex" / "hooks.json")
+    report = diagnose(HookOptions("codex", SCRIPTED), project, home, dry_run=False)
+    assert any("is not trusted" in f.problem and "projects" in f.fix for f in report.findings)
