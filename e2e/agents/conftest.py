@@ -43,9 +43,10 @@ def hook_times() -> dict[str, dict[str, list[float]]]:
 def _report() -> list[str]:
     lines = []
     for agent, events in sorted(_TIMES.items()):
+        lines.append(f"{agent}:")
         for event, values in sorted(events.items()):
             lines.append(
-                f"{agent:12} {event:20} n={len(values):3}  p50={percentile(values, 50):7.1f} ms"
+                f"  {event:20} n={len(values):3}  p50={percentile(values, 50):7.1f} ms"
                 f"  p99={percentile(values, 99):7.1f} ms  max={max(values):7.1f} ms"
             )
     return lines
