@@ -48,6 +48,12 @@ _NO_MATCHER = frozenset({"UserPromptSubmit", "Stop", "Interrupt"})
 _DEFAULT_TIMEOUT = 600
 """Codex's timeout (seconds) for a handler that names none; it is part of the hash."""
 
+_MAX_TIMEOUT = 2**63 - 1
+
+_CLAMPED = {"SessionEnd": 3}
+"""Events whose timeout Codex clamps (with a warning) before hashing: a ``SessionEnd`` handler
+of 30 s is trusted as one of 3 s (seen in 0.169.1: the 30 s hash leaves it untrusted)."""
+
 
 @dataclass(frozen=True, slots=True)
 class TrustEntry:
@@ -117,7 +123,7 @@ def trusted_hash(event: str, matcher: str | None, handler: Mapping[str, Any]) ->
     in a group with ``matcher`` at ``event``."""
     identity: dict[str, Any] = {"type": "command", "command": handler["command"]}
     timeout = handler.get("timeout", handler.get("timeoutSec", _DEFAULT_TIMEOUT))
-    identity["timeout"] = max(int(timeout), 1)
+    identity["timeout"] = min(max(int(timeout), 1), _CLAMPED.get(event, _MAX_TIMEOUT))
     identity["async"] = bool(handler.get("async", False))
     if handler.get("statusMessage") is not None:
         identity["statusMessage"] = handler["statusMessage"]

@@ -179,3 +179,15 @@ def test_check_reports_untrusted_disabled_missing_and_unreadable(tmp_path: Path)
     broken = check(hooks_file, config_file, command, WIRED)
     assert not broken.ok and "TOMLDecodeError" in broken.problems()[0]
     assert pre.key == f"{hooks_file}:pre_tool_use:0:0"
+
+
+def test_a_session_end_handler_is_trusted_with_codex_clamped_timeout(tmp_path: Path) -> None:
+    # Codex 0.169.1 warns "clamping SessionEnd hook timeout to 3s" and hashes the clamped
+    # handler: trust written for 30 s left the real binary skipping the hook.
+    handler = {"type": "command", "command": RECORDED_COMMAND, "timeout": 30}
+    hooks = {"hooks": {"SessionEnd": [{"hooks": [handler]}]}}
+    [entry] = entries(hooks, tmp_path / "hooks.json")
+    three = {"hooks": {"SessionEnd": [{"hooks": [{**handler, "timeout": 3}]}]}}
+    assert entry.trusted_hash == entries(three, tmp_path / "hooks.json")[0].trusted_hash
+    stop = {"hooks": {"Stop": [{"hooks": [handler]}]}}
+    assert entries(stop, RECORDED_FILE)[0].trusted_hash == RECORDED[f"{RECORDED_FILE}:stop:0:0"]
