@@ -10,6 +10,10 @@ do inside Codex; where today's hook command falls short the test fails and says 
 from __future__ import annotations
 
 import json
+import statistics
+import subprocess
+import sys
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,7 +111,7 @@ def test_the_loop_guard_blocks_the_third_repeat_within_a_session(box: CodexBox) 
     run = _timed(box.run([shell(TICK), shell(TICK), shell(TICK), Turn(text="done")]))
     assert (box.project / "ticks.txt").read_text() == "tick\n" * 2
     assert len(_calls(run, "PreToolUse")) == 3 and len(_calls(run, "PostToolUse")) == 2
-    assert "loop" in run.tool_results()[-1].lower()
+    assert "with the same arguments 3 times" in run.tool_results()[-1]
 
 
 def test_the_loop_guard_counts_across_a_resumed_session(box: CodexBox) -> None:
@@ -119,7 +123,7 @@ def test_the_loop_guard_counts_across_a_resumed_session(box: CodexBox) -> None:
     assert {c.document["session_id"] for c in second.hooks} == {first.session}
     assert _calls(second, "PreToolUse") == [TICK]
     assert (box.project / "ticks.txt").read_text() == "tick\n" * 2  # the third never ran
-    assert "loop" in second.tool_results()[-1].lower()
+    assert "with the same arguments 3 times" in second.tool_results()[-1]
 
 
 def test_a_spec_that_does_not_load_fails_closed_and_says_so(box: CodexBox) -> None:
@@ -129,10 +133,13 @@ def test_a_spec_that_does_not_load_fails_closed_and_says_so(box: CodexBox) -> No
     run = _timed(box.run([shell("printf gone > precious.txt"), Turn(text="done")]))
     assert (box.project / "precious.txt").read_text() == PRECIOUS
     assert run.hooks, "Codex ran no hook"
-    assert all(c.status == 2 for c in run.hooks)
-    assert all("no_such_guard" in c.stderr or "spec" in c.stderr for c in run.hooks)
-    said = run.stderr + run.stdout + json.dumps(run.requests)
-    assert "no_such_guard" in said or "spec" in said  # the refusal is shown, with its reason
+    for call in run.hooks:  # every event refused, with one line naming the spec's problem
+        assert call.status == 2, call
+        assert "spec does not load" in call.stderr and "no_such_guard" in call.stderr
+    # Codex 0.169.1 refuses the prompt ("hook: UserPromptSubmit Blocked"): no model request at
+    # all. `codex exec` shows no hook's reason anywhere (stderr, --json, transcript).
+    assert "hook: UserPromptSubmit Blocked" in run.stderr
+    assert run.requests == []
 
 
 def test_untrusted_hooks_are_detected_and_codex_runs_none_of_them(box: CodexBox) -> None:
@@ -199,5 +206,11 @@ def test_zz_report_the_wall_time_per_hook_event(capsys: pytest.CaptureFixture[st
     for event, seconds in sorted(TIMES.items()):
         p50, p99 = percentiles(seconds)
         lines.append(f"  {event:<17} n={len(seconds):<3} p50={p50:.3f} p99={p99:.3f}")
+    bare = []
+    for _ in range(5):  # the yardstick, measured in the same run
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        bare.append(time.perf_counter() - started)
+    lines.append(f"  bare python -c pass    p50={statistics.median(bare):.3f}")
     with capsys.disabled():
         print("\n".join(lines))
