@@ -263,7 +263,14 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--print-config",
         action="store_true",
-        help="print the agent's settings snippet that wires this command in, then exit",
+        help="print the agent's settings snippet that wires this command in, then exit "
+        "(Codex: with the trust entries it needs, on stderr)",
+    )
+    parser.add_argument(
+        "--install",
+        action="store_true",
+        help="Codex only: add the hooks to $CODEX_HOME/hooks.json and their trust to "
+        "$CODEX_HOME/config.toml, keeping what both hold, then exit",
     )
 
 
@@ -275,7 +282,11 @@ def _run_hook(args: argparse.Namespace) -> int:
 
         spec = str(args.spec.resolve())
         print(json.dumps(snippet(args.agent, spec, args.task, args.env), indent=2))
+        if args.agent == "codex":
+            _codex_trust_note(spec, args)
         return EXIT_OK
+    if args.install:
+        return _codex_install(args)
     from harnessweaver.hookcmd.options import HookOptions
     from harnessweaver.hookcmd.warm import run
 
@@ -288,6 +299,38 @@ def _run_hook(args: argparse.Namespace) -> int:
         org_profiles=None if args.org_profiles is None else tuple(args.org_profiles),
     )
     return run(options)
+
+
+def _codex_trust_note(spec: str, args: argparse.Namespace) -> None:
+    from harnessweaver.hookcmd.codex_setup import codex_home, trust_note
+    from harnessweaver.hookcmd.config import command_line, snippet
+
+    wired = snippet("codex", spec, args.task, args.env)
+    command = command_line("codex", spec, args.task, args.env)
+    print(trust_note(wired, command, codex_home()), file=sys.stderr)
+
+
+def _codex_install(args: argparse.Namespace) -> int:
+    from harnessweaver.hookcmd.codex_setup import CodexSetupError, codex_home, install
+    from harnessweaver.hookcmd.config import command_line, snippet
+
+    if args.agent != "codex":
+        print("harnessweaver hook: --install writes Codex's configuration only", file=sys.stderr)
+        return EXIT_ERROR
+    spec = str(args.spec.resolve())
+    home = codex_home()
+    try:
+        trust = install(
+            snippet("codex", spec, args.task, args.env),
+            command_line("codex", spec, args.task, args.env),
+            home,
+        )
+    except (CodexSetupError, OSError) as exc:
+        detail = str(exc) if isinstance(exc, CodexSetupError) else type(exc).__name__
+        print(f"harnessweaver hook --install: {detail}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"wired {len(trust)} trusted hooks into {home / 'hooks.json'}", file=sys.stderr)
+    return EXIT_OK
 
 
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Runner]] = {

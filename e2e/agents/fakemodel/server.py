@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -80,18 +81,23 @@ class FakeServer:
     def __init__(self, handler: type[Handler], turns: list[Turn]) -> None:
         self.turns = turns
         self.requests: list[tuple[str, str, Any]] = []
+        self.on_turn: Callable[[int, Turn], None] | None = None
+        """Called with ``answered`` and the turn just before it is sent: a test's way to change
+        the world while the model "thinks" (say, break the spec between two hook events)."""
         bound = type(handler.__name__, (handler,), {"fake": self})
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), bound)
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
-        host, port = self._http.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._http.server_port}"
 
     def turn(self, answered: int) -> Turn:
         """The turn after ``answered`` tool results (the last one again past the script)."""
-        return self.turns[min(answered, len(self.turns) - 1)]
+        turn = self.turns[min(answered, len(self.turns) - 1)]
+        if self.on_turn is not None:
+            self.on_turn(answered, turn)
+        return turn
 
     def __enter__(self) -> FakeServer:
         self._thread.start()

@@ -13,7 +13,7 @@ from typing import Any
 
 from .agents import AGENTS
 
-__all__ = ["TIMEOUTS", "snippet"]
+__all__ = ["TIMEOUTS", "command_line", "snippet"]
 
 TIMEOUTS = {"claude-code": 30, "codex": 30, "gemini": 30_000}
 """Each handler's timeout: seconds for Claude Code and Codex, milliseconds for Gemini CLI."""
