@@ -360,14 +360,12 @@ def _check_codex_trust(options: HookOptions, project: Path, home: Path, report: 
                     f'add to {config}: [projects."{project}"] trust_level = "trusted"',
                 )
             )
+        install = _print_config(options).replace("--print-config", "--install")
         for problem in found.problems():
             if "no hook runs the command" not in problem:  # the wiring check names those
-                report.findings.append(Finding("trust", problem, _TRUST_FIX))
+                report.findings.append(Finding("trust", problem, f"`{install}` records it"))
         if found.ok:
             report.passed.append(f"Codex trusts every hook of {hooks_file}")
-
-
-_TRUST_FIX = "record the trust as `harnessweaver hook --agent codex --print-config` prints it"
 
 
 def _codex_trusts_project(config: Path, project: Path) -> bool:
