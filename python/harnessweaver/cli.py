@@ -229,7 +229,8 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     return fuzz.run_command(args)
 
 
-def _configure_hook(parser: argparse.ArgumentParser) -> None:
+def _hook_target(parser: argparse.ArgumentParser) -> None:
+    """The arguments naming the agent and the harness (``hook`` and ``hook doctor``)."""
     parser.add_argument(
         "--agent",
         required=True,
@@ -242,18 +243,22 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", metavar="NAME", help="the task whose guardrails to include")
     parser.add_argument("--env", metavar="NAME", help="the environment overlay to include")
     parser.add_argument(
-        "--state",
-        type=Path,
-        metavar="FILE",
-        help="the SQLite database of the guards' state per session (default: "
-        "$HARNESSWEAVER_HOOK_STATE, else $XDG_STATE_HOME/harnessweaver/hook-state.sqlite3)",
-    )
-    parser.add_argument(
         "--org-profiles",
         action="append",
         type=Path,
         metavar="DIR",
         help="a directory org:// profiles are looked up in; repeatable",
+    )
+
+
+def _configure_hook(parser: argparse.ArgumentParser) -> None:
+    _hook_target(parser)
+    parser.add_argument(
+        "--state",
+        type=Path,
+        metavar="FILE",
+        help="the SQLite database of the guards' state per session (default: "
+        "$HARNESSWEAVER_HOOK_STATE, else $XDG_STATE_HOME/harnessweaver/hook-state.sqlite3)",
     )
     parser.add_argument(
         "--print-config",
@@ -414,9 +419,50 @@ def _chosen(argv: Sequence[str]) -> str | None:
     return argv[0] if argv and argv[0] in SUBCOMMANDS else None
 
 
+def _doctor_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harnessweaver hook doctor",
+        description="check that a coding agent really runs `harnessweaver hook` on a spec: "
+        "the spec loads, the agent's settings wire every event to it, the agent runs (trusts, "
+        "enables) the hooks, and the wired command answers in a form the agent acts on",
+    )
+    _hook_target(parser)
+    parser.add_argument(
+        "--project",
+        type=Path,
+        default=Path.cwd(),
+        metavar="DIR",
+        help="the project the agent runs in (default: the current directory)",
+    )
+    parser.add_argument(
+        "--no-run", action="store_true", help="do not run the wired command on a harmless call"
+    )
+    return parser
+
+
+def _run_doctor(words: Sequence[str]) -> int:
+    """``harnessweaver hook doctor``: exit status 1 when anything was found."""
+    from harnessweaver.hookcmd.doctor import diagnose, render
+    from harnessweaver.hookcmd.options import HookOptions
+
+    args = _doctor_parser().parse_args(words)
+    options = HookOptions(
+        agent=args.agent,
+        spec=args.spec.absolute(),
+        task=args.task,
+        env=args.env,
+        org_profiles=None if args.org_profiles is None else tuple(args.org_profiles),
+    )
+    report = diagnose(options, args.project.resolve(), Path.home(), dry_run=not args.no_run)
+    print(render(options, report))
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harnessweaver`` console script; returns the exit status."""
     words = sys.argv[1:] if argv is None else list(argv)
+    if words[:2] == ["hook", "doctor"]:
+        return _run_doctor(words[2:])
     args = build_parser(_chosen(words)).parse_args(words)
     run: Runner = args.run
     return run(args)
