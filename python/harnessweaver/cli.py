@@ -230,6 +230,8 @@ def _run_fuzz(args: argparse.Namespace) -> int:
 
 
 def _configure_hook(parser: argparse.ArgumentParser) -> None:
+    from harnessweaver.hookcmd.options import REWRITES
+
     parser.add_argument(
         "--agent",
         required=True,
@@ -256,6 +258,13 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
         help="a directory org:// profiles are looked up in; repeatable",
     )
     parser.add_argument(
+        "--rewrite",
+        choices=REWRITES,
+        help="how a rewritten tool call is answered: the agent's own permission settings "
+        "judge it (settings, the default), it runs without the agent's approval prompt "
+        "(allow), or a person must approve it (ask; refused where the agent cannot ask)",
+    )
+    parser.add_argument(
         "--print-config",
         action="store_true",
         help="print the agent's settings snippet that wires this command in, then exit",
@@ -269,7 +278,8 @@ def _run_hook(args: argparse.Namespace) -> int:
         from harnessweaver.hookcmd.config import snippet
 
         spec = str(args.spec.resolve())
-        print(json.dumps(snippet(args.agent, spec, args.task, args.env), indent=2))
+        config = snippet(args.agent, spec, args.task, args.env, rewrite=args.rewrite)
+        print(json.dumps(config, indent=2))
         return EXIT_OK
     from harnessweaver.hookcmd.options import HookOptions
     from harnessweaver.hookcmd.warm import run
@@ -281,6 +291,7 @@ def _run_hook(args: argparse.Namespace) -> int:
         env=args.env,
         state=args.state,
         org_profiles=None if args.org_profiles is None else tuple(args.org_profiles),
+        rewrite=args.rewrite,
     )
     return run(options)
 
