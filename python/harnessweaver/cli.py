@@ -252,6 +252,8 @@ def _hook_target(parser: argparse.ArgumentParser) -> None:
 
 
 def _configure_hook(parser: argparse.ArgumentParser) -> None:
+    from harnessweaver.hookcmd.options import REWRITES
+
     _hook_target(parser)
     parser.add_argument(
         "--state",
@@ -259,6 +261,13 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the SQLite database of the guards' state per session (default: "
         "$HARNESSWEAVER_HOOK_STATE, else $XDG_STATE_HOME/harnessweaver/hook-state.sqlite3)",
+    )
+    parser.add_argument(
+        "--rewrite",
+        choices=REWRITES,
+        help="how a rewritten tool call is answered: the agent's own permission settings "
+        "judge it (settings, the default), it runs without the agent's approval prompt "
+        "(allow), or a person must approve it (ask; refused where the agent cannot ask)",
     )
     parser.add_argument(
         "--print-config",
@@ -281,7 +290,8 @@ def _run_hook(args: argparse.Namespace) -> int:
         from harnessweaver.hookcmd.config import snippet
 
         spec = str(args.spec.resolve())
-        print(json.dumps(snippet(args.agent, spec, args.task, args.env), indent=2))
+        config = snippet(args.agent, spec, args.task, args.env, rewrite=args.rewrite)
+        print(json.dumps(config, indent=2))
         if args.agent == "codex":
             _codex_trust_note(spec, args)
         return EXIT_OK
@@ -297,6 +307,7 @@ def _run_hook(args: argparse.Namespace) -> int:
         env=args.env,
         state=args.state,
         org_profiles=None if args.org_profiles is None else tuple(args.org_profiles),
+        rewrite=args.rewrite,
     )
     return run(options)
 
@@ -305,8 +316,8 @@ def _codex_trust_note(spec: str, args: argparse.Namespace) -> None:
     from harnessweaver.hookcmd.codex_setup import codex_home, trust_note
     from harnessweaver.hookcmd.config import command_line, snippet
 
-    wired = snippet("codex", spec, args.task, args.env)
-    command = command_line("codex", spec, args.task, args.env)
+    wired = snippet("codex", spec, args.task, args.env, args.rewrite)
+    command = command_line("codex", spec, args.task, args.env, args.rewrite)
     print(trust_note(wired, command, codex_home()), file=sys.stderr)
 
 
@@ -321,8 +332,8 @@ def _codex_install(args: argparse.Namespace) -> int:
     home = codex_home()
     try:
         trust = install(
-            snippet("codex", spec, args.task, args.env),
-            command_line("codex", spec, args.task, args.env),
+            snippet("codex", spec, args.task, args.env, args.rewrite),
+            command_line("codex", spec, args.task, args.env, args.rewrite),
             home,
         )
     except (CodexSetupError, OSError) as exc:

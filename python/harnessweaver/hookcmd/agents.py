@@ -1,17 +1,21 @@
 """The three agents' hook protocols: which event goes to which hook point, and how each
 decision is written back, following each agent's published hook schema.
 
-- Claude Code: ``hookSpecificOutput.permissionDecision`` allow/deny/ask with
-  ``updatedInput`` at ``PreToolUse``; ``decision: "block"`` + ``reason`` at
+- Claude Code: ``hookSpecificOutput.permissionDecision`` allow/deny/ask, and
+  ``updatedInput`` (alone: the user's permission settings then judge the rewritten call) at
+  ``PreToolUse``; ``decision: "block"`` + ``reason`` at
   ``PostToolUse``, ``UserPromptSubmit`` and ``Stop`` (at ``Stop`` it means *keep working*);
   ``continue: false`` + ``stopReason`` stops the agent.
 - Codex CLI: the same shapes, but ``PreToolUse`` takes no ``ask`` (Codex treats it as an
   invalid answer and runs the tool) and rewrites only with ``permissionDecision: "allow"``
-  + ``updatedInput``; a deny needs a non-empty reason. There is no ``SessionEnd``.
+  + ``updatedInput``; a deny needs a non-empty reason. Codex 0.169 sends ``SessionEnd``.
 - Gemini CLI: ``decision: "deny"`` + ``reason``; ``hookSpecificOutput.tool_input`` (merged
-  into the model's arguments), ``tool_output``, ``llm_request``, ``llm_response``;
-  ``continue: false`` + ``stopReason``. No ask. ``SessionStart``/``SessionEnd`` are
-  advisory.
+  into the model's arguments), ``llm_request``, ``llm_response``; ``continue: false`` +
+  ``stopReason``. No ask. ``AfterTool`` ignores ``tool_output`` (0.61): a rewritten result
+  is a deny there. ``SessionStart``/``SessionEnd`` are advisory.
+
+An event an agent sends that the table does not map (the agents add events faster than
+this table follows) is answered neutrally, as one with no hook point.
 
 A decision an event cannot express takes the safer one that it can (never the tool running
 unchecked): see ``docs/integrations/coding-agents.md``.
@@ -21,31 +25,52 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from .fields import text
+from .freetext import restored
 from .protocol import Decision, HookInputError, Reply, Request
 
-__all__ = ["AGENTS", "Agent", "parse"]
+if TYPE_CHECKING:
+    from .options import HookOptions
+
+__all__ = ["AGENTS", "Agent", "agent_for", "parse"]
 
 _CANNOT = "harnessweaver: the harness rewrote this {what}, which {agent} cannot apply here; {then}"
 
 
 @dataclass(frozen=True, slots=True)
 class Agent:
-    """One agent: its name as ``--agent`` takes it, its events (name → hook point or
-    ``None``), what it calls itself in messages, and how it answers."""
+    """One agent: its name as ``--agent`` takes it, its events (name → hook point; ``None``
+    or absent: none), what it calls itself in messages, how it answers, and how it answers
+    a rewritten tool call (``--rewrite``)."""
 
     name: str
     title: str
     events: Mapping[str, str | None]
-    answer: Callable[[Request, Decision], Reply]
+    reply: Callable[[Agent, Request, Decision], Reply]
+    rewrite: str = "settings"
+
+    def answer(self, request: Request, decision: Decision) -> Reply:
+        """The reply to ``decision`` on ``request``, in this agent's terms."""
+        return self.reply(self, request, decision)
+
+
+def agent_for(options: HookOptions) -> Agent:
+    """The agent of ``options``, answering rewrites as ``--rewrite`` says."""
+    agent = AGENTS[options.agent]
+    return agent if options.rewrite is None else replace(agent, rewrite=options.rewrite)
 
 
 def parse(agent: Agent, raw: bytes) -> Request:
     """The event document ``raw`` (stdin) as a request; :class:`HookInputError` naming what
-    is wrong otherwise."""
+    is wrong otherwise.
+
+    An event the table does not map (one the agent added after this table was written, or
+    one it has that maps to no hook point) is a request with no hook point: answered
+    neutrally, whatever else the document holds. One that maps to a hook point needs its
+    session."""
     try:
         doc = json.loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:
@@ -53,13 +78,14 @@ def parse(agent: Agent, raw: bytes) -> Request:
     if not isinstance(doc, dict):
         raise HookInputError(f"stdin must hold a JSON object, got a {type(doc).__name__}")
     name = text(doc, "hook_event_name", "the event document")
-    if name not in agent.events:
-        known = ", ".join(agent.events)
-        raise HookInputError(f"unknown {agent.title} event {name!r:.60}: the events are {known}")
+    hook = agent.events.get(name)
+    if hook is None:  # nothing reads the session: it is not checked
+        session = doc.get("session_id")
+        return Request(agent.name, name, session if isinstance(session, str) else "", None, doc)
     session = text(doc, "session_id", name)
     if not session:
         raise HookInputError(f"{name}: field 'session_id' must not be empty")
-    return Request(agent.name, name, session, agent.events[name], doc)
+    return Request(agent.name, name, session, hook, doc)
 
 
 _NOTHING_TO_REWRITE = frozenset({"SessionStart", "SessionEnd", "Stop", "AfterAgent"})
@@ -67,8 +93,24 @@ _NOTHING_TO_REWRITE = frozenset({"SessionStart", "SessionEnd", "Stop", "AfterAge
 nothing the agent does (the session's source, its end, the end of a turn)."""
 
 
-def _arguments(decision: Decision) -> dict[str, Any]:
-    return dict(decision.event.call.arguments)
+_REWROTE = "harnessweaver rewrote this tool call's input"
+_APPROVE = _REWROTE + "; approve the rewritten call"
+_NO_ASK = (
+    _REWROTE + ", and --rewrite ask wants a person to approve it; {agent} cannot ask here, "
+    "so the call is refused"
+)
+
+
+def _rewritten(agent: Agent, request: Request, decision: Decision) -> dict[str, Any]:
+    """The rewritten call's input as the agent takes it back: the event's arguments, with
+    the model's free text the harness never saw (``freetext``) given back."""
+    original = request.doc.get("tool_input")
+    return restored(
+        agent.name,
+        str(request.doc.get("tool_name")),
+        decision.event.call.arguments,
+        original if isinstance(original, dict) else {},
+    )
 
 
 def _specific(name: str, **fields: Any) -> dict[str, Any]:
@@ -82,25 +124,14 @@ def _stop(reason: str) -> dict[str, Any]:
 # -- Claude Code and Codex ----------------------------------------------------------------
 
 
-def _claude_like(request: Request, decision: Decision, *, codex: bool) -> Reply:
+def _claude_like(agent: Agent, request: Request, decision: Decision) -> Reply:
     kind, reason, name = decision.kind, decision.reason, request.name
-    title = "Codex" if codex else "Claude Code"
+    codex = agent.name == "codex"
     if kind == "continue" or (kind == "modify" and name in _NOTHING_TO_REWRITE):
         return Reply()
     if name == "PreToolUse":
         if kind == "modify":
-            updated = _arguments(decision)
-            if codex:  # Codex applies a rewrite only with allow (no ask here)
-                return Reply(_specific(name, permissionDecision="allow", updatedInput=updated))
-            why = "harnessweaver rewrote this tool call's input; approve the rewritten call"
-            return Reply(
-                _specific(
-                    name,
-                    permissionDecision="ask",
-                    permissionDecisionReason=why,
-                    updatedInput=updated,
-                )
-            )
+            return Reply(_pre_tool_rewrite(agent, request, decision))
         if kind == "ask" and not codex:
             return Reply(_specific(name, permissionDecision="ask", permissionDecisionReason=reason))
         out = _specific(name, permissionDecision="deny", permissionDecisionReason=reason)
@@ -115,7 +146,7 @@ def _claude_like(request: Request, decision: Decision, *, codex: bool) -> Reply:
                 if name == "UserPromptSubmit"
                 else "do not rely on the result as shown"
             )
-            reason = _CANNOT.format(what=what, agent=title, then=then)
+            reason = _CANNOT.format(what=what, agent=agent.title, then=then)
         out = {"decision": "block", "reason": reason}
         if kind == "stop":
             out.update(_stop(reason))
@@ -129,12 +160,36 @@ def _claude_like(request: Request, decision: Decision, *, codex: bool) -> Reply:
     return Reply()  # SessionEnd: nothing can be refused any more
 
 
-def _claude(request: Request, decision: Decision) -> Reply:
-    return _claude_like(request, decision, codex=False)
+def _pre_tool_rewrite(agent: Agent, request: Request, decision: Decision) -> dict[str, Any]:
+    """A rewritten call at ``PreToolUse``, as ``--rewrite`` says (measured in ``claude -p``):
 
+    - ``settings``: Claude Code gets ``updatedInput`` alone; it applies it, and the user's
+      own permission settings judge the rewritten call as they would any call;
+    - ``allow``: ``allow`` + ``updatedInput``: the call runs without Claude Code's approval
+      prompt (the user's deny and ask rules still apply, to the rewritten input);
+    - ``ask``: ``ask`` + ``updatedInput``: a person approves the rewritten call (headless,
+      nobody can: the call is refused).
 
-def _codex(request: Request, decision: Decision) -> Reply:
-    return _claude_like(request, decision, codex=True)
+    Codex applies a rewrite only with ``allow`` (it rejects ``updatedInput`` without it), and
+    has no ask: ``ask`` refuses the call there."""
+    name, updated = request.name, _rewritten(agent, request, decision)
+    if agent.rewrite == "ask":
+        if agent.name == "codex":
+            why = _NO_ASK.format(agent=agent.title)
+            return _specific(name, permissionDecision="deny", permissionDecisionReason=why)
+        return _specific(
+            name, permissionDecision="ask", permissionDecisionReason=_APPROVE, updatedInput=updated
+        )
+    if agent.name == "codex":
+        return _specific(name, permissionDecision="allow", updatedInput=updated)
+    if agent.rewrite == "allow":
+        return _specific(
+            name,
+            permissionDecision="allow",
+            permissionDecisionReason=_REWROTE,
+            updatedInput=updated,
+        )
+    return _specific(name, updatedInput=updated)
 
 
 CLAUDE_EVENTS: dict[str, str | None] = {
@@ -167,6 +222,7 @@ CODEX_EVENTS: dict[str, str | None] = {
     "PostCompact": None,
     "Stop": "step.end",
     "StopFailure": None,
+    "SessionEnd": "task.end",  # sent by Codex 0.169 (not in its published schema before)
 }
 
 # -- Gemini CLI ---------------------------------------------------------------------------
@@ -193,7 +249,7 @@ def _deny(reason: str, kind: str) -> dict[str, Any]:
     return out
 
 
-def _gemini(request: Request, decision: Decision) -> Reply:
+def _gemini(agent: Agent, request: Request, decision: Decision) -> Reply:
     kind, reason, name = decision.kind, decision.reason, request.name
     if kind == "continue" or name == "SessionEnd":
         return Reply()
@@ -209,7 +265,9 @@ def _gemini(request: Request, decision: Decision) -> Reply:
         return Reply(_deny(reason, kind))
     event = decision.event
     if name == "BeforeTool":
-        updated = _arguments(decision)
+        if agent.rewrite == "ask":  # no ask in Gemini CLI: a person cannot approve it
+            return Reply(_deny(_NO_ASK.format(agent=agent.title), "block"))
+        updated = _rewritten(agent, request, decision)
         dropped = sorted(set(request.doc.get("tool_input", {})) - set(updated))
         if dropped:  # Gemini merges tool_input into the arguments: it cannot remove a key
             why = _CANNOT.format(
@@ -219,13 +277,20 @@ def _gemini(request: Request, decision: Decision) -> Reply:
             )
             return Reply(_deny(why, "block"))
         return Reply({"hookSpecificOutput": {"tool_input": updated}})
-    if name == "AfterTool":
-        output = event.result.output
-        shown = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-        return Reply({"hookSpecificOutput": {"tool_output": shown}})
+    if name == "AfterTool":  # Gemini 0.61 ignores tool_output: the result is replaced
+        why = _CANNOT.format(what="tool result", agent="Gemini CLI", then="the result is withheld")
+        return Reply(_deny(why, "block"))
     if name == "BeforeModel":
         roles = {"user": "user", "assistant": "model", "system": "system", "tool": "user"}
         messages = [{"role": roles[m.role], "content": m.content} for m in event.request.messages]
+        sent = request.doc["llm_request"].get("messages", [])
+        if len(messages) < len(sent):  # Gemini merges by index: a dropped message stays
+            why = _CANNOT.format(
+                what="model request (it removed messages)",
+                agent="Gemini CLI",
+                then="the request is refused",
+            )
+            return Reply(_deny(why, "block"))
         return Reply({"hookSpecificOutput": {"llm_request": {"messages": messages}}})
     if name == "AfterModel":
         response = event.response
@@ -240,7 +305,7 @@ def _gemini(request: Request, decision: Decision) -> Reply:
 
 
 AGENTS: dict[str, Agent] = {
-    "claude-code": Agent("claude-code", "Claude Code", CLAUDE_EVENTS, _claude),
-    "codex": Agent("codex", "Codex", CODEX_EVENTS, _codex),
+    "claude-code": Agent("claude-code", "Claude Code", CLAUDE_EVENTS, _claude_like),
+    "codex": Agent("codex", "Codex", CODEX_EVENTS, _claude_like),
     "gemini": Agent("gemini", "Gemini CLI", GEMINI_EVENTS, _gemini),
 }

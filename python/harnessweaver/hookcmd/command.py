@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .agents import AGENTS, Agent, parse
+from .agents import Agent, agent_for, parse
 from .options import HookOptions
 from .protocol import EXIT_BLOCK, Decision, HookInputError, Reply, Request
 
@@ -35,7 +35,7 @@ class HookError(Exception):
 
 def main(options: HookOptions, stdin: IO[bytes], stdout: IO[str], stderr: IO[str]) -> int:
     """Run one event; returns the exit status."""
-    agent = AGENTS[options.agent]
+    agent = agent_for(options)
     try:
         reply = handle(agent, options, stdin.read())
     except HookInputError as exc:

@@ -21,21 +21,27 @@ TIMEOUTS = {"claude-code": 30, "codex": 30, "gemini": 30_000}
 _TOOL_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "BeforeTool", "AfterTool"}
 
 
-def command_line(agent: str, spec: str, task: str | None, env: str | None) -> str:
+def command_line(
+    agent: str, spec: str, task: str | None, env: str | None, rewrite: str | None = None
+) -> str:
     """The shell command the agent runs for each event."""
     words = ["harnessweaver", "hook", "--agent", agent, "--spec", spec]
     if task:
         words += ["--task", task]
     if env:
         words += ["--env", env]
+    if rewrite:
+        words += ["--rewrite", rewrite]
     return shlex.join(words)
 
 
-def snippet(agent: str, spec: str, task: str | None, env: str | None) -> dict[str, Any]:
+def snippet(
+    agent: str, spec: str, task: str | None, env: str | None, rewrite: str | None = None
+) -> dict[str, Any]:
     """The ``{"hooks": {...}}`` settings for ``agent``, running the command on ``spec``."""
     handler: dict[str, Any] = {
         "type": "command",
-        "command": command_line(agent, spec, task, env),
+        "command": command_line(agent, spec, task, env, rewrite),
         "timeout": TIMEOUTS[agent],
     }
     if agent == "gemini":

@@ -177,7 +177,7 @@ def diagnose(options: HookOptions, project: Path, home: Path, *, dry_run: bool =
     if options.agent == "gemini":
         _check_gemini_trust(project, home, report)
     if options.agent == "codex":
-        _check_codex_trust(options, project, home, report)
+        _check_codex_trust(options, project, home, wired, report)
     commands = sorted({h.command for h in wired})
     for command in commands:
         _check_command(command, project, report)
@@ -337,21 +337,17 @@ def _gemini_trusted(project: Path, rules: dict[str, Any]) -> bool:
     return level in ("TRUST_FOLDER", "TRUST_PARENT")
 
 
-def _check_codex_trust(options: HookOptions, project: Path, home: Path, report: Report) -> None:
+def _check_codex_trust(
+    options: HookOptions, project: Path, home: Path, wired: list[Handler], report: Report
+) -> None:
     """Codex runs a hook only once its trust is recorded in the user's ``config.toml``, and a
     project's ``.codex/hooks.json`` only in a project it trusts; it skips the rest silently."""
     from . import trust
 
     config = codex_home(home) / "config.toml"
     events = [e for e, hook in AGENTS["codex"].events.items() if hook is not None]
-    command = snippet("codex", str(options.spec.resolve()), options.task, options.env)
-    wanted = command["hooks"][events[0]][0]["hooks"][0]["command"]
-    for hooks_file in settings_files("codex", project, home):
-        if not hooks_file.is_file():
-            continue
-        found = trust.check(hooks_file, config, wanted, events)
-        if not found.hooks:
-            continue  # this file does not run the command: the wiring check says so
+    install = _print_config(options).replace("--print-config", "--install")
+    for hooks_file in sorted({h.source for h in wired}):
         if hooks_file.is_relative_to(project) and not _codex_trusts_project(config, project):
             report.findings.append(
                 Finding(
@@ -360,11 +356,12 @@ def _check_codex_trust(options: HookOptions, project: Path, home: Path, report: 
                     f'add to {config}: [projects."{project}"] trust_level = "trusted"',
                 )
             )
-        install = _print_config(options).replace("--print-config", "--install")
-        for problem in found.problems():
+        commands = sorted({h.command for h in wired if h.source == hooks_file})
+        found = [trust.check(hooks_file, config, command, events) for command in commands]
+        for problem in (line for check in found for line in check.problems()):
             if "no hook runs the command" not in problem:  # the wiring check names those
                 report.findings.append(Finding("trust", problem, f"`{install}` records it"))
-        if found.ok:
+        if all(check.ok for check in found):
             report.passed.append(f"Codex trusts every hook of {hooks_file}")
 
 

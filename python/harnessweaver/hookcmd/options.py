@@ -5,7 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["HookOptions"]
+__all__ = ["REWRITES", "HookOptions"]
+
+REWRITES = ("settings", "allow", "ask")
+"""``--rewrite``: how a rewritten tool call is answered (``docs/integrations/coding-agents.md``,
+"Outcomes as decisions"): the agent's own permission settings judge the rewritten call
+(``settings``, the default, ``None`` here), it runs without the agent's approval prompt
+(``allow``), or a person approves it (``ask``)."""
 
 
 class HookOptions(NamedTuple):
@@ -17,6 +23,7 @@ class HookOptions(NamedTuple):
     env: str | None = None
     state: Path | None = None
     org_profiles: tuple[Path, ...] | None = None
+    rewrite: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON for the helper, paths made absolute (the helper's child runs elsewhere
@@ -29,6 +36,7 @@ class HookOptions(NamedTuple):
             "env": self.env,
             "state": None if self.state is None else str(self.state.absolute()),
             "org_profiles": None if profiles is None else [str(p.absolute()) for p in profiles],
+            "rewrite": self.rewrite,
         }
 
     @classmethod
@@ -43,6 +51,7 @@ class HookOptions(NamedTuple):
             env=_maybe(data["env"]),
             state=None if state is None else Path(_text(state)),
             org_profiles=None if profiles is None else tuple(Path(_text(p)) for p in profiles),
+            rewrite=_choice(data["rewrite"], REWRITES),
         )
         return options
 
@@ -55,3 +64,10 @@ def _text(value: object) -> str:
 
 def _maybe(value: object) -> str | None:
     return None if value is None else _text(value)
+
+
+def _choice(value: object, choices: tuple[str, ...]) -> str | None:
+    text = _maybe(value)
+    if text is not None and text not in choices:
+        raise TypeError(f"expected one of {', '.join(choices)}")
+    return text

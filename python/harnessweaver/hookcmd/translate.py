@@ -1,7 +1,14 @@
 """An agent's event document as the event of its hook point (``docs/events.md``).
 
 The run is the agent's session (``env.run_id`` is its ``session_id``); the step is the
-session's turn, counted by the command (each prompt submitted starts one).
+session's turn, counted by the command (each prompt submitted starts one). A shell call's
+arguments leave out the model's free-text ``description`` (``freetext``); a tool result is a
+failure as each agent reports one (``failure``).
+
+Gemini CLI's ``llm_request`` holds text only (its hook translator keeps the text parts of
+each turn and drops turns with none): the model's tool calls and their results never reach a
+``BeforeModel`` document, so ``model.before`` sees the conversation's text and nothing of its
+tool history.
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ from ..events import (
     ToolSpec,
     Usage,
 )
+from .failure import failed
 from .fields import obj, opt_str, text
+from .freetext import judged
 from .protocol import HookInputError, Request
 
 __all__ = ["GEMINI_ROLES", "build_event"]
@@ -40,11 +49,12 @@ def build_event(request: Request, step: int, task: str | None) -> Event:
     doc, name, hook = request.doc, request.name, request.hook
     if hook in ("tool.before", "tool.after"):
         tool = text(doc, "tool_name", name)
-        arguments = obj(doc, "tool_input", name)
+        arguments = judged(request.agent, tool, obj(doc, "tool_input", name))
         call = ToolCall(id=opt_str(doc, "tool_use_id", name), name=tool, arguments=arguments)
         if hook == "tool.before":
             return ToolCallEvent(step=step, tool=ToolSpec(name=tool), call=call)
-        return ToolResultEvent(step=step, tool=ToolSpec(name=tool), call=call, result=_result(doc))
+        result = _result(request.agent, doc)
+        return ToolResultEvent(step=step, tool=ToolSpec(name=tool), call=call, result=result)
     if hook == "step.start":
         prompt = text(doc, "prompt", name)
         return StepStartEvent(step=step, messages=(Message(role="user", content=prompt),))
@@ -63,15 +73,14 @@ def build_event(request: Request, step: int, task: str | None) -> Event:
     raise HookInputError(f"{name}: no hook point {hook!r}")  # pragma: no cover - table bug
 
 
-def _result(doc: dict[str, Any]) -> ToolResult:
+def _result(agent: str, doc: dict[str, Any]) -> ToolResult:
     name = str(doc.get("hook_event_name"))
     if name == "PostToolUseFailure":  # Claude Code: the tool failed; ``error`` says why
         return ToolResult(output=opt_str(doc, "error", name), is_error=True)
     if "tool_response" not in doc:
         raise HookInputError(f"{name}: field 'tool_response' is missing")
     output = doc["tool_response"]
-    is_error = isinstance(output, dict) and output.get("error") not in (None, "", False)
-    return ToolResult(output=output, is_error=is_error)
+    return ToolResult(output=output, is_error=failed(agent, doc))
 
 
 def _llm_request(request: dict[str, Any]) -> ModelRequest:

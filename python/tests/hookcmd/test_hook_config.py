@@ -23,7 +23,14 @@ WIRED = {
         "Stop",
         "SessionEnd",
     ],
-    "codex": ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"],
+    "codex": [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+        "SessionEnd",
+    ],
     "gemini": [
         "SessionStart",
         "BeforeAgent",

@@ -66,11 +66,8 @@ CASES: list[tuple[str, str, str, str, Any]] = [
         "tool.before",
         "modify",
         {
-            "hookSpecificOutput": {
+            "hookSpecificOutput": {  # alone: the user's permission settings judge it
                 "hookEventName": "PreToolUse",
-                "permissionDecision": "ask",
-                "permissionDecisionReason": "harnessweaver rewrote this tool call's input; "
-                "approve the rewritten call",
                 "updatedInput": {"command": "echo safe", "description": "List files"},
             }
         },
@@ -192,8 +189,12 @@ CASES: list[tuple[str, str, str, str, Any]] = [
         "gemini",
         "AfterTool",
         "tool.after",
-        "modify",
-        {"hookSpecificOutput": {"tool_output": "[redacted]"}},
+        "modify",  # Gemini 0.61 ignores tool_output: the result is withheld instead
+        {
+            "decision": "deny",
+            "reason": "harnessweaver: the harness rewrote this tool result, which Gemini CLI "
+            "cannot apply here; the result is withheld",
+        },
     ),
     (
         "gemini",
@@ -298,10 +299,13 @@ def test_gemini_cannot_drop_an_argument_so_the_call_is_denied(
     monkeypatch.setenv("HW_TEST_HOOK", "tool.before")
     monkeypatch.setenv("HW_TEST_OUTCOME", "modify")
     monkeypatch.setenv("HW_TEST_DROP", "1")
-    ran = run_in_process("gemini", event("gemini", "BeforeTool"), SCRIPTED, tmp_path / "st.db")
+    # the description is the model's free text, given back: dir_path is what was removed
+    arguments = {"command": "ls -la", "description": "List files", "dir_path": "src"}
+    doc = event("gemini", "BeforeTool", tool_input=arguments)
+    ran = run_in_process("gemini", doc, SCRIPTED, tmp_path / "st.db")
     assert ran.code == 0
     assert ran.answer["decision"] == "deny"
-    assert "it removed description" in ran.answer["reason"]
+    assert "it removed dir_path)" in ran.answer["reason"]
 
 
 def test_a_middleware_that_raises_fails_closed(tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ EXPECTED = {
         "PostCompact": None,
         "Stop": "step.end",
         "StopFailure": None,
+        "SessionEnd": "task.end",
     },
     "gemini": {
         "SessionStart": "task.start",

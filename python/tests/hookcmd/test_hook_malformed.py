@@ -17,12 +17,7 @@ BAD: list[tuple[str, Any, str]] = [
     ("codex", b"\xff\xfe", "stdin is not a JSON document"),
     ("gemini", b"[1, 2]", "stdin must hold a JSON object, got a list"),
     ("claude-code", {"session_id": "s"}, "field 'hook_event_name' must be a string, got missing"),
-    (
-        "claude-code",
-        {"session_id": "s", "hook_event_name": "BeforeTool"},
-        "unknown Claude Code event 'BeforeTool'",
-    ),
-    ("codex", {"session_id": "s", "hook_event_name": "SessionEnd"}, "unknown Codex event"),
+    # an event the table does not map is answered neutrally (test_hook_protocol2.py)
     ("gemini", {"hook_event_name": "BeforeTool"}, "BeforeTool: field 'session_id'"),
     ("gemini", {"hook_event_name": "BeforeTool", "session_id": ""}, "must not be empty"),
     (

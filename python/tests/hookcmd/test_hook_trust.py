@@ -14,7 +14,7 @@ from harnessweaver.cli import main
 from harnessweaver.hookcmd.config import command_line, snippet
 from harnessweaver.hookcmd.trust import check, entries, event_label, render
 
-WIRED = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
+WIRED = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"]
 
 # What Codex 0.169.1's own review ("Trust all and continue") wrote into config.toml for the
 # hooks `--print-config` printed for the spec /tmp/cx1/spec.yaml, saved as
@@ -51,7 +51,10 @@ def test_entries_match_what_codex_recorded() -> None:
     wired = snippet("codex", "/tmp/cx1/spec.yaml", None, None)
     assert command_line("codex", "/tmp/cx1/spec.yaml", None, None) == RECORDED_COMMAND
     found = {e.key: e.trusted_hash for e in entries(wired, RECORDED_FILE, RECORDED_COMMAND)}
-    assert found == RECORDED
+    # The recording predates wiring SessionEnd (whose hash the clamp test below covers).
+    end = f"{RECORDED_FILE}:session_end:0:0"
+    assert set(found) == {*RECORDED, end}
+    assert {key: found[key] for key in RECORDED} == RECORDED
 
 
 def test_event_labels_are_codex_snake_case() -> None:
@@ -61,13 +64,14 @@ def test_event_labels_are_codex_snake_case() -> None:
         "pre_tool_use",
         "post_tool_use",
         "stop",
+        "session_end",
     ]
 
 
 def test_trust_covers_the_command_text() -> None:
     wired = snippet("codex", "/elsewhere/spec.yaml", None, None)
     moved = entries(wired, RECORDED_FILE)
-    assert {e.key for e in moved} == set(RECORDED)
+    assert {e.key for e in moved} == {*RECORDED, f"{RECORDED_FILE}:session_end:0:0"}
     assert not {e.trusted_hash for e in moved} & set(RECORDED.values())
 
 
@@ -120,6 +124,7 @@ def test_install_replaces_an_older_hash_of_the_same_handler(
     argv = ["hook", "--install", "--agent", "codex", "--spec", str(SCRIPTED)]
     assert main(argv) == 0
     hooks = json.loads((home / "hooks.json").read_text())
+    del hooks["hooks"]["SessionEnd"]  # Codex clamps its timeout to 3 s: 31 hashes as 30 does
     for groups in hooks["hooks"].values():
         groups[0]["hooks"][0]["timeout"] = 31  # the hooks changed since they were trusted
     (home / "hooks.json").write_text(json.dumps(hooks))
@@ -165,14 +170,16 @@ def test_check_reports_untrusted_disabled_missing_and_unreadable(tmp_path: Path)
     assert not untrusted.ok and untrusted.missing == ("Stop",)
     assert {h.status for h in untrusted.hooks} == {"untrusted"}
     problems = untrusted.problems()
-    assert len(problems) == 1 + 4 and "Stop" in problems[0]
+    assert len(problems) == 1 + len(WIRED) - 1 and "Stop" in problems[0]
     assert all("skips it silently" in line for line in problems[1:])
     [pre] = [e for e in entries(wired, hooks_file) if e.event == "PreToolUse"]
     config_file.write_text(render(entries(wired, hooks_file)))
+    last = entries(wired, hooks_file)[-1].event
     with config_file.open("a") as out:
-        out.write("enabled = false\n")  # appended to the last table: PostToolUse is disabled
+        out.write("enabled = false\n")  # appended to the last table: that hook is disabled
     judged = {h.entry.event: h.status for h in check(hooks_file, config_file, command, WIRED).hooks}
-    assert judged["PreToolUse"] == "trusted" and judged["PostToolUse"] == "disabled"
+    assert last != "PreToolUse"
+    assert judged["PreToolUse"] == "trusted" and judged[last] == "disabled"
     other = check(hooks_file, config_file, "harnessweaver hook --agent codex --spec /x", WIRED)
     assert other.hooks == () and other.missing == tuple(WIRED)
     config_file.write_text("[[[")

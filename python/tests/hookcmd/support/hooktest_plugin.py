@@ -67,6 +67,9 @@ async def scripted(event: Any, env: hw.Envelope) -> Any:
         return hw.Retry("scripted retry: do better")
     if outcome == "modify":
         return hw.Continue(modified=_modified(event))
+    if outcome == "drop-message":  # a model request with its last message left out
+        request = event.request.model_copy(update={"messages": event.request.messages[:-1]})
+        return hw.Continue(modified=event.model_copy(update={"request": request}))
     if outcome == "raise":
         raise RuntimeError("scripted failure")
     return None
