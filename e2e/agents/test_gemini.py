@@ -176,6 +176,29 @@ def test_the_loop_guard_refuses_the_third_identical_call(tmp_path: Path, warm_di
     assert "loop_detected" in results[2] and "loop_detected" not in results[1]
 
 
+def test_the_tool_failure_guard_sees_a_failed_shell_command(tmp_path: Path, warm_dir: Path) -> None:
+    """Gemini reports a failing command as ``Exit Code: N`` inside ``llmContent``, with no
+    ``error`` field: two failures in a row take the shell out of the session."""
+    world = box(
+        tmp_path,
+        warm_dir,
+        "middleware:\n  - {use: harnessweaver.tool_failure_guard, id: f, max_consecutive: 2}\n",
+    )
+    turns = [
+        shell("ls /nonexistent-e2e-1", "fail"),
+        shell("ls /nonexistent-e2e-2", "fail again"),
+        shell("echo ran > marker.txt"),
+        Turn(text="ok"),
+    ]
+    with world.serving(turns) as server:
+        run = world.run(server, "try the shell")
+    results = last_results(run)
+    assert len(results) == 3, results
+    assert "Exit Code: 2" in results[1]  # the command did fail, as Gemini reports it
+    assert not (world.work / "marker.txt").exists(), "a call after two failures ran"
+    assert "tool_failing" in results[2], results[2]
+
+
 SESSION = "0e2e0000-6e61-4e69-8000-000000000027"
 
 
