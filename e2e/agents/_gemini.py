@@ -44,7 +44,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 GEMINI = HERE / "node_modules" / ".bin" / "gemini"
 MODEL = "gemini-2.5-flash"
-"""A fixed model: with it the CLI sends only ``streamGenerateContent`` (no model routing)."""
+"""A fixed model: with it Gemini CLI 0.61 sent nothing but the conversation's
+``streamGenerateContent`` requests."""
 TIMEOUT = 90
 """Seconds one agent run may take before the test fails (a run takes a few)."""
 

@@ -8,9 +8,9 @@ by a ``functionResponse``, each text ended an invocation), so a resumed session,
 its whole history again, gets the next turn even after an invocation that ended in text.
 ``:countTokens`` and anything else the CLI asks on start are answered harmlessly.
 
-Side requests the CLI makes besides the main conversation (a request with a JSON
-``responseSchema``, such as its "who speaks next" check) are answered with a JSON text that
-ends the turn, and do not use up a turn.
+Side requests the CLI may make besides the main conversation (a request for JSON, such as its
+"who speaks next" check; not seen with a fixed model) are answered with a JSON text that ends
+the turn, and do not use up a turn.
 """
 
 from __future__ import annotations
