@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -194,7 +195,8 @@ class GeminiBox:
 @contextmanager
 def warm_helpers() -> Iterator[Path]:
     """A private folder for the warm helpers' sockets (short: a socket path is at most about
-    100 bytes); the helpers that served in it are stopped at the end, by their own pid."""
+    100 bytes); the helpers that served in it are stopped at the end, by their own pid, and
+    the folder removed."""
     folder = Path(tempfile.mkdtemp(prefix="hwg-"))
     try:
         yield folder
@@ -204,3 +206,4 @@ def warm_helpers() -> Iterator[Path]:
             if text.isdigit():
                 with suppress(ProcessLookupError):
                     os.kill(int(text), signal.SIGTERM)
+        shutil.rmtree(folder, ignore_errors=True)
