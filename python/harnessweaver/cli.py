@@ -256,10 +256,26 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
         help="a directory org:// profiles are looked up in; repeatable",
     )
     parser.add_argument(
+        "--state-ttl",
+        type=_state_ttl,
+        metavar="AGE",
+        help="how long a session's state outlives its last event: seconds, or 15m, 12h, 30d "
+        "(default: $HARNESSWEAVER_HOOK_STATE_TTL, else 30d)",
+    )
+    parser.add_argument(
         "--print-config",
         action="store_true",
         help="print the agent's settings snippet that wires this command in, then exit",
     )
+
+
+def _state_ttl(text: str) -> int:
+    from harnessweaver.hookcmd.lifetime import parse_ttl
+
+    try:
+        return parse_ttl(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _run_hook(args: argparse.Namespace) -> int:
@@ -281,6 +297,7 @@ def _run_hook(args: argparse.Namespace) -> int:
         env=args.env,
         state=args.state,
         org_profiles=None if args.org_profiles is None else tuple(args.org_profiles),
+        state_ttl=args.state_ttl,
     )
     return run(options)
 

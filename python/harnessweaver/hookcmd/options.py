@@ -17,6 +17,9 @@ class HookOptions(NamedTuple):
     env: str | None = None
     state: Path | None = None
     org_profiles: tuple[Path, ...] | None = None
+    state_ttl: int | None = None
+    """Seconds a session's state outlives its last event (``None``: the environment's or the
+    default, ``hookcmd/lifetime.py``)."""
 
     def to_json(self) -> dict[str, Any]:
         """JSON for the helper, paths made absolute (the helper's child runs elsewhere
@@ -29,6 +32,7 @@ class HookOptions(NamedTuple):
             "env": self.env,
             "state": None if self.state is None else str(self.state.absolute()),
             "org_profiles": None if profiles is None else [str(p.absolute()) for p in profiles],
+            "state_ttl": self.state_ttl,
         }
 
     @classmethod
@@ -43,6 +47,7 @@ class HookOptions(NamedTuple):
             env=_maybe(data["env"]),
             state=None if state is None else Path(_text(state)),
             org_profiles=None if profiles is None else tuple(Path(_text(p)) for p in profiles),
+            state_ttl=_maybe_int(data["state_ttl"]),
         )
         return options
 
@@ -55,3 +60,11 @@ def _text(value: object) -> str:
 
 def _maybe(value: object) -> str | None:
     return None if value is None else _text(value)
+
+
+def _maybe_int(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected a whole number, got {type(value).__name__}")
+    return value
