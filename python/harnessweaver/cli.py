@@ -249,18 +249,18 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
         "$HARNESSWEAVER_HOOK_STATE, else $XDG_STATE_HOME/harnessweaver/hook-state.sqlite3)",
     )
     parser.add_argument(
-        "--org-profiles",
-        action="append",
-        type=Path,
-        metavar="DIR",
-        help="a directory org:// profiles are looked up in; repeatable",
-    )
-    parser.add_argument(
         "--state-ttl",
         type=_state_ttl,
         metavar="AGE",
         help="how long a session's state outlives its last event: seconds, or 15m, 12h, 30d "
         "(default: $HARNESSWEAVER_HOOK_STATE_TTL, else 30d)",
+    )
+    parser.add_argument(
+        "--org-profiles",
+        action="append",
+        type=Path,
+        metavar="DIR",
+        help="a directory org:// profiles are looked up in; repeatable",
     )
     parser.add_argument(
         "--print-config",
@@ -296,8 +296,8 @@ def _run_hook(args: argparse.Namespace) -> int:
         task=args.task,
         env=args.env,
         state=args.state,
-        org_profiles=None if args.org_profiles is None else tuple(args.org_profiles),
         state_ttl=args.state_ttl,
+        org_profiles=None if args.org_profiles is None else tuple(args.org_profiles),
     )
     return run(options)
 
