@@ -270,6 +270,13 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
         "(allow), or a person must approve it (ask; refused where the agent cannot ask)",
     )
     parser.add_argument(
+        "--state-ttl",
+        type=_state_ttl,
+        metavar="AGE",
+        help="how long a session's state outlives its last event: seconds, or 15m, 12h, 30d "
+        "(default: $HARNESSWEAVER_HOOK_STATE_TTL, else 30d)",
+    )
+    parser.add_argument(
         "--print-config",
         action="store_true",
         help="print the agent's settings snippet that wires this command in, then exit "
@@ -281,6 +288,15 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
         help="Codex only: add the hooks to $CODEX_HOME/hooks.json and their trust to "
         "$CODEX_HOME/config.toml, keeping what both hold, then exit",
     )
+
+
+def _state_ttl(text: str) -> int:
+    from harnessweaver.hookcmd.lifetime import parse_ttl
+
+    try:
+        return parse_ttl(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _run_hook(args: argparse.Namespace) -> int:
@@ -306,6 +322,7 @@ def _run_hook(args: argparse.Namespace) -> int:
         task=args.task,
         env=args.env,
         state=args.state,
+        state_ttl=args.state_ttl,
         org_profiles=None if args.org_profiles is None else tuple(args.org_profiles),
         rewrite=args.rewrite,
     )

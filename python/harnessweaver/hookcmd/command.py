@@ -2,8 +2,8 @@
 
 Per invocation: read the event document (stdin), map it to its hook point; if it has one,
 load the harness (its guards' states collected as they are built), then in one SQLite
-transaction restore the session's states, emit, and write them back (or forget the session
-at its end); answer in the agent's own terms. Anything wrong with the input, the spec, the
+transaction forget the sessions past their lifetime, restore the session's states, emit, and
+write them back; answer in the agent's own terms. Anything wrong with the input, the spec, the
 state or the emit is one line on stderr and the blocking exit status: the hook fails closed.
 """
 
@@ -63,18 +63,17 @@ def handle(agent: Agent, options: HookOptions, raw: bytes) -> Reply:
         return Reply()  # no hook point: the agent's neutral answer, nothing loaded
     import sqlite3
 
+    ttl = _lifetime(options)
     harness, states = _load(options)
     key = _harness_key(options, harness)
     store = _open(options.state)
     try:
         store.begin()
+        at = _now()
+        store.expire(at)  # first: a session past its lifetime starts afresh
         row = store.load(agent.name, request.session, key)
         decision, row = _decide(request, row, harness, states, options.task)
-        if request.hook == "task.end":
-            store.end(agent.name, request.session)
-        else:
-            store.save(agent.name, request.session, key, row)
-        store.expire()
+        store.save(agent.name, request.session, key, row, at, ttl)
         store.commit()
     except sqlite3.Error as exc:
         store.rollback()
@@ -123,8 +122,15 @@ def _decide(
     blocked = row.blocked
     if decision.kind == "stop" or (hook == "task.start" and decision.kind in ("block", "ask")):
         blocked = decision.reason
-    dumped = json.dumps([state.dump() for state in states], separators=(",", ":"))
+    # SessionEnd ends an invocation, not the session (``--resume`` goes on under its id),
+    # while the built-in guards forget a run at a task.end that says it is over: keep the
+    # states from before it. The session ages out instead (hookcmd/lifetime.py).
+    dumped = row.states if hook == "task.end" else _dump(states)
     return decision, replace(row, step=step, blocked=blocked, states=dumped)
+
+
+def _dump(states: list[Any]) -> str:
+    return json.dumps([state.dump() for state in states], separators=(",", ":"))
 
 
 def _states(row: SessionRow) -> list[Any]:
@@ -213,6 +219,25 @@ def _harness_key(options: HookOptions, harness: Any) -> str:
         default=str,
     )
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _lifetime(options: HookOptions) -> int:
+    """Seconds a session's state outlives its last event: ``--state-ttl``, else
+    ``$HARNESSWEAVER_HOOK_STATE_TTL``, else the default."""
+    if options.state_ttl is not None:
+        return options.state_ttl
+    from .lifetime import LifetimeError, ttl_from_env
+
+    try:
+        return ttl_from_env()
+    except LifetimeError as exc:
+        raise HookError(str(exc)) from None
+
+
+def _now() -> float:
+    from . import store
+
+    return store.now()
 
 
 def _open(path: Path | None) -> Store:

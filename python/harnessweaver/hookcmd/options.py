@@ -24,6 +24,9 @@ class HookOptions(NamedTuple):
     state: Path | None = None
     org_profiles: tuple[Path, ...] | None = None
     rewrite: str | None = None
+    state_ttl: int | None = None
+    """Seconds a session's state outlives its last event (``None``: the environment's or the
+    default, ``hookcmd/lifetime.py``)."""
 
     def to_json(self) -> dict[str, Any]:
         """JSON for the helper, paths made absolute (the helper's child runs elsewhere
@@ -37,6 +40,7 @@ class HookOptions(NamedTuple):
             "state": None if self.state is None else str(self.state.absolute()),
             "org_profiles": None if profiles is None else [str(p.absolute()) for p in profiles],
             "rewrite": self.rewrite,
+            "state_ttl": self.state_ttl,
         }
 
     @classmethod
@@ -52,6 +56,7 @@ class HookOptions(NamedTuple):
             state=None if state is None else Path(_text(state)),
             org_profiles=None if profiles is None else tuple(Path(_text(p)) for p in profiles),
             rewrite=_choice(data["rewrite"], REWRITES),
+            state_ttl=_maybe_int(data["state_ttl"]),
         )
         return options
 
@@ -71,3 +76,11 @@ def _choice(value: object, choices: tuple[str, ...]) -> str | None:
     if text is not None and text not in choices:
         raise TypeError(f"expected one of {', '.join(choices)}")
     return text
+
+
+def _maybe_int(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected a whole number, got {type(value).__name__}")
+    return value

@@ -4,9 +4,13 @@ A coding agent starts ``harnessweaver hook`` once per event, often several at on
 Claude Code run matching hooks concurrently), so the state the stateful guards keep (loop
 guard, budget guard, tool-failure guard) lives in SQLite: WAL mode, and one ``BEGIN
 IMMEDIATE`` transaction per invocation around reading the state, emitting and writing it
-back, so concurrent invocations of one session take turns and no update is lost. A session's
-rows go at its end (``SessionEnd``); rows of sessions that never ended go after
-:data:`EXPIRE_AFTER` seconds without an event.
+back, so concurrent invocations of one session take turns and no update is lost.
+
+A session's end is no reason to forget it: Claude Code and Gemini CLI end every ``-p``
+invocation with ``SessionEnd`` and ``--resume`` goes on under the same id. So a row is
+forgotten by age only: each write sets when it expires (its event's time plus the lifetime
+the command runs with, ``hookcmd/lifetime.py``), and every transaction first deletes the rows
+past theirs, through an index, so expiry costs a lookup when there is nothing to delete.
 """
 
 from __future__ import annotations
@@ -19,10 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["EXPIRE_AFTER", "SessionRow", "Store", "default_path"]
+from .lifetime import DEFAULT_TTL
 
-EXPIRE_AFTER: Final = 7 * 24 * 3600.0
-"""Seconds after its last event that a session that never ended is forgotten."""
+__all__ = ["SessionRow", "Store", "default_path", "now"]
 
 BUSY_TIMEOUT_MS: Final = 30_000
 """How long an invocation waits for another one of the same database (milliseconds)."""
@@ -36,10 +39,17 @@ CREATE TABLE IF NOT EXISTS sessions (
     blocked TEXT,
     states TEXT NOT NULL,
     updated REAL NOT NULL,
+    expires REAL NOT NULL,
     PRIMARY KEY (agent, session, harness)
 );
-CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated);
 """
+
+_INDEX = "CREATE INDEX IF NOT EXISTS sessions_expires ON sessions (expires)"
+
+
+def now() -> float:
+    """The time the store ages sessions by (seconds since the epoch; tests replace it)."""
+    return time.time()
 
 
 def default_path() -> Path:
@@ -92,6 +102,8 @@ class Store:
                 self._db.execute("PRAGMA journal_mode = WAL")
                 self._db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable, fast
                 self._db.executescript(_SCHEMA)
+                self._migrate()
+                self._db.execute(_INDEX)
                 return
             except sqlite3.OperationalError as exc:
                 busy = getattr(exc, "sqlite_errorcode", None) in _BUSY
@@ -100,6 +112,22 @@ class Store:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
                 time.sleep(pause)
+
+    def _migrate(self) -> None:
+        """A database written before rows had an expiry time (``updated`` only): each row
+        expires the default lifetime after its last event, and the old index goes."""
+        if self._has_expires():
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        if not self._has_expires():  # another process may have done it meanwhile
+            self._db.execute("ALTER TABLE sessions ADD COLUMN expires REAL NOT NULL DEFAULT 0")
+            self._db.execute("UPDATE sessions SET expires = updated + ?", (DEFAULT_TTL,))
+            self._db.execute("DROP INDEX IF EXISTS sessions_updated")
+        self._db.execute("COMMIT")
+
+    def _has_expires(self) -> bool:
+        columns = self._db.execute("PRAGMA table_info(sessions)").fetchall()
+        return any(column[1] == "expires" for column in columns)
 
     def close(self) -> None:
         self._db.close()
@@ -124,22 +152,20 @@ class Store:
         ).fetchone()
         return SessionRow() if row is None else SessionRow(int(row[0]), row[1], str(row[2]))
 
-    def save(self, agent: str, session: str, harness: str, row: SessionRow) -> None:
+    def save(
+        self, agent: str, session: str, harness: str, row: SessionRow, at: float, ttl: float
+    ) -> None:
+        """Write the session's row, seen at ``at``: it expires ``ttl`` seconds later."""
         self._db.execute(
             "INSERT OR REPLACE INTO sessions"
-            " (agent, session, harness, step, blocked, states, updated)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (agent, session, harness, row.step, row.blocked, row.states, time.time()),
+            " (agent, session, harness, step, blocked, states, updated, expires)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (agent, session, harness, row.step, row.blocked, row.states, at, at + ttl),
         )
 
-    def end(self, agent: str, session: str) -> None:
-        """Forget the session (every harness's state of it)."""
-        self._db.execute("DELETE FROM sessions WHERE agent = ? AND session = ?", (agent, session))
-
-    def expire(self, now: float | None = None) -> None:
-        """Forget sessions with no event for :data:`EXPIRE_AFTER` seconds."""
-        cutoff = (time.time() if now is None else now) - EXPIRE_AFTER
-        self._db.execute("DELETE FROM sessions WHERE updated < ?", (cutoff,))
+    def expire(self, at: float) -> int:
+        """Forget the rows whose lifetime ended before ``at``; how many there were."""
+        return self._db.execute("DELETE FROM sessions WHERE expires < ?", (at,)).rowcount
 
     def sessions(self) -> list[tuple[str, str]]:
         """``(agent, session)`` of every row (for tests and inspection)."""

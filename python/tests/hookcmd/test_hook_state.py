@@ -1,5 +1,6 @@
 """Guard state kept across invocations, per agent session, in SQLite: across processes,
-under concurrent invocations of one session, and forgotten at the session's end."""
+under concurrent invocations of one session, kept past the session's end and forgotten by
+age."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from hookcmd_support import (
     warm_helper,
 )
 
-from harnessweaver.hookcmd.store import EXPIRE_AFTER, Store
+from harnessweaver.hookcmd.lifetime import DEFAULT_TTL
+from harnessweaver.hookcmd.store import Store
 
 TOOL_EVENT = {"claude-code": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}
 
@@ -93,7 +95,9 @@ def test_tool_failure_guard_counts_failures_across_invocations(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("agent", ["claude-code", "gemini"])
-def test_session_end_forgets_the_session(agent: str, tmp_path: Path) -> None:
+def test_session_end_keeps_the_session(agent: str, tmp_path: Path) -> None:
+    """``SessionEnd`` ends an invocation (every ``-p`` run ends with it); ``--resume`` goes on
+    under the same id, so the session's rows stay: they go by age (test_hook_state_lifetime)."""
     state = tmp_path / "st.db"
     doc = event(agent, TOOL_EVENT[agent], "s-end")
     run_in_process(agent, doc, GUARDS, state)
@@ -101,9 +105,9 @@ def test_session_end_forgets_the_session(agent: str, tmp_path: Path) -> None:
     assert _rows(state) == [(agent, "s-end"), (agent, "s-kept")]
     ended = run_in_process(agent, event(agent, "SessionEnd", "s-end"), GUARDS, state)
     assert (ended.code, ended.stdout) == (0, "")
-    assert _rows(state) == [(agent, "s-kept")]
+    assert _rows(state) == [(agent, "s-end"), (agent, "s-kept")]
     answers = [run_in_process(agent, doc, GUARDS, state) for _ in range(2)]
-    assert not any(_denied(agent, ran.answer) for ran in answers)  # counting starts afresh
+    assert [_denied(agent, ran.answer) for ran in answers] == [False, True]  # counted on
 
 
 def test_sessions_that_never_end_expire(tmp_path: Path) -> None:
@@ -111,9 +115,9 @@ def test_sessions_that_never_end_expire(tmp_path: Path) -> None:
     run_in_process("codex", event("codex", "PreToolUse", "s-old"), GUARDS, state)
     store = Store(state)
     try:
-        store.expire(now=time.time() + EXPIRE_AFTER - 60)
+        assert store.expire(time.time() + DEFAULT_TTL - 60) == 0
         assert store.sessions() == [("codex", "s-old")]
-        store.expire(now=time.time() + EXPIRE_AFTER + 60)
+        assert store.expire(time.time() + DEFAULT_TTL + 60) == 1
         assert store.sessions() == []
     finally:
         store.close()
