@@ -10,7 +10,9 @@ keeps ``harnessweaver hook``, which a coding agent starts for every tool call, f
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -256,21 +258,43 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
         help="a directory org:// profiles are looked up in; repeatable",
     )
     parser.add_argument(
+        "--trace",
+        type=Path,
+        metavar="FILE",
+        help="append each event's trace records to FILE (JSON Lines; run id = the agent's "
+        "session id)",
+    )
+    parser.add_argument(
         "--print-config",
         action="store_true",
-        help="print the agent's settings snippet that wires this command in, then exit",
+        help="check that the spec loads, print the agent's settings snippet that wires this "
+        "command in, then exit",
+    )
+    parser.add_argument(
+        "--project-dir",
+        type=Path,
+        metavar="DIR",
+        help="with --print-config: the agent's project directory (default: the current one); "
+        "a spec inside it is written relative to the agent's project variable",
     )
 
 
 def _run_hook(args: argparse.Namespace) -> int:
     if args.print_config:
-        import json
+        return _print_config(args)
+    try:
+        code = _hook(args)
+    except BaseException as exc:  # the last resort: exit 1 or a traceback would fail open
+        from harnessweaver.hookcmd.output import EXIT_BLOCK, refusal
 
-        from harnessweaver.hookcmd.config import snippet
+        _log.error("harnessweaver hook failed: %s", type(exc).__name__)
+        with contextlib.suppress(Exception):
+            sys.stderr.write(refusal(f"{type(exc).__name__} (a bug: please report it)"))
+        code = EXIT_BLOCK
+    return _answered(code)
 
-        spec = str(args.spec.resolve())
-        print(json.dumps(snippet(args.agent, spec, args.task, args.env), indent=2))
-        return EXIT_OK
+
+def _hook(args: argparse.Namespace) -> int:
     from harnessweaver.hookcmd.options import HookOptions
     from harnessweaver.hookcmd.warm import run
 
@@ -281,8 +305,65 @@ def _run_hook(args: argparse.Namespace) -> int:
         env=args.env,
         state=args.state,
         org_profiles=None if args.org_profiles is None else tuple(args.org_profiles),
+        trace=args.trace,
     )
     return run(options)
+
+
+def _answered(code: int) -> int:
+    """``code`` once stdout is flushed: a stdout that fails now (the agent closed the pipe)
+    blocks, and is pointed at the null device so the interpreter's own flush at exit cannot
+    turn the status into 120."""
+    try:
+        sys.stdout.flush()
+    except Exception:
+        _to_devnull(sys.stdout)
+        return EXIT_ERROR
+    return code if code in (EXIT_OK, EXIT_ERROR) else EXIT_ERROR
+
+
+def _to_devnull(stream: TextIO) -> None:
+    with contextlib.suppress(Exception):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+
+
+def _print_config(args: argparse.Namespace) -> int:
+    """The settings snippet, for a spec that loads (the hooks of one that does not would
+    refuse every event). A reader that stops early (``| head``) ends it quietly."""
+    import json
+
+    from harnessweaver.hookcmd.config import snippet
+    from harnessweaver.spec import SpecError, load
+
+    spec = args.spec.resolve()
+    try:
+        load(spec, task=args.task, env=args.env, org_profiles=args.org_profiles)
+    except SpecError as exc:
+        print(
+            f"harnessweaver hook: error: {spec} does not load (wired in, the hooks would refuse "
+            f"every event):\n{exc}",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    except Exception as exc:  # a loader bug: its type, never its message (R9)
+        print(
+            f"harnessweaver hook: error: loading {spec} failed: {type(exc).__name__} "
+            "(a bug in harnessweaver: please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    project = (args.project_dir or Path.cwd()).resolve()
+    trace = None if args.trace is None else str(args.trace.resolve())
+    config = snippet(args.agent, str(spec), args.task, args.env, project=project, trace=trace)
+    try:
+        sys.stdout.write(json.dumps(config, indent=2) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _to_devnull(sys.stdout)
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Runner]] = {

@@ -17,6 +17,8 @@ class HookOptions(NamedTuple):
     env: str | None = None
     state: Path | None = None
     org_profiles: tuple[Path, ...] | None = None
+    trace: Path | None = None
+    """``--trace FILE``: where each event's trace records are appended (``hookcmd/trace.py``)."""
 
     def to_json(self) -> dict[str, Any]:
         """JSON for the helper, paths made absolute (the helper's child runs elsewhere
@@ -29,6 +31,7 @@ class HookOptions(NamedTuple):
             "env": self.env,
             "state": None if self.state is None else str(self.state.absolute()),
             "org_profiles": None if profiles is None else [str(p.absolute()) for p in profiles],
+            "trace": None if self.trace is None else str(self.trace.absolute()),
         }
 
     @classmethod
@@ -36,6 +39,7 @@ class HookOptions(NamedTuple):
         """What :meth:`to_json` wrote (a ``TypeError`` or ``KeyError`` for anything else)."""
         profiles = data["org_profiles"]
         state = data["state"]
+        trace = data["trace"]
         options = cls(
             agent=_text(data["agent"]),
             spec=Path(_text(data["spec"])),
@@ -43,6 +47,7 @@ class HookOptions(NamedTuple):
             env=_maybe(data["env"]),
             state=None if state is None else Path(_text(state)),
             org_profiles=None if profiles is None else tuple(Path(_text(p)) for p in profiles),
+            trace=None if trace is None else Path(_text(trace)),
         )
         return options
 
