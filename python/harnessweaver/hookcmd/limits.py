@@ -10,8 +10,6 @@ line naming the limit. Standard library only: the warm client reads stdin throug
 from __future__ import annotations
 
 import os
-import re
-from itertools import accumulate
 from typing import IO, Final
 
 __all__ = [
@@ -34,13 +32,12 @@ MAX_INPUT_CEILING: Final = 1024 * 1024 * 1024
 MAX_DEPTH: Final = 128
 """How deeply arrays and objects may nest in an event document (the document itself is 1)."""
 
-_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
-_STEP: Final = [0] * 256
-for _open in b"[{":
-    _STEP[_open] = 1
-for _close in b"]}":
-    _STEP[_close] = -1
+_NOT_BRACKETS_OR_QUOTES: Final = bytes(b for b in range(256) if b not in b'[]{}"')
+_OPENS: Final = bytes.maketrans(b"[{]}", b"(())")
+_CHUNK: Final = 16
+_RUNS: dict[bytes, tuple[int, int]] = {}
+"""Per run of brackets: how much it changes the depth, and its highest point on the way."""
 
 
 class LimitError(ValueError):
@@ -82,9 +79,37 @@ def check_depth(raw: bytes, limit: int = MAX_DEPTH) -> None:
     refuses it; at worst, the scan miscounts it and refuses it for its depth."""
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return
-    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
-    deepest = max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
-    if deepest > limit:
+    if _too_deep(_outside_strings(raw).translate(_OPENS, _NOT_BRACKETS), limit):
         raise LimitError(
-            f"the event document nests arrays and objects {deepest} deep; the limit is {limit}"
+            f"the event document nests arrays and objects more than {limit} deep, the limit"
         )
+
+
+def _outside_strings(raw: bytes) -> bytes:
+    """``raw`` without its strings' contents: the escaped backslashes and quotes go first, so
+    every quote left opens or closes a string (bytes operations only: fast on 16 MiB)."""
+    plain = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return b"".join(plain.translate(None, _NOT_BRACKETS_OR_QUOTES).split(b'"')[::2])
+
+
+def _too_deep(brackets: bytes, limit: int) -> bool:
+    """Whether ``brackets`` (``(`` opens, ``)`` closes) go deeper than ``limit``, counted a
+    run of :data:`_CHUNK` at a time (a table lookup each, not a Python step per bracket)."""
+    depth = 0
+    for start in range(0, len(brackets), _CHUNK):
+        run = brackets[start : start + _CHUNK]
+        change, top = _RUNS.get(run) or _run(run)
+        if depth + top > limit:
+            return True
+        depth += change
+    return False
+
+
+def _run(run: bytes) -> tuple[int, int]:
+    depth = top = 0
+    for byte in run:
+        depth += 1 if byte == 40 else -1  # "("
+        top = max(top, depth)
+    if len(_RUNS) < 65536:
+        _RUNS[run] = (depth, top)
+    return depth, top
