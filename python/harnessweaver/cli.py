@@ -10,11 +10,13 @@ keeps ``harnessweaver hook``, which a coding agent starts for every tool call, f
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypedDict
 
 if TYPE_CHECKING:
     from harnessweaver.conformance.driver import Implementation
@@ -277,10 +279,24 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
         "(default: $HARNESSWEAVER_HOOK_STATE_TTL, else 30d)",
     )
     parser.add_argument(
+        "--trace",
+        type=Path,
+        metavar="FILE",
+        help="append each event's trace records to FILE (JSON Lines; run id = the agent's "
+        "session id)",
+    )
+    parser.add_argument(
         "--print-config",
         action="store_true",
-        help="print the agent's settings snippet that wires this command in, then exit "
-        "(Codex: with the trust entries it needs, on stderr)",
+        help="check that the spec loads, print the agent's settings snippet that wires this "
+        "command in, then exit (Codex: with the trust entries it needs, on stderr)",
+    )
+    parser.add_argument(
+        "--project-dir",
+        type=Path,
+        metavar="DIR",
+        help="with --print-config: the agent's project directory (default: the current one); "
+        "a spec inside it is written relative to the agent's project variable",
     )
     parser.add_argument(
         "--install",
@@ -301,18 +317,22 @@ def _state_ttl(text: str) -> int:
 
 def _run_hook(args: argparse.Namespace) -> int:
     if args.print_config:
-        import json
-
-        from harnessweaver.hookcmd.config import snippet
-
-        spec = str(args.spec.resolve())
-        config = snippet(args.agent, spec, args.task, args.env, rewrite=args.rewrite)
-        print(json.dumps(config, indent=2))
-        if args.agent == "codex":
-            _codex_trust_note(spec, args)
-        return EXIT_OK
+        return _print_config(args)
     if args.install:
         return _codex_install(args)
+    try:
+        code = _hook(args)
+    except BaseException as exc:  # the last resort: exit 1 or a traceback would fail open
+        from harnessweaver.hookcmd.output import EXIT_BLOCK, refusal
+
+        _log.error("harnessweaver hook failed: %s", type(exc).__name__)
+        with contextlib.suppress(Exception):
+            sys.stderr.write(refusal(f"{type(exc).__name__} (a bug: please report it)"))
+        code = EXIT_BLOCK
+    return _answered(code)
+
+
+def _hook(args: argparse.Namespace) -> int:
     from harnessweaver.hookcmd.options import HookOptions
     from harnessweaver.hookcmd.warm import run
 
@@ -325,6 +345,7 @@ def _run_hook(args: argparse.Namespace) -> int:
         state_ttl=args.state_ttl,
         org_profiles=None if args.org_profiles is None else tuple(args.org_profiles),
         rewrite=args.rewrite,
+        trace=args.trace,
     )
     return run(options)
 
@@ -333,8 +354,8 @@ def _codex_trust_note(spec: str, args: argparse.Namespace) -> None:
     from harnessweaver.hookcmd.codex_setup import codex_home, trust_note
     from harnessweaver.hookcmd.config import command_line, snippet
 
-    wired = snippet("codex", spec, args.task, args.env, args.rewrite)
-    command = command_line("codex", spec, args.task, args.env, args.rewrite)
+    wired = snippet("codex", spec, args.task, args.env, **_wording(args))
+    command = command_line("codex", spec, args.task, args.env, **_wording(args))
     print(trust_note(wired, command, codex_home()), file=sys.stderr)
 
 
@@ -345,12 +366,14 @@ def _codex_install(args: argparse.Namespace) -> int:
     if args.agent != "codex":
         print("harnessweaver hook: --install writes Codex's configuration only", file=sys.stderr)
         return EXIT_ERROR
+    if _unloadable(args):
+        return EXIT_ERROR
     spec = str(args.spec.resolve())
     home = codex_home()
     try:
         trust = install(
-            snippet("codex", spec, args.task, args.env, args.rewrite),
-            command_line("codex", spec, args.task, args.env, args.rewrite),
+            snippet("codex", spec, args.task, args.env, **_wording(args)),
+            command_line("codex", spec, args.task, args.env, **_wording(args)),
             home,
         )
     except (CodexSetupError, OSError) as exc:
@@ -358,6 +381,83 @@ def _codex_install(args: argparse.Namespace) -> int:
         print(f"harnessweaver hook --install: {detail}", file=sys.stderr)
         return EXIT_ERROR
     print(f"wired {len(trust)} trusted hooks into {home / 'hooks.json'}", file=sys.stderr)
+    return EXIT_OK
+
+
+class _Wording(TypedDict):
+    rewrite: str | None
+    trace: str | None
+
+
+def _wording(args: argparse.Namespace) -> _Wording:
+    """The options that --print-config and --install write into the command they wire."""
+    trace = None if args.trace is None else str(args.trace.resolve())
+    return {"rewrite": args.rewrite, "trace": trace}
+
+
+def _answered(code: int) -> int:
+    """``code`` once stdout is flushed: a stdout that fails now (the agent closed the pipe)
+    blocks, and is pointed at the null device so the interpreter's own flush at exit cannot
+    turn the status into 120."""
+    try:
+        sys.stdout.flush()
+    except Exception:
+        _to_devnull(sys.stdout)
+        return EXIT_ERROR
+    return code if code in (EXIT_OK, EXIT_ERROR) else EXIT_ERROR
+
+
+def _to_devnull(stream: TextIO) -> None:
+    with contextlib.suppress(Exception):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+
+
+def _unloadable(args: argparse.Namespace) -> bool:
+    """Whether the spec fails to load (said on stderr): its hooks would refuse every event."""
+    from harnessweaver.spec import SpecError, load
+
+    spec = args.spec.resolve()
+    try:
+        load(spec, task=args.task, env=args.env, org_profiles=args.org_profiles)
+    except SpecError as exc:
+        print(
+            f"harnessweaver hook: error: {spec} does not load (wired in, the hooks would refuse "
+            f"every event):\n{exc}",
+            file=sys.stderr,
+        )
+        return True
+    except Exception as exc:  # a loader bug: its type, never its message (R9)
+        print(
+            f"harnessweaver hook: error: loading {spec} failed: {type(exc).__name__} "
+            "(a bug in harnessweaver: please report it)",
+            file=sys.stderr,
+        )
+        return True
+    return False
+
+
+def _print_config(args: argparse.Namespace) -> int:
+    """The settings snippet, for a spec that loads (the hooks of one that does not would
+    refuse every event). A reader that stops early (``| head``) ends it quietly."""
+    import json
+
+    from harnessweaver.hookcmd.config import snippet
+
+    if _unloadable(args):
+        return EXIT_ERROR
+    spec = args.spec.resolve()
+    project = (args.project_dir or Path.cwd()).resolve()
+    config = snippet(args.agent, str(spec), args.task, args.env, project=project, **_wording(args))
+    try:
+        sys.stdout.write(json.dumps(config, indent=2) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _to_devnull(sys.stdout)
+        return EXIT_FAILED
+    if args.agent == "codex":
+        _codex_trust_note(str(spec), args)
     return EXIT_OK
 
 

@@ -10,6 +10,7 @@ state or the emit is one line on stderr and the blocking exit status: the hook f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -18,8 +19,11 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .agents import Agent, agent_for, parse
+from .limits import LimitError, check_depth, max_input, read_input
 from .options import HookOptions
+from .output import write_answer
 from .protocol import EXIT_BLOCK, Decision, HookInputError, Reply, Request
+from .trace import EventTrace, current
 
 if TYPE_CHECKING:  # the store (and sqlite3) load only for an event with a hook point
     from .store import SessionRow, Store
@@ -33,27 +37,74 @@ class HookError(Exception):
     """Something other than the input went wrong (the spec, the state, the emit)."""
 
 
+class _SpecFailed(HookError):
+    """The harness spec does not load (the trace's ``hook_spec_error``)."""
+
+
 def main(options: HookOptions, stdin: IO[bytes], stdout: IO[str], stderr: IO[str]) -> int:
-    """Run one event; returns the exit status."""
+    """Run one event; returns the exit status (0, or 2: the answer, or failing closed)."""
     agent = agent_for(options)
+    traced = None if options.trace is None else EventTrace(options.trace)
+    token = current.set(traced)
+    raw = b""
     try:
-        reply = handle(agent, options, stdin.read())
+        raw = read_input(stdin, max_input())
+        check_depth(raw)
+        reply, cause = handle(agent, options, raw), "session"
+    except LimitError as exc:
+        reply, cause = _fail(f"harnessweaver hook: refused: {exc}"), "limit"
     except HookInputError as exc:
-        reply = _fail(f"harnessweaver hook: invalid {agent.title} event: {exc}")
+        reply, cause = _fail(f"harnessweaver hook: invalid {agent.title} event: {exc}"), "input"
+    except _SpecFailed as exc:
+        reply, cause = _fail(f"harnessweaver hook: error: {exc}"), "spec"
     except HookError as exc:
-        reply = _fail(f"harnessweaver hook: error: {exc}")
-    except Exception as exc:  # a bug: never a traceback, never failing open
+        reply, cause = _fail(f"harnessweaver hook: error: {exc}"), "error"
+    except BaseException as exc:  # a bug, or a middleware's exit(): never a traceback or exit 1
         _log.error("harnessweaver hook failed: %s", type(exc).__name__)
-        reply = _fail(f"harnessweaver hook: error: {type(exc).__name__} (a bug: please report it)")
-    if reply.stdout is not None:
-        stdout.write(json.dumps(reply.stdout, ensure_ascii=False) + "\n")
-    if reply.stderr:
-        stderr.write(reply.stderr + "\n")
-    return reply.exit_code
+        message = f"harnessweaver hook: error: {type(exc).__name__} (a bug: please report it)"
+        reply, cause = _fail(message), "error"
+    finally:
+        current.reset(token)
+    out, reply, cause = _serialised(reply, cause)
+    err = "" if not reply.stderr else reply.stderr + "\n"
+    if traced is not None:
+        err += _traced(traced, agent, raw, reply, cause)
+    return write_answer(reply.exit_code, out, err, stdout, stderr)
 
 
 def _fail(message: str) -> Reply:
     return Reply(None, EXIT_BLOCK, message + " (failing closed)")
+
+
+def _serialised(reply: Reply, cause: str) -> tuple[str, Reply, str]:
+    """The answer's stdout text, checked to be JSON the agent can read (no ``NaN``, nothing
+    UTF-8 cannot carry); a reply that cannot be written becomes a refusal."""
+    if reply.stdout is None:
+        return "", reply, cause
+    try:
+        out = json.dumps(reply.stdout, ensure_ascii=False, allow_nan=False) + "\n"
+        out.encode("utf-8")
+    except UnicodeEncodeError:
+        problem = "the answer holds text UTF-8 cannot carry (a lone surrogate)"
+        return "", _fail(f"harnessweaver hook: error: {problem}"), "answer"
+    except (TypeError, ValueError, RecursionError) as exc:
+        problem = f"the answer cannot be written as JSON: {type(exc).__name__}"
+        return "", _fail(f"harnessweaver hook: error: {problem}"), "answer"
+    return out, reply, cause
+
+
+def _traced(traced: EventTrace, agent: Agent, raw: bytes, reply: Reply, cause: str) -> str:
+    """Record the event (the bus's records, and the command's own refusal when it refused
+    without the bus deciding) and write the trace; the stderr line if that failed."""
+    decided = reply.exit_code != 0 or reply.stdout is not None  # not the neutral answer
+    if cause != "session" or (decided and traced.emits == 0):
+        with contextlib.suppress(Exception):  # a document that does not parse names no run
+            request = parse(agent, raw)
+            if request.hook is not None:
+                tool = request.doc.get("tool_name")
+                traced.add_refusal(request.hook, request.session, tool, cause)
+    note = traced.write()
+    return "" if note is None else note + "\n"
 
 
 def handle(agent: Agent, options: HookOptions, raw: bytes) -> Reply:
@@ -163,6 +214,10 @@ def _emit(harness: Any, hook: str, event: Any, session: str) -> Decision:
     except Exception as exc:  # a bug or a broken middleware the bus let through
         _log.error("harnessweaver hook: emit at %s failed: %s", hook, type(exc).__name__)
         raise HookError(f"emitting {hook} failed: {type(exc).__name__}") from None
+    finally:
+        traced = current.get()
+        if traced is not None:
+            traced.add_bus(ctx.trace)
     decision = _decision(result)
     if result.warnings:
         lines = tuple(f"{w.middleware}: {w.text}" for w in result.warnings)
@@ -203,9 +258,9 @@ def _load(options: HookOptions) -> tuple[Any, list[Any]]:
                 options.spec, task=options.task, env=options.env, org_profiles=options.org_profiles
             )
     except SpecError as exc:
-        raise HookError(f"the harness spec does not load:\n{exc}") from None
+        raise _SpecFailed(f"the harness spec does not load:\n{exc}") from None
     except Exception as exc:  # a loader bug: its type, never its message (R9)
-        raise HookError(f"loading {options.spec} failed: {type(exc).__name__}") from None
+        raise _SpecFailed(f"loading {options.spec} failed: {type(exc).__name__}") from None
     return harness, list(states)
 
 

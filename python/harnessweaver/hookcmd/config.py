@@ -9,11 +9,12 @@ hook point are wired; tool events match every tool.
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 from typing import Any
 
 from .agents import AGENTS
 
-__all__ = ["TIMEOUTS", "command_line", "snippet"]
+__all__ = ["PROJECT_DIR", "TIMEOUTS", "command_line", "snippet", "spec_word"]
 
 TIMEOUTS = {"claude-code": 30, "codex": 30, "gemini": 30_000}
 """Each handler's timeout: seconds for Claude Code and Codex, milliseconds for Gemini CLI."""
@@ -21,27 +22,65 @@ TIMEOUTS = {"claude-code": 30, "codex": 30, "gemini": 30_000}
 _TOOL_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "BeforeTool", "AfterTool"}
 
 
+PROJECT_DIR = {"claude-code": '"$CLAUDE_PROJECT_DIR"', "gemini": "$GEMINI_PROJECT_DIR"}
+"""How each agent's project directory is written in a hook command, where it has one. Claude
+Code sets ``CLAUDE_PROJECT_DIR`` for the shell (quoted, as its docs write it); Gemini CLI
+replaces ``$GEMINI_PROJECT_DIR`` in the command text with the directory already shell-quoted,
+so quoting it again would put literal quotes in the path. Codex documents no such variable."""
+
+
+def spec_word(agent: str, spec: str, project: Path | None) -> str:
+    """The ``--spec`` argument as shell text: relative to the agent's project variable when
+    ``spec`` (absolute) is inside ``project``, else the absolute path."""
+    variable = PROJECT_DIR.get(agent)
+    path = Path(spec)
+    if variable is None or project is None or not path.is_relative_to(project):
+        return shlex.quote(spec)
+    return f"{variable}/{shlex.quote(path.relative_to(project).as_posix())}"
+
+
 def command_line(
-    agent: str, spec: str, task: str | None, env: str | None, rewrite: str | None = None
+    agent: str,
+    spec: str,
+    task: str | None,
+    env: str | None,
+    *,
+    rewrite: str | None = None,
+    project: Path | None = None,
+    trace: str | None = None,
 ) -> str:
     """The shell command the agent runs for each event."""
-    words = ["harnessweaver", "hook", "--agent", agent, "--spec", spec]
+    words = ["harnessweaver", "hook", "--agent", agent]
+    after = []
     if task:
-        words += ["--task", task]
+        after += ["--task", task]
     if env:
-        words += ["--env", env]
+        after += ["--env", env]
     if rewrite:
-        words += ["--rewrite", rewrite]
-    return shlex.join(words)
+        after += ["--rewrite", rewrite]
+    if trace:
+        after += ["--trace", trace]
+    spec_text = spec_word(agent, spec, project)
+    return " ".join(filter(None, [shlex.join(words), "--spec", spec_text, shlex.join(after)]))
 
 
 def snippet(
-    agent: str, spec: str, task: str | None, env: str | None, rewrite: str | None = None
+    agent: str,
+    spec: str,
+    task: str | None,
+    env: str | None,
+    *,
+    rewrite: str | None = None,
+    project: Path | None = None,
+    trace: str | None = None,
 ) -> dict[str, Any]:
-    """The ``{"hooks": {...}}`` settings for ``agent``, running the command on ``spec``."""
+    """The ``{"hooks": {...}}`` settings for ``agent``, running the command on ``spec``
+    (``project``: the agent's project directory, see :func:`spec_word`)."""
     handler: dict[str, Any] = {
         "type": "command",
-        "command": command_line(agent, spec, task, env, rewrite),
+        "command": command_line(
+            agent, spec, task, env, rewrite=rewrite, project=project, trace=trace
+        ),
         "timeout": TIMEOUTS[agent],
     }
     if agent == "gemini":

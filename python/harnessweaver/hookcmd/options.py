@@ -27,6 +27,8 @@ class HookOptions(NamedTuple):
     state_ttl: int | None = None
     """Seconds a session's state outlives its last event (``None``: the environment's or the
     default, ``hookcmd/lifetime.py``)."""
+    trace: Path | None = None
+    """``--trace FILE``: where each event's trace records are appended (``hookcmd/trace.py``)."""
 
     def to_json(self) -> dict[str, Any]:
         """JSON for the helper, paths made absolute (the helper's child runs elsewhere
@@ -41,6 +43,7 @@ class HookOptions(NamedTuple):
             "org_profiles": None if profiles is None else [str(p.absolute()) for p in profiles],
             "rewrite": self.rewrite,
             "state_ttl": self.state_ttl,
+            "trace": None if self.trace is None else str(self.trace.absolute()),
         }
 
     @classmethod
@@ -48,6 +51,7 @@ class HookOptions(NamedTuple):
         """What :meth:`to_json` wrote (a ``TypeError`` or ``KeyError`` for anything else)."""
         profiles = data["org_profiles"]
         state = data["state"]
+        trace = data["trace"]
         options = cls(
             agent=_text(data["agent"]),
             spec=Path(_text(data["spec"])),
@@ -57,6 +61,7 @@ class HookOptions(NamedTuple):
             org_profiles=None if profiles is None else tuple(Path(_text(p)) for p in profiles),
             rewrite=_choice(data["rewrite"], REWRITES),
             state_ttl=_maybe_int(data["state_ttl"]),
+            trace=None if trace is None else Path(_text(trace)),
         )
         return options
 

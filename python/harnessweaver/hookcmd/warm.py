@@ -214,7 +214,14 @@ def run(options: HookOptions) -> int:
     except WarmError as exc:
         sys.stderr.write(f"harnessweaver hook: error: {exc} (failing closed)\n")
         return EXIT_BLOCK
-    raw = sys.stdin.buffer.read()
+    from .limits import LimitError, max_input, read_input
+    from .output import refusal, write_answer
+
+    try:
+        raw = read_input(sys.stdin.buffer, max_input())
+    except LimitError as exc:  # the same line as the cold path's; the helper is not asked
+        sys.stderr.write(refusal(str(exc), "refused"))
+        return EXIT_BLOCK
     path = None if idle is None else address()
     if path is not None:
         request: dict[str, object] = {
@@ -223,10 +230,8 @@ def run(options: HookOptions) -> int:
             "environ": dict(os.environ),
         }
         answer = ask(path, request, raw)
-        if answer is not None:
-            sys.stdout.write(answer.stdout)
-            sys.stderr.write(answer.stderr)
-            return answer.code
+        if answer is not None:  # written inside the fail-closed path, as the cold path's
+            return write_answer(answer.code, answer.stdout, answer.stderr, sys.stdout, sys.stderr)
     import io
 
     from .command import main

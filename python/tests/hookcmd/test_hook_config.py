@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from hookcmd_support import SCRIPTED
 
 from harnessweaver.cli import main
 
@@ -45,10 +44,10 @@ WIRED = {
 
 
 @pytest.mark.parametrize("agent", list(WIRED))
-def test_print_config(agent: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(
-        ["hook", "--print-config", "--agent", agent, "--spec", str(SCRIPTED), "--task", "t"]
-    )
+def test_print_config(agent: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    spec = tmp_path / "harness.yaml"  # outside the project (the current directory): absolute
+    spec.write_text("tasks: {t: {}}\nmiddleware:\n  - {use: harnessweaver.loop_guard, id: l}\n")
+    code = main(["hook", "--print-config", "--agent", agent, "--spec", str(spec), "--task", "t"])
     assert code == 0
     config = json.loads(capsys.readouterr().out)
     assert list(config) == ["hooks"]
@@ -59,7 +58,7 @@ def test_print_config(agent: str, capsys: pytest.CaptureFixture[str]) -> None:
         assert handler["type"] == "command"
         words = shlex.split(handler["command"])
         assert words[:4] == ["harnessweaver", "hook", "--agent", agent]
-        assert words[4:] == ["--spec", str(SCRIPTED.resolve()), "--task", "t"]
+        assert words[4:] == ["--spec", str(spec.resolve()), "--task", "t"]
         assert handler["timeout"] == (30_000 if agent == "gemini" else 30)
         tool_event = "Tool" in event
         assert ("matcher" in group) == tool_event
@@ -68,6 +67,7 @@ def test_print_config(agent: str, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_print_config_in_a_process(tmp_path: Path) -> None:
+    (tmp_path / "harness.yaml").write_text("middleware: []\n")
     args = ["hook", "--print-config", "--agent", "codex", "--spec", "harness.yaml"]
     done = subprocess.run(
         [sys.executable, "-m", "harnessweaver.cli", *args],

@@ -72,6 +72,8 @@ async def scripted(event: Any, env: hw.Envelope) -> Any:
         return hw.Continue(modified=event.model_copy(update={"request": request}))
     if outcome == "raise":
         raise RuntimeError("scripted failure")
+    if outcome == "exit":  # a middleware that ends the process: never exit 1 (go on)
+        raise SystemExit(1)
     return None
 
 
