@@ -65,6 +65,7 @@ def main(options: HookOptions, stdin: IO[bytes], stdout: IO[str], stderr: IO[str
         reply, cause = _fail(message), "error"
     finally:
         current.reset(token)
+    reply = _at_turn_end(agent, raw, reply)
     out, reply, cause = _serialised(reply, cause)
     err = "" if not reply.stderr else reply.stderr + "\n"
     if traced is not None:
@@ -74,6 +75,25 @@ def main(options: HookOptions, stdin: IO[bytes], stdout: IO[str], stderr: IO[str
 
 def _fail(message: str) -> Reply:
     return Reply(None, EXIT_BLOCK, message + " (failing closed)")
+
+
+def _at_turn_end(agent: Agent, raw: bytes, reply: Reply) -> Reply:
+    """A refusal at the end of a turn (``Stop``, ``AfterAgent``), as an answer that stops.
+
+    There the blocking exit status means "do not stop: keep working" (Claude Code and Codex
+    send the model back with the reason, Gemini CLI retries the turn), so a spec that broke
+    mid-session would keep the agent calling the model again and again. Failing closed at a
+    turn's end is ending the session: ``continue: false`` with the reason."""
+    if reply.exit_code != EXIT_BLOCK or reply.stdout is not None:
+        return reply
+    try:
+        name = json.loads(raw).get("hook_event_name")
+    except (AttributeError, ValueError, RecursionError):
+        return reply  # not a document: nothing says it is a turn's end
+    if not isinstance(name, str) or agent.events.get(name) != "step.end":
+        return reply
+    stop = {"continue": False, "stopReason": (reply.stderr or "harnessweaver hook: error")}
+    return Reply(stop, 0, reply.stderr)
 
 
 def _serialised(reply: Reply, cause: str) -> tuple[str, Reply, str]:
