@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from typing import Any
 
 __all__ = ["failed"]
@@ -87,12 +88,8 @@ def _codex_transcript_failed(doc: dict[str, Any]) -> bool:
     path, call = doc.get("transcript_path"), doc.get("tool_use_id")
     if not isinstance(path, str) or not path or not isinstance(call, str) or not call:
         return False
-    try:
-        with open(path, "rb") as transcript:
-            transcript.seek(0, os.SEEK_END)
-            transcript.seek(max(0, transcript.tell() - _TRANSCRIPT_TAIL))
-            tail = transcript.read()
-    except OSError:
+    tail = _tail(path)
+    if tail is None:
         return False
     needle = json.dumps(call).encode()
     for line in reversed(tail.splitlines()):
@@ -102,6 +99,30 @@ def _codex_transcript_failed(doc: dict[str, Any]) -> bool:
                 code = item.get("exit_code")
                 return item.get("status") == "failed" or (isinstance(code, int) and code != 0)
     return False
+
+
+def _tail(path: str) -> bytes | None:
+    """The last :data:`_TRANSCRIPT_TAIL` bytes of the regular file ``path``; ``None`` for
+    anything else. The path comes from the document: a device (``/dev/zero``) would be read
+    without end and a FIFO would block, so neither is read (opened without blocking)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        os.lseek(fd, max(0, info.st_size - _TRANSCRIPT_TAIL), os.SEEK_SET)
+        chunks, left = [], _TRANSCRIPT_TAIL
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _completed_item(line: bytes, call: str) -> dict[str, Any] | None:
