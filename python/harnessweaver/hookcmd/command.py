@@ -39,12 +39,13 @@ def main(options: HookOptions, stdin: IO[bytes], stdout: IO[str], stderr: IO[str
     try:
         reply = handle(agent, options, stdin.read())
     except HookInputError as exc:
-        reply = _fail(f"harnessweaver hook: invalid {agent.title} event: {exc}")
+        reply = _fail(agent, f"harnessweaver hook: invalid {agent.title} event: {exc}")
     except HookError as exc:
-        reply = _fail(f"harnessweaver hook: error: {exc}")
+        reply = _fail(agent, f"harnessweaver hook: error: {exc}")
     except Exception as exc:  # a bug: never a traceback, never failing open
         _log.error("harnessweaver hook failed: %s", type(exc).__name__)
-        reply = _fail(f"harnessweaver hook: error: {type(exc).__name__} (a bug: please report it)")
+        line = f"harnessweaver hook: error: {type(exc).__name__} (a bug: please report it)"
+        reply = _fail(agent, line)
     if reply.stdout is not None:
         stdout.write(json.dumps(reply.stdout, ensure_ascii=False) + "\n")
     if reply.stderr:
@@ -52,8 +53,9 @@ def main(options: HookOptions, stdin: IO[bytes], stdout: IO[str], stderr: IO[str
     return reply.exit_code
 
 
-def _fail(message: str) -> Reply:
-    return Reply(None, EXIT_BLOCK, message + " (failing closed)")
+def _fail(agent: Agent, message: str) -> Reply:
+    line = message + " (failing closed)"
+    return Reply(None, EXIT_BLOCK, line) if agent.fail is None else agent.fail(line)
 
 
 def handle(agent: Agent, options: HookOptions, raw: bytes) -> Reply:

@@ -15,10 +15,21 @@ from .agents import AGENTS
 
 __all__ = ["TIMEOUTS", "snippet"]
 
-TIMEOUTS = {"claude-code": 30, "codex": 30, "gemini": 30_000}
-"""Each handler's timeout: seconds for Claude Code and Codex, milliseconds for Gemini CLI."""
+TIMEOUTS = {
+    "claude-code": 30,
+    "codex": 30,
+    "gemini": 30_000,
+    "copilot": 30,
+    "cursor": 30,
+    "vscode": 30,
+}
+"""Each handler's timeout: milliseconds for Gemini CLI, seconds for every other agent."""
 
 _TOOL_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "BeforeTool", "AfterTool"}
+
+_FLAT = frozenset({"copilot", "cursor", "vscode"})
+"""Agents whose hooks are a flat list of handlers per event (no matcher groups), in a file
+with ``"version": 1`` (Copilot CLI's and Cursor's ``hooks.json``)."""
 
 
 def command_line(agent: str, spec: str, task: str | None, env: str | None) -> str:
@@ -33,6 +44,8 @@ def command_line(agent: str, spec: str, task: str | None, env: str | None) -> st
 
 def snippet(agent: str, spec: str, task: str | None, env: str | None) -> dict[str, Any]:
     """The ``{"hooks": {...}}`` settings for ``agent``, running the command on ``spec``."""
+    if agent in _FLAT:
+        return _flat(agent, command_line(agent, spec, task, env))
     handler: dict[str, Any] = {
         "type": "command",
         "command": command_line(agent, spec, task, env),
@@ -49,3 +62,21 @@ def snippet(agent: str, spec: str, task: str | None, env: str | None) -> dict[st
             group = {"matcher": ".*" if agent == "gemini" else "*", **group}
         hooks[event] = [group]
     return {"hooks": hooks}
+
+
+def _flat(agent: str, command: str) -> dict[str, Any]:
+    """Copilot CLI (``bash`` + ``timeoutSec``), Cursor (``command`` + ``timeout`` +
+    ``failClosed: true``: a crash or a timeout then blocks) and VS Code (``command`` +
+    ``timeout``)."""
+    handler: dict[str, Any]
+    if agent == "copilot":
+        handler = {"type": "command", "bash": command, "timeoutSec": TIMEOUTS[agent]}
+    elif agent == "cursor":
+        handler = {"command": command, "timeout": TIMEOUTS[agent], "failClosed": True}
+    else:
+        handler = {"type": "command", "command": command, "timeout": TIMEOUTS[agent]}
+    hooks = {
+        event: [dict(handler)] for event, hook in AGENTS[agent].events.items() if hook is not None
+    }
+    out: dict[str, Any] = {"hooks": hooks}
+    return out if agent == "vscode" else {"version": 1, **out}

@@ -42,6 +42,7 @@ __all__ = [
     "WarmError",
     "address",
     "ask",
+    "closed",
     "run",
     "settings",
     "start",
@@ -78,6 +79,20 @@ class Answer(NamedTuple):
     code: int
     stdout: str = ""
     stderr: str = ""
+
+
+_EXIT_ZERO_DENY: Final = frozenset({"copilot"})
+"""Agents that skip a hook exiting non-zero (Copilot CLI): they fail closed with exit 0 and a
+deny on stdout, as ``copilot.fail`` answers (not imported: see ``EXIT_BLOCK``)."""
+
+
+def closed(agent: str, line: str) -> Answer:
+    """The fail-closed answer for ``agent``, ``line`` (ending in a newline) on stderr."""
+    if agent in _EXIT_ZERO_DENY:
+        reason = line.rstrip("\n")
+        deny = {"permissionDecision": "deny", "permissionDecisionReason": reason}
+        return Answer(0, json.dumps(deny, ensure_ascii=False) + "\n", line)
+    return Answer(EXIT_BLOCK, "", line)
 
 
 def settings() -> int | None:
@@ -212,8 +227,10 @@ def run(options: HookOptions) -> int:
     try:
         idle = settings()
     except WarmError as exc:
-        sys.stderr.write(f"harnessweaver hook: error: {exc} (failing closed)\n")
-        return EXIT_BLOCK
+        failed = closed(options.agent, f"harnessweaver hook: error: {exc} (failing closed)\n")
+        sys.stdout.write(failed.stdout)
+        sys.stderr.write(failed.stderr)
+        return failed.code
     raw = sys.stdin.buffer.read()
     path = None if idle is None else address()
     if path is not None:
@@ -223,6 +240,8 @@ def run(options: HookOptions) -> int:
             "environ": dict(os.environ),
         }
         answer = ask(path, request, raw)
+        if answer == Answer(EXIT_BLOCK, "", _FAILED):  # the helper failed: in agent's terms
+            answer = closed(options.agent, _FAILED)
         if answer is not None:
             sys.stdout.write(answer.stdout)
             sys.stderr.write(answer.stderr)
