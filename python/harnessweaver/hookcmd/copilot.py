@@ -63,8 +63,18 @@ def adapt(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _both(**fields: Any) -> dict[str, Any]:
+    """``fields`` at the top level (Copilot CLI's own shape) and under
+    ``hookSpecificOutput`` (the Claude Code / VS Code shape it also reads): whichever one the
+    CLI reads for a PascalCase-wired hook, it reads the same decision."""
+    specific = {"hookEventName": "PreToolUse", **fields}
+    if "modifiedArgs" in specific:
+        specific["updatedInput"] = specific.pop("modifiedArgs")
+    return {**fields, "hookSpecificOutput": specific}
+
+
 def _deny(reason: str) -> dict[str, Any]:
-    return {"permissionDecision": "deny", "permissionDecisionReason": reason}
+    return _both(permissionDecision="deny", permissionDecisionReason=reason)
 
 
 def fail(line: str) -> Reply:
@@ -80,7 +90,7 @@ def answer(request: Request, decision: Decision) -> Reply:
         return Reply()
     if name == "PreToolUse":
         if kind == "modify":  # no decision: Copilot's own permission flow still applies
-            return Reply({"modifiedArgs": _arguments(decision)})
+            return Reply(_both(modifiedArgs=_arguments(decision)))
         if kind == "ask":  # ask prompts only interactively; -p has nobody to ask
             return Reply(_deny(f"harnessweaver: approval required: {reason}"))
         return Reply(_deny(reason))

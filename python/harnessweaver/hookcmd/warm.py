@@ -90,7 +90,8 @@ def closed(agent: str, line: str) -> Answer:
     """The fail-closed answer for ``agent``, ``line`` (ending in a newline) on stderr."""
     if agent in _EXIT_ZERO_DENY:
         reason = line.rstrip("\n")
-        deny = {"permissionDecision": "deny", "permissionDecisionReason": reason}
+        deny: dict[str, object] = {"permissionDecision": "deny", "permissionDecisionReason": reason}
+        deny["hookSpecificOutput"] = {"hookEventName": "PreToolUse", **deny}
         return Answer(0, json.dumps(deny, ensure_ascii=False) + "\n", line)
     return Answer(EXIT_BLOCK, "", line)
 

@@ -39,7 +39,15 @@ def test_each_event_reaches_its_hook_point(
     assert hooks_seen(record) == ([] if hook is None else [hook])
 
 
-DENY = {"permissionDecision": "deny", "permissionDecisionReason": "scripted refusal (scripted)"}
+def _both(**fields: Any) -> dict[str, Any]:
+    """The top-level shape and its hookSpecificOutput twin (updatedInput for modifiedArgs)."""
+    specific = {"hookEventName": "PreToolUse", **fields}
+    if "modifiedArgs" in specific:
+        specific["updatedInput"] = specific.pop("modifiedArgs")
+    return {**fields, "hookSpecificOutput": specific}
+
+
+DENY = _both(permissionDecision="deny", permissionDecisionReason="scripted refusal (scripted)")
 
 # (event, hook, outcome) -> (exit status, stdout document, stderr)
 CASES: list[tuple[str, str, str, int, Any, str]] = [
@@ -49,11 +57,10 @@ CASES: list[tuple[str, str, str, int, Any, str]] = [
         "tool.before",
         "suspend",
         0,
-        {
-            "permissionDecision": "deny",
-            "permissionDecisionReason": "harnessweaver: approval required: "
-            "a person must approve this",
-        },
+        _both(
+            permissionDecision="deny",
+            permissionDecisionReason="harnessweaver: approval required: a person must approve this",
+        ),
         "",
     ),
     (
@@ -61,7 +68,7 @@ CASES: list[tuple[str, str, str, int, Any, str]] = [
         "tool.before",
         "escalate",
         0,
-        {"permissionDecision": "deny", "permissionDecisionReason": "scripted escalation"},
+        _both(permissionDecision="deny", permissionDecisionReason="scripted escalation"),
         "",
     ),
     (
@@ -69,7 +76,7 @@ CASES: list[tuple[str, str, str, int, Any, str]] = [
         "tool.before",
         "modify",
         0,
-        {"modifiedArgs": {"command": "echo safe", "description": "List files"}},
+        _both(modifiedArgs={"command": "echo safe", "description": "List files"}),
         "",
     ),
     (
@@ -147,7 +154,7 @@ def test_tool_input_as_a_json_string_is_read(
     monkeypatch.setenv("HW_TEST_OUTCOME", "modify")
     data = doc(AGENT, "PreToolUse", tool_input=json.dumps({"command": "ls"}))
     ran = run(AGENT, data, tmp_path)
-    assert ran.answer == {"modifiedArgs": {"command": "echo safe"}}
+    assert ran.answer == _both(modifiedArgs={"command": "echo safe"})
 
 
 MALFORMED: list[tuple[str, dict[str, Any] | bytes, str]] = [
