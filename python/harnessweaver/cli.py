@@ -233,10 +233,12 @@ def _run_fuzz(args: argparse.Namespace) -> int:
 
 def _hook_target(parser: argparse.ArgumentParser) -> None:
     """The arguments naming the agent and the harness (``hook`` and ``hook doctor``)."""
+    from harnessweaver.hookcmd.agents import AGENTS
+
     parser.add_argument(
         "--agent",
         required=True,
-        choices=("claude-code", "codex", "gemini"),
+        choices=tuple(AGENTS),
         help="the coding agent whose hook protocol to speak",
     )
     parser.add_argument(
@@ -478,7 +480,8 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Run
         _run_hooks,
     ),
     "hook": (
-        "act as a coding agent's hook command (Claude Code, Codex, Gemini CLI): one event "
+        "act as a coding agent's hook command (Claude Code, Codex, Gemini CLI, Copilot CLI, "
+        "Cursor, VS Code): one event "
         "on stdin through the harness's bus, the agent's decision on stdout",
         _configure_hook,
         _run_hook,

@@ -51,6 +51,12 @@ class Agent:
     events: Mapping[str, str | None]
     reply: Callable[[Agent, Request, Decision], Reply]
     rewrite: str = "settings"
+    adapt: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """The agent's document in the common field names (``hook_event_name``, ``session_id``,
+    ``tool_name``, ``tool_input``, ``tool_response``), for agents that name them otherwise."""
+    fail: Callable[[str], Reply] | None = None
+    """The fail-closed answer for the line ``message``, for agents where exit 2 does not block
+    (default: exit 2 with the line on stderr)."""
 
     def answer(self, request: Request, decision: Decision) -> Reply:
         """The reply to ``decision`` on ``request``, in this agent's terms."""
@@ -77,6 +83,8 @@ def parse(agent: Agent, raw: bytes) -> Request:
         raise HookInputError(f"stdin is not a JSON document: {type(exc).__name__}") from None
     if not isinstance(doc, dict):
         raise HookInputError(f"stdin must hold a JSON object, got a {type(doc).__name__}")
+    if agent.adapt is not None:
+        doc = agent.adapt(doc)
     name = text(doc, "hook_event_name", "the event document")
     hook = agent.events.get(name)
     if hook is None:  # nothing reads the session: it is not checked
@@ -309,3 +317,16 @@ AGENTS: dict[str, Agent] = {
     "codex": Agent("codex", "Codex", CODEX_EVENTS, _claude_like),
     "gemini": Agent("gemini", "Gemini CLI", GEMINI_EVENTS, _gemini),
 }
+
+
+def _register() -> None:
+    """The agents with a module of their own (imported last: they build on this one)."""
+    from .copilot import COPILOT
+    from .cursor import CURSOR
+    from .vscode import VSCODE
+
+    for agent in (COPILOT, CURSOR, VSCODE):
+        AGENTS[agent.name] = agent
+
+
+_register()

@@ -52,29 +52,31 @@ def main(options: HookOptions, stdin: IO[bytes], stdout: IO[str], stderr: IO[str
         check_depth(raw)
         reply, cause = handle(agent, options, raw), "session"
     except LimitError as exc:
-        reply, cause = _fail(f"harnessweaver hook: refused: {exc}"), "limit"
+        reply, cause = _fail(agent, f"harnessweaver hook: refused: {exc}"), "limit"
     except HookInputError as exc:
-        reply, cause = _fail(f"harnessweaver hook: invalid {agent.title} event: {exc}"), "input"
+        line = f"harnessweaver hook: invalid {agent.title} event: {exc}"
+        reply, cause = _fail(agent, line), "input"
     except _SpecFailed as exc:
-        reply, cause = _fail(f"harnessweaver hook: error: {exc}"), "spec"
+        reply, cause = _fail(agent, f"harnessweaver hook: error: {exc}"), "spec"
     except HookError as exc:
-        reply, cause = _fail(f"harnessweaver hook: error: {exc}"), "error"
+        reply, cause = _fail(agent, f"harnessweaver hook: error: {exc}"), "error"
     except BaseException as exc:  # a bug, or a middleware's exit(): never a traceback or exit 1
         _log.error("harnessweaver hook failed: %s", type(exc).__name__)
         message = f"harnessweaver hook: error: {type(exc).__name__} (a bug: please report it)"
-        reply, cause = _fail(message), "error"
+        reply, cause = _fail(agent, message), "error"
     finally:
         current.reset(token)
     reply = _at_turn_end(agent, raw, reply)
-    out, reply, cause = _serialised(reply, cause)
+    out, reply, cause = _serialised(agent, reply, cause)
     err = "" if not reply.stderr else reply.stderr + "\n"
     if traced is not None:
         err += _traced(traced, agent, raw, reply, cause)
     return write_answer(reply.exit_code, out, err, stdout, stderr)
 
 
-def _fail(message: str) -> Reply:
-    return Reply(None, EXIT_BLOCK, message + " (failing closed)")
+def _fail(agent: Agent, message: str) -> Reply:
+    line = message + " (failing closed)"
+    return Reply(None, EXIT_BLOCK, line) if agent.fail is None else agent.fail(line)
 
 
 def _at_turn_end(agent: Agent, raw: bytes, reply: Reply) -> Reply:
@@ -96,7 +98,7 @@ def _at_turn_end(agent: Agent, raw: bytes, reply: Reply) -> Reply:
     return Reply(stop, 0, reply.stderr)
 
 
-def _serialised(reply: Reply, cause: str) -> tuple[str, Reply, str]:
+def _serialised(agent: Agent, reply: Reply, cause: str) -> tuple[str, Reply, str]:
     """The answer's stdout text, checked to be JSON the agent can read (no ``NaN``, nothing
     UTF-8 cannot carry); a reply that cannot be written becomes a refusal."""
     if reply.stdout is None:
@@ -106,10 +108,10 @@ def _serialised(reply: Reply, cause: str) -> tuple[str, Reply, str]:
         out.encode("utf-8")
     except UnicodeEncodeError:
         problem = "the answer holds text UTF-8 cannot carry (a lone surrogate)"
-        return "", _fail(f"harnessweaver hook: error: {problem}"), "answer"
+        return "", _fail(agent, f"harnessweaver hook: error: {problem}"), "answer"
     except (TypeError, ValueError, RecursionError) as exc:
         problem = f"the answer cannot be written as JSON: {type(exc).__name__}"
-        return "", _fail(f"harnessweaver hook: error: {problem}"), "answer"
+        return "", _fail(agent, f"harnessweaver hook: error: {problem}"), "answer"
     return out, reply, cause
 
 

@@ -16,10 +16,21 @@ from .agents import AGENTS
 
 __all__ = ["PROJECT_DIR", "TIMEOUTS", "command_line", "snippet", "spec_word"]
 
-TIMEOUTS = {"claude-code": 30, "codex": 30, "gemini": 30_000}
-"""Each handler's timeout: seconds for Claude Code and Codex, milliseconds for Gemini CLI."""
+TIMEOUTS = {
+    "claude-code": 30,
+    "codex": 30,
+    "gemini": 30_000,
+    "copilot": 30,
+    "cursor": 30,
+    "vscode": 30,
+}
+"""Each handler's timeout: milliseconds for Gemini CLI, seconds for every other agent."""
 
 _TOOL_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "BeforeTool", "AfterTool"}
+
+_FLAT = frozenset({"copilot", "cursor", "vscode"})
+"""Agents whose hooks are a flat list of handlers per event (no matcher groups), in a file
+with ``"version": 1`` (Copilot CLI's and Cursor's ``hooks.json``)."""
 
 
 PROJECT_DIR = {"claude-code": '"$CLAUDE_PROJECT_DIR"', "gemini": "$GEMINI_PROJECT_DIR"}
@@ -76,6 +87,9 @@ def snippet(
 ) -> dict[str, Any]:
     """The ``{"hooks": {...}}`` settings for ``agent``, running the command on ``spec``
     (``project``: the agent's project directory, see :func:`spec_word`)."""
+    if agent in _FLAT:
+        words = command_line(agent, spec, task, env, rewrite=rewrite, project=project, trace=trace)
+        return _flat(agent, words)
     handler: dict[str, Any] = {
         "type": "command",
         "command": command_line(
@@ -94,3 +108,21 @@ def snippet(
             group = {"matcher": ".*" if agent == "gemini" else "*", **group}
         hooks[event] = [group]
     return {"hooks": hooks}
+
+
+def _flat(agent: str, command: str) -> dict[str, Any]:
+    """Copilot CLI (``bash`` + ``timeoutSec``), Cursor (``command`` + ``timeout`` +
+    ``failClosed: true``: a crash or a timeout then blocks) and VS Code (``command`` +
+    ``timeout``)."""
+    handler: dict[str, Any]
+    if agent == "copilot":
+        handler = {"type": "command", "bash": command, "timeoutSec": TIMEOUTS[agent]}
+    elif agent == "cursor":
+        handler = {"command": command, "timeout": TIMEOUTS[agent], "failClosed": True}
+    else:
+        handler = {"type": "command", "command": command, "timeout": TIMEOUTS[agent]}
+    hooks = {
+        event: [dict(handler)] for event, hook in AGENTS[agent].events.items() if hook is not None
+    }
+    out: dict[str, Any] = {"hooks": hooks}
+    return out if agent == "vscode" else {"version": 1, **out}

@@ -42,6 +42,7 @@ __all__ = [
     "WarmError",
     "address",
     "ask",
+    "closed",
     "run",
     "settings",
     "start",
@@ -78,6 +79,21 @@ class Answer(NamedTuple):
     code: int
     stdout: str = ""
     stderr: str = ""
+
+
+_EXIT_ZERO_DENY: Final = frozenset({"copilot"})
+"""Agents that skip a hook exiting non-zero (Copilot CLI): they fail closed with exit 0 and a
+deny on stdout, as ``copilot.fail`` answers (not imported: see ``EXIT_BLOCK``)."""
+
+
+def closed(agent: str, line: str) -> Answer:
+    """The fail-closed answer for ``agent``, ``line`` (ending in a newline) on stderr."""
+    if agent in _EXIT_ZERO_DENY:
+        reason = line.rstrip("\n")
+        deny: dict[str, object] = {"permissionDecision": "deny", "permissionDecisionReason": reason}
+        deny["hookSpecificOutput"] = {"hookEventName": "PreToolUse", **deny}
+        return Answer(0, json.dumps(deny, ensure_ascii=False) + "\n", line)
+    return Answer(EXIT_BLOCK, "", line)
 
 
 def settings() -> int | None:
@@ -209,19 +225,19 @@ def start(path: Path, idle: int) -> None:
 def run(options: HookOptions) -> int:
     """The ``harnessweaver hook`` process: the event on stdin answered by the warm helper when
     one takes it, else in-process (and a helper started for the next event)."""
-    try:
-        idle = settings()
-    except WarmError as exc:
-        sys.stderr.write(f"harnessweaver hook: error: {exc} (failing closed)\n")
-        return EXIT_BLOCK
     from .limits import LimitError, max_input, read_input
     from .output import refusal, write_answer
 
     try:
+        idle = settings()
+    except WarmError as exc:
+        failed = closed(options.agent, f"harnessweaver hook: error: {exc} (failing closed)\n")
+        return write_answer(failed.code, failed.stdout, failed.stderr, sys.stdout, sys.stderr)
+    try:
         raw = read_input(sys.stdin.buffer, max_input())
     except LimitError as exc:  # the same line as the cold path's; the helper is not asked
-        sys.stderr.write(refusal(str(exc), "refused"))
-        return EXIT_BLOCK
+        failed = closed(options.agent, refusal(str(exc), "refused"))
+        return write_answer(failed.code, failed.stdout, failed.stderr, sys.stdout, sys.stderr)
     path = None if idle is None else address()
     if path is not None:
         request: dict[str, object] = {
@@ -230,6 +246,8 @@ def run(options: HookOptions) -> int:
             "environ": dict(os.environ),
         }
         answer = ask(path, request, raw)
+        if answer == Answer(EXIT_BLOCK, "", _FAILED):  # the helper failed: in agent's terms
+            answer = closed(options.agent, _FAILED)
         if answer is not None:  # written inside the fail-closed path, as the cold path's
             return write_answer(answer.code, answer.stdout, answer.stderr, sys.stdout, sys.stderr)
     import io

@@ -98,14 +98,14 @@ def test_install_writes_trusted_hooks_and_keeps_the_users_content(
     mine = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-me"}]}]}}
     (home / "hooks.json").write_text(json.dumps(mine))
     (home / "config.toml").write_text('model = "m"\n\n[projects."/p"]\ntrust_level = "trusted"')
-    argv = ["hook", "--install", "--agent", "codex", "--spec", str(SCRIPTED), "--task", "t"]
+    argv = ["hook", "--install", "--agent", "codex", "--spec", str(SCRIPTED)]
     assert main(argv) == 0
     config = tomllib.loads((home / "config.toml").read_text())
     hooks = json.loads((home / "hooks.json").read_text())
     assert config["model"] == "m" and config["projects"] == {"/p": {"trust_level": "trusted"}}
     assert hooks["hooks"]["Stop"][0] == mine["hooks"]["Stop"][0]  # the user's hook, first
     assert list(hooks["hooks"]) == ["Stop", *[e for e in WIRED if e != "Stop"]]
-    command = command_line("codex", str(SCRIPTED.resolve()), "t", None)
+    command = command_line("codex", str(SCRIPTED.resolve()), None, None)
     result = check(home / "hooks.json", home / "config.toml", command, WIRED)
     assert result.ok, result.problems()
     assert len(result.hooks) == len(WIRED)
@@ -198,3 +198,13 @@ def test_a_session_end_handler_is_trusted_with_codex_clamped_timeout(tmp_path: P
     assert entry.trusted_hash == entries(three, tmp_path / "hooks.json")[0].trusted_hash
     stop = {"hooks": {"Stop": [{"hooks": [handler]}]}}
     assert entries(stop, RECORDED_FILE)[0].trusted_hash == RECORDED[f"{RECORDED_FILE}:stop:0:0"]
+
+
+def test_install_refuses_a_spec_that_does_not_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = _codex_home(tmp_path, monkeypatch)
+    argv = ["hook", "--install", "--agent", "codex", "--spec", str(SCRIPTED), "--task", "nope"]
+    assert main(argv) == 2
+    assert "does not load" in capsys.readouterr().err
+    assert not (home / "hooks.json").exists() and not (home / "config.toml").exists()
