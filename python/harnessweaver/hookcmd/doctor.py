@@ -54,6 +54,8 @@ class Handler:
     event: str
     matcher: str | None
     command: str
+    fail_closed: bool | None = None
+    """Cursor's ``failClosed`` (``None``: not set)."""
 
 
 @dataclass(slots=True)
@@ -79,6 +81,10 @@ def settings_files(agent: str, project: Path, home: Path) -> list[Path]:
         return [claude / "settings.json", claude / "settings.local.json", user / "settings.json"]
     if agent == "codex":
         return [project / ".codex" / "hooks.json", codex_home(home) / "hooks.json"]
+    if agent == "cursor":
+        return [project / ".cursor" / "hooks.json", home / ".cursor" / "hooks.json"]
+    if agent in ("copilot", "vscode"):
+        return sorted((project / ".github" / "hooks").glob("*.json"))
     return [project / ".gemini" / "settings.json", home / ".gemini" / "settings.json"]
 
 
@@ -103,8 +109,9 @@ def _read_json(path: Path, report: Report) -> dict[str, Any] | None:
 
 
 def handlers(path: Path, doc: dict[str, Any]) -> Iterator[Handler]:
-    """Every command handler of ``doc["hooks"]`` (malformed parts are skipped: the agent's
-    own validation reports them)."""
+    """Every command handler of ``doc["hooks"]``: matcher groups of handlers (Claude Code,
+    Codex, Gemini CLI) or flat lists of handlers (Copilot CLI, Cursor, VS Code). Malformed
+    parts are skipped: the agent's own validation reports them."""
     hooks = doc.get("hooks")
     if not isinstance(hooks, dict):
         return
@@ -113,11 +120,20 @@ def handlers(path: Path, doc: dict[str, Any]) -> Iterator[Handler]:
             if not isinstance(group, dict):
                 continue
             matcher = group.get("matcher")
-            for handler in group.get("hooks") or []:
-                command = handler.get("command") if isinstance(handler, dict) else None
+            matcher = matcher if isinstance(matcher, str) else None
+            flat = "hooks" not in group
+            for handler in [group] if flat else group.get("hooks") or []:
+                if not isinstance(handler, dict):
+                    continue
+                command = handler.get("command", handler.get("bash"))
+                closed = handler.get("failClosed")
                 if isinstance(command, str):
                     yield Handler(
-                        path, str(event), matcher if isinstance(matcher, str) else None, command
+                        path,
+                        str(event),
+                        matcher,
+                        command,
+                        closed if isinstance(closed, bool) else None,
                     )
 
 
@@ -178,10 +194,12 @@ def diagnose(options: HookOptions, project: Path, home: Path, *, dry_run: bool =
         _check_gemini_trust(project, home, report)
     if options.agent == "codex":
         _check_codex_trust(options, project, home, wired, report)
+    if options.agent == "cursor":
+        _check_cursor_fail_closed(wired, report)
     commands = sorted({h.command for h in wired})
     for command in commands:
         _check_command(command, project, report)
-        if dry_run:
+        if dry_run and options.agent in _TOOL_EVENT:
             _check_answer(options.agent, command, project, report)
     return report
 
@@ -239,7 +257,8 @@ def _check_wiring(options: HookOptions, project: Path, home: Path, report: Repor
                 continue
             ours.append(handler)
     wanted = snippet(agent, str(spec), options.task, options.env)["hooks"]
-    fix = f"merge the `hooks` of `{_print_config(options)}` into {files[0]}"
+    target = files[0] if files else project / ".github" / "hooks" / "harnessweaver.json"
+    fix = f"merge the `hooks` of `{_print_config(options)}` into {target}"
     for event, groups in wanted.items():
         matcher = groups[0].get("matcher")
         mine = [h for h in ours if h.event == event]
@@ -375,6 +394,23 @@ def _codex_trusts_project(config: Path, project: Path) -> bool:
     projects = doc.get("projects")
     entry = projects.get(str(project)) if isinstance(projects, dict) else None
     return isinstance(entry, dict) and entry.get("trust_level") == "trusted"
+
+
+def _check_cursor_fail_closed(wired: list[Handler], report: Report) -> None:
+    """Cursor lets the call through when a hook crashes or times out, unless the handler says
+    ``failClosed: true``."""
+    open_ = sorted({f"{h.source}: {h.event}" for h in wired if h.fail_closed is not True})
+    for where in open_:
+        report.findings.append(
+            Finding(
+                "fail-closed",
+                f"{where} has no failClosed: true: a crash or a timeout of the hook lets the "
+                "call through",
+                'add "failClosed": true to the handler (as --print-config prints it)',
+            )
+        )
+    if wired and not open_:
+        report.passed.append("every Cursor handler fails closed")
 
 
 def _check_command(command: str, project: Path, report: Report) -> None:

@@ -314,3 +314,33 @@ def test_codex_project_hooks_need_a_trusted_project(home: Path, project: Path) -
     (project / "hooks.json").rename(project / ".codex" / "hooks.json")
     report = diagnose(HookOptions("codex", SCRIPTED), project, home, dry_run=False)
     assert any("is not trusted" in f.problem and "projects" in f.fix for f in report.findings)
+
+
+def test_cursor_wired_as_printed_fails_closed(home: Path, project: Path) -> None:
+    wire_at(project / ".cursor" / "hooks.json", printed("cursor"))
+    report = diagnose(HookOptions("cursor", SCRIPTED), project, home)
+    assert report.findings == []
+    assert "every Cursor handler fails closed" in report.passed
+
+
+def test_cursor_without_fail_closed_is_found(home: Path, project: Path) -> None:
+    """Cursor lets the call through when a hook crashes or times out unless failClosed."""
+    config = json.loads(json.dumps(printed("cursor")).replace('"failClosed": true', '"x": 1'))
+    wire_at(project / ".cursor" / "hooks.json", config)
+    report = diagnose(HookOptions("cursor", SCRIPTED), project, home)
+    wired = printed("cursor")["hooks"]
+    assert checks(report) == ["fail-closed"] * len(wired)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("agent", ["copilot", "vscode"])
+def test_github_hook_files(agent: str, home: Path, project: Path) -> None:
+    report = diagnose(HookOptions(agent, SCRIPTED), project, home)
+    assert report.findings and set(checks(report)) == {"wiring"}
+    assert ".github/hooks/harnessweaver.json" in report.findings[0].fix
+    wire_at(project / ".github" / "hooks" / "harnessweaver.json", printed(agent))
+    assert diagnose(HookOptions(agent, SCRIPTED), project, home).ok
+
+
+def wire_at(path: Path, config: dict[str, object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config))
