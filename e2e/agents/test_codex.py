@@ -24,7 +24,7 @@ from _codex import CODEX, CodexBox, CodexRun, Turn, percentiles, shell
 from harnessweaver.hookcmd.config import command_line
 from harnessweaver.hookcmd.trust import check, entries, render
 
-WIRED = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
+WIRED = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"]
 RECORDED = Path(__file__).parent / "recorded" / "codex"
 GATE = """\
 plugins:
