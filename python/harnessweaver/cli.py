@@ -260,6 +260,24 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the agent's settings snippet that wires this command in, then exit",
     )
+    parser.add_argument(
+        "--stop-helper",
+        action=_StopHelper,
+        help="stop this user's warm helpers (those of the current socket folder), then exit",
+    )
+
+
+class _StopHelper(argparse.Action):
+    """``--stop-helper``: acted on when read, so that ``--agent`` and ``--spec`` are not needed."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from harnessweaver.hookcmd.warm import stop
+
+        print(f"harnessweaver hook: stopped {stop()} warm helper(s)")
+        parser.exit()
 
 
 def _run_hook(args: argparse.Namespace) -> int:

@@ -1,32 +1,39 @@
-"""The warm helper, server side: ``python -P -m harnessweaver.hookcmd.helper SOCKET IDLE``.
+"""The warm helper, server side: started by a hook (``hookcmd/warm.py``) as
+``python -P -c BOOT ROOT SOCKET IDLE``.
 
-Started by a cold hook (``hookcmd/warm.py``), it imports what an event needs once, listens
-on its socket, and forks a child per connection. The child acknowledges the request, takes
-the client's working directory and environment, and runs the cold path's ``main`` on the event
-document: the same spec loading (a changed spec is read again), the same SQLite transaction,
-the same answer. The parent only accepts, forks and reaps, so its memory stays flat however
-long it runs; it exits after ``IDLE`` seconds without an event, or when another helper holds
-the socket's lock.
+It takes the socket's lock, listens at once (a hook that connects while it is still starting
+waits for it instead of answering in-process), imports what an event needs, answers a few
+events of a built-in profile so that the caches a process fills at its first event are filled
+here, and then keeps one child forked ahead of time waiting for the next connection: a hook
+pays neither the imports nor the fork. The child that takes a connection tells the parent
+(which forks the next one), acknowledges the event, takes the client's working directory,
+environment and arguments, and runs ``harnessweaver hook`` in-process on the document: the
+same spec loading (a changed spec is read again), the same SQLite transaction, the same
+answer. The parent only forks and reaps, so its memory stays flat; it exits after ``IDLE``
+seconds without an event, on SIGTERM (``harnessweaver hook --stop-helper``; events already
+taken are answered), or at once when another helper holds the lock.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import fcntl
 import io
-import json
 import os
 import select
 import signal
 import socket
 import struct
 import sys
+import tempfile
 from pathlib import Path
-from typing import Final
+from typing import IO, Final, NoReturn
 
+from . import warm
 from .warm import ACK, read_all
 
-__all__ = ["CHILD_SECONDS", "serve"]
+__all__ = ["CHILD_SECONDS", "parse_request", "serve"]
 
 CHILD_SECONDS: Final = 900
 """A child still running after this long is stopped (an agent gives up on a hook long before:
@@ -38,13 +45,45 @@ def _preload() -> None:
     import asyncio  # noqa: F401
     import sqlite3  # noqa: F401
 
-    from .. import builtins, context  # noqa: F401
+    from .. import builtins, cli, context  # noqa: F401
     from .._select import core
     from ..spec import loader, render  # noqa: F401  (hw.spec itself is a lazy namespace)
     from . import command, store, translate  # noqa: F401
 
     for name in getattr(core, "__all__", ()):  # the pure core loads its modules on first use
         getattr(core, name)
+    global _parser
+    _parser = cli.build_parser("hook")  # built once: a child only parses
+
+
+_parser: argparse.ArgumentParser | None = None
+"""``harnessweaver hook``'s argument parser, as ``cli.main`` builds it (about a millisecond,
+with its translated messages looked up, that no child repeats)."""
+
+
+_WARM_UP_EVENTS: Final = (
+    b'{"session_id": "warm-up", "hook_event_name": "SessionStart", "source": "startup"}',
+    b'{"session_id": "warm-up", "hook_event_name": "PreToolUse", "tool_name": "Bash",'
+    b' "tool_input": {"command": "true"}, "tool_use_id": "t"}',
+    b'{"session_id": "warm-up", "hook_event_name": "PostToolUse", "tool_name": "Bash",'
+    b' "tool_input": {"command": "true"}, "tool_response": {"stdout": ""}, "tool_use_id": "t"}',
+)
+_WARM_UP_SPEC: Final = "profiles: [profile://agent-guards]\n"
+
+
+def _warm_up(where: Path) -> None:
+    """Answer a few events through a built-in profile, in a scratch folder: what a process does
+    for its first event only (reading schemas, building validators, compiling patterns) is then
+    done once here instead of in every child. No user code runs: the spec is built in."""
+    from .command import main
+    from .options import HookOptions
+
+    with tempfile.TemporaryDirectory(dir=where) as scratch:
+        spec = Path(scratch, "warm-up.yaml")
+        spec.write_text(_WARM_UP_SPEC, encoding="utf-8")
+        options = HookOptions("claude-code", spec, state=Path(scratch, "state.sqlite3"))
+        for doc in _WARM_UP_EVENTS:
+            main(options, io.BytesIO(doc), io.StringIO(), io.StringIO())
 
 
 def _peer_is_us(conn: socket.socket) -> bool:
@@ -57,36 +96,112 @@ def _peer_is_us(conn: socket.socket) -> bool:
     return bool(uid == os.getuid())
 
 
+def parse_request(data: bytes) -> tuple[bytes, list[tuple[bytes, bytes]], list[str], bytes]:
+    """The working directory, environment, arguments and document of a request
+    (:func:`warm.request`); a ``ValueError`` for anything else."""
+    head, _, rest = data.partition(b"\0")
+    n_env, n_words = (int(count) for count in head.split(b" "))
+    if n_env < 0 or n_words < 0:
+        raise ValueError("negative counts")
+    fields = rest.split(b"\0", 1 + n_env + n_words)
+    if len(fields) != 2 + n_env + n_words:
+        raise ValueError("too few fields")
+    cwd, env, argv, raw = fields[0], fields[1 : 1 + n_env], fields[1 + n_env : -1], fields[-1]
+    pairs = []
+    for item in env:
+        key, equals, value = item.partition(b"=")
+        if not key or not equals:
+            raise ValueError("an environment item without a name")
+        pairs.append((key, value))
+    return cwd, pairs, [os.fsdecode(word) for word in argv], raw
+
+
+def _exit_code(exc: SystemExit) -> int:
+    """The status a process ending with ``exc`` has (argparse's usage errors, ``--help``)."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    sys.stderr.write(f"{exc.code}\n")
+    return 1
+
+
 def _answer(conn: socket.socket) -> None:
     """The child's work: one event, start to end."""
-    from .command import main
-    from .options import HookOptions
-
     conn.sendall(ACK)
-    header, _, raw = read_all(conn).partition(b"\n")
-    request = json.loads(header)
-    os.chdir(request["cwd"])
+    cwd, environ, argv, raw = parse_request(read_all(conn))
+    os.chdir(cwd)
     os.environ.clear()
-    os.environ.update(request["environ"])
-    out, err = io.StringIO(), io.StringIO()
-    code = main(HookOptions.from_json(request["options"]), io.BytesIO(raw), out, err)
-    reply = {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
-    conn.sendall(json.dumps(reply).encode())
-
-
-def _child(listener: socket.socket, conn: socket.socket) -> None:
-    listener.close()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.alarm(CHILD_SECONDS)
-    status = 0
+    for key, value in environ:
+        os.environb[key] = value
+    out, err = io.BytesIO(), io.BytesIO()
+    sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    sys.stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
+    sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+    warm._given = raw  # answered here, in-process: never asked of a helper again
     try:
-        _answer(conn)
-    except BaseException:  # the client sees no answer and fails closed
-        status = 1
-    finally:
-        with contextlib.suppress(OSError):
-            conn.close()
+        code = _run(argv)
+    except SystemExit as exc:
+        code = _exit_code(exc)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    stdout, stderr = out.getvalue(), err.getvalue()
+    conn.sendall(b"%d %d %d\n" % (code, len(stdout), len(stderr)) + stdout + stderr)
+
+
+def _run(argv: list[str]) -> int:
+    """``harnessweaver hook ARGV`` in-process, as ``cli.main`` runs it."""
+    from .. import cli
+
+    parser = _parser or cli.build_parser("hook")
+    args = parser.parse_args(["hook", *argv])
+    run: cli.Runner = args.run
+    return run(args)
+
+
+class _Spare:
+    """A child forked ahead of time: it waits for one connection, answers it, and exits."""
+
+    def __init__(self, listener: socket.socket, took: int, alive: int) -> None:
+        self.listener, self.took, self.alive = listener, took, alive
+        self.busy = False
+
+    def _leave(self, *_: object) -> None:
+        if not self.busy:  # an event taken (and so acknowledged) is always answered
+            os._exit(0)
+
+    def run(self) -> NoReturn:
+        signal.signal(signal.SIGTERM, self._leave)
+        status = 0
+        try:
+            conn = self._accept()
+            if conn is not None:
+                self.busy = True
+                os.write(self.took, b".")  # the parent forks the next spare
+                self.listener.close()
+                signal.alarm(CHILD_SECONDS)
+                try:
+                    _answer(conn)
+                finally:
+                    with contextlib.suppress(OSError):
+                        conn.close()
+        except BaseException:  # the client sees no answer and fails closed
+            status = 1
         os._exit(status)
+
+    def _accept(self) -> socket.socket | None:
+        """This user's next connection; ``None`` when the parent has gone."""
+        while True:
+            ready, _, _ = select.select([self.listener.fileno(), self.alive], [], [])
+            if self.alive in ready:
+                return None  # the parent's end of the pipe closed: it has left
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                continue
+            if _peer_is_us(conn):
+                return conn
+            conn.close()
 
 
 def _finished(pid: int) -> bool:
@@ -96,10 +211,6 @@ def _finished(pid: int) -> bool:
     except ChildProcessError:
         return True
     return done != 0
-
-
-def _reap(children: set[int]) -> None:
-    children.difference_update([pid for pid in children if _finished(pid)])
 
 
 def _bind(path: Path) -> socket.socket:
@@ -115,6 +226,51 @@ def _bind(path: Path) -> socket.socket:
     return listener
 
 
+def _stop(*_: object) -> NoReturn:
+    raise SystemExit(0)
+
+
+class _Server:
+    """The parent: one spare child at a time, forked again as soon as one is taken."""
+
+    def __init__(self, listener: socket.socket, lock: IO[str]) -> None:
+        self.listener, self.lock = listener, lock
+        self.took_r, self.took_w = os.pipe()
+        self.alive_r, self.alive_w = os.pipe()
+        self.children: set[int] = set()
+        self.spare = 0
+
+    def fork_spare(self) -> None:
+        pid = os.fork()
+        if pid == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            self.lock.close()  # the lock is the parent's alone: it says a helper is alive
+            os.close(self.took_r)
+            os.close(self.alive_w)
+            _Spare(self.listener, self.took_w, self.alive_r).run()
+        self.spare = pid
+        self.children.add(pid)
+
+    def serve(self, idle: float) -> int:
+        self.fork_spare()
+        while True:
+            ready, _, _ = select.select([self.took_r], [], [], idle)
+            self.children.difference_update([p for p in self.children if _finished(p)])
+            if ready:
+                os.read(self.took_r, 4096)
+                self.fork_spare()
+            elif self.children <= {self.spare}:
+                return 0  # idle: nothing taken for `idle` seconds, nothing in flight
+
+    def close(self) -> None:
+        """Stop the spare (one that has just taken an event ignores it and answers), then
+        leave: children still answering finish on their own."""
+        if self.spare in self.children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.spare, signal.SIGTERM)
+        os.close(self.alive_w)
+
+
 def serve(path: Path, idle: float) -> int:
     """Answer events on ``path`` until ``idle`` seconds pass without one."""
     lock = open(f"{path}.lock", "a+")  # noqa: SIM115 (held for the helper's whole life)
@@ -122,34 +278,22 @@ def serve(path: Path, idle: float) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 0  # another helper serves (or is starting): nothing to do
+    signal.signal(signal.SIGTERM, _stop)
     lock.truncate(0)
-    lock.write(f"{os.getpid()}\n")  # who serves here, for `kill` (and the tests)
+    lock.write(f"{os.getpid()}\n")  # who serves here, for --stop-helper (and the tests)
     lock.flush()
-    _preload()
-    listener = _bind(path)
+    listener = _bind(path)  # now: a hook that comes while we start waits for us
     inode = path.stat().st_ino
-    children: set[int] = set()
+    server = None
     try:
-        while True:
-            ready, _, _ = select.select([listener], [], [], idle)
-            _reap(children)
-            if not ready:
-                if not children:
-                    return 0
-                continue
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            if not _peer_is_us(conn):
-                conn.close()
-                continue
-            pid = os.fork()
-            if pid == 0:
-                _child(listener, conn)
-            conn.close()
-            children.add(pid)
+        _preload()
+        with contextlib.suppress(Exception):  # a cache left cold is only slower
+            _warm_up(path.parent)
+        server = _Server(listener, lock)
+        return server.serve(idle)
     finally:
+        if server is not None:
+            server.close()
         listener.close()
         with contextlib.suppress(OSError):
             if path.stat().st_ino == inode:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -22,6 +24,7 @@ from hookcmd_support import (
     event,
     run_in_process,
     run_process,
+    serving,
     sockets,
     stop_helpers,
     warm_helper,
@@ -170,7 +173,7 @@ def test_a_stale_socket_is_replaced(tmp_path: Path) -> None:
     with warm_helper() as env:
         folder = Path(env["HARNESSWEAVER_HOOK_WARM_DIR"])
         [path] = sockets(folder)
-        stop_helpers(folder)
+        stop_helpers(folder, signal.SIGKILL)  # a helper that crashed
         _wait_for(lambda: not _serving(path), "the helper to stop")
         assert path.exists()  # killed: its socket is left behind
         ran = run_process(
@@ -307,3 +310,174 @@ def test_the_helper_keeps_flat_memory_over_many_events_and_sessions(tmp_path: Pa
         burst(80)
         grown = _rss_kib(pid) - settled
     assert grown < 1024, f"the helper grew by {grown} KiB over 80 events of 80 sessions"
+
+
+COUNTING_PLUGIN = (
+    "import harnessweaver as hw\n\n"
+    "@hw.middleware(hooks=['tool.before'], fail_mode='closed')\n"
+    "async def counted(event, ctx):\n"
+    "    with open('calls.txt', 'a') as calls:\n"
+    "        calls.write(event.call.arguments['command'] + '\\n')\n"
+    "    return hw.Continue()\n\n"
+    "plugin = hw.Plugin(namespace='count', version='1', middleware=[counted])\n"
+)
+
+
+def _counting_project(tmp_path: Path) -> Path:
+    """A spec whose one middleware writes each tool call it sees to ``calls.txt``."""
+    (tmp_path / "plugin_count.py").write_text(COUNTING_PLUGIN)
+    spec = tmp_path / "harness.yaml"
+    spec.write_text("plugins:\n  local: [plugin_count]\nmiddleware:\n  - {use: count.counted}\n")
+    return spec
+
+
+def _tool_call(command_text: str) -> dict[str, Any]:
+    return event("claude-code", "PreToolUse", "s-count", tool_input={"command": command_text})
+
+
+def test_the_second_event_of_a_machine_is_answered_by_the_helper(tmp_path: Path) -> None:
+    """The first event starts the helper before it answers in-process, and the helper listens
+    before it imports anything: the very next event waits for it (a client that cannot import
+    the bus can only be answered by it), and each event runs exactly once."""
+    spec = _counting_project(tmp_path)
+    folder = Path(tempfile.mkdtemp(prefix="hw-"))
+    env = {warm.ENV: "1", warm.IDLE_ENV: "300", warm.DIR_ENV: str(folder)}
+    try:
+        first = subprocess.run(
+            command("claude-code", spec, tmp_path / "st.db"),
+            input=json.dumps(_tool_call("echo first")).encode(),
+            capture_output=True,
+            env={**os.environ, **env},
+            cwd=tmp_path,
+            timeout=120,
+            check=False,
+        )
+        second = _client(_tool_call("echo second"), spec, tmp_path / "st.db", env, tmp_path)
+    finally:
+        stop_helpers(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+    assert (first.returncode, first.stdout, first.stderr) == (0, b"", b"")
+    assert second == (0, "")
+    assert (tmp_path / "calls.txt").read_text().splitlines() == ["echo first", "echo second"]
+
+
+def _file_client(
+    doc: dict[str, Any], spec: Path, state: Path, env: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess[bytes]:
+    """The hook as ``warm.command_line()`` runs it (no ``site``), listing what it imported."""
+    args = command("claude-code", spec, state)[4:]
+    return subprocess.run(
+        [*warm.command_line(), *args],
+        input=json.dumps(doc).encode(),
+        capture_output=True,
+        env={**os.environ, **env, "PYTHONPROFILEIMPORTTIME": "1"},
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+def _imported(stderr: bytes) -> set[str]:
+    lines = stderr.decode().splitlines()
+    return {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
+
+
+def test_the_file_client_loads_only_builtin_modules_when_the_helper_answers(
+    tmp_path: Path,
+) -> None:
+    spec = _counting_project(tmp_path)
+    with warm_helper() as env:
+        done = _file_client(_tool_call("echo file"), spec, tmp_path / "st.db", env, tmp_path)
+    assert done.returncode == 0 and done.stdout == b"", done.stderr
+    imported = _imported(done.stderr)
+    assert imported, "no module list"
+    heavy = {"socket", "json", "hashlib", "pathlib", "re", "typing", "enum", "site"}
+    assert not {m for m in imported if m.split(".")[0] in heavy | {"harnessweaver"}}
+    assert (tmp_path / "calls.txt").read_text().splitlines() == ["echo file"]
+
+
+def test_the_file_client_answers_in_process_without_a_helper(tmp_path: Path) -> None:
+    doc = event("claude-code", "PreToolUse", "s-file", tool_input={"command": "rm -rf /"})
+    spec = tmp_path / "harness.yaml"
+    spec.write_text("middleware:\n  - {use: harnessweaver.tool_allowlist, allow: [Read]}\n")
+    cold = run_in_process("claude-code", doc, spec, tmp_path / "cold.db")
+    done = _file_client(doc, spec, tmp_path / "file.db", {warm.ENV: "0"}, tmp_path)
+    assert (done.returncode, done.stdout.decode()) == (cold.code, cold.stdout)
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_every_option_reaches_the_helper(tmp_path: Path) -> None:
+    """The helper's child parses the hook's arguments again (``warm.words``): every field of
+    the options, a path and a repeated one included, comes back as it was."""
+    from harnessweaver.cli import build_parser
+    from harnessweaver.hookcmd.options import HookOptions
+
+    given = HookOptions(
+        agent="gemini",
+        spec=Path("rel/harness.yaml"),
+        task="review",
+        env="prod",
+        state=tmp_path / "st.db",
+        org_profiles=(Path("a"), tmp_path / "b"),
+    )
+    args = build_parser("hook").parse_args(["hook", *warm.words(given)])
+    parsed = {name: getattr(args, name) for name in HookOptions._fields}
+    assert HookOptions(**{**parsed, "org_profiles": tuple(parsed["org_profiles"])}) == given
+
+
+def test_a_document_over_the_limit_is_refused_unsent(tmp_path: Path) -> None:
+    doc = event("claude-code", "PreToolUse", "s-big", tool_input={"command": "x" * 5000})
+    with warm_helper() as env:
+        ran = run_process(
+            "claude-code",
+            doc,
+            GUARDS,
+            tmp_path / "st.db",
+            {**env, "HARNESSWEAVER_HOOK_MAX_INPUT": "4096"},
+        )
+    assert ran.code == protocol.EXIT_BLOCK and ran.stdout == ""
+    assert "larger than 4096 bytes" in ran.stderr and "failing closed" in ran.stderr
+    assert not (tmp_path / "st.db").exists()  # nothing reached the bus
+
+
+def _held(folder: Path) -> bool:
+    """Whether a helper holds the lock of its socket in ``folder`` (it does while it lives)."""
+    import fcntl
+
+    [path] = folder.glob("hook-*.sock.lock")
+    with path.open("a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+    return False
+
+
+def test_stop_helper_stops_the_helpers_of_this_folder_only(tmp_path: Path) -> None:
+    """``harnessweaver hook --stop-helper`` stops the helpers whose sockets are in this user's
+    folder, by the lock each holds: not another folder's, and not a process whose pid a stale
+    lock file names."""
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    try:
+        with warm_helper() as mine, warm_helper() as other:
+            here, there = (Path(env[warm.DIR_ENV]) for env in (mine, other))
+            [path] = sockets(here)
+            stale = here / "hook-stale.sock.lock"
+            stale.write_text(f"{bystander.pid}\n")  # no helper holds it
+            done = subprocess.run(
+                [*command("claude-code", GUARDS, tmp_path / "st.db")[:4], "--stop-helper"],
+                capture_output=True,
+                env={**os.environ, **mine},
+                timeout=120,
+                check=False,
+            )
+            assert (done.returncode, done.stderr) == (0, b"")
+            assert b"stopped 1 warm helper" in done.stdout
+            assert not path.exists()
+            stale.unlink()
+            assert not _held(here)
+            assert _held(there) and serving(sockets(there)[0])
+            assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
