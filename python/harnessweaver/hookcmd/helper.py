@@ -4,9 +4,9 @@
 It takes the socket's lock, listens at once (a hook that connects while it is still starting
 waits for it instead of answering in-process), imports what an event needs, answers a few
 events of a built-in profile so that the caches a process fills at its first event are filled
-here, and then keeps one child forked ahead of time waiting for the next connection: a hook
-pays neither the imports nor the fork. The child that takes a connection tells the parent
-(which forks the next one), acknowledges the event, takes the client's working directory,
+here, and then keeps two children forked ahead of time waiting for connections: a hook pays
+neither the imports nor the fork. The child that takes a connection tells the parent (which
+forks another once it has answered), acknowledges the event, takes the client's working directory,
 environment and arguments, and runs ``harnessweaver hook`` in-process on the document: the
 same spec loading (a changed spec is read again), the same SQLite transaction, the same
 answer. The parent only forks and reaps, so its memory stays flat; it exits after ``IDLE``
@@ -33,7 +33,7 @@ from typing import IO, Final, NoReturn
 from . import warm
 from .warm import ACK, read_all
 
-__all__ = ["CHILD_SECONDS", "parse_request", "serve"]
+__all__ = ["CHILD_SECONDS", "SPARES", "parse_request", "serve"]
 
 CHILD_SECONDS: Final = 900
 """A child still running after this long is stopped (an agent gives up on a hook long before:
@@ -160,15 +160,20 @@ def _run(argv: list[str]) -> int:
 
 
 class _Spare:
-    """A child forked ahead of time: it waits for one connection, answers it, and exits."""
+    """A child forked ahead of time: it waits for one connection, answers it, and exits. It
+    tells the parent when it takes one (``t``) and when it has answered (``d``)."""
 
-    def __init__(self, listener: socket.socket, took: int, alive: int) -> None:
-        self.listener, self.took, self.alive = listener, took, alive
+    def __init__(self, listener: socket.socket, news: int, alive: int) -> None:
+        self.listener, self.news, self.alive = listener, news, alive
         self.busy = False
 
     def _leave(self, *_: object) -> None:
         if not self.busy:  # an event taken (and so acknowledged) is always answered
             os._exit(0)
+
+    def _tell(self, what: bytes) -> None:
+        with contextlib.suppress(OSError):  # the parent has gone: nothing to tell
+            os.write(self.news, b"%s%d\n" % (what, os.getpid()))
 
     def run(self) -> NoReturn:
         signal.signal(signal.SIGTERM, self._leave)
@@ -177,7 +182,7 @@ class _Spare:
             conn = self._accept()
             if conn is not None:
                 self.busy = True
-                os.write(self.took, b".")  # the parent forks the next spare
+                self._tell(b"t")
                 self.listener.close()
                 signal.alarm(CHILD_SECONDS)
                 try:
@@ -185,12 +190,14 @@ class _Spare:
                 finally:
                     with contextlib.suppress(OSError):
                         conn.close()
+                    self._tell(b"d")  # answered: the parent forks a spare again now
         except BaseException:  # the client sees no answer and fails closed
             status = 1
         os._exit(status)
 
     def _accept(self) -> socket.socket | None:
         """This user's next connection; ``None`` when the parent has gone."""
+        self.listener.setblocking(False)  # another spare may take it first
         while True:
             ready, _, _ = select.select([self.listener.fileno(), self.alive], [], [])
             if self.alive in ready:
@@ -199,6 +206,7 @@ class _Spare:
                 conn, _ = self.listener.accept()
             except OSError:
                 continue
+            conn.setblocking(True)
             if _peer_is_us(conn):
                 return conn
             conn.close()
@@ -230,44 +238,61 @@ def _stop(*_: object) -> NoReturn:
     raise SystemExit(0)
 
 
+SPARES: Final = 2
+"""Children kept forked ahead of time: two events at once (parallel tool calls) find one each,
+and a spare taken is replaced after its event is answered, not while it runs."""
+
+
 class _Server:
-    """The parent: one spare child at a time, forked again as soon as one is taken."""
+    """The parent: :data:`SPARES` children waiting for connections, forked again as events are
+    answered (or at once when none is left)."""
 
     def __init__(self, listener: socket.socket, lock: IO[str]) -> None:
         self.listener, self.lock = listener, lock
-        self.took_r, self.took_w = os.pipe()
+        self.news_r, self.news_w = os.pipe()
         self.alive_r, self.alive_w = os.pipe()
-        self.children: set[int] = set()
-        self.spare = 0
+        self.spares: set[int] = set()
+        self.busy: set[int] = set()
 
-    def fork_spare(self) -> None:
+    def _fork_spare(self) -> None:
         pid = os.fork()
         if pid == 0:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             self.lock.close()  # the lock is the parent's alone: it says a helper is alive
-            os.close(self.took_r)
+            os.close(self.news_r)
             os.close(self.alive_w)
-            _Spare(self.listener, self.took_w, self.alive_r).run()
-        self.spare = pid
-        self.children.add(pid)
+            _Spare(self.listener, self.news_w, self.alive_r).run()
+        self.spares.add(pid)
+
+    def _read_news(self) -> None:
+        for line in os.read(self.news_r, 65536).split(b"\n"):
+            if line[:1] == b"t" and line[1:].isdigit():
+                self.spares.discard(int(line[1:]))
+                self.busy.add(int(line[1:]))
+            elif line[:1] == b"d" and line[1:].isdigit():
+                self.busy.discard(int(line[1:]))
+
+    def _reap(self) -> None:
+        for group in (self.spares, self.busy):
+            group.difference_update([pid for pid in group if _finished(pid)])
 
     def serve(self, idle: float) -> int:
-        self.fork_spare()
         while True:
-            ready, _, _ = select.select([self.took_r], [], [], idle)
-            self.children.difference_update([p for p in self.children if _finished(p)])
+            self._reap()
+            while len(self.spares) < SPARES and (not self.spares or not self.busy):
+                self._fork_spare()  # none left, or nothing in flight to slow down
+            ready, _, _ = select.select([self.news_r], [], [], idle)
             if ready:
-                os.read(self.took_r, 4096)
-                self.fork_spare()
-            elif self.children <= {self.spare}:
+                self._read_news()
+            elif not self.busy:
                 return 0  # idle: nothing taken for `idle` seconds, nothing in flight
 
     def close(self) -> None:
-        """Stop the spare (one that has just taken an event ignores it and answers), then
+        """Stop the spares (one that has just taken an event ignores it and answers), then
         leave: children still answering finish on their own."""
-        if self.spare in self.children:
+        for pid in self.spares:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.spare, signal.SIGTERM)
+                os.kill(pid, signal.SIGTERM)
         os.close(self.alive_w)
 
 

@@ -90,7 +90,14 @@ _MAX_PATH: Final = 100
 """Unix socket paths are limited to about 104 bytes (108 on Linux)."""
 _PACKAGE: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 """The ``harnessweaver`` package this client belongs to (the helper must run the same one)."""
-_STAMPED: Final = ("__init__.py", "hookcmd/command.py", "hookcmd/helper.py", "_select.py")
+_STAMPED: Final = (
+    "__init__.py",
+    "_select.py",
+    "hookcmd/command.py",
+    "hookcmd/helper.py",
+    "hookcmd/warm.py",
+)
+"""The files whose change times name the helper: a new version (a new protocol) gets its own."""
 _IDENTITY_ENV: Final = (
     "PYTHONPATH",
     "PYTHONHOME",
@@ -420,6 +427,8 @@ def _needs_full_cli(argv: Sequence[str]) -> bool:
 def stop() -> int:
     """Stop this user's helpers (those whose sockets are in :func:`folder`): each is sent
     SIGTERM, finishes the events it has taken and exits. Returns how many were stopped."""
+    if not hasattr(os, "fork"):
+        return 0  # no helper runs here (Windows): nothing to stop
     import fcntl
     import signal
     import time
