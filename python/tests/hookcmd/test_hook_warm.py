@@ -481,3 +481,30 @@ def test_stop_helper_stops_the_helpers_of_this_folder_only(tmp_path: Path) -> No
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_events_at_once_are_each_answered_by_the_helper_once(tmp_path: Path) -> None:
+    """Parallel tool calls: more events at once than children forked ahead; each is answered
+    by the helper (the clients cannot import the bus) and runs exactly once."""
+    spec = _counting_project(tmp_path)
+    args = command("claude-code", spec, tmp_path / "st.db")[3:]
+    with warm_helper() as env:
+        clients = [
+            subprocess.Popen(
+                [sys.executable, "-c", CLIENT.format(barred=BARRED), *args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**os.environ, **env},
+                cwd=tmp_path,
+            )
+            for _ in range(5)
+        ]
+        answers = [
+            client.communicate(json.dumps(_tool_call(f"echo {n}")).encode(), timeout=120)
+            for n, client in enumerate(clients)
+        ]
+    assert [client.returncode for client in clients] == [0] * 5, answers
+    assert all(out == b"" for out, _ in answers)
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    assert sorted(calls) == [f"echo {n}" for n in range(5)]
