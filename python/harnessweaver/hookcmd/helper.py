@@ -6,12 +6,14 @@ waits for it instead of answering in-process), imports what an event needs, answ
 events of a built-in profile so that the caches a process fills at its first event are filled
 here, and then keeps two children forked ahead of time waiting for connections: a hook pays
 neither the imports nor the fork. The child that takes a connection tells the parent (which
-forks another once it has answered), acknowledges the event, takes the client's working directory,
-environment and arguments, and runs ``harnessweaver hook`` in-process on the document: the
-same spec loading (a changed spec is read again), the same SQLite transaction, the same
-answer. The parent only forks and reaps, so its memory stays flat; it exits after ``IDLE``
-seconds without an event, on SIGTERM (``harnessweaver hook --stop-helper``; events already
-taken are answered), or at once when another helper holds the lock.
+forks another once it has answered), acknowledges the event, takes the client's working
+directory, environment and arguments, and runs ``harnessweaver hook`` in-process on the
+document: the same spec loading (a changed spec is read again), the same SQLite transaction,
+the same answer. The parent only forks and reaps (a child of its own holds the state databases
+open, so that a child's close does not write a database back); its memory stays flat; it
+exits after ``IDLE`` seconds without an event, on SIGTERM (``harnessweaver hook
+--stop-helper``; events already taken are answered), or at once when another helper holds
+the lock.
 """
 
 from __future__ import annotations
@@ -24,11 +26,15 @@ import os
 import select
 import signal
 import socket
+import sqlite3
 import struct
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Final, NoReturn
+from urllib.parse import quote
 
 from . import warm
 from .warm import ACK, read_all
@@ -149,12 +155,20 @@ def _answer(conn: socket.socket) -> None:
     conn.sendall(b"%d %d %d\n" % (code, len(stdout), len(stderr)) + stdout + stderr)
 
 
+_state: str | None = None
+"""The state database the child's event used, told to the parent for the holder (:func:`_hold`)."""
+
+
 def _run(argv: list[str]) -> int:
     """``harnessweaver hook ARGV`` in-process, as ``cli.main`` runs it."""
     from .. import cli
+    from .store import default_path
 
+    global _state
     parser = _parser or cli.build_parser("hook")
     args = parser.parse_args(["hook", *argv])
+    state = getattr(args, "state", None) or default_path()
+    _state = os.path.abspath(state)
     run: cli.Runner = args.run
     return run(args)
 
@@ -171,9 +185,13 @@ class _Spare:
         if not self.busy:  # an event taken (and so acknowledged) is always answered
             os._exit(0)
 
-    def _tell(self, what: bytes) -> None:
-        with contextlib.suppress(OSError):  # the parent has gone: nothing to tell
-            os.write(self.news, b"%s%d\n" % (what, os.getpid()))
+    def _tell(self, what: bytes, state: str | None = None) -> None:
+        line = b"%s%d" % (what, os.getpid())
+        if state is not None and b"\n" not in os.fsencode(state):
+            line += b" " + os.fsencode(state)
+        if len(line) < select.PIPE_BUF:  # written at once, never mixed with another child's
+            with contextlib.suppress(OSError):  # the parent has gone: nothing to tell
+                os.write(self.news, line + b"\n")
 
     def run(self) -> NoReturn:
         signal.signal(signal.SIGTERM, self._leave)
@@ -190,7 +208,7 @@ class _Spare:
                 finally:
                     with contextlib.suppress(OSError):
                         conn.close()
-                    self._tell(b"d")  # answered: the parent forks a spare again now
+                    self._tell(b"d", _state)  # answered: the parent forks a spare again now
         except BaseException:  # the client sees no answer and fails closed
             status = 1
         os._exit(status)
@@ -234,8 +252,47 @@ def _bind(path: Path) -> socket.socket:
     return listener
 
 
+def _ours(path: Path, inode: int) -> bool:
+    """Whether ``path`` is still this helper's socket (not removed with its folder)."""
+    try:
+        return path.stat().st_ino == inode
+    except OSError:
+        return False
+
+
 def _stop(*_: object) -> NoReturn:
     raise SystemExit(0)
+
+
+CHECK_SECONDS: Final = 30.0
+"""How often an idle helper checks that its socket is still there (a helper whose folder was
+removed can be reached by no hook: it leaves instead of waiting out its idle time)."""
+HELD: Final = 32
+"""At most so many state databases are held open (:func:`_hold`)."""
+
+
+def _hold(paths: int) -> NoReturn:
+    """The holder, a child of the helper that never forks: it keeps a read-only connection to
+    each state database the children have used (their paths come on ``paths``, one a line)
+    until the helper leaves. SQLite's last connection to a database in WAL mode checkpoints it
+    (writing the file back and syncing it) as it closes, which every child would otherwise be
+    at every event. These read nothing more and hold no transaction, so no child waits for
+    them; and a process that holds connections must not fork (SQLite's per-process lock state
+    would be copied into the child), hence a process of their own."""
+    held = []
+    rest = b""
+    with contextlib.suppress(BaseException):
+        while chunk := os.read(paths, 65536):
+            *lines, rest = (rest + chunk).split(b"\n")
+            for line in lines:
+                uri = f"file:{quote(os.fsdecode(line))}?mode=ro"
+                try:
+                    conn = sqlite3.connect(uri, uri=True, timeout=0.1)
+                    conn.execute("SELECT count(*) FROM sqlite_master").fetchall()  # the WAL index
+                except (sqlite3.Error, OSError):
+                    continue
+                held.append(conn)
+    os._exit(0)
 
 
 SPARES: Final = 2
@@ -253,6 +310,21 @@ class _Server:
         self.alive_r, self.alive_w = os.pipe()
         self.spares: set[int] = set()
         self.busy: set[int] = set()
+        self.told: set[bytes] = set()
+        self.hold_w = self._fork_holder()
+
+    def _fork_holder(self) -> int:
+        """Start the holder (:func:`_hold`); the write end of its pipe."""
+        paths_r, paths_w = os.pipe()
+        if os.fork() == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            self.lock.close()
+            self.listener.close()
+            for fd in (paths_w, self.news_r, self.news_w, self.alive_r, self.alive_w):
+                os.close(fd)
+            _hold(paths_r)
+        os.close(paths_r)
+        return paths_w
 
     def _fork_spare(self) -> None:
         pid = os.fork()
@@ -261,31 +333,44 @@ class _Server:
             self.lock.close()  # the lock is the parent's alone: it says a helper is alive
             os.close(self.news_r)
             os.close(self.alive_w)
+            os.close(self.hold_w)
             _Spare(self.listener, self.news_w, self.alive_r).run()
         self.spares.add(pid)
 
     def _read_news(self) -> None:
         for line in os.read(self.news_r, 65536).split(b"\n"):
-            if line[:1] == b"t" and line[1:].isdigit():
-                self.spares.discard(int(line[1:]))
-                self.busy.add(int(line[1:]))
-            elif line[:1] == b"d" and line[1:].isdigit():
-                self.busy.discard(int(line[1:]))
+            pid, _, state = line[1:].partition(b" ")
+            if not pid.isdigit():
+                continue
+            if line[:1] == b"t":
+                self.spares.discard(int(pid))
+                self.busy.add(int(pid))
+            elif line[:1] == b"d":
+                self.busy.discard(int(pid))
+                if state and state not in self.told and len(self.told) < HELD:
+                    self.told.add(state)
+                    with contextlib.suppress(OSError):  # the holder has gone: only slower
+                        os.write(self.hold_w, state + b"\n")
 
     def _reap(self) -> None:
         for group in (self.spares, self.busy):
             group.difference_update([pid for pid in group if _finished(pid)])
 
-    def serve(self, idle: float) -> int:
+    def serve(self, idle: float, reachable: Callable[[], bool]) -> int:
+        """Serve until ``idle`` seconds pass with no event and none in flight, or until
+        ``reachable()`` says no hook can connect any more (the socket was removed)."""
+        last = time.monotonic()
         while True:
             self._reap()
             while len(self.spares) < SPARES and (not self.spares or not self.busy):
                 self._fork_spare()  # none left, or nothing in flight to slow down
-            ready, _, _ = select.select([self.news_r], [], [], idle)
+            wait = min(CHECK_SECONDS, max(0.0, last + idle - time.monotonic()))
+            ready, _, _ = select.select([self.news_r], [], [], wait)
             if ready:
                 self._read_news()
-            elif not self.busy:
-                return 0  # idle: nothing taken for `idle` seconds, nothing in flight
+                last = time.monotonic()
+            elif not self.busy and (time.monotonic() >= last + idle or not reachable()):
+                return 0
 
     def close(self) -> None:
         """Stop the spares (one that has just taken an event ignores it and answers), then
@@ -294,6 +379,7 @@ class _Server:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
         os.close(self.alive_w)
+        os.close(self.hold_w)  # the holder leaves
 
 
 def serve(path: Path, idle: float) -> int:
@@ -315,7 +401,7 @@ def serve(path: Path, idle: float) -> int:
         with contextlib.suppress(Exception):  # a cache left cold is only slower
             _warm_up(path.parent)
         server = _Server(listener, lock)
-        return server.serve(idle)
+        return server.serve(idle, lambda: _ours(path, inode))
     finally:
         if server is not None:
             server.close()

@@ -508,3 +508,21 @@ def test_events_at_once_are_each_answered_by_the_helper_once(tmp_path: Path) -> 
     assert all(out == b"" for out, _ in answers)
     calls = (tmp_path / "calls.txt").read_text().splitlines()
     assert sorted(calls) == [f"echo {n}" for n in range(5)]
+
+
+def test_the_helper_keeps_the_state_database_open_between_events(tmp_path: Path) -> None:
+    """A child is not the last connection to the state database once the helper has seen it:
+    SQLite's last connection checkpoints a WAL database and deletes its log as it closes
+    (writing and syncing the file at every event); with the helper's holder connected, the log
+    outlives the event that wrote it."""
+    state = tmp_path / "st.db"
+    wal = tmp_path / "st.db-wal"
+    kept = []
+    with warm_helper() as env:
+        for number in range(20):  # the holder connects after the first event, soon after
+            doc = _tool_call(f"echo {number}")
+            assert _client(doc, GUARDS, state, env) == (0, "")
+            kept.append(wal.exists())
+            if kept[-1]:
+                break
+    assert kept[-1], "every event's child closed the database as its last connection"
