@@ -51,9 +51,11 @@ __all__ = [
     "IDLE_SECONDS",
     "MAX_INPUT",
     "MAX_INPUT_ENV",
+    "Closed",
     "WarmError",
     "address",
     "ask",
+    "closed",
     "command_line",
     "folder",
     "main",
@@ -349,12 +351,45 @@ def _write(answer: Answer) -> int:
     return code
 
 
-def _refuse(exc: WarmError) -> int:
-    try:  # noqa: SIM105 (contextlib is not loaded here)
-        sys.stderr.write(f"harnessweaver hook: error: {exc} (failing closed)\n")
-    except (OSError, ValueError):
-        pass
-    return EXIT_BLOCK
+class Closed:
+    """A fail-closed answer in an agent's terms: exit status, stdout and stderr text."""
+
+    __slots__ = ("code", "stderr", "stdout")
+
+    def __init__(self, code: int, stdout: str, stderr: str) -> None:
+        self.code, self.stdout, self.stderr = code, stdout, stderr
+
+
+_EXIT_ZERO_DENY: Final = frozenset({"copilot"})
+"""Agents that skip a hook exiting non-zero (Copilot CLI): they fail closed with exit 0 and a
+deny on stdout, as their protocol's own refusal answers (not imported: see ``EXIT_BLOCK``)."""
+
+
+def closed(agent: str | None, line: str) -> Closed:
+    """The fail-closed answer for ``agent``, ``line`` (ending in a newline) on stderr."""
+    if agent in _EXIT_ZERO_DENY:
+        from _json import encode_basestring_ascii  # the interpreter's own: json loads re
+
+        reason = encode_basestring_ascii(line.rstrip("\n"))
+        deny = f'"permissionDecision": "deny", "permissionDecisionReason": {reason}'
+        nested = f'"hookSpecificOutput": {{"hookEventName": "PreToolUse", {deny}}}'
+        return Closed(0, f"{{{deny}, {nested}}}\n", line)
+    return Closed(EXIT_BLOCK, "", line)
+
+
+def _agent(argv: Sequence[str]) -> str | None:
+    """The ``--agent`` of the hook's arguments (for a refusal before they are parsed)."""
+    for index, word in enumerate(argv):
+        if word == "--agent" and index + 1 < len(argv):
+            return argv[index + 1]
+        if word.startswith("--agent="):
+            return word.partition("=")[2]
+    return None
+
+
+def _refuse(argv: Sequence[str], line: str) -> int:
+    answer = closed(_agent(argv), line)
+    return _write((answer.code, answer.stdout.encode(), answer.stderr.encode()))
 
 
 def _warm(argv: Sequence[str]) -> tuple[int | None, bytes | None]:
@@ -362,13 +397,18 @@ def _warm(argv: Sequence[str]) -> tuple[int | None, bytes | None]:
     event is left to this process (a helper has been started for the next one)."""
     try:
         idle = settings()
-        raw = read_input()
     except WarmError as exc:
-        return _refuse(exc), None
+        return _refuse(argv, f"harnessweaver hook: error: {exc} (failing closed)\n"), None
+    try:
+        raw = read_input()
+    except WarmError as exc:  # the cold path's line for input beyond a limit
+        return _refuse(argv, f"harnessweaver hook: refused: {exc} (failing closed)\n"), None
     path = None if idle is None else address()
     if path is None or idle is None:
         return None, raw
     answer = ask(path, request(argv, raw))
+    if answer == (EXIT_BLOCK, b"", _FAILED):  # the helper failed: in the agent's terms
+        return _refuse(argv, _FAILED.decode()), None
     if answer is not None:
         return _write(answer), None
     start(path, idle)  # before answering: ready (or nearly) for the next event

@@ -526,3 +526,20 @@ def test_the_helper_keeps_the_state_database_open_between_events(tmp_path: Path)
             if kept[-1]:
                 break
     assert kept[-1], "every event's child closed the database as its last connection"
+
+
+@pytest.mark.parametrize("reason", ["the helper gave no answer", 'caf\u00e9 "quoted" \ud800'])
+def test_a_fail_closed_answer_is_in_the_agents_terms(reason: str) -> None:
+    """Agents that skip a hook exiting non-zero (Copilot CLI) get exit 0 and a deny; the
+    others exit 2. The client builds it without ``json``: it must parse, and say the reason."""
+    line = f"harnessweaver hook: error: {reason} (failing closed)\n"
+    copilot = warm.closed("copilot", line)
+    answer = json.loads(copilot.stdout)
+    assert (copilot.code, copilot.stderr) == (0, line)
+    assert copilot.stdout.isascii()
+    for where in (answer, answer["hookSpecificOutput"]):
+        assert where["permissionDecision"] == "deny"
+        assert where["permissionDecisionReason"] == line.rstrip("\n")
+    assert answer["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+    other = warm.closed("claude-code", line)
+    assert (other.code, other.stdout, other.stderr) == (protocol.EXIT_BLOCK, "", line)
