@@ -329,7 +329,7 @@ def words(options: HookOptions) -> list[str]:
         flag = "--" + name.replace("_", "-")
         for item in value if isinstance(value, tuple) else (value,):
             if item is not None:
-                argv += [flag, os.fspath(item)]
+                argv += [flag, os.fspath(item) if isinstance(item, os.PathLike) else str(item)]
     return argv
 
 
