@@ -306,6 +306,11 @@ def _configure_hook(parser: argparse.ArgumentParser) -> None:
         help="Codex only: add the hooks to $CODEX_HOME/hooks.json and their trust to "
         "$CODEX_HOME/config.toml, keeping what both hold, then exit",
     )
+    parser.add_argument(
+        "--stop-helper",
+        action=_StopHelper,
+        help="stop this user's warm helpers (those of the current socket folder), then exit",
+    )
 
 
 def _state_ttl(text: str) -> int:
@@ -315,6 +320,19 @@ def _state_ttl(text: str) -> int:
         return parse_ttl(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+class _StopHelper(argparse.Action):
+    """``--stop-helper``: acted on when read, so that ``--agent`` and ``--spec`` are not needed."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from harnessweaver.hookcmd.warm import stop
+
+        print(f"harnessweaver hook: stopped {stop()} warm helper(s)")
+        parser.exit()
 
 
 def _run_hook(args: argparse.Namespace) -> int:

@@ -123,13 +123,29 @@ def sockets(folder: Path) -> list[Path]:
     return sorted(folder.glob("hook-*.sock"))
 
 
-def stop_helpers(folder: Path) -> None:
-    """Stop every helper serving in ``folder`` (their pids are in the lock files)."""
+def stop_helpers(folder: Path, how: signal.Signals = signal.SIGTERM) -> None:
+    """Stop every helper serving in ``folder`` (their pids are in the lock files); SIGKILL
+    is a helper that crashed."""
     for lock in folder.glob("hook-*.sock.lock"):
         text = lock.read_text().strip()
         if text.isdigit():
             with contextlib.suppress(ProcessLookupError):
-                os.kill(int(text), signal.SIGTERM)
+                os.kill(int(text), how)
+
+
+def serving(path: Path) -> bool:
+    """Whether a helper acknowledges a connection on ``path`` (its spare child takes it, reads
+    no request and leaves; the helper forks the next)."""
+    import socket
+
+    from harnessweaver.hookcmd import warm
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        try:
+            conn.connect(str(path))
+            return conn.recv(1) == warm.ACK
+        except OSError:
+            return False
 
 
 @contextlib.contextmanager
@@ -147,6 +163,7 @@ def warm_helper(idle: int = 300) -> Iterator[dict[str, str]]:
         ran = run_process("claude-code", notification, SCRIPTED, folder / "unused.db", env)
         assert (ran.code, ran.stderr) == (0, ""), ran
         _wait_for(lambda: sockets(folder), "the warm helper's socket")
+        _wait_for(lambda: serving(sockets(folder)[0]), "the warm helper to serve")
         yield env
     finally:
         stop_helpers(folder)

@@ -47,13 +47,14 @@ def test_an_event_with_no_hook_point_loads_no_spec(tmp_path: Path) -> None:
 WARM_PROBE = """
 import io, json, sys
 from pathlib import Path
-from harnessweaver.hookcmd.helper import _preload
-_preload()
+from harnessweaver.hookcmd import helper, warm
+helper._preload()
 before = {m for m in sys.modules if m.startswith("harnessweaver")}
-from harnessweaver.hookcmd.command import main  # what the helper's child runs (_answer)
-from harnessweaver.hookcmd.options import HookOptions
-options = HookOptions("claude-code", Path(sys.argv[2]), state=Path(sys.argv[3]))
-code = main(options, io.BytesIO(sys.argv[1].encode()), io.StringIO(), io.StringIO())
+warm._given = sys.argv[1].encode()  # what the helper's child runs (_answer)
+out = sys.stdout
+sys.stdout = io.StringIO()
+code = helper._run(["--agent", "claude-code", "--spec", sys.argv[2], "--state", sys.argv[3]])
+sys.stdout = out
 print(json.dumps([code, sorted(m for m in sys.modules if m.startswith("harnessweaver"))]))
 print(json.dumps(sorted(before)))
 """

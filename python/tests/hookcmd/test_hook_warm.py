@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -22,6 +24,7 @@ from hookcmd_support import (
     event,
     run_in_process,
     run_process,
+    serving,
     sockets,
     stop_helpers,
     warm_helper,
@@ -170,7 +173,7 @@ def test_a_stale_socket_is_replaced(tmp_path: Path) -> None:
     with warm_helper() as env:
         folder = Path(env["HARNESSWEAVER_HOOK_WARM_DIR"])
         [path] = sockets(folder)
-        stop_helpers(folder)
+        stop_helpers(folder, signal.SIGKILL)  # a helper that crashed
         _wait_for(lambda: not _serving(path), "the helper to stop")
         assert path.exists()  # killed: its socket is left behind
         ran = run_process(
@@ -307,3 +310,240 @@ def test_the_helper_keeps_flat_memory_over_many_events_and_sessions(tmp_path: Pa
         burst(80)
         grown = _rss_kib(pid) - settled
     assert grown < 1024, f"the helper grew by {grown} KiB over 80 events of 80 sessions"
+
+
+COUNTING_PLUGIN = (
+    "import harnessweaver as hw\n\n"
+    "@hw.middleware(hooks=['tool.before'], fail_mode='closed')\n"
+    "async def counted(event, ctx):\n"
+    "    with open('calls.txt', 'a') as calls:\n"
+    "        calls.write(event.call.arguments['command'] + '\\n')\n"
+    "    return hw.Continue()\n\n"
+    "plugin = hw.Plugin(namespace='count', version='1', middleware=[counted])\n"
+)
+
+
+def _counting_project(tmp_path: Path) -> Path:
+    """A spec whose one middleware writes each tool call it sees to ``calls.txt``."""
+    (tmp_path / "plugin_count.py").write_text(COUNTING_PLUGIN)
+    spec = tmp_path / "harness.yaml"
+    spec.write_text("plugins:\n  local: [plugin_count]\nmiddleware:\n  - {use: count.counted}\n")
+    return spec
+
+
+def _tool_call(command_text: str) -> dict[str, Any]:
+    return event("claude-code", "PreToolUse", "s-count", tool_input={"command": command_text})
+
+
+def test_the_second_event_of_a_machine_is_answered_by_the_helper(tmp_path: Path) -> None:
+    """The first event starts the helper before it answers in-process, and the helper listens
+    before it imports anything: the very next event waits for it (a client that cannot import
+    the bus can only be answered by it), and each event runs exactly once."""
+    spec = _counting_project(tmp_path)
+    folder = Path(tempfile.mkdtemp(prefix="hw-"))
+    env = {warm.ENV: "1", warm.IDLE_ENV: "300", warm.DIR_ENV: str(folder)}
+    try:
+        first = subprocess.run(
+            command("claude-code", spec, tmp_path / "st.db"),
+            input=json.dumps(_tool_call("echo first")).encode(),
+            capture_output=True,
+            env={**os.environ, **env},
+            cwd=tmp_path,
+            timeout=120,
+            check=False,
+        )
+        second = _client(_tool_call("echo second"), spec, tmp_path / "st.db", env, tmp_path)
+    finally:
+        stop_helpers(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+    assert (first.returncode, first.stdout, first.stderr) == (0, b"", b"")
+    assert second == (0, "")
+    assert (tmp_path / "calls.txt").read_text().splitlines() == ["echo first", "echo second"]
+
+
+def _file_client(
+    doc: dict[str, Any], spec: Path, state: Path, env: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess[bytes]:
+    """The hook as ``warm.command_line()`` runs it (no ``site``), listing what it imported."""
+    args = command("claude-code", spec, state)[4:]
+    return subprocess.run(
+        [*warm.command_line(), *args],
+        input=json.dumps(doc).encode(),
+        capture_output=True,
+        env={**os.environ, **env, "PYTHONPROFILEIMPORTTIME": "1"},
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+def _imported(stderr: bytes) -> set[str]:
+    lines = stderr.decode().splitlines()
+    return {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
+
+
+def test_the_file_client_loads_only_builtin_modules_when_the_helper_answers(
+    tmp_path: Path,
+) -> None:
+    spec = _counting_project(tmp_path)
+    with warm_helper() as env:
+        done = _file_client(_tool_call("echo file"), spec, tmp_path / "st.db", env, tmp_path)
+    assert done.returncode == 0 and done.stdout == b"", done.stderr
+    imported = _imported(done.stderr)
+    assert imported, "no module list"
+    heavy = {"socket", "json", "hashlib", "pathlib", "re", "typing", "enum", "site"}
+    assert not {m for m in imported if m.split(".")[0] in heavy | {"harnessweaver"}}
+    assert (tmp_path / "calls.txt").read_text().splitlines() == ["echo file"]
+
+
+def test_the_file_client_answers_in_process_without_a_helper(tmp_path: Path) -> None:
+    doc = event("claude-code", "PreToolUse", "s-file", tool_input={"command": "rm -rf /"})
+    spec = tmp_path / "harness.yaml"
+    spec.write_text("middleware:\n  - {use: harnessweaver.tool_allowlist, allow: [Read]}\n")
+    cold = run_in_process("claude-code", doc, spec, tmp_path / "cold.db")
+    done = _file_client(doc, spec, tmp_path / "file.db", {warm.ENV: "0"}, tmp_path)
+    assert (done.returncode, done.stdout.decode()) == (cold.code, cold.stdout)
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_every_option_reaches_the_helper(tmp_path: Path) -> None:
+    """The helper's child parses the hook's arguments again (``warm.words``): every field of
+    the options, a path and a repeated one included, comes back as it was."""
+    from harnessweaver.cli import build_parser
+    from harnessweaver.hookcmd.options import HookOptions
+
+    given = HookOptions(
+        agent="gemini",
+        spec=Path("rel/harness.yaml"),
+        task="review",
+        env="prod",
+        state=tmp_path / "st.db",
+        org_profiles=(Path("a"), tmp_path / "b"),
+        rewrite="ask",
+        state_ttl=3600,
+        trace=tmp_path / "trace.jsonl",
+    )
+    assert all(value is not None for value in given)  # every field, so none goes unchecked
+    args = build_parser("hook").parse_args(["hook", *warm.words(given)])
+    parsed = {name: getattr(args, name) for name in HookOptions._fields}
+    assert HookOptions(**{**parsed, "org_profiles": tuple(parsed["org_profiles"])}) == given
+
+
+def test_a_document_over_the_limit_is_refused_unsent(tmp_path: Path) -> None:
+    doc = event("claude-code", "PreToolUse", "s-big", tool_input={"command": "x" * 5000})
+    with warm_helper() as env:
+        ran = run_process(
+            "claude-code",
+            doc,
+            GUARDS,
+            tmp_path / "st.db",
+            {**env, "HARNESSWEAVER_HOOK_MAX_INPUT": "4096"},
+        )
+    assert ran.code == protocol.EXIT_BLOCK and ran.stdout == ""
+    assert "larger than 4096 bytes" in ran.stderr and "failing closed" in ran.stderr
+    assert not (tmp_path / "st.db").exists()  # nothing reached the bus
+
+
+def _held(folder: Path) -> bool:
+    """Whether a helper holds the lock of its socket in ``folder`` (it does while it lives)."""
+    import fcntl
+
+    [path] = folder.glob("hook-*.sock.lock")
+    with path.open("a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+    return False
+
+
+def test_stop_helper_stops_the_helpers_of_this_folder_only(tmp_path: Path) -> None:
+    """``harnessweaver hook --stop-helper`` stops the helpers whose sockets are in this user's
+    folder, by the lock each holds: not another folder's, and not a process whose pid a stale
+    lock file names."""
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    try:
+        with warm_helper() as mine, warm_helper() as other:
+            here, there = (Path(env[warm.DIR_ENV]) for env in (mine, other))
+            [path] = sockets(here)
+            stale = here / "hook-stale.sock.lock"
+            stale.write_text(f"{bystander.pid}\n")  # no helper holds it
+            done = subprocess.run(
+                [*command("claude-code", GUARDS, tmp_path / "st.db")[:4], "--stop-helper"],
+                capture_output=True,
+                env={**os.environ, **mine},
+                timeout=120,
+                check=False,
+            )
+            assert (done.returncode, done.stderr) == (0, b"")
+            assert b"stopped 1 warm helper" in done.stdout
+            assert not path.exists()
+            stale.unlink()
+            assert not _held(here)
+            assert _held(there) and serving(sockets(there)[0])
+            assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_events_at_once_are_each_answered_by_the_helper_once(tmp_path: Path) -> None:
+    """Parallel tool calls: more events at once than children forked ahead; each is answered
+    by the helper (the clients cannot import the bus) and runs exactly once."""
+    spec = _counting_project(tmp_path)
+    args = command("claude-code", spec, tmp_path / "st.db")[3:]
+    with warm_helper() as env:
+        clients = [
+            subprocess.Popen(
+                [sys.executable, "-c", CLIENT.format(barred=BARRED), *args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**os.environ, **env},
+                cwd=tmp_path,
+            )
+            for _ in range(5)
+        ]
+        answers = [
+            client.communicate(json.dumps(_tool_call(f"echo {n}")).encode(), timeout=120)
+            for n, client in enumerate(clients)
+        ]
+    assert [client.returncode for client in clients] == [0] * 5, answers
+    assert all(out == b"" for out, _ in answers)
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    assert sorted(calls) == [f"echo {n}" for n in range(5)]
+
+
+def test_the_helper_keeps_the_state_database_open_between_events(tmp_path: Path) -> None:
+    """A child is not the last connection to the state database once the helper has seen it:
+    SQLite's last connection checkpoints a WAL database and deletes its log as it closes
+    (writing and syncing the file at every event); with the helper's holder connected, the log
+    outlives the event that wrote it."""
+    state = tmp_path / "st.db"
+    wal = tmp_path / "st.db-wal"
+    kept = []
+    with warm_helper() as env:
+        for number in range(20):  # the holder connects after the first event, soon after
+            doc = _tool_call(f"echo {number}")
+            assert _client(doc, GUARDS, state, env) == (0, "")
+            kept.append(wal.exists())
+            if kept[-1]:
+                break
+    assert kept[-1], "every event's child closed the database as its last connection"
+
+
+@pytest.mark.parametrize("reason", ["the helper gave no answer", 'caf\u00e9 "quoted" \ud800'])
+def test_a_fail_closed_answer_is_in_the_agents_terms(reason: str) -> None:
+    """Agents that skip a hook exiting non-zero (Copilot CLI) get exit 0 and a deny; the
+    others exit 2. The client builds it without ``json``: it must parse, and say the reason."""
+    line = f"harnessweaver hook: error: {reason} (failing closed)\n"
+    copilot = warm.closed("copilot", line)
+    answer = json.loads(copilot.stdout)
+    assert (copilot.code, copilot.stderr) == (0, line)
+    assert copilot.stdout.isascii()
+    for where in (answer, answer["hookSpecificOutput"]):
+        assert where["permissionDecision"] == "deny"
+        assert where["permissionDecisionReason"] == line.rstrip("\n")
+    assert answer["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+    other = warm.closed("claude-code", line)
+    assert (other.code, other.stdout, other.stderr) == (protocol.EXIT_BLOCK, "", line)
