@@ -59,9 +59,17 @@ def command_line(
     rewrite: str | None = None,
     project: Path | None = None,
     trace: str | None = None,
+    fast: bool = False,
 ) -> str:
-    """The shell command the agent runs for each event."""
-    words = ["harnessweaver", "hook", "--agent", agent]
+    """The shell command the agent runs for each event: ``harnessweaver hook`` as found on
+    the agent's ``PATH``, or with ``fast`` this interpreter on ``hookcmd/hook.py`` without
+    ``site`` (the warm client of built-in modules only: docs/performance.md, "Start-up")."""
+    if fast:
+        from .warm import command_line as fast_client
+
+        words = [*fast_client(), "--agent", agent]
+    else:
+        words = ["harnessweaver", "hook", "--agent", agent]
     after = []
     if task:
         after += ["--task", task]
@@ -84,16 +92,19 @@ def snippet(
     rewrite: str | None = None,
     project: Path | None = None,
     trace: str | None = None,
+    fast: bool = False,
 ) -> dict[str, Any]:
     """The ``{"hooks": {...}}`` settings for ``agent``, running the command on ``spec``
     (``project``: the agent's project directory, see :func:`spec_word`)."""
     if agent in _FLAT:
-        words = command_line(agent, spec, task, env, rewrite=rewrite, project=project, trace=trace)
+        words = command_line(
+            agent, spec, task, env, rewrite=rewrite, project=project, trace=trace, fast=fast
+        )
         return _flat(agent, words)
     handler: dict[str, Any] = {
         "type": "command",
         "command": command_line(
-            agent, spec, task, env, rewrite=rewrite, project=project, trace=trace
+            agent, spec, task, env, rewrite=rewrite, project=project, trace=trace, fast=fast
         ),
         "timeout": TIMEOUTS[agent],
     }

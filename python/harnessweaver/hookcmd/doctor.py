@@ -159,15 +159,28 @@ def hook_call(command: str, project: Path) -> HookCall | None:
         words = shlex.split(command)
     except ValueError:
         return None
-    if "hook" not in words or not any("harnessweaver" in Path(w).name for w in words[:3]):
+    start = _arguments_start(words)
+    if start is None:
         return None
-    given = _options(words[words.index("hook") + 1 :])
+    given = _options(words[start:])
     spec = given.get("--spec")
     return HookCall(
         tuple(words),
         given.get("--agent"),
         None if spec is None else (project / spec).resolve(),
     )
+
+
+def _arguments_start(words: list[str]) -> int | None:
+    """Where the hook's arguments start: after ``harnessweaver hook`` (the console script,
+    or ``python -m harnessweaver.cli hook``) or after ``.../harnessweaver/hookcmd/hook.py``
+    (``--print-config --fast``); ``None`` when the command runs neither."""
+    for i, word in enumerate(words[:4]):
+        if Path(word).parts[-3:] == ("harnessweaver", "hookcmd", "hook.py"):
+            return i + 1
+    if "hook" in words and any("harnessweaver" in Path(w).name for w in words[:3]):
+        return words.index("hook") + 1
+    return None
 
 
 def _options(words: list[str]) -> dict[str, str]:
