@@ -97,12 +97,14 @@ class Claude:
         *,
         also: tuple[str, ...] = (),
         command: str | None = None,
+        printed: tuple[str, ...] = (),
     ) -> dict[str, Any]:
         """The printed hooks (exactly; ``also``: the same handler on more events; ``command``:
-        another command in every handler, for scale) and the user's permission rules in the
+        another command in every handler, for scale; ``printed``: more --print-config options)
+        and the user's permission rules in the
         project's settings. The folder is trusted, as a user's first interactive run would:
         else Claude ignores the project's permission rules."""
-        settings = dict(print_config(AGENT, spec))
+        settings = dict(print_config(AGENT, spec, *printed))
         for event in also:
             settings["hooks"][event] = settings["hooks"]["Stop"]
         if command is not None:
@@ -132,7 +134,9 @@ class Claude:
         if not log.exists():
             return
         for match in _HOOK_LINE.finditer(log.read_text(encoding="utf-8", errors="replace")):
-            if "harnessweaver" in match["command"]:
+            if match["command"].split(" --agent ")[0].endswith("hook.py"):
+                who = f"{AGENT} (--print-config --fast)"
+            elif "harnessweaver" in match["command"]:
                 who = AGENT
             elif match["command"].endswith(BARE):
                 who = f"{AGENT} ({BARE} as the hook)"
@@ -394,8 +398,14 @@ def test_wall_time_per_hook_event_is_reported(
     claude.run("write six lines again")
     assert lines(claude.sandbox.project / "log.txt") == 2 * calls, claude.describe()
     bare = hook_times[f"{AGENT} ({BARE} as the hook)"]["PreToolUse"]
+
+    claude.wire(spec, printed=("--fast",))  # the hook as `python -S -P .../hook.py`
+    claude.run("write six lines once more")
+    assert lines(claude.sandbox.project / "log.txt") == 3 * calls, claude.describe()
+    fast = hook_times[f"{AGENT} (--print-config --fast)"]["PreToolUse"]
     print(
         f"\n{AGENT}: PreToolUse p50 {percentile(measured['PreToolUse'], 50):.0f} ms, "
+        f"--fast {percentile(fast, 50):.0f} ms, "
         f"with `{interpreter} {BARE}` as the hook {percentile(bare, 50):.0f} ms"
     )
 
