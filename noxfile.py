@@ -6,6 +6,8 @@
 ``nox -s lint``         ruff, mypy --strict, stubtest, cargo fmt and clippy
 ``nox -s conformance``  every implementation over the corpus, results identical across them
 ``nox -s interop``      the AGENT-HOOKS-0.1 Conformance Test Kit against harnessweaver, both cores
+``nox -s agents``       the hook command inside the real coding agents (Claude Code, Codex CLI,
+                       Gemini CLI, pinned in e2e/agents), each against a fake model server
 ``nox -s fuzz``         differential testing on generated cases (``-- --seed N`` to reproduce)
 ``nox -s wheels``       release wheels, the pure-Python wheel and the sdist, checked; then
                        ``installed`` tests each one installed in a fresh environment
@@ -33,10 +35,19 @@ import nox
 
 ROOT = Path(__file__).parent
 TS = ROOT / "ts-runner"
+AGENTS = ROOT / "e2e" / "agents"
+AGENT_CLIS = {
+    "claude": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "gemini": "@google/gemini-cli",
+}
+"""The coding agents' commands (``node_modules/.bin``) and the npm packages that give them."""
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 CORES = ("rust", "python")
 
-nox.options.sessions = ["tests", "ts", "lint", "conformance", "interop", "fuzz", "wheels"]
+nox.options.sessions = [
+    "tests", "ts", "lint", "conformance", "interop", "agents", "fuzz", "wheels",
+]  # fmt: skip
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -259,6 +270,78 @@ def interop(session: nox.Session) -> None:
 
 
 @nox.session
+def agents(session: nox.Session) -> None:
+    """The hook command inside the real coding agents (e2e/agents): Claude Code, Codex CLI and
+    Gemini CLI at the versions e2e/agents/package-lock.json pins, from a clean ``npm ci``, each
+    run headless against a scripted fake model server on 127.0.0.1 with ``harnessweaver hook``
+    of this session's environment as its command hook. Every test must run and pass: no test
+    collected, or any test skipped, fails the session (a skip here hides a missing agent).
+
+    Extra arguments go to pytest (e.g. ``-- -k codex``; then only the selected tests must run).
+    """
+    if shutil.which("npm") is None:
+        session.error("npm not found: the coding agents need Node 20 or later and npm")
+    install(session, "agents")
+    _install_agents(session)
+    report = Path(session.create_tmp()).resolve() / "agents-junit.xml"
+    # session.run puts the session's bin first on PATH, so the tests' `harnessweaver` is the
+    # one just built; the agents themselves are e2e/agents/node_modules/.bin's. pytest exits
+    # 5 (a failure here) when it collects no test; -ra lists the reason of every skip.
+    session.run(
+        "pytest", "-p", "no:cacheprovider", "-ra", f"--junitxml={report}",
+        str(AGENTS.relative_to(ROOT)), *session.posargs,
+    )  # fmt: skip
+    _every_test_ran(session, report)
+
+
+def _install_agents(session: nox.Session) -> None:
+    """``npm ci`` in e2e/agents (install scripts: only Claude Code's, which puts its native
+    binary in place; package.json's ``allowScripts``), then each agent's ``--version``, with a
+    throwaway home, must name the version the lock pins."""
+    modules = AGENTS / "node_modules"
+    if modules.is_symlink():  # a worktree sharing another checkout's install: not ours to redo
+        session.warn(f"{modules} is a symlink: the agents installed there are used as they are")
+    else:
+        with session.chdir(AGENTS):
+            session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
+    lock = json.loads((AGENTS / "package-lock.json").read_text(encoding="utf-8"))
+    home = Path(session.create_tmp()).resolve() / "agents-home"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    env = {**os.environ, "HOME": str(home), "CODEX_HOME": str(home / ".codex")}
+    env |= {f"XDG_{kind}_HOME": str(home / kind.lower()) for kind in ("CONFIG", "CACHE", "DATA")}
+    for command, package in AGENT_CLIS.items():
+        pinned = lock["packages"][f"node_modules/{package}"]["version"]
+        done = subprocess.run(
+            [str(modules / ".bin" / command), "--version"],
+            capture_output=True, text=True, env=env, timeout=300, check=False,
+        )  # fmt: skip
+        printed = done.stdout.strip()
+        if done.returncode != 0 or pinned not in printed.split():
+            said = f"{done.stdout}{done.stderr}(status {done.returncode})"
+            session.error(f"{command} --version, expected {package} {pinned}, said:\n{said}")
+        session.log(f"{command} --version: {printed}")
+
+
+def _every_test_ran(session: nox.Session, report: Path) -> None:
+    """Fails unless pytest's JUnit report has at least one test and no skipped one (an xfail
+    counts as skipped there: nothing here may be expected to fail either)."""
+    from xml.etree import ElementTree
+
+    cases = list(ElementTree.parse(report).getroot().iter("testcase"))
+    skipped = [
+        f"{case.get('classname')}::{case.get('name')}: {skip.get('message', '')}"
+        for case in cases
+        if (skip := case.find("skipped")) is not None
+    ]
+    if not cases:
+        session.error("pytest ran no test in e2e/agents")
+    if skipped:
+        session.error(f"{len(skipped)} of {len(cases)} tests skipped:\n" + "\n".join(skipped))
+    session.log(f"{len(cases)} tests ran in e2e/agents, none skipped")
+
+
+@nox.session
 def fuzz(session: nox.Session) -> None:
     """2,000 generated cases through every implementation (``-- --seed N`` reproduces a run),
     then 1,000 generated hostile harness specs through the loader and ``harnessweaver hooks``."""
@@ -454,15 +537,17 @@ def wheels(session: nox.Session) -> None:
 @nox.session(python=False)
 def installed(session: nox.Session) -> None:
     """Every artifact in ``dist/``, each installed into a fresh virtual environment and tested
-    there: the test suite and the whole corpus against the installed package (tools/installed.py).
+    there against the installed package (tools/installed.py): the whole corpus on both cores
+    for every artifact, and the test suite.
 
     A wheel is installed with no Rust toolchain on ``PATH``; the sdist compiles from scratch.
-    The suite runs on the Rust core for the sdist and every platform wheel, and on the Python
-    core for the pure-Python wheel; the corpus runs on both cores for every artifact. The pure
-    core is the same Python files in every artifact (and `nox -s tests` runs the suite on both
-    cores), while each compiled extension is tested on its own.
-    Artifacts are checked two at a time (each in its own directories), the sdist first since
-    it takes longest; each one's output is printed whole when it is done.
+    The whole suite runs twice: on the Rust core for the platform wheel of the oldest CPython
+    here (cp311), and on the Python core for the pure-Python wheel (the pure core is the same
+    Python files in every artifact). The other platform wheels and the sdist, other builds of
+    the same sources, run the smoke subset (``SMOKE`` in tools/installed.py: the compiled
+    module's import, the binding against that CPython, packaging, the hook command) on the
+    Rust core. Artifacts are checked two at a time (each in its own directories), the longest
+    first; each one's output is printed whole when it is done.
     """
     platform_wheels = sorted(DIST.glob("*-cp3*.whl"))
     if not platform_wheels:
@@ -473,16 +558,20 @@ def installed(session: nox.Session) -> None:
         session.error(f"wheels for {', '.join(wanted)}, but only CPython {', '.join(pythons)} here")
     first = min(pythons, key=lambda v: tuple(map(int, v.split("."))))
     script = str(ROOT / "tools" / "installed.py")
-    checks: list[list[str]] = []
-    for sdist in sorted(DIST.glob("*.tar.gz")):
-        exe = pythons[first]  # the sdist is on the critical path (it compiles): Rust core only
-        checks.append([exe, script, "--python", exe, "--core", "rust", str(sdist)])
-    for wheel in platform_wheels:  # each compiled extension on its own; the pure core below
-        exe = pythons[_wheel_python(wheel)]
-        checks.append([exe, script, "--python", exe, "--core", "rust", str(wheel)])
-    for pure in sorted(DIST.glob("*-py3-none-any.whl")):
-        checks.append([pythons[first], script, "--python", pythons[first], str(pure)])
-    failed = [Path(check[-1]).name for check in _run_two_at_a_time(session, checks)]
+
+    def check(python: str, artifact: Path, *args: str) -> list[str]:
+        return [pythons[python], script, "--python", pythons[python], *args, str(artifact)]
+
+    full = [wheel for wheel in platform_wheels if _wheel_python(wheel) == first]
+    checks = [check(first, wheel, "--core", "rust") for wheel in full]
+    checks += [check(first, pure) for pure in sorted(DIST.glob("*-py3-none-any.whl"))]
+    smoke = ["--core", "rust", "--smoke"]
+    # The sdist next: it compiles, so it is the longest of the smoke checks.
+    checks += [check(first, sdist, *smoke) for sdist in sorted(DIST.glob("*.tar.gz"))]
+    checks += [
+        check(_wheel_python(wheel), wheel, *smoke) for wheel in platform_wheels if wheel not in full
+    ]
+    failed = [Path(command[-1]).name for command in _run_two_at_a_time(session, checks)]
     if failed:
         session.error(f"installed artifacts failed: {', '.join(failed)}")
 

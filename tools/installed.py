@@ -14,7 +14,8 @@ installed. Used by ``nox -s installed`` and by the release workflow.
     python tools/installed.py --python python3.13 dist/         # the wheel pip picks from dist/
 
 A ``py3-none-any`` wheel (the pure-Python fallback) is tested with the Python core only, and
-must warn when imported without ``HARNESSWEAVER_CORE``. Nothing here needs more than the
+must warn when imported without ``HARNESSWEAVER_CORE``. ``--smoke`` runs the test files of
+``SMOKE`` instead of the whole suite (the corpus still runs whole). Nothing here needs more than the
 standard library, so it runs under any supported CPython, in a container or on a CI runner.
 """
 
@@ -37,6 +38,38 @@ WINDOWS = os.name == "nt"
 RUST_TOOLS = ("cargo", "rustc", "rustup")
 # What the suite needs from the environment, and what must not leak into it.
 DROPPED = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "HARNESSWEAVER_CORE", "CARGO_TARGET_DIR")
+SMOKE = (
+    # The compiled module imports, is the core selected, and loads nothing it should not.
+    "test_core_selection.py",
+    "test_public_api.py",
+    "test_lazy_import.py",
+    "test_cli_version.py",
+    # The package as installed: the whole package, one version, the shipped corpus.
+    "test_packaging.py",
+    "test_installed_corpus.py",
+    # The binding against this CPython's C API: the awaitable emit (its am_send slot), object
+    # lifetimes (the interner, reused correlations), the types it defines, and the event
+    # loops it calls into (asyncio timers, trio cancel scopes, sniffio's thread-local).
+    "test_emit.py",
+    "test_bus.py",
+    "test_outcomes.py",
+    "test_events_immutable.py",
+    "test_warnings.py",
+    "test_interning.py",
+    "test_correlation_reuse.py",
+    "test_timeouts.py",
+    "test_backends.py",
+    "test_chain_deadline.py",
+    # The hook command: every outcome as each agent's decision, failing closed, its settings
+    # snippets, and what it imports per event.
+    "hookcmd/test_hook_decisions.py",
+    "hookcmd/test_hook_malformed.py",
+    "hookcmd/test_hook_config.py",
+    "hookcmd/test_hook_startup.py",
+)
+"""The smoke subset (``--smoke``), files of ``python/tests``: what can differ between two builds
+of the same sources, for another CPython or compiled from the sdist. The rest of the suite
+tests Python code and the core's rules, which the corpus and the full runs cover."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +141,9 @@ def test_group() -> list[str]:
     return [item for item in groups["test"] if isinstance(item, str)]
 
 
-def check_one(artifact: Artifact, python: str, cores: list[str] | None, keep: bool) -> None:
+def check_one(
+    artifact: Artifact, python: str, cores: list[str] | None, keep: bool, smoke: bool = False
+) -> None:
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="hw-installed-")).resolve()
     log(f"{artifact.path.name} ({artifact.kind}) with {python}, in {work}")
@@ -200,9 +235,12 @@ def check_one(artifact: Artifact, python: str, cores: list[str] | None, keep: bo
         raise SystemExit("the pure-Python wheel imported without the fallback warning")
     log(f"harnessweaver {facts['version']} from {package.parent} ({facts['core']} core)")
 
+    tests = [f"tests/{name}" for name in SMOKE] if smoke else []
+    if smoke:
+        log(f"the smoke subset of the suite: {len(SMOKE)} files (tools/installed.py, SMOKE)")
     for core in [core for core in artifact.cores if cores is None or core in cores]:
         run(
-            [vpython, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
+            [vpython, "-m", "pytest", "-p", "no:cacheprovider", "-q", *tests],
             {**env, "HARNESSWEAVER_CORE": core},
             suite,
         )
@@ -233,11 +271,17 @@ def main(argv: list[str] | None = None) -> int:
         help="run pytest on this core only (repeatable; default: both, or python for the pure "
         "wheel); the corpus always runs on every core the artifact has",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="run the smoke subset of the suite (SMOKE) instead of the whole; the corpus still "
+        "runs whole",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directories")
     args = parser.parse_args(argv)
     for path in args.artifacts:
         try:
-            check_one(classify(path), args.python, args.cores, args.keep)
+            check_one(classify(path), args.python, args.cores, args.keep, args.smoke)
         except SystemExit:
             log(f"{path.name}: FAILED (its hw-installed-* directory is kept for a look)")
             raise
