@@ -146,9 +146,11 @@ class GeminiBox:
         self._configure()
 
     def printed_config(self) -> dict[str, Any]:
-        """What ``harnessweaver hook --agent gemini --spec S --print-config`` prints."""
+        """What ``harnessweaver hook --agent gemini --spec S --print-config`` prints, run in
+        the working folder (Gemini's project) as a user would."""
         done = subprocess.run(
             ["harnessweaver", "hook", "--agent", "gemini", "--spec", str(self.spec), *PRINT],
+            cwd=self.work,
             env=self.env,
             capture_output=True,
             text=True,

@@ -100,11 +100,14 @@ class Sandbox:
         return path
 
 
-def print_config(agent: str, spec: Path, *options: str) -> dict[str, Any]:
-    """What ``harnessweaver hook --agent AGENT --spec SPEC --print-config`` prints, parsed."""
+def print_config(agent: str, spec: Path, project: Path, *options: str) -> dict[str, Any]:
+    """What ``harnessweaver hook --agent AGENT --spec SPEC --print-config`` prints, parsed, run
+    in the agent's ``project`` as a user would (a spec inside it is written relative to the
+    agent's project variable)."""
     argv = [str(harnessweaver_command()), "hook", "--agent", agent, "--spec", str(spec)]
     done = subprocess.run(
         [*argv, *options, "--print-config"],
+        cwd=project,
         capture_output=True,
         text=True,
         timeout=60,

@@ -104,7 +104,7 @@ class Claude:
         and the user's permission rules in the
         project's settings. The folder is trusted, as a user's first interactive run would:
         else Claude ignores the project's permission rules."""
-        settings = dict(print_config(AGENT, spec, *printed))
+        settings = dict(print_config(AGENT, spec, self.sandbox.project, *printed))
         for event in also:
             settings["hooks"][event] = settings["hooks"]["Stop"]
         if command is not None:
