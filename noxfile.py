@@ -29,6 +29,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nox
@@ -287,10 +288,18 @@ def agents(session: nox.Session) -> None:
     # session.run puts the session's bin first on PATH, so the tests' `harnessweaver` is the
     # one just built; the agents themselves are e2e/agents/node_modules/.bin's. pytest exits
     # 5 (a failure here) when it collects no test; -ra lists the reason of every skip.
-    session.run(
-        "pytest", "-p", "no:cacheprovider", "-ra", f"--junitxml={report}",
-        str(AGENTS.relative_to(ROOT)), *session.posargs,
-    )  # fmt: skip
+    # The agents take the git repository around their working folder for the project (Claude
+    # Code keys its trust and permission settings by it), so the tests' folders must be outside
+    # this one: not in the session's temp folder (.nox/agents/tmp).
+    base = Path(tempfile.mkdtemp(prefix="harnessweaver-agents-", dir=tempfile.gettempdir()))
+    try:
+        session.run(
+            "pytest", "-p", "no:cacheprovider", "-ra", f"--junitxml={report}",
+            f"--basetemp={base / 'pytest'}", str(AGENTS.relative_to(ROOT)), *session.posargs,
+            env={"TMPDIR": str(base)},
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
     _every_test_ran(session, report)
 
 

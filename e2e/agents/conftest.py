@@ -34,6 +34,16 @@ def sandbox(tmp_path: Path) -> Sandbox:
     return Sandbox.make(tmp_path)
 
 
+@pytest.fixture(autouse=True)
+def _outside_any_repository(tmp_path: Path) -> None:
+    """The agents take the git repository around their working folder for the project (Claude
+    Code keys its trust and permission settings by it): a test folder inside one is not the
+    project the test set up. ``nox -s agents`` puts them in the system's temp folder."""
+    inside = [p for p in tmp_path.parents if (p / ".git").exists()]
+    if inside:
+        pytest.fail(f"{tmp_path} is inside the git repository {inside[0]}: use --basetemp")
+
+
 @pytest.fixture(scope="session")
 def hook_times() -> dict[str, dict[str, list[float]]]:
     """Where tests add what they measured: ``hook_times[agent][event].append(ms)``."""
