@@ -35,12 +35,14 @@ def python_run(
     emit_ns: float,
     pure_ns: float = 0.0,
     register_s: float = 0.5,
-    hook_s: float = 0.1,
+    hook_s: float = 0.03,
     suspend_ns: float = 3300.0,
+    cold_s: float = 0.4,
 ) -> dict[str, Any]:
     """One core's pytest-benchmark JSON: floors of 1 µs, emits of ``emit_ns`` (``pure_ns`` for
     the untimed pure-core row), trace memory, the round trip, 100,000 registrations in
-    ``register_s`` seconds, and three hook-command processes of ``hook_s`` seconds each; for
+    ``register_s`` seconds, and three hook-command processes of ``hook_s`` seconds each (cold:
+    ``cold_s``; the floor of their rounds 20 ms); for
     middleware that suspend, floors of 2 µs (plain) and 3 µs (each under ``asyncio.timeout``),
     emits of 2.4 µs untimed and ``suspend_ns`` with 2 s timeouts."""
     benches = []
@@ -62,6 +64,9 @@ def python_run(
     hook = bench("hook-command", 3 * hook_s, per=3, kind="claude-code PreToolUse", n=None)
     hook["extra_info"].update(paired_ratio=hook_s / 0.02, paired_floor_ns=0.02e9)
     benches.append(hook)
+    cold = bench("hook-command-cold", 3 * cold_s, per=3, kind="claude-code PreToolUse", n=None)
+    cold["extra_info"].update(paired_ratio=cold_s / 0.02, paired_floor_ns=0.02e9)
+    benches.append(cold)
     return {"benchmarks": benches, "machine_info": {"cpu": {"brand_raw": "test", "count": 2}}}
 
 
@@ -95,15 +100,32 @@ def test_ratios_are_to_the_floor_of_the_same_run(tmp_path: Path) -> None:
     assert row["ratio"] == pytest.approx(1.1)
 
 
+def unmet_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
+    return [t for t in results["targets"] if not t["met"] and t["binding"]]
+
+
 def test_every_target_met_exits_zero(tmp_path: Path) -> None:
     status, results = run_report(tmp_path, rust_ns=1100.0, pure_ns=4000.0)
-    assert [t["what"] for t in results["targets"] if not t["met"]] == []
+    assert [t["what"] for t in unmet_targets(results)] == []
+    assert status == 0
+
+
+def test_the_cold_hook_goal_is_reported_and_does_not_fail_the_run(tmp_path: Path) -> None:
+    """Issue 27's cold limit (<= 10x) is not reached yet: shown unmet, the run still passes."""
+    status, results = run_report(tmp_path, rust_ns=1100.0, pure_ns=4000.0)
+    [cold] = [t for t in results["targets"] if t["what"].startswith("hook-command-cold")]
+    assert (cold["measured"], cold["limit"], cold["met"], cold["binding"]) == (
+        "20.00x",
+        "<= 10x",
+        False,
+        False,
+    )
     assert status == 0
 
 
 def test_an_unmet_target_is_named_and_fails_the_run(tmp_path: Path) -> None:
     status, results = run_report(tmp_path, rust_ns=1100.0, pure_ns=6000.0)
-    unmet = [t for t in results["targets"] if not t["met"]]
+    unmet = unmet_targets(results)
     assert [(t["what"], t["measured"]) for t in unmet] == [("pure-Python core, N=8", "6.00x")]
     assert status == 1
 
@@ -176,17 +198,17 @@ def test_registering_100000_is_judged_on_the_rust_core_total_issue_13(tmp_path: 
 
 def test_registering_100000_too_slowly_fails_the_run(tmp_path: Path) -> None:
     status, results = run_report(tmp_path, rust_ns=1100.0, pure_ns=4000.0, register_s=3.1)
-    unmet = [(t["what"], t["measured"]) for t in results["targets"] if not t["met"]]
+    unmet = [(t["what"], t["measured"]) for t in unmet_targets(results)]
     assert unmet == [("100,000 registrations (Rust core)", "3.10 s")]
     assert status == 1
 
 
-def test_the_hook_command_is_judged_per_event_with_its_ratio_issue_14(tmp_path: Path) -> None:
+def test_the_hook_command_is_judged_per_event_by_its_ratio_issue_27(tmp_path: Path) -> None:
     report = _load_report()
-    for hook_s, met in ((0.12, True), (0.31, False)):
+    for hook_s, met in ((0.035, True), (0.05, False)):
         run = write(tmp_path, "rust.json", python_run("rust", 1100.0, hook_s=hook_s))
         rows, _ = report.python_rows("rust", run)
-        judged = {t.what: t for t in report.targets(rows)}["hook command per event (Rust core)"]
-        ratio = hook_s / 0.02
-        assert judged.measured == f"{hook_s * 1000:.0f} ms ({ratio:.1f}x python -c pass)"
-        assert (judged.limit, judged.met) == ("< 150 ms", met)
+        what = "hook-command per event (Rust core), ratio to python -c pass"
+        judged = {t.what: t for t in report.targets(rows)}[what]
+        assert judged.measured == f"{hook_s / 0.02:.2f}x"
+        assert (judged.limit, judged.met, judged.binding) == ("<= 2x", met, True)
