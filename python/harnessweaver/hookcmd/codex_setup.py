@@ -28,10 +28,11 @@ class CodexSetupError(Exception):
     """A Codex configuration this module will not rewrite (the message says what to do)."""
 
 
-def codex_home() -> Path:
-    """``$CODEX_HOME``, else ``~/.codex``: where Codex reads its user config and hooks."""
+def codex_home(home: Path | None = None) -> Path:
+    """``$CODEX_HOME``, else ``~/.codex`` (``home``: the user's home, default ``Path.home()``):
+    where Codex reads its user config and hooks."""
     given = os.environ.get("CODEX_HOME")
-    return Path(given) if given else Path.home() / ".codex"
+    return Path(given) if given else (home or Path.home()) / ".codex"
 
 
 def trust_note(snippet: dict[str, Any], command: str, home: Path) -> str:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .agents import AGENTS
+from .codex_setup import codex_home
 from .config import snippet
 from .options import HookOptions
 
@@ -86,10 +87,6 @@ def settings_files(agent: str, project: Path, home: Path) -> list[Path]:
     if agent in ("copilot", "vscode"):
         return sorted((project / ".github" / "hooks").glob("*.json"))
     return [project / ".gemini" / "settings.json", home / ".gemini" / "settings.json"]
-
-
-def codex_home(home: Path) -> Path:
-    return Path(os.environ.get("CODEX_HOME") or home / ".codex")
 
 
 def _read_json(path: Path, report: Report) -> dict[str, Any] | None:
