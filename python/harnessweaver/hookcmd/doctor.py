@@ -198,8 +198,10 @@ def diagnose(options: HookOptions, project: Path, home: Path, *, dry_run: bool =
     """Every check of ``options.agent``'s settings under ``project`` and ``home``."""
     report = Report()
     _check_spec(options, report)
-    wired = _check_wiring(options, project, home, report)
-    _check_enabled(options.agent, project, home, report)
+    files = settings_files(options.agent, project, home)
+    settings = {path: _read_json(path, report) or {} for path in files}  # read once
+    wired = _check_wiring(options, project, settings, report)
+    _check_enabled(options.agent, settings, report)
     if options.agent == "gemini":
         _check_gemini_trust(project, home, report)
     if options.agent == "codex":
@@ -243,15 +245,16 @@ def _print_config(options: HookOptions) -> str:
     return shlex.join([*words, "--print-config"])
 
 
-def _check_wiring(options: HookOptions, project: Path, home: Path, report: Report) -> list[Handler]:
+def _check_wiring(
+    options: HookOptions, project: Path, settings: dict[Path, dict[str, Any]], report: Report
+) -> list[Handler]:
     """The handlers that run the hook command on this spec; a finding per event with a hook
     point that none of them covers, or covers only for some tools."""
     agent, spec = options.agent, options.spec.resolve()
     ours: list[Handler] = []
-    files = settings_files(agent, project, home)
-    for path in files:
-        doc = _read_json(path, report)
-        for handler in handlers(path, doc or {}):
+    files = list(settings)
+    for path, doc in settings.items():
+        for handler in handlers(path, doc):
             call = hook_call(handler.command, project)
             if call is None:
                 continue
@@ -293,10 +296,9 @@ def _every_tool(matcher: str | None) -> bool:
     return matcher in (None, "", "*", ".*")
 
 
-def _check_enabled(agent: str, project: Path, home: Path, report: Report) -> None:
+def _check_enabled(agent: str, settings: dict[Path, dict[str, Any]], report: Report) -> None:
     """The agent's switches that turn every hook off without a word."""
-    for path in settings_files(agent, project, home):
-        doc = _read_json(path, Report()) or {}
+    for path, doc in settings.items():
         if agent == "claude-code" and doc.get("disableAllHooks") is True:
             report.findings.append(
                 Finding(
