@@ -203,7 +203,7 @@ def diagnose(options: HookOptions, project: Path, home: Path, *, dry_run: bool =
     wired = _check_wiring(options, project, settings, report)
     _check_enabled(options.agent, settings, report)
     if options.agent == "gemini":
-        _check_gemini_trust(project, home, report)
+        _check_gemini_trust(project, home, settings, report)
     if options.agent == "codex":
         _check_codex_trust(options, project, home, wired, report)
     if options.agent == "cursor":
@@ -328,13 +328,15 @@ def _check_enabled(agent: str, settings: dict[Path, dict[str, Any]], report: Rep
                 )
 
 
-def _check_gemini_trust(project: Path, home: Path, report: Report) -> None:
+def _check_gemini_trust(
+    project: Path, home: Path, settings: dict[Path, dict[str, Any]], report: Report
+) -> None:
     """Gemini CLI runs no hook from its settings in a folder it does not trust (folder trust
     is on by default), and says so only in its debug log."""
     if os.environ.get("GEMINI_CLI_TRUST_WORKSPACE") == "true":
         return
-    settings = _read_json(home / ".gemini" / "settings.json", Report()) or {}
-    security = settings.get("security") if isinstance(settings.get("security"), dict) else {}
+    user = settings.get(home / ".gemini" / "settings.json", {})  # read in diagnose
+    security = user.get("security") if isinstance(user.get("security"), dict) else {}
     trust = security.get("folderTrust") if isinstance(security, dict) else None
     if isinstance(trust, dict) and trust.get("enabled") is False:
         return
