@@ -353,7 +353,8 @@ def _every_test_ran(session: nox.Session, report: Path) -> None:
 @nox.session
 def fuzz(session: nox.Session) -> None:
     """2,000 generated cases through every implementation (``-- --seed N`` reproduces a run),
-    then 1,000 generated hostile harness specs through the loader and ``harnessweaver hooks``."""
+    then 1,000 generated hostile harness specs through the loader and ``harnessweaver hooks``,
+    then generated hostile Python values through each core (``python/tests/hostile``)."""
     install(session, "fuzz")
     build_ts(session)
     build_rust_testee(session)
@@ -364,6 +365,14 @@ def fuzz(session: nox.Session) -> None:
         "pytest", "python/tests/spec/test_spec_fuzz.py", "-q", "-p", "no:cacheprovider",
         env={"HARNESSWEAVER_SPEC_FUZZ_EXAMPLES": "1000"},
     )  # fmt: skip
+    # Hostile Python values (type names, codes, warnings, modified events, nesting, plugin
+    # imports, threads, odd API values) through each core: every emit answers with the one
+    # documented outcome or error, the same expected answer on both cores (python/tests/hostile).
+    for core in CORES:
+        session.run(
+            "pytest", "python/tests/hostile", "-q", "-p", "no:cacheprovider",
+            env={"HARNESSWEAVER_CORE": core, "HARNESSWEAVER_HOSTILE_EXAMPLES": "400"},
+        )  # fmt: skip
 
 
 @nox.session
