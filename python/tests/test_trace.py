@@ -521,3 +521,27 @@ def test_without_a_sink_flush_hands_nothing_on() -> None:
     assert trace.flush() == 0 and len(trace) == 6
     trace.close()
     assert len(trace) == 6
+
+
+# --- Type names and codes as a reader takes them back (I28): issue 28 -------------------------
+
+NAMES = CORPUS / "cases" / "trace" / "reads" / "names.json"
+
+
+@pytest.mark.parametrize("core", _cores(), ids=lambda c: str(c.CORE))
+def test_reader_takes_back_only_bounded_names_and_codes_i28(core: Any) -> None:
+    """The shared reads of conformance/cases/trace/reads/names.json (TypeScript carries them
+    out too): an error that is no type name, a code past 128 characters, is `invalid_trace`."""
+    reads = json.loads(NAMES.read_text(encoding="utf-8"))["reads"]
+    assert len(reads) == 16
+    for read in reads:
+        if "error" in read["then"]:
+            with pytest.raises(hw.TraceFormatError) as caught:
+                core.Trace.from_jsonl(read["jsonl"])
+            assert caught.value.kind == read["then"]["error"], read["id"]
+            assert "(I28)" in str(caught.value), read["id"]
+            continue
+        trace = core.Trace.from_jsonl(read["jsonl"])
+        assert len(trace.records()) == read["then"]["records"], read["id"]
+        record = {k: v for k, v in trace.records()[0].items() if k not in ("t_ns", "duration_ns")}
+        assert record == json.loads(read["jsonl"]), read["id"]
