@@ -515,6 +515,32 @@ def test_a_failing_sink_is_logged_by_type_and_its_records_counted(
     assert len(trace) == 0 and trace.dropped == 20
 
 
+class _SecretName(type):
+    @property
+    def __name__(cls) -> str:  # type: ignore[override]
+        return "secret-sink-name"
+
+
+@pytest.mark.parametrize("own_name", ["SinkDown", "sink down\nsecret"], ids=["kept", "unnamed"])
+def test_a_failing_sink_is_logged_by_its_types_own_bounded_name_i28(
+    caplog: pytest.LogCaptureFixture, own_name: str
+) -> None:
+    """A sink's exception is named as a failure record names one (I28): the type's own name,
+    never a metaclass's `__name__`, and `UnnamedException` for a name that is no type name."""
+    error = _SecretName(own_name, (Exception,), {})
+
+    def sink(records: list[dict[str, Any]]) -> None:
+        raise error("secret-sink-detail")
+
+    trace = hw.Trace(sink=sink, batch=4)
+    with caplog.at_level("WARNING"):
+        _emit_into(hw.RunContext(trace=trace), 10)
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    expected = "SinkDown" if own_name == "SinkDown" else "UnnamedException"
+    assert f"sink failed ({expected})" in logged
+    assert "secret" not in logged
+
+
 def test_without_a_sink_flush_hands_nothing_on() -> None:
     trace = hw.Trace()
     _emit_into(hw.RunContext(trace=trace), 3)

@@ -24,6 +24,7 @@ from typing import IO, Any, Final
 
 from ..errors import error_for
 from .correlation import shown_text, valid_step
+from .failure import exception_name
 from .warnings import valid_in_trace
 
 __all__ = ["DEFAULT_BATCH", "DEFAULT_LIMIT", "FIELDS", "MAX_EMIT", "Trace"]
@@ -310,7 +311,7 @@ class Trace:
                         raise
                     _log.warning(
                         "harnessweaver trace sink failed (%s); %d records dropped",
-                        type(exc).__name__,
+                        exception_name(exc),  # the type's own name, bounded (I28)
                         len(rows),
                     )
                 served += len(rows)
