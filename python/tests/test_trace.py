@@ -515,9 +515,59 @@ def test_a_failing_sink_is_logged_by_type_and_its_records_counted(
     assert len(trace) == 0 and trace.dropped == 20
 
 
+class _SecretName(type):
+    @property
+    def __name__(cls) -> str:  # type: ignore[override]
+        return "secret-sink-name"
+
+
+@pytest.mark.parametrize("own_name", ["SinkDown", "sink down\nsecret"], ids=["kept", "unnamed"])
+def test_a_failing_sink_is_logged_by_its_types_own_bounded_name_i28(
+    caplog: pytest.LogCaptureFixture, own_name: str
+) -> None:
+    """A sink's exception is named as a failure record names one (I28): the type's own name,
+    never a metaclass's `__name__`, and `UnnamedException` for a name that is no type name."""
+    error = _SecretName(own_name, (Exception,), {})
+
+    def sink(records: list[dict[str, Any]]) -> None:
+        raise error("secret-sink-detail")
+
+    trace = hw.Trace(sink=sink, batch=4)
+    with caplog.at_level("WARNING"):
+        _emit_into(hw.RunContext(trace=trace), 10)
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    expected = "SinkDown" if own_name == "SinkDown" else "UnnamedException"
+    assert f"sink failed ({expected})" in logged
+    assert "secret" not in logged
+
+
 def test_without_a_sink_flush_hands_nothing_on() -> None:
     trace = hw.Trace()
     _emit_into(hw.RunContext(trace=trace), 3)
     assert trace.flush() == 0 and len(trace) == 6
     trace.close()
     assert len(trace) == 6
+
+
+# --- Type names and codes as a reader takes them back (I28): issue 28 -------------------------
+
+NAMES = CORPUS / "cases" / "trace" / "reads" / "names.json"
+
+
+@pytest.mark.parametrize("core", _cores(), ids=lambda c: str(c.CORE))
+def test_reader_takes_back_only_bounded_names_and_codes_i28(core: Any) -> None:
+    """The shared reads of conformance/cases/trace/reads/names.json (TypeScript carries them
+    out too): an error that is no type name, a code past 128 characters, is `invalid_trace`."""
+    reads = json.loads(NAMES.read_text(encoding="utf-8"))["reads"]
+    assert len(reads) == 16
+    for read in reads:
+        if "error" in read["then"]:
+            with pytest.raises(hw.TraceFormatError) as caught:
+                core.Trace.from_jsonl(read["jsonl"])
+            assert caught.value.kind == read["then"]["error"], read["id"]
+            assert "(I28)" in str(caught.value), read["id"]
+            continue
+        trace = core.Trace.from_jsonl(read["jsonl"])
+        assert len(trace.records()) == read["then"]["records"], read["id"]
+        record = {k: v for k, v in trace.records()[0].items() if k not in ("t_ns", "duration_ns")}
+        assert record == json.loads(read["jsonl"]), read["id"]

@@ -20,18 +20,23 @@ const FIXED_NAMES: Readonly<Record<Exclude<FailureKind, "exception">, string>> =
 /** What an `exception` failure records when the thrown value is not an `Error` (I5). */
 export const NON_ERROR_THROWN = "NonErrorThrown";
 
-/** What it records for an `Error` whose `name` is no type name (or cannot be read). */
-const ANY_ERROR = "Error";
+/** What it records for an `Error` whose `name` is no type name (or cannot be read), I28. */
+export const UNNAMED_EXCEPTION = "UnnamedException";
 
-/** The longest `name` recorded as a type name (UTF-16 code units). */
-const MAX_TYPE_NAME = 128;
+/** The longest `name` recorded as a type name (I28): ASCII, so code units and code points agree. */
+export const MAX_TYPE_NAME = 128;
 
 /**
- * A type name: identifiers (as JavaScript spells them) joined by dots, like `TypeError` or
+ * A type name (I5, I28): ASCII identifiers joined by dots, like `TypeError` or
  * `payments.CardDeclined`. A message-like name (spaces, line breaks) is none, so a `name`
  * getter that answers the message cannot carry it into the trace (R9).
  */
-const TYPE_NAME = /^[$_\p{ID_Start}][$\u200c\u200d\p{ID_Continue}]*(?:\.[$_\p{ID_Start}][$\u200c\u200d\p{ID_Continue}]*)*$/u;
+const TYPE_NAME = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+/** Whether `text` is a type name of at most MAX_TYPE_NAME characters (I28). */
+export function isTypeName(text: string): boolean {
+  return text.length <= MAX_TYPE_NAME && TYPE_NAME.test(text);
+}
 
 /**
  * Whether `value` is an Error, asked without running its code: a Proxy never is (the bus runs
@@ -67,7 +72,7 @@ export function isCancellation(thrown: unknown): boolean {
  * The `error` of a failure record: the thrown Error's `name` (its type name, I5), never its
  * message (R9); `NonErrorThrown` for a thrown string, number, undefined, Proxy… An Error whose
  * `name` getter throws, or whose `name` is not a type name (not a string, empty, longer than
- * MAX_TYPE_NAME, not identifiers joined by dots) is recorded as `Error`. Never throws: the
+ * MAX_TYPE_NAME, not ASCII identifiers joined by dots) is recorded as `UnnamedException` (I28). Never throws: the
  * walk calls it on whatever a middleware threw (issue 13).
  */
 export function errorName(kind: FailureKind, thrown?: unknown): string {
@@ -77,9 +82,9 @@ export function errorName(kind: FailureKind, thrown?: unknown): string {
   try {
     name = thrown.name; // may be a getter, or inherited from a Proxy
   } catch {
-    return ANY_ERROR;
+    return UNNAMED_EXCEPTION;
   }
-  return typeof name === "string" && name.length <= MAX_TYPE_NAME && TYPE_NAME.test(name) ? name : ANY_ERROR;
+  return typeof name === "string" && isTypeName(name) ? name : UNNAMED_EXCEPTION;
 }
 
 /** A closed failure blocks with this code (ruling 11; I14 for a broken contract). */

@@ -96,20 +96,44 @@ function illFormed(text: string | null): boolean {
   return text !== null && LONE_SURROGATE.test(text);
 }
 
+/** The longest `reason` an answer may hold, in characters (Unicode code points), I28. */
+export const MAX_REASON_CHARS = 4096;
+
+/** The longest `code`, `approverRole` or `to` an answer may hold, in characters, I28. */
+export const MAX_TOKEN_CHARS = 128;
+
 /**
- * Whether a text of `outcome` holds a lone surrogate, which no trace or JSON can carry: the
- * walk judges such an answer an invalid return (I16), as the Python cores do.
+ * Whether `text` has more than `max` code points. A string of at most `max` UTF-16 units has
+ * at most `max` code points and one of more than `2 * max` units more than `max`: only the
+ * strings between are counted, and no more than `max + 1` code points of them.
+ */
+export function tooLong(text: string | null, max: number): boolean {
+  if (text === null || text.length <= max) return false;
+  if (text.length > 2 * max) return true;
+  let count = 0;
+  for (const _ of text) if (++count > max) return true;
+  return false;
+}
+
+function invalid(text: string | null, max: number): boolean {
+  return illFormed(text) || tooLong(text, max);
+}
+
+/**
+ * Whether a text of `outcome` holds a lone surrogate, which no trace or JSON can carry (I16),
+ * or is longer than its bound (I28): the walk judges such an answer an invalid return, as the
+ * Python cores do.
  */
 export function hasInvalidText(outcome: Outcome): boolean {
   switch (outcome.kind) {
     case "continue":
       return false;
     case "suspend":
-      return illFormed(outcome.reason) || illFormed(outcome.approverRole) || illFormed(outcome.code);
+      return invalid(outcome.reason, MAX_REASON_CHARS) || invalid(outcome.approverRole, MAX_TOKEN_CHARS) || invalid(outcome.code, MAX_TOKEN_CHARS);
     case "escalate":
-      return illFormed(outcome.reason) || illFormed(outcome.to) || illFormed(outcome.code);
+      return invalid(outcome.reason, MAX_REASON_CHARS) || invalid(outcome.to, MAX_TOKEN_CHARS) || invalid(outcome.code, MAX_TOKEN_CHARS);
     default:
-      return illFormed(outcome.reason) || illFormed(outcome.code);
+      return invalid(outcome.reason, MAX_REASON_CHARS) || invalid(outcome.code, MAX_TOKEN_CHARS);
   }
 }
 

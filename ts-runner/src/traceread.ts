@@ -6,7 +6,8 @@
 
 import { isHookPoint } from "./catalogue.js";
 import { invalidTrace } from "./errors.js";
-import { closedCode, type FailureKind } from "./failure.js";
+import { closedCode, isTypeName, MAX_TYPE_NAME, type FailureKind } from "./failure.js";
+import { MAX_TOKEN_CHARS, tooLong } from "./outcomes.js";
 import { JsonFloat, parseStrict, type Parsed } from "./jsontext.js";
 import { shown } from "./shown.js";
 import { CONTRACT_RULES } from "./contracts.js";
@@ -92,6 +93,14 @@ function identitiesOf(data: Map<string, Parsed>): Identities | undefined {
   return { input_identity: input, enforced_identity: enforced };
 }
 
+/** A code within its bound, an error that is a type name (I28): what no implementation records is no trace line. */
+function checkNames(code: string | undefined, error: string | undefined): void {
+  if (code !== undefined && tooLong(code, MAX_TOKEN_CHARS)) throw new Problem(`invalid code: longer than ${String(MAX_TOKEN_CHARS)} characters (I28)`);
+  if (error !== undefined && !isTypeName(error)) {
+    throw new Problem(`invalid error: a type name is ASCII identifiers joined by dots, at most ${String(MAX_TYPE_NAME)} characters (I28)`);
+  }
+}
+
 function checked(data: Map<string, Parsed>, identities: Identities | undefined): TraceRecord {
   const unknown = [...data.keys()].filter((key) => !(FIELDS as readonly string[]).includes(key)).sort();
   if (unknown[0] !== undefined) throw new Problem(`unknown field '${unknown[0]}'`);
@@ -120,6 +129,7 @@ function checked(data: Map<string, Parsed>, identities: Identities | undefined):
   const { kind = "", outcome } = texts;
   if (modified && outcome !== "continue") throw new Problem(`modified is true only for a continue, not for '${outcome ?? ""}'`);
   if (texts.code !== undefined && outcome === "continue") throw new Problem("a continue has no code");
+  checkNames(texts.code, texts.error);
   const wanted = PER_KIND[kind] ?? [];
   for (const key of CHECKED) {
     if (wanted.includes(key) && texts[key] === undefined) throw new Problem(`a ${kind} record needs ${key}`);

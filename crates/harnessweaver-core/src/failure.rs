@@ -77,6 +77,38 @@ impl FailureKind {
     }
 }
 
+/// The longest exception type name a failure record holds (I28). Type names are ASCII, so
+/// this counts characters, bytes and UTF-16 code units alike.
+pub const MAX_TYPE_NAME: usize = 128;
+
+/// The `error` of an `exception` failure whose type name is no type name within
+/// [`MAX_TYPE_NAME`] (I28): the same in every implementation, and itself a type name.
+pub const UNNAMED_EXCEPTION: &str = "UnnamedException";
+
+/// Whether `text` is a type name (I5, I28): ASCII identifiers joined by dots, at most
+/// [`MAX_TYPE_NAME`] characters. Checks at most that many bytes.
+pub fn is_type_name(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if bytes.is_empty() || bytes.len() > MAX_TYPE_NAME {
+        return false;
+    }
+    bytes.split(|&b| b == b'.').all(|part| {
+        matches!(part.first(), Some(b'A'..=b'Z' | b'a'..=b'z' | b'_'))
+            && part.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_')
+    })
+}
+
+/// The `error` an `exception` failure records for an exception whose type is named `raw`
+/// (I28): `raw` when it is a type name, else [`UNNAMED_EXCEPTION`]. A name never carries a
+/// message, a secret or a line break into a trace or a log line.
+pub fn exception_name(raw: &str) -> &str {
+    if is_type_name(raw) {
+        raw
+    } else {
+        UNNAMED_EXCEPTION
+    }
+}
+
 /// What a failure becomes: the middleware's outcome and its code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Resolution {
@@ -190,5 +222,34 @@ mod tests {
             closed_reason("acme.cap", FailureKind::WrongEventType),
             "middleware acme.cap failed: wrong_event_type"
         );
+    }
+
+    #[test]
+    fn exception_names_of_i28() {
+        for name in [
+            "ValueError",
+            "payments.CardDeclined",
+            "_x",
+            "a.b_c.D9",
+            &"N".repeat(128),
+        ] {
+            assert_eq!(exception_name(name), name);
+        }
+        let long = "N".repeat(129);
+        for name in [
+            "",
+            "a b",
+            "a\nb",
+            ".a",
+            "a.",
+            "a..b",
+            "9a",
+            "{\"k\":1}",
+            "\u{c4}rger",
+            &long,
+        ] {
+            assert_eq!(exception_name(name), UNNAMED_EXCEPTION, "{name:?}");
+        }
+        assert!(is_type_name(UNNAMED_EXCEPTION));
     }
 }

@@ -41,6 +41,28 @@ impl OutcomeKind {
     }
 }
 
+/// The longest `reason` an answer may hold, in characters (Unicode code points) (I28).
+pub const MAX_REASON_CHARS: usize = 4096;
+
+/// The longest `code`, `approver_role` or `to` an answer may hold, in characters (I28).
+pub const MAX_TOKEN_CHARS: usize = 128;
+
+/// The bound of an outcome's text field (I28): [`MAX_REASON_CHARS`] for `reason`,
+/// [`MAX_TOKEN_CHARS`] for the others (`code`, `approver_role`, `to`).
+pub fn text_bound(field: &str) -> usize {
+    if field == "reason" {
+        MAX_REASON_CHARS
+    } else {
+        MAX_TOKEN_CHARS
+    }
+}
+
+/// Whether `text` has at most `max` characters (code points). Looks at no more than `max + 1`
+/// characters, and at none when its UTF-8 length alone answers.
+pub fn within(text: &str, max: usize) -> bool {
+    text.len() <= max || text.chars().nth(max).is_none()
+}
+
 /// Ruling 4: Block 5 > Suspend 4 > Escalate 3 > Retry 2 > Continue(modified) 1 > Continue 0.
 /// `modified` only counts for Continue: no other outcome carries an event.
 pub fn severity(kind: OutcomeKind, modified: bool) -> u8 {
@@ -151,5 +173,19 @@ mod tests {
         reducer.offer(severity(OutcomeKind::Continue, false), 0);
         reducer.offer(severity(OutcomeKind::Continue, true), 1);
         assert_eq!(reducer.best(), Some((1, 1)));
+    }
+
+    #[test]
+    fn text_bounds_of_i28() {
+        assert_eq!(text_bound("reason"), 4096);
+        for field in ["code", "approver_role", "to"] {
+            assert_eq!(text_bound(field), 128);
+        }
+        assert!(within(&"x".repeat(128), 128));
+        assert!(!within(&"x".repeat(129), 128));
+        // Code points, not bytes or UTF-16 units: 128 emoji are within 128.
+        assert!(within(&"\u{1F600}".repeat(128), 128));
+        assert!(!within(&"\u{1F600}".repeat(129), 128));
+        assert!(within("", 0));
     }
 }

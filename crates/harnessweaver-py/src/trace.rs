@@ -20,6 +20,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyType};
 use pyo3::{intern, IntoPyObjectExt};
 
+use harnessweaver_core::failure::exception_name;
 use harnessweaver_core::identity::Identity;
 use harnessweaver_core::trace::{
     read_jsonl_into, RecordView, Taken, TraceBuf, DEFAULT_LIMIT, MAX_EMIT,
@@ -202,10 +203,11 @@ impl Trace {
                 if all {
                     return Err(err);
                 }
-                let kind = err
-                    .get_type(py)
-                    .name()
-                    .map_or_else(|_| "?".into(), |n| n.to_string());
+                // The type's own name, bounded like a failure record's (I28): no method of a
+                // metaclass or a str subclass runs, nothing but a type name is logged.
+                let name = err.get_type(py).name();
+                let name = name.as_ref().ok().and_then(|n| n.to_str().ok());
+                let kind = exception_name(name.unwrap_or(""));
                 let _ = warn(
                     py,
                     format!("harnessweaver trace sink failed ({kind}); {count} records dropped"),

@@ -18,7 +18,7 @@ use pyo3::{IntoPyObjectExt, PyTraverseError, PyVisit};
 
 use harnessweaver_core::catalogue::hook_name;
 use harnessweaver_core::failure::FailureKind;
-use harnessweaver_core::outcome::OutcomeKind;
+use harnessweaver_core::outcome::{within, OutcomeKind, MAX_REASON_CHARS, MAX_TOKEN_CHARS};
 use harnessweaver_core::symbol::{Texts, NO_SYM};
 use harnessweaver_core::walk::{Answer, Ending, Log, Step, Verdict, Walk};
 use harnessweaver_core::Sym;
@@ -83,21 +83,27 @@ enum Judged {
 }
 
 /// The code as a symbol, held by `texts`; `None` when it is no valid text (a lone surrogate,
-/// I16).
+/// I16), or longer than [`MAX_TOKEN_CHARS`] (I28).
 fn code_sym(code: Option<&Py<PyString>>, py: Python<'_>, texts: &mut Texts) -> Option<Sym> {
     match code {
-        Some(code) => code.bind(py).to_str().ok().map(|code| texts.intern(code)),
+        Some(code) => code
+            .bind(py)
+            .to_str()
+            .ok()
+            .filter(|code| within(code, MAX_TOKEN_CHARS))
+            .map(|code| texts.intern(code)),
         None => Some(NO_SYM),
     }
 }
 
-/// Whether every text of an outcome is valid text: one holding a lone surrogate, which no
-/// trace or JSON can carry, makes the outcome an invalid return (I16).
-fn valid_texts(py: Python<'_>, texts: &[Option<&Py<PyString>>]) -> bool {
-    texts
-        .iter()
-        .flatten()
-        .all(|text| text.bind(py).to_str().is_ok())
+/// Whether every text of an outcome is valid text within its bound: one holding a lone
+/// surrogate, which no trace or JSON can carry (I16), or longer than its bound (I28) makes the
+/// outcome an invalid return. `to_str` reads a str subclass's characters, never its methods.
+fn valid_texts(py: Python<'_>, texts: &[(Option<&Py<PyString>>, usize)]) -> bool {
+    texts.iter().all(|(text, max)| match text {
+        Some(text) => text.bind(py).to_str().is_ok_and(|t| within(t, *max)),
+        None => true,
+    })
 }
 
 /// An outcome of `kind` with `code`, or an invalid return when `code` or any other text of
@@ -176,7 +182,7 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>, texts: &mut T
         return outcome(
             OutcomeKind::Block,
             code_sym(b.code.as_ref(), py, texts),
-            valid_texts(py, &[Some(&b.reason)]),
+            valid_texts(py, &[(Some(&b.reason), MAX_REASON_CHARS)]),
             value,
             b.warnings.as_ref(),
         );
@@ -186,7 +192,13 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>, texts: &mut T
         return outcome(
             OutcomeKind::Suspend,
             code_sym(s.code.as_ref(), py, texts),
-            valid_texts(py, &[Some(&s.reason), s.approver_role.as_ref()]),
+            valid_texts(
+                py,
+                &[
+                    (Some(&s.reason), MAX_REASON_CHARS),
+                    (s.approver_role.as_ref(), MAX_TOKEN_CHARS),
+                ],
+            ),
             value,
             s.warnings.as_ref(),
         );
@@ -196,7 +208,13 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>, texts: &mut T
         return outcome(
             OutcomeKind::Escalate,
             code_sym(e.code.as_ref(), py, texts),
-            valid_texts(py, &[Some(&e.reason), e.to.as_ref()]),
+            valid_texts(
+                py,
+                &[
+                    (Some(&e.reason), MAX_REASON_CHARS),
+                    (e.to.as_ref(), MAX_TOKEN_CHARS),
+                ],
+            ),
             value,
             e.warnings.as_ref(),
         );
@@ -206,7 +224,7 @@ fn judge(value: &Bound<'_, PyAny>, event_type: &Bound<'_, PyType>, texts: &mut T
         return outcome(
             OutcomeKind::Retry,
             code_sym(r.code.as_ref(), py, texts),
-            valid_texts(py, &[Some(&r.reason)]),
+            valid_texts(py, &[(Some(&r.reason), MAX_REASON_CHARS)]),
             value,
             r.warnings.as_ref(),
         );
@@ -383,9 +401,12 @@ impl EmitState {
         let verdict = if cancelled {
             self.walk.raised(FailureKind::Cancelled, None)
         } else {
-            let name = err.get_type(py).name()?;
+            // The type's own name (CPython's `PyType_GetName`): no metaclass `__name__` and no
+            // str subclass method runs; the core keeps it only when it is a type name (I28).
+            let name = err.get_type(py).name();
+            let name = name.as_ref().ok().and_then(|n| n.to_str().ok());
             self.walk
-                .raised(FailureKind::Exception, Some(name.to_str()?))
+                .raised(FailureKind::Exception, Some(name.unwrap_or("")))
         };
         self.obey(py, verdict, None, None)
     }

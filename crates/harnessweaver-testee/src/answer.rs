@@ -4,6 +4,7 @@
 
 use harnessweaver_core::contract::{check, ContractMode, Rule};
 use harnessweaver_core::failure::FailureKind;
+use harnessweaver_core::outcome::{text_bound, within};
 use harnessweaver_core::symbol::{Texts, NO_SYM};
 use harnessweaver_core::walk::{Answer, Ending};
 use harnessweaver_core::warning::{keep, Warnings};
@@ -53,6 +54,9 @@ pub(crate) fn judge(
     if fields.filter_map(Value::as_str).any(has_lone) {
         return Judged::Failed(FailureKind::InvalidReturn, None); // I16
     }
+    if !texts_within_bounds(&outcome) {
+        return Judged::Failed(FailureKind::InvalidReturn, None); // I28
+    }
     if let Some(modified) = &outcome.modified {
         if modified.type_name != before.type_name {
             return Judged::Failed(FailureKind::WrongEventType, None); // I18
@@ -82,6 +86,15 @@ pub(crate) fn judge(
         warnings,
         broken,
     }
+}
+
+/// Whether each text of an outcome is within its bound (I28). A lone surrogate's mark counts
+/// one character, as the lone code point does in Python.
+fn texts_within_bounds(outcome: &Outcome) -> bool {
+    ["reason", "code", "approver_role", "to"].iter().all(|key| {
+        let text = outcome.fields.get(*key).and_then(Value::as_str);
+        !matches!(text, Some(t) if !within(t, text_bound(key)))
+    })
 }
 
 /// An outcome's warnings (I24): a list of texts holding no lone surrogate, bounded; anything

@@ -8,11 +8,13 @@ They are final: the core classifies answers by exact type.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar, NoReturn, cast
+from typing import Any, ClassVar, Final, NoReturn, cast
 
 from .duration import parse_duration_ns
 
 __all__ = [
+    "MAX_REASON_CHARS",
+    "MAX_TOKEN_CHARS",
     "Block",
     "Continue",
     "Escalate",
@@ -39,15 +41,27 @@ def _text(owner: str, field: str, value: object, optional: bool) -> str | None:
     raise TypeError(f"{owner}.{field} must be {wanted}, got {value!r}")
 
 
+MAX_REASON_CHARS: Final = 4096
+"""The longest ``reason`` an answer may hold, in characters (code points) (I28)."""
+MAX_TOKEN_CHARS: Final = 128
+"""The longest ``code``, ``approver_role`` or ``to`` an answer may hold (I28)."""
+
+
 def has_invalid_text(outcome: _Outcome) -> bool:
-    """Whether a text of ``outcome`` holds a lone surrogate, which no trace or JSON can carry:
-    the walk judges such an answer an invalid return (I16). Only called for outcomes other
+    """Whether a text of ``outcome`` holds a lone surrogate, which no trace or JSON can carry
+    (I16), or is longer than its bound (I28): the walk judges such an answer an invalid return.
+    Only ``str``'s own methods run on a text, never a subclass's. Only called for outcomes other
     than Continue, off the common path."""
     for field in outcome._fields:
         text = getattr(outcome, field)
-        if isinstance(text, str) and not text.isascii():
+        if not isinstance(text, str):
+            continue
+        bound = MAX_REASON_CHARS if field == "reason" else MAX_TOKEN_CHARS
+        if str.__len__(text) > bound:
+            return True
+        if not str.isascii(text):
             try:
-                text.encode("utf-8")
+                str.encode(text, "utf-8")
             except UnicodeEncodeError:
                 return True
     return False

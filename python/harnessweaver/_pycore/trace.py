@@ -24,6 +24,7 @@ from typing import IO, Any, Final
 
 from ..errors import error_for
 from .correlation import shown_text, valid_step
+from .failure import exception_name
 from .warnings import valid_in_trace
 
 __all__ = ["DEFAULT_BATCH", "DEFAULT_LIMIT", "FIELDS", "MAX_EMIT", "Trace"]
@@ -310,7 +311,7 @@ class Trace:
                         raise
                     _log.warning(
                         "harnessweaver trace sink failed (%s); %d records dropped",
-                        type(exc).__name__,
+                        exception_name(exc),  # the type's own name, bounded (I28)
                         len(rows),
                     )
                 served += len(rows)
@@ -510,6 +511,21 @@ def _check_contract(kind: str, modified: bool, failure: str | None, contract: st
         raise ValueError("a hook record has no contract")
 
 
+def _check_names(code: str | None, error: str | None) -> None:
+    """A code within its bound, an error that is a type name (I28): what no implementation
+    records is no trace line."""
+    from .failure import MAX_TYPE_NAME, is_type_name
+    from .outcomes import MAX_TOKEN_CHARS
+
+    if code is not None and len(code) > MAX_TOKEN_CHARS:
+        raise ValueError(f"invalid code: longer than {MAX_TOKEN_CHARS} characters (I28)")
+    if error is not None and not is_type_name(error):
+        raise ValueError(
+            "invalid error: a type name is ASCII identifiers joined by dots, at most "
+            f"{MAX_TYPE_NAME} characters (I28)"
+        )
+
+
 def _record(data: dict[str, Any]) -> Record:
     from .catalogue import ORDER
     from .failure import closed_code
@@ -546,6 +562,7 @@ def _record(data: dict[str, Any]) -> Record:
         raise ValueError(f"modified is true only for a continue, not for '{outcome}'")
     if texts["code"] is not None and outcome == "continue":
         raise ValueError("a continue has no code")
+    _check_names(texts["code"], texts["error"])
     wanted = _REQUIRED_BY_KIND[str(kind)]
     for key in _OPTIONAL - {"code", "contract"}:
         if key in wanted and texts[key] is None:

@@ -1,19 +1,19 @@
 """Random but valid conformance cases, for differential testing (``harnessweaver fuzz``).
 
 The strategies build cases in the corpus format (INTERPRETING.md §2-§4) from the closed
-behaviour vocabulary: chains across all four bands and several registration orders, inbound
-and outbound hook points, every outcome, modifications, every failure kind under both fail
-modes, timeouts, registration overrides, several emits in a row, concurrent emits, and now and
-then a declaration error, an odd declaration value (I17: lone surrogates, padded or non-ASCII
-text, sub-nanosecond and overflowing timeouts, mixed hook lists), an outcome holding a lone
-surrogate (I16), a stray cancellation (I15), an event whose step or tool name a record
-must leave out or mend (I21), or a matcher (I22: tool and model patterns, a registration
-narrowing or widening one, an invalid one; events with tool and model names that match or
-not, or are not text), a mode (I25: audited middleware, declared or by override, a baseline
-one now and then, an invalid mode), a chain deadline (I26: a hook point's or an emit's
-own, spent, generous or invalid), or content identities (I27), with tool arguments at the
-edges of I-JSON. Nothing here knows the expected result:
-implementations are compared with each other.
+behaviour vocabulary: chains across all four bands and several registration orders, inbound and
+outbound hook points, every outcome, modifications, every failure kind under both fail modes,
+timeouts, registration overrides, several emits in a row, concurrent emits, and now and then a
+declaration error, an odd declaration value (I17: lone surrogates, padded or non-ASCII text,
+sub-nanosecond and overflowing timeouts, mixed hook lists), an outcome holding a lone surrogate
+(I16) or texts at and past their bounds (I28), a raise of a hostile type name (I28: empty, long,
+a line break, JSON, non-ASCII), a stray cancellation (I15), an event whose step or tool name a
+record must leave out or mend (I21), or a matcher (I22: tool and model patterns, a registration
+narrowing or widening one, an invalid one; events with tool and model names that match or not,
+or are not text), a mode (I25: audited middleware, declared or by override, a baseline one now
+and then, an invalid mode), a chain deadline (I26: a hook point's or an emit's own, spent,
+generous or invalid), or content identities (I27), with tool arguments at the edges of I-JSON.
+Nothing here knows the expected result: implementations are compared with each other.
 
 Timeouts are generated only in combinations that machine load cannot flip: a timeout that
 must fire is 1 ms on a middleware that sleeps 30 s (interrupted) or blocks for 10 ms without
@@ -63,6 +63,19 @@ ODD_VALUES: dict[str, tuple[Any, ...]] = {
     ),
 }  # fmt: skip
 ERRORS = ("ValueError", "RuntimeError", "KeyError", "PolicyError")
+# Type names every implementation must record alike (I28): kept (dotted, at the 128 bound) or
+# recorded as UnnamedException (empty, past the bound, a line break, JSON, a token, non-ASCII,
+# misplaced dots, a leading digit, `$`, outside the BMP). None holds NUL or a lone surrogate:
+# Python can make no class of such a name.
+HOSTILE_ERRORS = (
+    "payments.CardDeclined", "E" * 128, "", "E" * 129, "Boom" * 1250, "line\nbreak",
+    '{"token":"sk-live-x"}', "sk-live-x", "\u00c4rger", "a..b", ".a", "a.", "9Lives", "$Err",
+    "E\U0001f600",
+)  # fmt: skip
+# Outcome texts at and past their bounds (I28: reason 4,096 code points, code, approver_role
+# and to 128), some outside the BMP: past the bound, the answer is an invalid return.
+LONG_REASONS = ("r" * 4096, "r" * 4097, "\U0001f600" * 4096, "\U0001f600" * 4097)
+LONG_TOKENS = ("c" * 128, "c" * 129, "\U0001f600" * 128, "\U0001f600" * 129, "x" * 5000)
 # Chain deadlines (I26) no machine load can flip: an emit's own (spent, generous or invalid:
 # an invalid_deadline error) and a hook point's (generous only: a bus that cannot be built
 # is no observation).
@@ -138,9 +151,12 @@ def _modify(name: str, hooks: tuple[str, ...]) -> st.SearchStrategy[Json]:
 
 @cache
 def _outcome() -> st.SearchStrategy[Json]:
-    # Now and then (about one in ten) a text that is not text (I16).
-    reason = st.sampled_from(REASONS * 3 + BAD_TEXTS[:1])
-    code = st.sampled_from(CODES * 3 + BAD_TEXTS[1:2])
+    # Now and then (about one in ten) a text that is not text (I16), or one at or past its
+    # bound (I28).
+    reason = st.one_of(st.sampled_from(REASONS * 3 + BAD_TEXTS[:1]), st.sampled_from(LONG_REASONS))
+    code = st.one_of(st.sampled_from(CODES * 3 + BAD_TEXTS[1:2]), st.sampled_from(LONG_TOKENS))
+    role = st.sampled_from(("finance", "ops", "finance", "ops", BAD_TEXTS[2], *LONG_TOKENS[:2]))
+    to = st.sampled_from(("oncall",) * 6 + LONG_TOKENS[:2])
 
     def with_code(base: Json, c: str | None) -> Json:
         return base if c is None else {**base, "code": c}
@@ -150,12 +166,13 @@ def _outcome() -> st.SearchStrategy[Json]:
         st.builds(
             lambda r, a, c: with_code({"return": "suspend", "reason": r, "approver_role": a}, c),
             reason,
-            st.sampled_from(("finance", "ops", "finance", "ops", BAD_TEXTS[2])),
+            role,
             code,
         ),
         st.builds(
-            lambda r, c: with_code({"return": "escalate", "reason": r, "to": "oncall"}, c),
+            lambda r, t, c: with_code({"return": "escalate", "reason": r, "to": t}, c),
             reason,
+            to,
             code,
         ),
         st.builds(
@@ -177,6 +194,9 @@ def _leaf(name: str, hooks: tuple[str, ...]) -> st.SearchStrategy[Json]:
         _warned(_outcome()),
         st.builds(lambda v: {"return": "value", "value": v}, _values),
         st.builds(lambda e: {"raise": e, "message": "sk-secret-1"}, st.sampled_from(ERRORS)),
+        st.builds(
+            lambda e: {"raise": e, "message": "sk-secret-1"}, st.sampled_from(HOSTILE_ERRORS)
+        ),
         st.just({"raise_cancelled": True}),  # a stray cancellation (I15)
     )
 

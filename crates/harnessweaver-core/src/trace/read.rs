@@ -23,9 +23,9 @@ use crate::catalogue::hook_id;
 use crate::contract::Rule;
 use crate::error::{invalid_trace, quote, Error};
 use crate::fail_mode::FailMode;
-use crate::failure::{resolve, FailureKind};
+use crate::failure::{is_type_name, resolve, FailureKind, MAX_TYPE_NAME};
 use crate::identity::{Identities, Identity};
-use crate::outcome::OutcomeKind;
+use crate::outcome::{within, OutcomeKind, MAX_TOKEN_CHARS};
 use crate::symbol::Texts;
 use crate::warning::{valid_in_trace, Warnings};
 
@@ -300,6 +300,7 @@ impl Wire<'_> {
         if self.code.is_some() && outcome == OutcomeKind::Continue {
             return Err("a continue has no code".to_owned());
         }
+        check_names(self.code.as_ref(), self.error.as_ref())?;
         let shape = Shape {
             middleware: self.middleware.is_some(),
             band: band.is_some(),
@@ -372,6 +373,27 @@ fn parse_opt<T>(
 ) -> Result<Option<T>, String> {
     text.map(|t| parse(&t.0).ok_or_else(|| format!("unknown {what} {}", quote(&t.0))))
         .transpose()
+}
+
+/// A code within its bound, and an error that is a type name (I28): what no implementation
+/// records is no trace line.
+fn check_names(code: Option<&Text<'_>>, error: Option<&Text<'_>>) -> Result<(), String> {
+    if let Some(code) = code {
+        if !within(&code.0, MAX_TOKEN_CHARS) {
+            return Err(format!(
+                "invalid code: longer than {MAX_TOKEN_CHARS} characters (I28)"
+            ));
+        }
+    }
+    if let Some(error) = error {
+        if !is_type_name(&error.0) {
+            return Err(format!(
+                "invalid error: a type name is ASCII identifiers joined by dots, at most \
+                 {MAX_TYPE_NAME} characters (I28)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Which of the kind-dependent keys a line has.

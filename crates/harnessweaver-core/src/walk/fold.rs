@@ -10,7 +10,7 @@ use crate::band::Band;
 use crate::catalogue::HookId;
 use crate::contract::{ContractMode, Rule};
 use crate::fail_mode::FailMode;
-use crate::failure::{resolve, FailureKind};
+use crate::failure::{exception_name, resolve, FailureKind};
 use crate::outcome::{severity, OutcomeKind, Reducer};
 use crate::symbol::{intern, intern_opt, Sym, Texts, NO_SYM};
 use crate::trace::{Record, RecordKind, ABSENT};
@@ -29,12 +29,12 @@ pub enum Answer {
 }
 
 /// The `error` symbol of a failure record (I5): the fixed name for a timeout, an invalid return
-/// or a wrong event type, whatever `exception_type` says; for an exception its type name, or
-/// `Exception` if the binding could not tell.
+/// or a wrong event type, whatever `exception_type` says; for an exception its type name as
+/// I28 records it, or `Exception` if the binding could not tell.
 pub fn failure_error_sym(kind: FailureKind, exception_type: Option<&str>) -> Sym {
     intern(
         kind.fixed_error_name()
-            .or(exception_type)
+            .or(exception_type.map(exception_name))
             .unwrap_or("Exception"),
     )
 }
@@ -49,7 +49,7 @@ pub fn failure_error_text(
 ) -> Sym {
     match kind.fixed_error_name() {
         Some(name) => intern(name),
-        None => texts.intern(exception_type.unwrap_or("Exception")),
+        None => texts.intern(exception_type.map_or("Exception", exception_name)),
     }
 }
 
