@@ -361,7 +361,17 @@ impl EmitState {
                 // from the Python events here.
                 let broken = match (self.walk.contracts(), &modified) {
                     (Some(_), Some(event)) => {
-                        violation(self.walk.hook(), self.event.bind(py), event.bind(py))?
+                        match violation(self.walk.hook(), self.event.bind(py), event.bind(py)) {
+                            Ok(broken) => broken,
+                            // What a contract compares cannot be read (a property raised): the
+                            // answer cannot be judged, so it is invalid (I29). What is not an
+                            // Exception (KeyboardInterrupt) is the caller's and propagates.
+                            Err(err) if err.is_instance_of::<PyException>(py) => {
+                                let verdict = self.walk.failed(FailureKind::InvalidReturn, None);
+                                return self.obey(py, verdict, None, None);
+                            }
+                            Err(err) => return Err(err),
+                        }
                     }
                     _ => None,
                 };

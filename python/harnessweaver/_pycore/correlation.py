@@ -57,14 +57,26 @@ def emit_key(emit: int, hook: str, event: Any, env: Any) -> tuple[Any, ...]:
         run = shown_text(run)
     step = tool = None
     if hook in STEPPED:
-        step = getattr(event, "step", None)
+        step = _read(event, "step")
         if type(step) is not int or not 0 <= step <= _MAX_STEP:
             step = None
         if hook in TOOLED:
-            tool = getattr(getattr(event, "tool", None), "name", None)
-            if not isinstance(tool, str):  # a str subclass is text too, as in the Rust core
+            tool = _read(_read(event, "tool"), "name")
+            if not issubclass(type(tool), str):  # a str subclass is text too, as in Rust
                 tool = None
-            elif not tool.isascii():
-                tool = shown_text(tool)
+            else:
+                tool = str.__str__(tool)  # its storage, never the subclass's methods (I29)
+                if not tool.isascii():
+                    tool = shown_text(tool)
     _last = (hook, event, env, (run, step, tool))
     return (emit, hook, run, step, tool)
+
+
+def _read(value: Any, name: str) -> Any:
+    """``value.name``, or ``None`` when reading it raises: an event built without validation
+    (or a subclass's property) may hold or do anything, and the record then shows nothing
+    (I21, I29), as in the Rust core."""
+    try:
+        return getattr(value, name)
+    except Exception:
+        return None
