@@ -340,3 +340,10 @@ async def test_a_hostile_tool_name_is_read_as_its_text() -> None:
     records = untimed(ctx.trace)
     assert [r["tool"] for r in records] == ["refund_payment"] * 2
     assert all(type(r["tool"]) is str for r in records)
+
+
+async def test_a_tool_name_with_a_lone_surrogate_is_shown_without_its_subclass_methods() -> None:
+    spec = hw.ToolSpec.model_construct(name=RaisingStr("refund_\ud800"), description="")
+    event = hw.ToolCallEvent.model_construct(step=0, tool=spec, call=tool_call().call)
+    _, records = await emit(lambda e: None, event)
+    assert [r["tool"] for r in records] == ["refund_\ufffd"] * 2
