@@ -12,7 +12,9 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
 use harnessweaver_core::catalogue::HookId;
-use harnessweaver_core::contract::{check, view_spec, ContractMode, EventView, MessageView, Rule};
+use harnessweaver_core::contract::{
+    check, view_spec, ContractMode, EventView, MessageView, Rule, NO_ROLE,
+};
 use harnessweaver_core::error::invalid_value;
 use harnessweaver_core::ErrorKind;
 
@@ -75,7 +77,7 @@ fn role_of<'a>(role: &'a Bound<'_, PyAny>) -> &'a str {
     role.cast::<PyString>()
         .ok()
         .and_then(|text| text.to_str().ok())
-        .unwrap_or("")
+        .unwrap_or(NO_ROLE)
 }
 
 /// The attribute at a dotted path.

@@ -17,6 +17,7 @@ use pyo3::types::{PyString, PyType};
 use pyo3::{IntoPyObjectExt, PyTraverseError, PyVisit};
 
 use harnessweaver_core::catalogue::hook_name;
+use harnessweaver_core::contract::UNREADABLE;
 use harnessweaver_core::failure::FailureKind;
 use harnessweaver_core::outcome::OutcomeKind;
 use harnessweaver_core::symbol::{Texts, NO_SYM};
@@ -367,7 +368,7 @@ impl EmitState {
                             // answer cannot be judged, so it is invalid (I29). What is not an
                             // Exception (KeyboardInterrupt) is the caller's and propagates.
                             Err(err) if err.is_instance_of::<PyException>(py) => {
-                                let verdict = self.walk.failed(FailureKind::InvalidReturn, None);
+                                let verdict = self.walk.failed(UNREADABLE, None);
                                 return self.obey(py, verdict, None, None);
                             }
                             Err(err) => return Err(err),
