@@ -7,6 +7,8 @@
  * outside the Basic Multilingual Plane counts one and a cut never splits a surrogate pair.
  */
 
+import { types } from "node:util";
+
 export const MAX_WARNINGS = 8;
 export const MAX_WARNING_CHARS = 256;
 export const CUT_MARK = "\u2026";
@@ -40,13 +42,44 @@ function bounded(text: string): string {
   return kept + CUT_MARK;
 }
 
-/** The warnings kept of `value` (undefined when none is), or `INVALID` (I24). */
+/**
+ * The texts an array holds, read once by index (never through an iterator a subclass
+ * overrides), each checked to be a well-formed string; `INVALID` for anything else, and when
+ * reading throws (an index with a getter) or the array is a Proxy, whose traps may throw or
+ * claim any length (I29). A long text is checked once however often it is given, so the work
+ * is bounded by what the middleware built (10,000 references to one 1 MB text: one check).
+ */
+function textsOf(value: unknown[]): string[] | typeof INVALID {
+  if (types.isProxy(value)) return INVALID;
+  const texts: string[] = [];
+  let checked: Set<string> | undefined;
+  try {
+    const length = value.length;
+    for (let index = 0; index < length; index += 1) {
+      const item = value[index];
+      if (typeof item !== "string") return INVALID;
+      if (item.length > MAX_WARNING_CHARS) {
+        checked ??= new Set();
+        if (!checked.has(item)) {
+          if (!item.isWellFormed()) return INVALID;
+          checked.add(item);
+        }
+      } else if (!item.isWellFormed()) return INVALID;
+      texts.push(item);
+    }
+  } catch {
+    return INVALID; // what the getter threw is never looked at (R9)
+  }
+  return texts;
+}
+
+/** The warnings kept of `value` (undefined when none is), or `INVALID` (I24, I29). */
 export function judgeWarnings(value: unknown): readonly string[] | undefined | typeof INVALID {
   if (!Array.isArray(value)) return INVALID;
-  const items: unknown[] = [...(value as unknown[])]; // what the array holds now, read once
-  for (const item of items) if (typeof item !== "string" || !item.isWellFormed()) return INVALID;
+  const items = textsOf(value as unknown[]); // what the array holds now, read once
+  if (items === INVALID) return INVALID;
   const kept: string[] = [];
-  for (const item of items as string[]) {
+  for (const item of items) {
     if (item !== "" && kept.length < MAX_WARNINGS) kept.push(bounded(item));
   }
   return kept.length === 0 ? undefined : Object.freeze(kept);

@@ -9,6 +9,7 @@
 
 use crate::catalogue::{hook_id, HookId};
 use crate::error::{invalid_value, Error, ErrorKind};
+use crate::failure::FailureKind;
 
 /// How a bus treats a broken contract. A bus without a mode checks nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,6 +199,17 @@ pub fn view_spec(hook: HookId) -> ViewSpec {
         .copied()
         .unwrap_or(spec(None, &[]))
 }
+
+/// What a modification is when a binding cannot have the view of the event received or of
+/// the modified event (reading a field ran host code that raised: a property of an event
+/// subclass). It cannot be judged, so it is not taken: an invalid return in `warn` and
+/// `strict` mode alike (I29). Not a violation (no rule was found broken, and `warn` would let
+/// the unread modification through), not an exception (the middleware answered in time).
+pub const UNREADABLE: FailureKind = FailureKind::InvalidReturn;
+
+/// The role of a message whose role is no text (not a string, or one holding a lone
+/// surrogate): no role, neither `system` nor `user` (I29).
+pub const NO_ROLE: &str = "";
 
 /// One message: its role and a fingerprint of the whole message (any text that is equal for
 /// equal messages and different otherwise; the bindings use canonical JSON).

@@ -12,7 +12,9 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
 use harnessweaver_core::catalogue::HookId;
-use harnessweaver_core::contract::{check, view_spec, ContractMode, EventView, MessageView, Rule};
+use harnessweaver_core::contract::{
+    check, view_spec, ContractMode, EventView, MessageView, Rule, NO_ROLE,
+};
 use harnessweaver_core::error::invalid_value;
 use harnessweaver_core::ErrorKind;
 
@@ -37,7 +39,9 @@ pub fn mode_of(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<ContractMode
     parsed.map(Some).map_err(|e| to_py(py, Phase::Register, &e))
 }
 
-/// The first rule of `hook` that changing `before` into `after` breaks, if any.
+/// The first rule of `hook` that changing `before` into `after` breaks, if any. Reading an
+/// event may run a subclass's code (a property, `__iter__`): what it raises is the `Err`, which
+/// the walk makes an invalid return (I29).
 pub fn violation(
     hook: HookId,
     before: &Bound<'_, PyAny>,
@@ -55,10 +59,7 @@ fn view(hook: HookId, event: &Bound<'_, PyAny>) -> PyResult<EventView> {
         for message in at(event, path)?.try_iter()? {
             let message = message?;
             let role = message.getattr(intern!(py, "role"))?;
-            messages.push(MessageView::new(
-                role.cast::<PyString>()?.to_str()?,
-                fingerprint(&message)?,
-            ));
+            messages.push(MessageView::new(role_of(&role), fingerprint(&message)?));
         }
     }
     let fields = spec
@@ -69,19 +70,35 @@ fn view(hook: HookId, event: &Bound<'_, PyAny>) -> PyResult<EventView> {
     Ok(EventView { messages, fields })
 }
 
+/// A message's role as the rules compare it: its text when it is a `str` holding valid text;
+/// anything else is no role (`""`), neither `system` nor `user` (I29), as in
+/// `_pycore/contracts.py`.
+fn role_of<'a>(role: &'a Bound<'_, PyAny>) -> &'a str {
+    role.cast::<PyString>()
+        .ok()
+        .and_then(|text| text.to_str().ok())
+        .unwrap_or(NO_ROLE)
+}
+
 /// The attribute at a dotted path.
 fn at<'py>(event: &Bound<'py, PyAny>, path: &str) -> PyResult<Bound<'py, PyAny>> {
     path.split('.')
         .try_fold(event.clone(), |value, name| value.getattr(name))
 }
 
-/// A value's canonical JSON: `json.dumps(to_jsonable_python(value), sort_keys=True)`.
+/// A value's canonical JSON: `json.dumps(to_jsonable_python(value), sort_keys=True)`. A `str`
+/// is its own fingerprint, unless it holds a lone surrogate (no Rust text can): then its JSON,
+/// with `\ud800` escapes (I29), as in `_pycore/contracts.py`.
 fn fingerprint(value: &Bound<'_, PyAny>) -> PyResult<String> {
     static JSONABLE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     static DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let py = value.py();
-    if let Ok(text) = value.cast_exact::<PyString>() {
-        return Ok(text.to_str()?.to_owned());
+    if let Some(text) = value
+        .cast_exact::<PyString>()
+        .ok()
+        .and_then(|text| text.to_str().ok().map(str::to_owned))
+    {
+        return Ok(text);
     }
     let jsonable = JSONABLE.import(py, "pydantic_core", "to_jsonable_python")?;
     let dumps = DUMPS.import(py, "json", "dumps")?;

@@ -183,7 +183,9 @@ fn shared_text(text: &Bound<'_, PyString>, last: Option<&Arc<str>>) -> PyResult<
         });
     }
     let py = text.py();
-    let encoded = text.call_method1(intern!(py, "encode"), ("utf-8", "surrogatepass"))?;
+    // `str.encode` itself, never a subclass's own `encode` (I29): read from the storage.
+    let encode = py.get_type::<PyString>().getattr(intern!(py, "encode"))?;
+    let encoded = encode.call1((text, "utf-8", "surrogatepass"))?;
     let bytes = encoded.cast::<PyBytes>()?;
     Ok(Arc::from(text_replacing_surrogates(bytes.as_bytes())))
 }

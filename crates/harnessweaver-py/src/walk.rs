@@ -17,6 +17,7 @@ use pyo3::types::{PyString, PyType};
 use pyo3::{IntoPyObjectExt, PyTraverseError, PyVisit};
 
 use harnessweaver_core::catalogue::hook_name;
+use harnessweaver_core::contract::UNREADABLE;
 use harnessweaver_core::failure::FailureKind;
 use harnessweaver_core::outcome::{within, OutcomeKind, MAX_REASON_CHARS, MAX_TOKEN_CHARS};
 use harnessweaver_core::symbol::{Texts, NO_SYM};
@@ -379,7 +380,17 @@ impl EmitState {
                 // from the Python events here.
                 let broken = match (self.walk.contracts(), &modified) {
                     (Some(_), Some(event)) => {
-                        violation(self.walk.hook(), self.event.bind(py), event.bind(py))?
+                        match violation(self.walk.hook(), self.event.bind(py), event.bind(py)) {
+                            Ok(broken) => broken,
+                            // What a contract compares cannot be read (a property raised): the
+                            // answer cannot be judged, so it is invalid (I29). What is not an
+                            // Exception (KeyboardInterrupt) is the caller's and propagates.
+                            Err(err) if err.is_instance_of::<PyException>(py) => {
+                                let verdict = self.walk.failed(UNREADABLE, None);
+                                return self.obey(py, verdict, None, None);
+                            }
+                            Err(err) => return Err(err),
+                        }
                     }
                     _ => None,
                 };

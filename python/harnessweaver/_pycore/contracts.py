@@ -16,6 +16,7 @@ from pydantic_core import to_jsonable_python
 
 from ..errors import error_for
 from .catalogue import ORDER, hook_error
+from .text import whole_text
 
 __all__ = ["CONTRACT_RULES", "check_contract", "contract_mode", "violation"]
 
@@ -117,17 +118,31 @@ def _at(event: Any, path: str) -> Any:
 
 
 def _fingerprint(value: Any) -> str:
-    """A value's canonical JSON (sorted keys): equal values, equal text."""
-    if type(value) is str:
+    """A value's canonical JSON (sorted keys): equal values, equal text. A ``str`` is its own
+    fingerprint, unless it holds a lone surrogate: then its JSON (``\\ud800`` escapes), as in
+    the Rust core, whose texts cannot hold one (I29)."""
+    if type(value) is str and whole_text(value):
         return value
     return json.dumps(to_jsonable_python(value), sort_keys=True)
 
 
+def _role(role: object) -> str:
+    """A message's role as the rules compare it: its text when it is a ``str`` (read from its
+    storage, never through a subclass's methods) holding no lone surrogate; anything else is
+    no role (``""``), neither ``system`` nor ``user`` (I29)."""
+    if issubclass(type(role), str) and whole_text(role):  # type: ignore[arg-type]
+        return str.__str__(role)
+    return ""
+
+
 def _view(hook: str, event: Any) -> View:
+    """What the rules of ``hook`` compare of ``event``. Reading an event may run a subclass's
+    code (a property, ``__iter__``); what it raises propagates to the walk, which makes the
+    answer an invalid return (I29)."""
     messages_path, fields = _VIEWS[hook]
     messages: list[Message] = []
     if messages_path is not None:
-        messages = [(m.role, _fingerprint(m)) for m in _at(event, messages_path)]
+        messages = [(_role(m.role), _fingerprint(m)) for m in _at(event, messages_path)]
     return messages, [_fingerprint(_at(event, path)) for path in fields]
 
 

@@ -57,14 +57,24 @@ def emit_key(emit: int, hook: str, event: Any, env: Any) -> tuple[Any, ...]:
         run = shown_text(run)
     step = tool = None
     if hook in STEPPED:
-        step = getattr(event, "step", None)
+        # An event built without validation (or a subclass's property) may hold or do anything:
+        # what cannot be read is not shown (I21, I29), as in the Rust core. A try costs nothing
+        # in CPython 3.11 until something raises.
+        try:
+            step = event.step
+        except Exception:
+            step = None
         if type(step) is not int or not 0 <= step <= _MAX_STEP:
             step = None
         if hook in TOOLED:
-            tool = getattr(getattr(event, "tool", None), "name", None)
-            if not isinstance(tool, str):  # a str subclass is text too, as in the Rust core
+            try:
+                tool = event.tool.name
+            except Exception:
                 tool = None
-            elif not tool.isascii():
+            if type(tool) is not str:
+                # A str subclass is text too, as in Rust, read from its storage (I29).
+                tool = str.__str__(tool) if issubclass(type(tool), str) else None
+            if tool is not None and not tool.isascii():
                 tool = shown_text(tool)
     _last = (hook, event, env, (run, step, tool))
     return (emit, hook, run, step, tool)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .error import shown, value_error
+from .text import whole_text
 
 __all__ = [
     "CARRIED",
@@ -70,7 +71,11 @@ def key_value(key: str, event: Any) -> str | None:
         value = event.tool.name if key == "tool" else event.request.model
     except Exception:  # an event built without validation may hold anything (I22)
         return None
-    return value if _is_text(value) else None
+    # Read as a str by its real type, from its storage: a subclass's own methods (encode,
+    # __hash__, __eq__) never run, here or in the plan cache (I29), as in the Rust core.
+    if not issubclass(type(value), str) or not whole_text(value):
+        return None
+    return str.__str__(value)
 
 
 def admits(matcher: Matcher | None, hook: str, value: str | None) -> bool:

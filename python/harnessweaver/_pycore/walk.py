@@ -281,7 +281,13 @@ class Walk:
                 sev = 0
             else:
                 if self._contracts is not None:
-                    rule = violation(self._hook, self._event, modified)
+                    try:
+                        rule = violation(self._hook, self._event, modified)
+                    except Exception:
+                        # What a contract compares cannot be read (a property or __iter__
+                        # raised): the answer cannot be judged, so it is invalid (I29).
+                        self._fail(INVALID_RETURN, None)
+                        return
                     if rule is not None:
                         self._violated(rule, value, now, warnings)
                         return
@@ -501,5 +507,16 @@ async def drive(
 def _identified(shape: tuple[Any, ...], given: Any, left: Any) -> tuple[Any, ...]:
     """A hook record's shape with the identities of the event given and the event the chain
     left (I27); one hash when the chain changed nothing."""
-    before = content_identity(given)
-    return identified(shape, before, before if left is given else content_identity(left))
+    before = _identity_of(given)
+    return identified(shape, before, before if left is given else _identity_of(left))
+
+
+def _identity_of(event: Any) -> str | None:
+    """An event's identity for a hook record (I27): ``None`` when its values cannot be had at
+    all (its ``model_dump`` raised, or gave something that is no JSON value): the identity is
+    what the trace says was seen, never an error of the emit (I29). Only what is not an
+    ``Exception`` (``KeyboardInterrupt``) propagates, as everywhere in the walk."""
+    try:
+        return content_identity(event)
+    except Exception:
+        return None

@@ -88,3 +88,57 @@ describe("warnings (I24)", () => {
     }
   });
 });
+
+describe("hostile warnings (I29)", () => {
+  const SECRET = "hostile-message-7f3a";
+  const boom = (): never => {
+    throw new Error(SECRET);
+  };
+
+  it("read an array by index, never through an iterator a subclass overrides", async () => {
+    class Lying extends Array<unknown> {
+      override [Symbol.iterator](): ArrayIterator<unknown> {
+        return boom();
+      }
+    }
+    const given = Lying.from(["careful"]);
+    const { bus, context, add } = harness();
+    add("m", () => Continue(null, { warnings: given as unknown as string[] }));
+    const result = await bus.emit("tool.before", toolCall(), context);
+    assert.deepEqual(result.warnings, [{ middleware: "m", text: "careful" }]);
+  });
+
+  it("that throw while read, or are a Proxy, are an invalid return and leak nothing", async () => {
+    const getter: unknown[] = ["ok"];
+    Object.defineProperty(getter, 1, { get: boom, enumerable: true });
+    const proxy = new Proxy(["ok"], { get: boom });
+    const claims = new Proxy(["ok"], {}); // even a Proxy that only forwards: its traps may lie
+    for (const given of [getter, proxy, claims]) {
+      const { bus, context, add } = harness();
+      add("m", () => Continue(null, { warnings: given as string[] }));
+      const result = await bus.emit("tool.before", toolCall(), context);
+      assert.equal(result.outcome.kind, "block");
+      const records = untimed(context.trace);
+      assert.equal(records[0]?.["failure"], "invalid_return");
+      assert.ok(!JSON.stringify(records).includes(SECRET));
+    }
+  });
+
+  it("check a long text once however often it is given: the work is bounded", () => {
+    const long = "\u0100".repeat(10_000);
+    const original = Object.getOwnPropertyDescriptor(String.prototype, "isWellFormed");
+    let checks = 0;
+    const counted = function (this: string): boolean {
+      checks += 1;
+      return (original?.value as (this: string) => boolean).call(this);
+    };
+    Object.defineProperty(String.prototype, "isWellFormed", { ...original, value: counted });
+    try {
+      const kept = judgeWarnings(Array<string>(10_000).fill(long));
+      assert.ok(Array.isArray(kept) && kept.length === MAX_WARNINGS);
+    } finally {
+      Object.defineProperty(String.prototype, "isWellFormed", original as PropertyDescriptor);
+    }
+    assert.equal(checks, 1);
+  });
+});
