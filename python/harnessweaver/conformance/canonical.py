@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "MAX_DEPTH",
     "TIMING_FIELDS",
     "canonical_json",
     "case_file_json",
@@ -73,9 +74,35 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"not a JSON number: {name}")
 
 
+MAX_DEPTH = 128
+"""How deeply arrays and objects nest in a JSON text the driver reads (a case file, a known-
+failure list, a testee's message; the text itself is 1). The corpus nests about 10 deep; the
+bound keeps what walks a value afterwards (the schema check, the matchers, ``normalize``,
+all recursive) well inside Python's recursion limit."""
+
+
 def parse_json(text: str) -> Any:
-    """Parse strict JSON: ``NaN`` and ``Infinity`` (which Python accepts by default) fail."""
-    return json.loads(text, parse_constant=_reject_constant)
+    """Parse strict JSON: ``NaN`` and ``Infinity`` (which Python accepts by default) fail, and
+    so does nesting deeper than :data:`MAX_DEPTH` (a ``ValueError`` like any other fault, not
+    the parser's ``RecursionError``)."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError(f"arrays and objects nest more than {MAX_DEPTH} deep") from None
+    _check_depth(value)
+    return value
+
+
+def _check_depth(value: Any) -> None:
+    """``ValueError`` when ``value`` nests deeper than :data:`MAX_DEPTH` (a walk with a stack
+    of its own: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"arrays and objects nest more than {MAX_DEPTH} deep")
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
 
 
 def strip_timings(observation: Any) -> Any:
