@@ -93,16 +93,24 @@ def parse_json(text: str) -> Any:
     return value
 
 
+_CONTAINERS = (dict, list)  # what json.loads makes: exactly these types
+
+
 def _check_depth(value: Any) -> None:
-    """``ValueError`` when ``value`` nests deeper than :data:`MAX_DEPTH` (a walk with a stack
-    of its own: no recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
-    while stack:
-        item, depth = stack.pop()
+    """``ValueError`` when ``value`` (as ``json.loads`` made it) nests deeper than
+    :data:`MAX_DEPTH`: a walk a level at a time, without recursion."""
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 0
+    while level:  # a level at a time: the containers one deeper than the last
+        depth += 1
         if depth > MAX_DEPTH:
             raise ValueError(f"arrays and objects nest more than {MAX_DEPTH} deep")
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+        level = [
+            child
+            for item in level
+            for child in (item.values() if type(item) is dict else item)
+            if type(child) in _CONTAINERS
+        ]
 
 
 def strip_timings(observation: Any) -> Any:
