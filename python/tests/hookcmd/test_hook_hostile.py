@@ -225,6 +225,28 @@ def test_nesting_beyond_the_limit_is_refused_for_every_agent_through_the_warm_he
                 assert ran == Ran(reply.exit_code, out, f"{line} (failing closed)\n"), agent
 
 
+@pytest.mark.parametrize("depth", [limits.MAX_DEPTH + 1, 300, 100_000])
+@pytest.mark.parametrize(
+    ("agent", "name", "key"),
+    [("copilot", "PreToolUse", "tool_input"), ("cursor", "postToolUse", "tool_output")],
+)
+def test_json_in_a_string_nested_beyond_the_limit_is_refused_naming_it(
+    agent: str, name: str, key: str, depth: int, tmp_path: Path
+) -> None:
+    """The agent's JSON-in-a-string field, parsed by its adapter: it gave a ValidationError
+    (300) or 'RecursionError (a bug)' (100,000), as the issue said of the whole document."""
+    doc = event(agent, name)
+    doc[key] = "[" * depth + "]" * depth
+    ran = _in_process(agent, json.dumps(doc).encode(), SCRIPTED, tmp_path / "s.db")
+    line = (
+        "harnessweaver hook: refused: the event document nests arrays and objects more than "
+        f"{limits.MAX_DEPTH} deep, the limit"
+    )
+    reply = _fail(AGENTS[agent], line)
+    out = "" if reply.stdout is None else json.dumps(reply.stdout) + "\n"
+    assert ran == Ran(reply.exit_code, out, f"{line} (failing closed)\n")
+
+
 def test_nesting_up_to_the_limit_is_answered(tmp_path: Path) -> None:
     ran = _in_process("claude-code", _nested(limits.MAX_DEPTH), SCRIPTED, tmp_path / "s.db")
     assert (ran.code, ran.stderr) == (0, "")

@@ -198,6 +198,26 @@ def test_a_hook_document_nested_past_the_limit_is_refused_naming_it(
     assert answer == _BASELINE[agent]
 
 
+# JSON an agent sends inside a string (the byte scan counts it as text): parsed by the agent's
+# adapter, held to the same limit.
+IN_A_STRING = {"copilot": ("PreToolUse", "tool_input"), "cursor": ("postToolUse", "tool_output")}
+
+
+@hostile_settings
+@given(agent=st.sampled_from(sorted(IN_A_STRING)), depth=depths, shape=shapes)
+def test_json_in_a_string_nested_past_the_limit_is_refused_naming_it(
+    agent: str, depth: int, shape: list[bool]
+) -> None:
+    name, key = IN_A_STRING[agent]
+    doc: dict[str, Any] = json.loads((EVENTS / agent / f"{name}.json").read_text())
+    doc[key] = nested(depth, shape, '"x"')
+    answer = _answer(agent, json.dumps(doc).encode())
+    assert "Traceback" not in answer[2] and "a bug" not in answer[2]
+    assert "ValidationError" not in answer[2]
+    refused = "refused: the event document nests arrays and objects more than 128 deep"
+    assert (refused in answer[2]) == (depth > limits.MAX_DEPTH)
+
+
 @hostile_settings
 @given(agent=st.sampled_from(sorted(AGENTS)), short=st.integers(min_value=1, max_value=200))
 def test_a_hook_document_past_the_size_limit_is_refused_naming_it(agent: str, short: int) -> None:
