@@ -393,6 +393,34 @@ def test_the_rollout_spec_exercises_what_it_is_for(rollout: Path) -> None:
     assert chain["desk.tracer"]["timeout"] == 1.5 and chain["desk.models"]["timeout"] == 0.0005
 
 
+# A plugin whose import fails (issue 28): a Python twin raising a BaseException subclass (a
+# SystemExit escaped the loader before), a Node twin throwing an Error of the same name; both
+# with a secret message, which neither prints (R9).
+SECRET = "sk-ant-api03-plugin-secret-0123456789"
+BROKEN_PY = f"class Halt(BaseException):\n    pass\n\n\nraise Halt({SECRET!r})\n"
+BROKEN_MJS = (
+    'class Halt extends Error { constructor(m) { super(m); this.name = "Halt"; } }\n'
+    f"throw new Halt({SECRET!r});\n"
+)
+
+
+@pytest.mark.parametrize("form", ["text", "json"])
+def test_a_plugin_whose_import_fails_is_refused_the_same_by_both(tmp_path: Path, form: str) -> None:
+    ts = _ts_or_skip()
+    spec = "plugins:\n  local: [broken_plugin]\nmiddleware: [{use: broken.guard}]\n"
+    (tmp_path / "harness.yaml").write_text(spec, encoding="utf-8")
+    (tmp_path / "broken_plugin.py").write_text(BROKEN_PY, encoding="utf-8")
+    (tmp_path / "broken_plugin.mjs").write_text(BROKEN_MJS, encoding="utf-8")
+    python = _run(PY_CLI, ["harness.yaml", "--format", form], tmp_path)
+    assert python[:2] == (2, "")
+    assert python[2].splitlines()[0] == (
+        "harness.yaml:2: plugins.local[0]: cannot import broken_plugin: Halt (its message is "
+        "not shown) (plugins)"
+    )
+    assert SECRET not in python[2]
+    assert _run(ts, ["harness.yaml", "--format", form], tmp_path) == python
+
+
 if __name__ == "__main__":
     # Rewrites the TypeScript renderer's fixture from this renderer's output.
     if sys.argv[1:] != ["--write"]:

@@ -350,6 +350,34 @@ def test_ordinals_at_their_boundaries_i19(core: Any) -> None:
         assert back.records() == trace.records()
 
 
+NESTING = CORPUS / "cases" / "trace" / "reads" / "nesting.json"
+
+
+def _nested_line(line: dict[str, Any]) -> str:
+    """A read's JSON Lines text, as nesting.json's description says it is built."""
+    depth = line["depth"]
+    return f"{line['before']}{line['open'] * depth}{line['inner']}{line['close'] * depth}" + (
+        f"{line['after']}\n"
+    )
+
+
+@pytest.mark.parametrize("core", _cores(), ids=lambda c: str(c.CORE))
+def test_nesting_in_a_trace_line_i33(core: Any) -> None:
+    """The shared reads of conformance/cases/trace/reads/nesting.json (TypeScript carries them
+    out too): however deep a line nests, reading it is invalid_trace, never a RecursionError."""
+    reads = json.loads(NESTING.read_text(encoding="utf-8"))["reads"]
+    assert len(reads) == 11
+    for read in reads:
+        text = _nested_line(read["line"])
+        if "error" in read["then"]:
+            with pytest.raises(hw.TraceFormatError) as caught:
+                core.Trace.from_jsonl(text)
+            assert caught.value.kind == read["then"]["error"], read["id"]
+            assert caught.value.rule == "I8"
+            continue
+        assert len(core.Trace.from_jsonl(text).records()) == read["then"]["records"], read["id"]
+
+
 def test_ordinals_past_u32_are_not_reused_through_the_bus() -> None:
     line = json.dumps({**BASE, "kind": "hook", "emit": 2**32 - 1}, separators=(",", ":"))
     line = line.replace(',"middleware":"a","band":"app"', "")

@@ -20,6 +20,13 @@ const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
 const SPACE = /[ \t\n\r]*/y;
 
+/**
+ * How deeply arrays and objects may nest (the text itself is 1). A trace record nests 2 deep;
+ * the bound keeps this recursive reader far from the end of the stack, so a line nested
+ * 100,000 deep is refused as nested too deeply, not with whatever the stack's end throws (I33).
+ */
+export const MAX_DEPTH = 64;
+
 /** Parses one JSON text; throws a SyntaxError naming the column of the first fault. */
 export function parseStrict(text: string): Parsed {
   const reader = new Reader(text);
@@ -31,6 +38,7 @@ export function parseStrict(text: string): Parsed {
 
 class Reader {
   at = 0;
+  private depth = 0;
   constructor(private readonly text: string) {}
 
   fail(problem: string): never {
@@ -59,8 +67,13 @@ class Reader {
   value(): Parsed {
     this.space();
     const ch = this.text[this.at];
-    if (ch === "{") return this.object();
-    if (ch === "[") return this.array();
+    if (ch === "{" || ch === "[") {
+      if (this.depth === MAX_DEPTH) this.fail(`arrays and objects nest more than ${String(MAX_DEPTH)} deep`);
+      this.depth += 1;
+      const inner = ch === "{" ? this.object() : this.array();
+      this.depth -= 1;
+      return inner;
+    }
     if (ch === '"') return this.string();
     if (this.literal("true")) return true;
     if (this.literal("false")) return false;

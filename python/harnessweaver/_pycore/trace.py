@@ -441,6 +441,8 @@ def _parse(line: str, number: int) -> Record:
         data = json.loads(line, object_pairs_hook=_no_duplicates)
     except ValueError as exc:
         raise _bad(number, str(exc)) from None
+    except RecursionError:  # I33: a record nests 2 deep; the parser recursed on far deeper
+        raise _bad(number, "arrays and objects nest deeper than a record's (I33)") from None
     if not isinstance(data, dict):
         raise _bad(number, "not a JSON object")
     try:

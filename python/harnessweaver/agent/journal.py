@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 _RULE = "journal"
+_TOO_DEEP = "arrays and objects nest too deeply to read"
 logger = logging.getLogger(__name__)
 
 
@@ -129,6 +130,8 @@ def scan(path: str | os.PathLike[str]) -> Scan:
             line, trace = _line(data[start:end], base)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise _unreadable(journal, len(lines) + 1, _why(exc)) from None
+        except RecursionError:  # the parser's (or a model's) recursion, on a hostile line
+            raise _unreadable(journal, len(lines) + 1, _TOO_DEEP) from None
         lines.append(line)
         base = base.after(line)
         start = end + 1

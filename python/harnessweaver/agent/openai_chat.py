@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from ..events import Message, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage
+from ..jsondepth import nests_deeper
 from .errors import AgentError, ProviderError
 from .provider import Pricing
 
@@ -65,6 +66,13 @@ def request_body(request: ModelRequest, model: str) -> dict[str, Any]:
     return body
 
 
+MAX_ARGUMENT_DEPTH = 128
+"""How deeply a tool call's arguments may nest (the arguments object is 1): pydantic stops at
+about 254 levels, and the journal holds the arguments a few levels down its lines, which it
+must read back."""
+_TOO_DEEP = f"tool call arguments nest arrays and objects more than {MAX_ARGUMENT_DEPTH} deep"
+
+
 def _invalid(problem: str) -> ProviderError:
     return ProviderError("invalid_response", _RULE, f"{problem} ({_RULE})")
 
@@ -74,6 +82,8 @@ def _tool_call(data: Any) -> ToolCall:
         function = data["function"]
         name, text = function["name"], function.get("arguments") or "{}"
         arguments = json.loads(text)
+    except RecursionError:
+        raise _invalid(_TOO_DEEP) from None
     except (KeyError, TypeError, ValueError):
         raise _invalid(
             f"tool call {data!r} in the response: a tool call has a function with a name and "
@@ -81,6 +91,8 @@ def _tool_call(data: Any) -> ToolCall:
         ) from None
     if not isinstance(arguments, dict):
         raise _invalid(f"tool call arguments {text!r}: the arguments of a call are a JSON object")
+    if nests_deeper(arguments, MAX_ARGUMENT_DEPTH):
+        raise _invalid(_TOO_DEEP)
     return ToolCall(id=str(data.get("id") or ""), name=name, arguments=arguments)
 
 
@@ -192,4 +204,6 @@ class OpenAIChatProvider:
             data = response.json()
         except ValueError:
             raise _invalid(f"the body from {url} is not JSON") from None
+        except RecursionError:  # the parser's own limit, about 1,000 levels
+            raise _invalid(f"the body from {url} nests arrays and objects too deeply") from None
         return parse_response(data, self.pricing)

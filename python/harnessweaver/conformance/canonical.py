@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "MAX_DEPTH",
     "TIMING_FIELDS",
     "canonical_json",
     "case_file_json",
@@ -73,9 +74,45 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"not a JSON number: {name}")
 
 
+MAX_DEPTH = 128
+"""How deeply arrays and objects nest in a JSON text the driver reads (a case file, a known-
+failure list, a testee's message; the text itself is 1). The corpus nests about 10 deep; the
+bound keeps what walks a value afterwards (the schema check, the matchers, ``normalize``,
+all recursive) well inside Python's recursion limit."""
+
+
 def parse_json(text: str) -> Any:
-    """Parse strict JSON: ``NaN`` and ``Infinity`` (which Python accepts by default) fail."""
-    return json.loads(text, parse_constant=_reject_constant)
+    """Parse strict JSON: ``NaN`` and ``Infinity`` (which Python accepts by default) fail, and
+    so does nesting deeper than :data:`MAX_DEPTH` (a ``ValueError`` like any other fault, not
+    the parser's ``RecursionError``)."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError(f"arrays and objects nest more than {MAX_DEPTH} deep") from None
+    _check_depth(value)
+    return value
+
+
+_CONTAINERS = (dict, list)  # what json.loads makes: exactly these types
+# (harnessweaver/jsondepth.py walks the same way; the driver imports no module of the package
+# outside harnessweaver.conformance, so that it judges implementations without loading one.)
+
+
+def _check_depth(value: Any) -> None:
+    """``ValueError`` when ``value`` (as ``json.loads`` made it) nests deeper than
+    :data:`MAX_DEPTH`: a walk a level at a time, without recursion."""
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 0
+    while level:  # a level at a time: the containers one deeper than the last
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise ValueError(f"arrays and objects nest more than {MAX_DEPTH} deep")
+        level = [
+            child
+            for item in level
+            for child in (item.values() if type(item) is dict else item)
+            if type(child) in _CONTAINERS
+        ]
 
 
 def strip_timings(observation: Any) -> Any:

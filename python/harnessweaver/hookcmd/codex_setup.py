@@ -103,7 +103,7 @@ def install(snippet: dict[str, Any], command: str, home: Path) -> list[TrustEntr
     if hooks_file.exists():
         try:
             loaded = json.loads(hooks_file.read_text(encoding="utf-8"))
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the parser's limit: not JSON to us
             raise CodexSetupError(f"{hooks_file} is not valid JSON; fix it first") from None
         if not isinstance(loaded, dict):
             raise CodexSetupError(f"{hooks_file} does not hold a JSON object; fix it first")

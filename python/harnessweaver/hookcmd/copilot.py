@@ -22,6 +22,7 @@ import json
 from typing import Any
 
 from .agents import _CANNOT, Agent
+from .limits import check_depth
 from .protocol import Decision, Reply, Request
 
 __all__ = ["COPILOT", "COPILOT_EVENTS", "adapt", "answer", "fail"]
@@ -45,11 +46,13 @@ _TITLE = "Copilot CLI"
 
 def adapt(doc: dict[str, Any]) -> dict[str, Any]:
     """The common field names: ``tool_input`` given as a JSON string is parsed (Copilot CLI
-    parses it "when possible"), and ``PostToolUse``'s ``tool_result`` becomes
+    parses it "when possible"; nested past the document's limit, it is refused as the document
+    would be: :class:`~.limits.LimitError`), and ``PostToolUse``'s ``tool_result`` becomes
     ``tool_response`` (an object with ``error`` when ``result_type`` is not ``success``)."""
     out = dict(doc)
     raw = out.get("tool_input")
     if isinstance(raw, str):
+        check_depth(raw.encode("utf-8", "surrogatepass"))  # JSON in a string: not yet counted
         try:
             parsed = json.loads(raw)
         except ValueError:

@@ -24,6 +24,7 @@ import json
 from typing import Any
 
 from .agents import _CANNOT, Agent
+from .limits import check_depth
 from .protocol import Decision, Reply, Request
 
 __all__ = ["CURSOR", "CURSOR_EVENTS", "adapt", "answer"]
@@ -57,7 +58,8 @@ _TITLE = "Cursor"
 def adapt(doc: dict[str, Any]) -> dict[str, Any]:
     """The common field names: the session is ``conversation_id`` (``session_id`` where only
     that is sent); ``postToolUse``'s ``tool_output`` (a JSON string) and
-    ``postToolUseFailure``'s ``error_message`` become ``tool_response``."""
+    ``postToolUseFailure``'s ``error_message`` become ``tool_response`` (the JSON string nested
+    past the document's limit is refused as the document would be: :class:`~.limits.LimitError`)."""
     out = dict(doc)
     if "conversation_id" in out:
         out["session_id"] = out["conversation_id"]
@@ -65,6 +67,7 @@ def adapt(doc: dict[str, Any]) -> dict[str, Any]:
     if name == "postToolUse" and "tool_output" in out:
         output = out["tool_output"]
         if isinstance(output, str):
+            check_depth(output.encode("utf-8", "surrogatepass"))  # JSON in a string: uncounted
             with contextlib.suppress(ValueError):  # plain text output stays text
                 output = json.loads(output)
         out["tool_response"] = output

@@ -94,7 +94,7 @@ def _read_json(path: Path, report: Report) -> dict[str, Any] | None:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         report.findings.append(
             Finding("settings", f"{path} cannot be read: {type(exc).__name__}", "repair the file")
         )
@@ -507,7 +507,7 @@ def answer_problems(agent: str, code: int, stdout: bytes) -> list[str]:
         return []
     try:
         doc = json.loads(stdout)
-    except ValueError:
+    except (ValueError, RecursionError):
         return [f"stdout is not JSON: {title} ignores it and runs the tool"]
     if not isinstance(doc, dict):
         return [f"stdout is a JSON {type(doc).__name__}, not an object: {title} ignores it"]

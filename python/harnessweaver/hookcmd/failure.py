@@ -129,7 +129,7 @@ def _completed_item(line: bytes, call: str) -> dict[str, Any] | None:
     """The item of an ``item_completed`` line about the call ``call``, else ``None``."""
     try:
         entry = json.loads(line)
-    except ValueError:  # the first line of the tail may be cut
+    except (ValueError, RecursionError):  # the tail's first line may be cut; any may be hostile
         return None
     payload = entry.get("payload") if isinstance(entry, dict) else None
     item = payload.get("item") if isinstance(payload, dict) else None

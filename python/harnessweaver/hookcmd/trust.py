@@ -182,7 +182,7 @@ def check(hooks_file: Path, config_file: Path, command: str, events: Iterable[st
     try:
         loaded = json.loads(hooks_file.read_text(encoding="utf-8"))
         hooks = loaded if isinstance(loaded, dict) else {}
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         unreadable.append(f"{hooks_file}: cannot read the hooks ({type(exc).__name__})")
     states = _states(config_file, unreadable)
     trust = entries(hooks, hooks_file, command)

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..plugin import Plugin
 from .errors import Problems
+from .importfail import described
 from .limits import MAX_BYTES
 from .model import PROFILE_KEYS, Document, Ref
 from .yaml import YamlProblem, parse_yaml
@@ -119,6 +120,16 @@ def _import(name: str, base: Path) -> ModuleType:
             sys.path.remove(entry)
 
 
+def _offered(module: ModuleType) -> list[object] | None:
+    """What a plugin module offers: its ``plugin``, or the items of its ``plugins``; ``None``
+    when it has neither. Read inside the import's guard: a module ``__getattr__`` may raise."""
+    plugin = getattr(module, "plugin", None)
+    if isinstance(plugin, Plugin):
+        return [plugin]
+    plugins = getattr(module, "plugins", None)
+    return list(plugins) if isinstance(plugins, list | tuple) else None
+
+
 class Plugins:
     """The plugins loaded so far, by namespace."""
 
@@ -156,19 +167,20 @@ class Plugins:
     def _local(self, ref: Ref, base: Path) -> None:
         try:
             module = _import(ref.value, base)
-        except Exception as exc:
-            message = f"cannot import {ref.value}: {type(exc).__name__}: {exc}"
+            offered = _offered(module)
+        except KeyboardInterrupt:  # Ctrl-C stops the load, as anywhere (docs/harness-spec.md)
+            raise
+        except BaseException as exc:  # SystemExit, GeneratorExit...: the plugin's, not ours
+            message = f"cannot import {ref.value}: {described(exc)}"
             self._problem(ref, "plugin_import_error", message)
             return
         origin = f"module {ref.value}"
-        if isinstance(getattr(module, "plugin", None), Plugin):
-            self._add(module.plugin, ref, origin)
-        elif isinstance(getattr(module, "plugins", None), list | tuple):
-            for plugin in module.plugins:
-                self._add(plugin, ref, origin)
-        else:
+        if offered is None:
             message = f"module {ref.value} has no `plugin` (an hw.Plugin) or `plugins` (a list)"
             self._problem(ref, "plugin_import_error", message)
+            return
+        for plugin in offered:
+            self._add(plugin, ref, origin)
 
     def _installed(self, ref: Ref) -> None:
         found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
@@ -188,8 +200,10 @@ class Plugins:
         try:
             loaded: Any = chosen[0].load()
             plugin = loaded if isinstance(loaded, Plugin) or not callable(loaded) else loaded()
-        except Exception as exc:
-            self._problem(ref, "plugin_import_error", f"{origin}: {type(exc).__name__}: {exc}")
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # as for a local module: the type, never the message
+            self._problem(ref, "plugin_import_error", f"{origin}: {described(exc)}")
             return
         if isinstance(plugin, Plugin) and plugin.namespace != ref.value:
             message = f"{origin} gives plugin namespace {plugin.namespace!r}, not {ref.value!r}"

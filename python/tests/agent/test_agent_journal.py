@@ -10,6 +10,7 @@ import pytest
 from agent_support import Counted, ManualClock, S, answering, harness, once
 
 import harnessweaver as hw
+from harnessweaver.agent.journal import JournalWriter
 
 pytestmark = pytest.mark.anyio
 
@@ -101,6 +102,36 @@ def test_an_unreadable_line_before_the_last_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(hw.JournalError, match=r"line 1 is not a journal line") as caught:
         hw.read_journal(journal)
     assert caught.value.kind == "invalid_journal"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[" * 100_000 + "]" * 100_000,  # issue 28's line
+        '{"v": 2, "kind": "start", "x": ' + '{"a": ' * 5_000 + "1" + "}" * 5_000 + "}",
+    ],
+    ids=["arrays", "objects-in-a-field"],
+)
+async def test_a_complete_line_nested_too_deeply_is_invalid_journal(
+    tmp_path: Path, line: str
+) -> None:
+    """Not the parser's RecursionError (docs/agent.md, "Crashes"): after a run's lines, or
+    alone, for every reader of the journal, the writer appending to it included."""
+    journal = tmp_path / "run.jsonl"
+    await harness(script=["done"], journal=journal).run("go")
+    lines = len(hw.read_journal(journal))
+    for text in (journal.read_text(encoding="utf-8"), ""):
+        journal.write_text(text + line + "\n", encoding="utf-8")
+        number = lines + 1 if text else 1
+        for read in (hw.read_journal, hw.recover, lambda p: JournalWriter(p, append=True)):
+            with pytest.raises(hw.JournalError) as caught:
+                read(journal)
+            assert caught.value.kind == "invalid_journal"
+            assert f"line {number} is not a journal line (arrays and objects nest" in str(
+                caught.value
+            )
+    journal.write_text(line, encoding="utf-8")  # without its newline: a torn line, ignored
+    assert hw.recover(journal) is None
 
 
 def test_a_journal_with_no_complete_line_recovers_nothing(tmp_path: Path) -> None:

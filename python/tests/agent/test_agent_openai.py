@@ -115,6 +115,34 @@ async def test_arguments_that_are_not_a_json_object_are_refused() -> None:
     assert caught.value.kind == "invalid_response"
 
 
+@pytest.mark.parametrize("depth", [129, 300, 2_000, 100_000])
+async def test_arguments_nested_too_deeply_are_refused(depth: int) -> None:
+    """Not pydantic's ValidationError (300) nor the parser's RecursionError (2,000): a model's
+    answer the run cannot hold (the journal reads the arguments back) is invalid_response."""
+    text = '{"a": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+    body = completion(tool_calls=[function_call("c1", "lookup", text)])
+    async with stub_server((200, body)) as stub:
+        with pytest.raises(hw.ProviderError) as caught:
+            await provider(stub.base_url).complete(hw.ModelRequest())
+    assert caught.value.kind == "invalid_response"
+    assert "tool call arguments nest arrays and objects more than 128 deep" in str(caught.value)
+
+
+async def test_arguments_nested_up_to_the_limit_are_read() -> None:
+    text = '{"a": ' + "[" * 127 + "]" * 127 + "}"
+    body = completion(tool_calls=[function_call("c1", "lookup", text)])
+    async with stub_server((200, body)) as stub:
+        response = await provider(stub.base_url).complete(hw.ModelRequest())
+    assert response.message.tool_calls[0].arguments["a"] is not None
+
+
+async def test_a_body_nested_too_deeply_is_refused() -> None:
+    async with stub_server((200, "[" * 100_000 + "]" * 100_000)) as stub:
+        with pytest.raises(hw.ProviderError, match=r"nests arrays and objects too deeply") as e:
+            await provider(stub.base_url).complete(hw.ModelRequest())
+    assert e.value.kind == "invalid_response"
+
+
 async def test_a_body_that_is_not_json_is_refused() -> None:
     async with stub_server((200, "<html>")) as stub:
         with pytest.raises(hw.ProviderError, match=r"is not JSON"):

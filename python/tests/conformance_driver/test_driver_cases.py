@@ -100,6 +100,14 @@ def test_invalid_json_names_the_file(tmp_path: Path) -> None:
         load_cases(tmp_path)
 
 
+@pytest.mark.parametrize("depth", [129, 100_000])
+def test_a_case_file_nested_too_deeply_names_the_file(tmp_path: Path, depth: int) -> None:
+    text = '{"cases": [{"id": "a.b", "given": ' + "[" * depth + "]" * depth + "}]}"
+    (tmp_path / "deep.json").write_text(text, encoding="utf-8")
+    with pytest.raises(CaseLoadError, match=r"deep\.json: cannot read JSON: arrays and objects"):
+        load_cases(tmp_path)
+
+
 def test_a_directory_without_case_files_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "schema.json").write_text("{}", encoding="utf-8")
     with pytest.raises(CaseLoadError, match="no case files"):

@@ -281,6 +281,25 @@ def test_missing_reason_is_a_load_error(tmp_path: Path, conformance: Any) -> Non
     assert not (run.results / "fake.jsonl").exists()
 
 
+@pytest.mark.parametrize("depth", [129, 100_000])
+def test_an_expectations_file_nested_too_deeply_is_a_load_error(
+    tmp_path: Path, conformance: Any, depth: int
+) -> None:
+    """Not the parser's RecursionError (100,000) nor a walk's (129: parsed, then refused
+    before anything recursive reads it)."""
+    cases = failing_corpus(tmp_path)
+    expectations = tmp_path / "expectations"
+    expectations.mkdir()
+    (expectations / "fake.json").write_text(
+        '{"implementation": "fake", "entries": ' + "[" * depth + "]" * depth + "}",
+        encoding="utf-8",
+    )
+    run = conformance("--cases", str(cases), "--expectations", str(expectations))
+    assert run.code == 2
+    assert "fake.json: cannot read JSON: arrays and objects nest more than 128 deep" in run.err
+    assert "Traceback" not in run.err
+
+
 def test_crash_mid_case_restarts_and_later_cases_run(tmp_path: Path, conformance: Any) -> None:
     log = tmp_path / "hello.log"
     write_cases(

@@ -85,6 +85,8 @@ def test_hang_times_out_kills_and_restarts(tmp_path: Path) -> None:
     ("fake", "reason"),
     [
         ({"garbage": "Traceback (most recent call last):"}, "not a JSON line"),
+        ({"garbage": "[" * 100_000 + "]" * 100_000}, "nest more than 128 deep"),
+        ({"garbage": '{"seq": 1, "actual": ' + "[" * 129 + "]" * 129 + "}"}, "128 deep"),
         ({"wrong_seq": True}, "answer has seq 101, expected 1"),
     ],
 )

@@ -344,3 +344,34 @@ def test_github_hook_files(agent: str, home: Path, project: Path) -> None:
 def wire_at(path: Path, config: dict[str, object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config))
+
+
+def test_settings_and_hooks_nested_too_deeply_are_reported_not_raised(
+    home: Path, project: Path
+) -> None:
+    """The parser's RecursionError (issue 28) is a finding like any unreadable file."""
+    deep = "[" * 100_000 + "]" * 100_000
+    path = project / SETTINGS["claude-code"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(deep)
+    report = diagnose(HookOptions("claude-code", SCRIPTED), project, home)
+    assert any(f"{path} cannot be read: RecursionError" in f.problem for f in report.findings)
+    hooks = home / ".codex" / "hooks.json"
+    hooks.parent.mkdir()
+    hooks.write_text(deep)
+    report = diagnose(HookOptions("codex", SCRIPTED), project, home)
+    assert any(f"{hooks} cannot be read: RecursionError" in f.problem for f in report.findings)
+
+
+def test_codex_files_nested_too_deeply_are_refused_not_raised(tmp_path: Path) -> None:
+    """The trust check reports the hooks file unreadable; installing refuses to merge into it
+    (each raised the parser's RecursionError, issue 28)."""
+    from harnessweaver.hookcmd.codex_setup import CodexSetupError, install
+    from harnessweaver.hookcmd.trust import check
+
+    hooks = tmp_path / "hooks.json"
+    hooks.write_text("[" * 100_000 + "]" * 100_000)
+    result = check(hooks, tmp_path / "config.toml", "harnessweaver", ["PreToolUse"])
+    assert f"{hooks}: cannot read the hooks (RecursionError)" in result.unreadable
+    with pytest.raises(CodexSetupError, match="is not valid JSON; fix it first"):
+        install(printed("codex"), "harnessweaver", tmp_path)

@@ -1,6 +1,6 @@
 """The Codex transcript a failure is read from is named by the event document: a path to a
-device, a FIFO or a directory is not read (it would never end, or block), and a large
-transcript is read only at its end."""
+device, a FIFO or a directory is not read (it would never end, or block), a large
+transcript is read only at its end, and a line nested too deeply to parse says nothing."""
 
 from __future__ import annotations
 
@@ -42,3 +42,14 @@ def test_a_large_transcript_is_read_at_its_end(tmp_path: Path) -> None:
     assert failed("codex", codex_doc(str(transcript))) is True
     transcript.write_bytes(completed(3) + b"y" * (_TRANSCRIPT_TAIL + 10) + b"\n")
     assert failed("codex", codex_doc(str(transcript))) is False  # not within the tail
+
+
+def test_a_line_nested_too_deeply_says_nothing(tmp_path: Path) -> None:
+    """It raised the parser's RecursionError: the hook failed closed as 'a bug' (issue 28)."""
+    transcript = tmp_path / "t.jsonl"
+    deep = b"[" * 100_000 + b"]" * 100_000
+    line = completed(3).replace(b'"exit_code": 3', b'"exit_code": 3, "x": ' + deep)
+    transcript.write_bytes(completed(3) + line)
+    assert failed("codex", codex_doc(str(transcript))) is True  # the line before it tells
+    transcript.write_bytes(line)
+    assert failed("codex", codex_doc(str(transcript))) is False

@@ -18,7 +18,8 @@ from hookcmd_support import SCRIPTED, Ran, command, event, run_process, warm_hel
 
 from harnessweaver import cli
 from harnessweaver.hookcmd import limits, warm
-from harnessweaver.hookcmd.command import HookOptions, main
+from harnessweaver.hookcmd.agents import AGENTS
+from harnessweaver.hookcmd.command import HookOptions, _fail, main
 from harnessweaver.hookcmd.output import write_answer
 
 SECRET = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"
@@ -196,6 +197,54 @@ def test_nesting_beyond_the_limit_fails_closed_in_a_process(tmp_path: Path) -> N
     ran = run_process("gemini", _nested(3000).replace(b"PreToolUse", b"BeforeTool"), SCRIPTED,
                       tmp_path / "s.db", {"HARNESSWEAVER_HOOK_WARM": "0"})  # fmt: skip
     _one_refusal(ran, f"more than {limits.MAX_DEPTH} deep, the limit")
+
+
+PRE_TOOL = {"claude-code": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool",
+            "copilot": "PreToolUse", "cursor": "preToolUse", "vscode": "PreToolUse"}  # fmt: skip
+
+
+def test_nesting_beyond_the_limit_is_refused_for_every_agent_through_the_warm_helper(
+    tmp_path: Path,
+) -> None:
+    """Each agent's PreToolUse with its tool input nested past the limit: the one refusal
+    line, in the agent's terms (Copilot CLI: exit 0 and a deny), cold and warm."""
+    assert set(PRE_TOOL) == set(AGENTS)
+    line = (
+        "harnessweaver hook: refused: the event document nests arrays and objects more than "
+        f"{limits.MAX_DEPTH} deep, the limit"
+    )
+    with warm_helper() as env:
+        for agent, name in PRE_TOOL.items():
+            doc = event(agent, name)
+            doc["tool_input"] = {"deep": 0}
+            raw = json.dumps(doc).replace('"deep": 0', '"deep": ' + "[" * 5000 + "]" * 5000)
+            reply = _fail(AGENTS[agent], line)
+            out = "" if reply.stdout is None else json.dumps(reply.stdout) + "\n"
+            for warmth in ({"HARNESSWEAVER_HOOK_WARM": "0"}, env):
+                ran = run_process(agent, raw.encode(), SCRIPTED, tmp_path / "s.db", warmth)
+                assert ran == Ran(reply.exit_code, out, f"{line} (failing closed)\n"), agent
+
+
+@pytest.mark.parametrize("depth", [limits.MAX_DEPTH + 1, 300, 100_000])
+@pytest.mark.parametrize(
+    ("agent", "name", "key"),
+    [("copilot", "PreToolUse", "tool_input"), ("cursor", "postToolUse", "tool_output")],
+)
+def test_json_in_a_string_nested_beyond_the_limit_is_refused_naming_it(
+    agent: str, name: str, key: str, depth: int, tmp_path: Path
+) -> None:
+    """The agent's JSON-in-a-string field, parsed by its adapter: it gave a ValidationError
+    (300) or 'RecursionError (a bug)' (100,000), as the issue said of the whole document."""
+    doc = event(agent, name)
+    doc[key] = "[" * depth + "]" * depth
+    ran = _in_process(agent, json.dumps(doc).encode(), SCRIPTED, tmp_path / "s.db")
+    line = (
+        "harnessweaver hook: refused: the event document nests arrays and objects more than "
+        f"{limits.MAX_DEPTH} deep, the limit"
+    )
+    reply = _fail(AGENTS[agent], line)
+    out = "" if reply.stdout is None else json.dumps(reply.stdout) + "\n"
+    assert ran == Ran(reply.exit_code, out, f"{line} (failing closed)\n")
 
 
 def test_nesting_up_to_the_limit_is_answered(tmp_path: Path) -> None:

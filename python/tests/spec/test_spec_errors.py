@@ -409,7 +409,10 @@ def test_unknown_and_broken_plugins(tmp_path: Path) -> None:
     ]
     assert "No module named 'missing_plugin_mod'" in found[0].message
     assert "has no `plugin` (an hw.Plugin) or `plugins` (a list)" in found[1].message
-    assert "RuntimeError: boom" in found[2].message
+    assert "cannot import broken_plugin_mod: RuntimeError (its message is not shown)" in (
+        found[2].message
+    )
+    assert "boom" not in found[2].message  # R9: an import's message may hold anything
     assert "no entry point of that name in the group harnessweaver.plugins" in found[3].message
 
 

@@ -23,6 +23,7 @@ import type { Middleware } from "../middleware.js";
 import { Plugin, type Configurable } from "../plugin.js";
 import { BUILTIN_PROFILES, builtinPlugin } from "./builtins.js";
 import { closeMatches } from "./close.js";
+import { described } from "./importfail.js";
 import type { Problems, SpecKind } from "./errors.js";
 import { MAX_BYTES } from "./limits.js";
 import { fromJson, PROFILE_KEYS, type Document, type Ref } from "./model.js";
@@ -136,11 +137,6 @@ export class Context {
   }
 }
 
-function describe(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return `${typeof error}: ${String(error)}`;
-}
-
 /** The module file a `local` entry names, relative to `base`, or null. */
 function localFile(name: string, base: string): string | null {
   if (name.startsWith("./") || name.startsWith("../")) {
@@ -238,7 +234,7 @@ export class Plugins {
     try {
       module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     } catch (error) {
-      this.#problem(ref, "plugin_import_error", `cannot import ${ref.value}: ${describe(error)}`);
+      this.#problem(ref, "plugin_import_error", `cannot import ${ref.value}: ${described(error)}`);
       return;
     }
     const origin = `module ${ref.value}`;
@@ -262,7 +258,7 @@ export class Plugins {
     try {
       module = (await import(pathToFileURL(packageEntry(folder)).href)) as Record<string, unknown>;
     } catch (error) {
-      this.#problem(ref, "plugin_import_error", `${origin}: ${describe(error)}`);
+      this.#problem(ref, "plugin_import_error", `${origin}: ${described(error)}`);
       return;
     }
     const offered = Array.isArray(module["plugins"]) ? (module["plugins"] as unknown[]) : [module["plugin"]];

@@ -39,7 +39,34 @@ describe("local plugins", () => {
     );
     assert.match(found[0]?.message ?? "", /cannot import missing: no module file/);
     assert.match(found[1]?.message ?? "", /exports no `plugin`/);
-    assert.match(found[2]?.message ?? "", /RangeError: boom \(plugins\)$/);
+    assert.match(found[2]?.message ?? "", /cannot import broken: RangeError \(its message is not shown\) \(plugins\)$/);
+    assert.doesNotMatch(found[2]?.message ?? "", /boom/); // R9: an import's message may hold anything
+  });
+
+  it("a plugin that throws anything is plugin_import_error naming its kind, never its message (issue 28)", async () => {
+    const SECRET = "sk-ant-api03-plugin-secret-0123456789";
+    const thrown: Record<string, [string, string]> = {
+      error: [`class Halt extends Error { constructor(m) { super(m); this.name = "Halt"; } }\nthrow new Halt("${SECRET}");\n`, "Halt"],
+      string: [`throw "${SECRET}";\n`, "NonErrorThrown"],
+      number: ["throw 42;\n", "NonErrorThrown"],
+      undefined: ["throw undefined;\n", "NonErrorThrown"],
+      tostring: [`throw { toString() { throw new Error("${SECRET}"); } };\n`, "NonErrorThrown"],
+      nullproto: ["throw Object.create(null);\n", "NonErrorThrown"],
+      secretname: [`const e = new Error("m"); e.name = "${SECRET} x";\nthrow e;\n`, "Error"],
+      namegetter: [`const e = new Error("m"); Object.defineProperty(e, "name", { get() { throw new Error("${SECRET}"); } });\nthrow e;\n`, "Error"],
+      missing: ['import "hw-no-such-package-anywhere";\n', "Error [ERR_MODULE_NOT_FOUND]"],
+    };
+    const names = Object.keys(thrown);
+    const root = folder({
+      "harness.yaml": `plugins:\n  local: [${names.join(", ")}]\n`,
+      ...Object.fromEntries(names.map((name) => [`${name}.mjs`, thrown[name]?.[0] ?? ""])),
+    });
+    const found = await problems(join(root, "harness.yaml"));
+    assert.deepEqual(
+      found.map((p) => [p.kind, p.item, p.message]),
+      names.map((name, i) => ["plugin_import_error", `plugins.local[${String(i)}]`, `cannot import ${name}: ${thrown[name]?.[1] ?? ""} (its message is not shown) (plugins)`]),
+    );
+    for (const problem of found) assert.ok(!String(problem).includes(SECRET));
   });
 
   it("two plugins of one namespace are duplicate_plugin; the same plugin listed twice loads once", async () => {

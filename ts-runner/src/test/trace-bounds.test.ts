@@ -52,6 +52,30 @@ describe("emit ordinals at their boundaries (I19)", () => {
   });
 });
 
+interface NestedRead {
+  readonly id: string;
+  readonly line: { readonly before: string; readonly open: string; readonly depth: number; readonly inner: string; readonly close: string; readonly after: string };
+  readonly then: { readonly records?: number; readonly error?: string };
+}
+
+/** The shared reads of conformance/cases/trace/reads/nesting.json (the Python cores run them too). */
+const NESTING = fileURLToPath(new URL("../../../conformance/cases/trace/reads/nesting.json", import.meta.url));
+
+describe("nesting in a trace line (I33)", () => {
+  it("carry out the shared reads: invalid_trace however deep, never a stack error", () => {
+    const reads = (JSON.parse(readFileSync(NESTING, "utf8")) as { reads: NestedRead[] }).reads;
+    assert.equal(reads.length, 11);
+    for (const { id, line, then } of reads) {
+      const text = `${line.before}${line.open.repeat(line.depth)}${line.inner}${line.close.repeat(line.depth)}${line.after}\n`;
+      if (then.error !== undefined) {
+        assert.throws(() => Trace.fromJSONL(text), (e: unknown) => e instanceof TraceFormatError && e.kind === then.error && !/call stack/.test(e.message), id);
+        continue;
+      }
+      assert.equal(Trace.fromJSONL(text).records().length, then.records, id);
+    }
+  });
+});
+
 describe("bounded traces (I20)", () => {
   it("keep the newest records up to their limit, counting the dropped ones", async () => {
     assert.equal(new Trace().limit, DEFAULT_LIMIT);
