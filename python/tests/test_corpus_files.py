@@ -28,6 +28,7 @@ KNOWN_RULES = (
     + ["I25"]  # audit mode
     + ["I26"]
     + ["I27"]  # content identity
+    + ["I32"]  # odd names at emit and unregister
 )
 # No step can express I12 (cancellation from outside), nor read a trace back (I19) or fill one
 # to its limit (I20); the test suites pin those.
