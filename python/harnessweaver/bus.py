@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
+from ._plain import LIVE, uncopyable
 from ._select import core
 from .events import EVENT_TYPES
 from .middleware import build, spec_of
@@ -26,6 +27,7 @@ class _Emit(Protocol):
     ) -> Coroutine[Any, Any, HookResult]: ...
 
 
+@uncopyable("HookBus", LIVE)
 class HookBus:
     """The hook bus: every middleware of a hook point, in a predictable order.
 

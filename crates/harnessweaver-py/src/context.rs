@@ -41,6 +41,14 @@ pub struct RunContext {
 
 #[pymethods]
 impl RunContext {
+    /// Refused: `copy`, `deepcopy` and `pickle` all raise this `TypeError` (both cores alike).
+    #[allow(clippy::unused_self)] // a Python method needs its receiver
+    fn __reduce_ex__(&self, _protocol: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(crate::errors::not_copyable(
+            "RunContext",
+            crate::errors::LIVE,
+        ))
+    }
     #[new]
     #[pyo3(signature = (envelope = None, trace = None))]
     fn new(

@@ -40,6 +40,14 @@ pub struct Declaration {
 
 #[pymethods]
 impl Declaration {
+    /// Refused: `copy`, `deepcopy` and `pickle` all raise this `TypeError` (both cores alike).
+    #[allow(clippy::unused_self)] // a Python method needs its receiver
+    fn __reduce_ex__(&self, _protocol: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(crate::errors::not_copyable(
+            "Declaration",
+            crate::errors::IMMUTABLE,
+        ))
+    }
     #[getter]
     fn name(&self) -> &str {
         &self.inner.name
@@ -131,7 +139,12 @@ fn text<'a>(
 }
 
 /// The error of `kind` for a string that is not valid text (a lone surrogate, I17).
-fn not_text(phase: Phase, kind: ErrorKind, field: &str, value: &Bound<'_, PyString>) -> PyErr {
+pub(crate) fn not_text(
+    phase: Phase,
+    kind: ErrorKind,
+    field: &str,
+    value: &Bound<'_, PyString>,
+) -> PyErr {
     let py = value.py();
     to_py(py, phase, &invalid_value(kind, field, &shown_text(value)))
 }
@@ -139,8 +152,12 @@ fn not_text(phase: Phase, kind: ErrorKind, field: &str, value: &Bound<'_, PyStri
 /// A string as messages show it: quoted verbatim, its lone surrogates written as `\udcff`
 /// escapes (a message is valid text; the pure-Python core's `shown` does the same, I17).
 pub(crate) fn shown_text(value: &Bound<'_, PyString>) -> String {
-    let escaped = value
-        .call_method1(intern!(value.py(), "encode"), ("utf-8", "backslashreplace"))
+    // `str.encode` itself: a subclass's own `encode` is never called (it may raise or lie).
+    let py = value.py();
+    let escaped = py
+        .get_type::<PyString>()
+        .getattr(intern!(py, "encode"))
+        .and_then(|encode| encode.call1((value, "utf-8", "backslashreplace")))
         .and_then(|b| b.extract::<Vec<u8>>());
     match escaped {
         Ok(bytes) => format!("'{}'", String::from_utf8_lossy(&bytes)),

@@ -68,3 +68,17 @@ pub fn wrong_type(
         &harnessweaver_core::error::invalid_value(kind, field, &repr),
     )
 }
+
+/// Why an object of the bus is neither copied nor pickled: what `__reduce_ex__` raises, so
+/// `copy.copy`, `copy.deepcopy` and `pickle` refuse it alike, in the words of the pure core's
+/// `refuse_copy` (docs/events.md, "Odd values at the Python API").
+pub fn not_copyable(name: &str, why: &str) -> PyErr {
+    pyo3::exceptions::PyTypeError::new_err(format!(
+        "harnessweaver.{name} objects cannot be copied or pickled: {why}"
+    ))
+}
+
+/// The reason of a value that cannot change: the object itself can be shared.
+pub const IMMUTABLE: &str = "it cannot change, so share the object itself";
+/// The reason of an object that holds what runs in this process.
+pub const LIVE: &str = "it holds live state of this process (middleware, records, a sink)";

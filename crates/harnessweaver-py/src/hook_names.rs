@@ -17,6 +17,7 @@ use pyo3::types::PyString;
 use harnessweaver_core::catalogue::{hook_id, HookId, CATALOGUE};
 use harnessweaver_core::ErrorKind;
 
+use crate::declaration::not_text;
 use crate::errors::{to_py, wrong_type, Phase};
 use crate::gil_cell::GilCell;
 
@@ -62,7 +63,11 @@ pub fn hook_of(hook: &Bound<'_, PyAny>) -> PyResult<HookId> {
     }
     // Unknown names and `str` subclasses: by text, which also words the error.
     match hook.cast::<PyString>() {
-        Ok(name) => hook_id(name.to_str()?).map_err(|e| to_py(py, Phase::Emit, &e)),
+        // A lone surrogate is no valid text: an unknown hook point, shown escaped (I17).
+        Ok(name) => match name.to_str() {
+            Ok(text) => hook_id(text).map_err(|e| to_py(py, Phase::Emit, &e)),
+            Err(_) => Err(not_text(Phase::Emit, ErrorKind::UnknownHook, "hook", name)),
+        },
         Err(_) => Err(wrong_type(
             py,
             Phase::Emit,

@@ -685,6 +685,14 @@ pub struct HookResult {
 
 #[pymethods]
 impl HookResult {
+    /// Refused: `copy`, `deepcopy` and `pickle` all raise this `TypeError` (both cores alike).
+    #[allow(clippy::unused_self)] // a Python method needs its receiver
+    fn __reduce_ex__(&self, _protocol: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(crate::errors::not_copyable(
+            "HookResult",
+            crate::errors::IMMUTABLE,
+        ))
+    }
     #[new]
     #[pyo3(signature = (outcome, event, warnings = None))]
     fn new(

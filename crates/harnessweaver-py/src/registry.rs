@@ -24,7 +24,7 @@ use crate::contract::mode_of;
 use crate::correlation::{LastSeen, Run};
 use crate::cpython::Held;
 use crate::deadline::{deadline_ns, deadlines_of};
-use crate::declaration::{layer_of, overridden, Declaration};
+use crate::declaration::{layer_of, not_text, overridden, Declaration};
 use crate::emitter::{emitter, new_emit, Spare};
 use crate::errors::{to_py, wrong_type, Phase};
 use crate::gil_cell::{GilCell, Plain};
@@ -290,6 +290,11 @@ fn mismatch(
 
 #[pymethods]
 impl Registry {
+    /// Refused: `copy`, `deepcopy` and `pickle` all raise this `TypeError` (both cores alike).
+    #[allow(clippy::unused_self)] // a Python method needs its receiver
+    fn __reduce_ex__(&self, _protocol: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(crate::errors::not_copyable("Registry", crate::errors::LIVE))
+    }
     #[new]
     #[pyo3(signature = (event_types, *, contracts = None, deadlines = None, identity = None))]
     fn new(
@@ -411,7 +416,15 @@ impl Registry {
                 name,
             ));
         };
-        let text = text.to_str()?;
+        // A lone surrogate is no valid text: no middleware has that name (I17).
+        let Ok(text) = text.to_str() else {
+            return Err(not_text(
+                Phase::Register,
+                ErrorKind::UnknownMiddleware,
+                "name",
+                text,
+            ));
+        };
         // The removed entry and the replaced chains may hold the last references to the
         // middleware: they are dropped after the lock (see `withdraw`).
         let unregistered = {

@@ -17,7 +17,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyString, PyType};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyType};
 use pyo3::{intern, IntoPyObjectExt};
 
 use harnessweaver_core::failure::exception_name;
@@ -239,14 +239,76 @@ fn dicts<'py>(py: Python<'py>, records: &Taken) -> PyResult<Bound<'py, PyList>> 
 }
 
 /// The limit asked for: `None` is no bound; otherwise at least 1.
-fn limit_of(limit: Option<i64>) -> PyResult<Option<usize>> {
-    match limit {
-        None => Ok(None),
-        Some(n) if n >= 1 => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
-        Some(n) => Err(PyValueError::new_err(format!(
-            "Trace limit must be a positive number of records or None, got {n} (I20)"
-        ))),
+/// A `limit` or `batch` argument: a count of records (`None` for `None`), or how messages
+/// show a bad one. Judged when called, so a bad value never runs its own `__index__`.
+pub struct Count(Result<Option<usize>, String>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Count {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let obj: &Bound<'py, PyAny> = &obj;
+        if obj.is_none() {
+            return Ok(Self(Ok(None)));
+        }
+        Ok(Self(
+            count_of(obj).map(Some).ok_or_else(|| shown_count(obj)),
+        ))
     }
+}
+
+const DEFAULT_LIMIT_ARG: Count = Count(Ok(Some(1_048_576)));
+const DEFAULT_BATCH_ARG: Count = Count(Ok(Some(4096)));
+
+fn limit_of(limit: Count) -> PyResult<Option<usize>> {
+    limit.0.map_err(|shown| {
+        PyValueError::new_err(format!(
+            "Trace limit must be a positive number of records or None, got {shown} (I20)"
+        ))
+    })
+}
+
+fn batch_of(batch: Count) -> PyResult<usize> {
+    match batch.0 {
+        Ok(Some(n)) => Ok(n),
+        Ok(None) => Err(batch_error("None")),
+        Err(shown) => Err(batch_error(&shown)),
+    }
+}
+
+fn batch_error(shown: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "Trace batch must be a positive number of records, got {shown} (I20)"
+    ))
+}
+
+/// A count of records: an `int` (not a bool) from 1 to 2^63 − 1, read as its plain value;
+/// `None` for anything else (both cores alike).
+fn count_of(value: &Bound<'_, PyAny>) -> Option<usize> {
+    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
+        return None;
+    }
+    let n = value.extract::<i64>().ok().filter(|n| *n >= 1)?;
+    Some(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// A count as messages show it: an `int` as its plain value, anything else as its repr.
+fn shown_count(value: &Bound<'_, PyAny>) -> String {
+    let shown = if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
+        plain_int(value)
+    } else {
+        value.repr().map(|r| r.to_string())
+    };
+    shown.unwrap_or_else(|_| "<unprintable>".to_owned())
+}
+
+/// An `int` (or subclass) as its plain decimal value, never through its own `__repr__`.
+fn plain_int(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    let py = value.py();
+    let int_type = py.get_type::<PyInt>();
+    Ok(int_type
+        .getattr(intern!(py, "__repr__"))?
+        .call1((value,))?
+        .to_string())
 }
 
 /// A record's text: interned in Python too when it is permanent in the core, a plain string
@@ -332,27 +394,25 @@ fn path_of(file: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
 
 #[pymethods]
 impl Trace {
+    /// Refused: `copy`, `deepcopy` and `pickle` all raise this `TypeError` (both cores alike).
+    #[allow(clippy::unused_self)] // a Python method needs its receiver
+    fn __reduce_ex__(&self, _protocol: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(crate::errors::not_copyable("Trace", crate::errors::LIVE))
+    }
     #[new]
     #[pyo3(
-        signature = (*, precise = false, limit = Some(1_048_576), sink = None, batch = 4096),
+        signature = (*, precise = false, limit = DEFAULT_LIMIT_ARG, sink = None, batch = DEFAULT_BATCH_ARG),
         text_signature = "(*, precise=False, limit=1048576, sink=None, batch=4096)"
     )]
     fn new(
         py: Python<'_>,
         precise: bool,
-        limit: Option<i64>,
+        limit: Count,
         sink: Option<Bound<'_, PyAny>>,
-        batch: i64,
+        batch: Count,
     ) -> PyResult<Self> {
         let mut trace = Self::with_buf(TraceBuf::with_limit(limit_of(limit)?), precise);
-        trace.batch = match usize::try_from(batch) {
-            Ok(n) if n >= 1 => n,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "Trace batch must be a positive number of records, got {batch} (I20)"
-                )))
-            }
-        };
+        trace.batch = batch_of(batch)?;
         if let Some(sink) = sink.filter(|s| !s.is_none()) {
             if !sink.is_callable() {
                 return Err(PyTypeError::new_err(format!(
@@ -455,17 +515,33 @@ impl Trace {
         }
     }
 
-    fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyDict>> {
+    /// Record `index` (negative from the end). An `int` (bool and subclasses read as their
+    /// plain value, never through `__index__`); one out of range, however large, is an
+    /// `IndexError`, anything else a `TypeError` (both cores alike).
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        index: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        if !index.is_instance_of::<PyInt>() {
+            return Err(PyTypeError::new_err(format!(
+                "trace indices must be integers, not {}",
+                index.get_type().name()?
+            )));
+        }
+        let at = index.extract::<i64>().ok();
         let view = {
             let buf = self.lock();
-            let len = isize::try_from(buf.len()).unwrap_or(isize::MAX);
-            let at = if index < 0 { index + len } else { index };
-            usize::try_from(at).ok().and_then(|i| buf.get(i))
+            let len = i64::try_from(buf.len()).unwrap_or(i64::MAX);
+            at.map(|at| if at < 0 { at + len } else { at })
+                .and_then(|at| usize::try_from(at).ok())
+                .and_then(|i| buf.get(i))
         };
         match view {
             Some(view) => as_dict(py, &view),
             None => Err(PyIndexError::new_err(format!(
-                "trace index {index} out of range"
+                "trace index {} out of range",
+                plain_int(index)?
             ))),
         }
     }
@@ -508,14 +584,14 @@ impl Trace {
     /// keeps the newest `limit` of them (I20).
     #[classmethod]
     #[pyo3(
-        signature = (text, *, limit = Some(1_048_576)),
+        signature = (text, *, limit = DEFAULT_LIMIT_ARG),
         text_signature = "(text, *, limit=1048576)"
     )]
     fn from_jsonl(
         _cls: &Bound<'_, PyType>,
         py: Python<'_>,
         text: &str,
-        limit: Option<i64>,
+        limit: Count,
     ) -> PyResult<Self> {
         let trace = read_jsonl_into(text.as_bytes(), TraceBuf::with_limit(limit_of(limit)?))
             .map(|buf| Self::with_buf(buf, false))
@@ -527,13 +603,13 @@ impl Trace {
     /// Read a JSON Lines trace from a path or an open text file.
     #[classmethod]
     #[pyo3(
-        signature = (file, *, limit = Some(1_048_576)),
+        signature = (file, *, limit = DEFAULT_LIMIT_ARG),
         text_signature = "(file, *, limit=1048576)"
     )]
     fn read_jsonl(
         cls: &Bound<'_, PyType>,
         file: &Bound<'_, PyAny>,
-        limit: Option<i64>,
+        limit: Count,
     ) -> PyResult<Self> {
         let py = file.py();
         if let Some(path) = path_of(file)? {

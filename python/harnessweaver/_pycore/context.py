@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .._plain import LIVE, final, uncopyable
 from ..envelope import Envelope
 from .trace import Trace
 
 __all__ = ["RunContext"]
 
 
+@final("harnessweaver.RunContext")
+@uncopyable("RunContext", LIVE)
 @dataclass(frozen=True, slots=True)
 class RunContext:
-    """One run's context. ``trace=None`` starts a new, empty trace.
+    """One run's context. ``trace=None`` starts a new, empty trace (``envelope=None`` a new
+    envelope).
 
     Give concurrent runs separate contexts: each trace then holds only its own records
     (ruling 21).
@@ -22,6 +26,8 @@ class RunContext:
     trace: Trace = None  # type: ignore[assignment]  # None means a new Trace
 
     def __post_init__(self) -> None:
+        if self.envelope is None:  # as the Rust core reads it: a new envelope
+            object.__setattr__(self, "envelope", Envelope())
         if not isinstance(self.envelope, Envelope):
             raise TypeError(f"RunContext envelope must be an hw.Envelope, got {self.envelope!r}")
         if self.trace is None:

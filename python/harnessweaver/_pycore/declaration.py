@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Final
+from typing import Final, cast
 
+from .._plain import IMMUTABLE, final, plain_str, uncopyable
 from .catalogue import ORDER, hook_error
 from .duration import parse_duration_ns
 from .error import hooks_widened, shown, value_error
@@ -34,6 +35,8 @@ MISSING: Final = _Missing()
 """Marks an argument that was not given (``fail_mode`` has no default, ruling 14)."""
 
 
+@final("harnessweaver.Declaration")
+@uncopyable("Declaration", IMMUTABLE)
 class Declaration:
     """A validated declaration: name, hook points, band, fail mode and timeout."""
 
@@ -98,6 +101,7 @@ class Declaration:
 
 
 def _check_name(name: object, phase: str) -> str:
+    name = plain_str(name)
     if not isinstance(name, str) or _NAME.fullmatch(name) is None:
         raise value_error(phase, "invalid_name", "name", shown(name))
     return name
@@ -111,13 +115,15 @@ def _check_hooks(hooks: object, phase: str) -> tuple[str, ...]:
         raise value_error(phase, "invalid_hooks", "hooks", "[]")
     if not all(isinstance(hook, str) for hook in hooks):
         raise value_error(phase, "invalid_hooks", "hooks", shown(hooks))
-    for hook in hooks:
+    names = [cast("str", plain_str(hook)) for hook in hooks]  # str subclasses: their text
+    for hook in names:
         if hook not in ORDER:
             raise hook_error(phase, hook)
-    return tuple(sorted(set(hooks), key=ORDER.__getitem__))
+    return tuple(sorted(set(names), key=ORDER.__getitem__))
 
 
 def _check_band(band: object, phase: str) -> str:
+    band = plain_str(band)
     if not isinstance(band, str) or band not in BAND_INDEX:
         raise value_error(phase, "invalid_band", "band", shown(band))
     return band
@@ -126,6 +132,7 @@ def _check_band(band: object, phase: str) -> str:
 def _check_fail_mode(fail_mode: object, name: str, phase: str) -> str:
     if fail_mode is MISSING or fail_mode is None:
         raise value_error(phase, "missing_fail_mode", "fail_mode", shown(name))
+    fail_mode = plain_str(fail_mode)
     if not isinstance(fail_mode, str) or fail_mode not in FAIL_MODES:
         raise value_error(phase, "invalid_fail_mode", "fail_mode", shown(fail_mode))
     return fail_mode
@@ -139,6 +146,7 @@ def _check_r2(decl: Declaration, phase: str) -> Declaration:
 
 def _check_mode(mode: object, phase: str) -> str:
     """I25: ``enforce`` or ``audit``, exactly."""
+    mode = plain_str(mode)
     if not isinstance(mode, str) or mode not in MODES:
         raise value_error(phase, "invalid_mode", "mode", shown(mode))
     return mode

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from .._plain import plain_str
 from ..errors import HarnessweaverError, error_for
 
 __all__ = ["hooks_widened", "shown", "value_error"]
@@ -73,9 +74,14 @@ _EXPLAIN: Final = {
 
 def shown(value: object) -> str:
     """A value as messages show it: text quoted verbatim, anything else as its repr. Lone
-    surrogates, which no valid text holds, are written as ``\\udcff`` escapes (I17)."""
+    surrogates, which no valid text holds, are written as ``\\udcff`` escapes (I17). A str
+    subclass shows its characters, never its own ``__str__`` or ``__repr__``."""
+    value = plain_str(value)
     if not isinstance(value, str):
-        return repr(value)
+        try:
+            return repr(value)
+        except Exception:  # a repr that raises: shown as the Rust core shows it
+            return "<unprintable>"
     if not value.isascii():
         value = value.encode("utf-8", "backslashreplace").decode("utf-8")
     return f"'{value}'"

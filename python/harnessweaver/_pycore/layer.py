@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from .._plain import plain_str
 from ..errors import error_for
 from .declaration import BAND_INDEX, BandRule, Declaration, override_from
 from .error import shown, value_error
@@ -30,6 +31,7 @@ LAYERS: Final = {
 
 
 def check_layer(layer: object) -> str:
+    layer = plain_str(layer)
     if not isinstance(layer, str) or layer not in LAYERS:
         raise value_error("register", "unknown_layer", "layer", shown(layer))
     return layer

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Final, NoReturn, cast
 
+from .._plain import IMMUTABLE, final, uncopyable
 from .duration import parse_duration_ns
 
 __all__ = [
@@ -242,6 +243,7 @@ class Retry(_Outcome):
         _set(self, "warnings", _warnings(warnings))
 
 
+@final("harnessweaver.HookWarning")
 class HookWarning:
     """One warning on a ``HookResult`` (I24): the middleware that gave it and its text."""
 
@@ -292,6 +294,8 @@ class _ResultSlots:
             return ()
 
 
+@final("harnessweaver.HookResult")
+@uncopyable("HookResult", IMMUTABLE)
 class HookResult(_ResultSlots):
     """What ``emit`` returns: the combined ``outcome``, the ``event`` as the chain left it and
     the ``warnings`` of the answers the bus took, in the order the middleware ran (I24)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
+from .._plain import LIVE, final, plain_str, uncopyable
 from .._slowpath import continue_emit, finish
 from ..errors import error_for
 from .catalogue import HOOKS, OUTBOUND, hook_error
@@ -74,6 +75,8 @@ class _Entry:
         self.passed = outcome_shape(self.name, self.band, "continue", False, None, None, self.audit)
 
 
+@final("Registry")
+@uncopyable("Registry", LIVE)
 class Registry:
     """What a bus has registered, compiled into chains."""
 
@@ -179,6 +182,7 @@ class Registry:
 
     def unregister(self, name: str) -> Declaration:
         """Remove the middleware called ``name``; emits in flight keep their chains (I11)."""
+        name = plain_str(name)  # type: ignore[assignment]  # a str subclass: its characters
         entry = self._entries.pop(name, None) if isinstance(name, str) else None
         if entry is None:
             raise value_error("register", "unknown_middleware", "name", shown(name))
@@ -224,7 +228,9 @@ class Registry:
     def chain_for(self, hook: str, value: str | None = None) -> tuple[Declaration, ...]:
         """The declarations of the chain an event of ``hook`` whose key (I22) is ``value``
         runs, in run order; ``None`` is a key absent or not text."""
+        hook = plain_str(hook)  # type: ignore[assignment]
         plan = self._plan(hook, "emit")
+        value = plain_str(value)  # type: ignore[assignment]
         if value is not None and self._keys[hook] is not None:
             plan = self._chain_for(hook, plan, value)
         return tuple(entry.decl for entry in plan)
@@ -239,6 +245,7 @@ class Registry:
 
     def chain(self, hook: str) -> tuple[Declaration, ...]:
         """The declarations of ``hook``'s chain in run order (direction applied)."""
+        hook = plain_str(hook)  # type: ignore[assignment]
         return tuple(entry.decl for entry in self._plan(hook, "emit"))
 
     @property
@@ -253,11 +260,13 @@ class Registry:
 
     def deadline(self, hook: str) -> float | None:
         """The chain deadline of ``hook`` in seconds (I26), or ``None``."""
+        hook = plain_str(hook)  # type: ignore[assignment]
         self._plan(hook, "emit")
         ns = self._deadlines.get(hook)
         return None if ns is None else ns / 1e9
 
     def has_timeouts(self, hook: str) -> bool:
+        hook = plain_str(hook)  # type: ignore[assignment]
         self._plan(hook, "emit")
         return self._timed[hook]
 
@@ -266,6 +275,7 @@ class Registry:
     ) -> HookResult | Walk | None:
         """``emit`` with a run context's envelope and trace; ``None`` when trio runs a chain
         with timeouts (the bus then runs it under one cancel scope, ``_slowpath``)."""
+        hook = plain_str(hook)  # type: ignore[assignment]
         plan = self._plan(hook, "emit")
         timed = self._timed[hook] or deadline is not None
         if timed and _sniffio is not None and _sniffio.name is not None:
@@ -280,6 +290,10 @@ class Registry:
         than an ``async def`` around it; anything unusual (an unknown hook point, a chain with
         timeouts under trio, a mismatched event) goes through ``_emit``, so that nothing runs
         and nothing is raised until the coroutine is awaited."""
+        if type(hook) is not str:  # off the fast path: a str subclass as its characters
+            hook = plain_str(hook)  # type: ignore[assignment]
+            if type(hook) is not str:
+                return self._emit(hook, event, ctx)  # unknown_hook, when awaited
         if deadline is not None or hook in self._deadlines:
             return self._emit_deadline(hook, event, ctx, deadline)  # a chain deadline (I26)
         plan = self._plans.get(hook) if type(hook) is str else None
@@ -295,6 +309,7 @@ class Registry:
         )
 
     async def _emit(self, hook: str, event: Any, ctx: Any) -> HookResult:
+        hook = plain_str(hook)  # type: ignore[assignment]
         plan = self._plan(hook, "emit")
         if self._timed[hook] and _sniffio is not None and _sniffio.name is not None:
             return await continue_emit(None, self, hook, event, ctx, HookResult)
@@ -309,6 +324,7 @@ class Registry:
 
     async def _emit_deadline(self, hook: str, event: Any, ctx: Any, deadline: object) -> HookResult:
         """An emit with a chain deadline (I26): walked by ``Walk``, which knows the deadline."""
+        hook = plain_str(hook)  # type: ignore[assignment]
         self._plan(hook, "emit")
         if _sniffio is not None and _sniffio.name is not None:
             return await continue_emit(None, self, hook, event, ctx, HookResult, deadline)
@@ -323,6 +339,7 @@ class Registry:
         self, hook: str, event: Any, env: Any, trace: Any, deadline: object = None
     ) -> HookResult | Walk:
         """Run ``hook``'s chain as far as it goes without waiting (see ``walk.py``)."""
+        hook = plain_str(hook)  # type: ignore[assignment]
         return self._walk(hook, self._plan(hook, "emit"), event, env, trace, deadline).run()
 
     def _walk(

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import IO, Any, Final
 
+from .._plain import LIVE, final, plain_int, uncopyable
 from ..errors import error_for
 from .correlation import shown_text, valid_step
 from .failure import exception_name
@@ -38,7 +39,7 @@ DEFAULT_LIMIT: Final = 2**20
 """How many records a trace keeps unless told otherwise (I20)."""
 DEFAULT_BATCH: Final = 4096
 """How many records a sink is handed at once unless told otherwise."""
-_NO_LIMIT: Final = sys.maxsize
+_NO_LIMIT: Final = sys.maxsize + 1  # above the largest limit a trace takes (2^63 - 1)
 
 FIELDS: Final = (
     "emit",
@@ -163,6 +164,8 @@ def _as_dict(record: Record) -> dict[str, Any]:
     return data
 
 
+@final("harnessweaver.Trace")
+@uncopyable("Trace", LIVE)
 class Trace:
     """Every record of the emits made with one run context: the newest ``limit`` (I20)."""
 
@@ -189,16 +192,18 @@ class Trace:
         sink: Callable[[list[dict[str, Any]]], object] | None = None,
         batch: int = DEFAULT_BATCH,
     ) -> None:
-        if limit is not None and (
-            not isinstance(limit, int) or isinstance(limit, bool) or limit < 1
-        ):
+        kept = None if limit is None else _count(limit)
+        if limit is not None and kept is None:
             raise ValueError(
-                f"Trace limit must be a positive number of records or None, got {limit!r} (I20)"
+                f"Trace limit must be a positive number of records or None, got {_shown(limit)}"
+                " (I20)"
             )
-        if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+        per_batch = _count(batch)
+        if per_batch is None:
             raise ValueError(
-                f"Trace batch must be a positive number of records, got {batch!r} (I20)"
+                f"Trace batch must be a positive number of records, got {_shown(batch)} (I20)"
             )
+        limit, batch = kept, per_batch
         if sink is not None and not callable(sink):
             raise TypeError(f"Trace sink must be callable (taking a list of records), got {sink!r}")
         self._fields: list[Any] = []  # the cores record with ``_fields.extend(record)``
@@ -368,6 +373,12 @@ class Trace:
         return map(_as_dict, _rows(self._live()))
 
     def __getitem__(self, index: int) -> dict[str, Any]:
+        # An int (bool and subclasses as their plain value, never through __index__); out of
+        # range however large is an IndexError, anything else a TypeError (both cores).
+        if type(index) is not int:
+            if not isinstance(index, int):
+                raise TypeError(f"trace indices must be integers, not {type(index).__name__}")
+            index = int.__int__(index)
         count = len(self)
         if not -count <= index < count:
             raise IndexError(f"trace index {index} out of range")
@@ -416,6 +427,26 @@ class Trace:
 
     def __repr__(self) -> str:
         return f"<Trace of {len(self)} records, {self._n} emits>"
+
+
+def _count(value: object) -> int | None:
+    """A count of records (a limit, a batch): an ``int``, not a bool, from 1 to 2^63 - 1 (what
+    the Rust core holds), read as its plain value; ``None`` for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    number = plain_int(value)
+    assert isinstance(number, int)
+    return number if 1 <= number <= _MAX_COUNT else None
+
+
+def _shown(value: object) -> str:
+    """A bad count as messages show it: an ``int`` as its plain value, else its repr."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return repr(value)
+    return repr(plain_int(value))
+
+
+_MAX_COUNT: Final = 2**63 - 1
 
 
 def _line(record: Record) -> str:

@@ -14,6 +14,7 @@ from time import monotonic_ns
 from types import CoroutineType
 from typing import Any
 
+from .._plain import final
 from .._slowpath import NOT_STARTED, DeadlinePassed, drive_with_deadline, stray_cancellation
 from ..buslog import contract_warning, failed_open
 from .contracts import violation
@@ -78,6 +79,7 @@ _KINDS = {0: "continue", 1: "continue", 2: "retry", 3: "escalate", 4: "suspend",
 _PLAIN_HOOK = hook_shape("continue", False, None)
 
 
+@final("Pending")
 class Walk:
     """One emit in progress (and, while it waits on a middleware, the pending step)."""
 
@@ -162,7 +164,19 @@ class Walk:
         return self.run()
 
     def fail(self, exc: BaseException) -> HookResult | Walk:
-        self._raised(exc)
+        """It raised ``exc``. As the Rust core's ``Pending.fail``: an ``Exception`` is its
+        failure; any other ``BaseException`` goes through ``_cancelled`` (a stray cancellation
+        is a failure, I15; ``KeyboardInterrupt``, ``SystemExit`` and the caller's cancellation
+        propagate, I12); an exception class is raised as its instance, anything else is a
+        ``TypeError`` (what ``raise`` makes of it)."""
+        if isinstance(exc, type) and issubclass(exc, BaseException):
+            exc = exc()
+        if isinstance(exc, Exception):
+            self._raised(exc)
+        elif isinstance(exc, BaseException):
+            self._cancelled(exc)
+        else:
+            self._raised(TypeError("exceptions must derive from BaseException"))
         return self.run()
 
     def timed_out(self) -> HookResult | Walk:
