@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 
 import harnessweaver as hw
 
-BEFORE = ("none", "continue", "suspend", "raise")
-"""What a middleware before the swallowing one does (none stops the chain)."""
+BEFORE = ("plain", "none", "continue", "suspend", "raise")
+"""What a middleware before the swallowing one does (none stops the chain). ``plain`` has no
+``await`` in its code (the pure core awaits it whole); the others have one (stepped)."""
 
 ANSWERS = ("none", "continue", "block", "modified", "raise", "retry")
 """What the swallowing middleware answers once it has caught its caller's cancellation."""
@@ -34,6 +35,14 @@ with a far deadline); after suspending once before the wait that is cancelled.""
 
 
 def _before(name: str, does: str, log: list[str]) -> Any:
+    if does == "plain":
+
+        @hw.middleware(hooks=["tool.before"], fail_mode="open", name=name)
+        async def plain(event: Any, env: hw.Envelope) -> None:
+            log.append(name)
+
+        return plain
+
     @hw.middleware(hooks=["tool.before"], fail_mode="open", name=name)
     async def mw(event: Any, env: hw.Envelope) -> Any:
         log.append(name)

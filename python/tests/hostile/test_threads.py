@@ -26,11 +26,20 @@ from hypothesis import strategies as st
 
 import harnessweaver as hw
 
-KINDS = ("none", "continue", "warn", "raise", "suspend", "block")
-"""What a middleware of a generated chain does; ``block`` ends the chain there."""
+KINDS = ("plain", "none", "continue", "warn", "raise", "suspend", "block")
+"""What a middleware of a generated chain does; ``block`` ends the chain there. ``plain`` has
+no ``await`` in its code (the pure core awaits it whole); the others have one (stepped)."""
 
 
 def _middleware(name: str, kind: str) -> Any:
+    if kind == "plain":
+
+        @hw.middleware(hooks=["tool.before"], fail_mode="open", name=name)
+        async def plain(event: Any, env: hw.Envelope) -> None:
+            return None
+
+        return plain
+
     @hw.middleware(hooks=["tool.before"], fail_mode="open", name=name)
     async def mw(event: Any, env: hw.Envelope) -> Any:
         if kind == "suspend":
