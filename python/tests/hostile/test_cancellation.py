@@ -106,7 +106,7 @@ async def _scenario(
     before: list[str], swallow: str, answer: str, timeout: str | None, closed: bool,
     after: int, how: str,
 ) -> None:  # fmt: skip
-    bus, log = hw.HookBus(), []
+    bus, log = hw.HookBus(), list[str]()
     ctx = hw.RunContext(trace=hw.Trace(limit=None))
     started = anyio.Event()
     for i, does in enumerate(before):
@@ -179,7 +179,7 @@ async def _asyncio_timeout_scenario(answer: str, timeout: str | None) -> None:
     ``TimeoutError`` only when a ``CancelledError`` reaches it."""
     import asyncio
 
-    bus, log = hw.HookBus(), []
+    bus, log = hw.HookBus(), list[str]()
     ctx = hw.RunContext(trace=hw.Trace(limit=None))
     started = anyio.Event()
     bus.register(_swallower("except", answer, timeout, False, started, log))
