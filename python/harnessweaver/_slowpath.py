@@ -30,7 +30,17 @@ from typing import Any, Protocol, TypeVar
 
 import anyio
 
-__all__ = ["NOT_STARTED", "Step", "finish", "run_structured", "stray_cancellation"]
+__all__ = [
+    "NOT_STARTED",
+    "Step",
+    "caller_mark",
+    "callers_cancellation",
+    "cancelled_since",
+    "finish",
+    "forward",
+    "run_structured",
+    "stray_cancellation",
+]
 
 _get_running_loop = asyncio._get_running_loop  # C function: None under trio
 R = TypeVar("R")
@@ -93,6 +103,55 @@ def stray_cancellation(exc: BaseException) -> bool:
     return False
 
 
+def caller_mark() -> Any:
+    """The caller's cancellation as it stands, taken before a middleware can suspend, for
+    ``cancelled_since`` to compare with once it has ended (I30).
+
+    asyncio: the task and its count of cancellation requests (``Task.cancelling``); a request
+    made later raises it. trio: whether an enclosing cancel scope is cancelled already.
+    """
+    loop = _get_running_loop()
+    if loop is not None:
+        task = asyncio.current_task(loop)
+        return None if task is None else (task, task.cancelling())
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            return bool(trio.current_effective_deadline() == -math.inf)
+        except RuntimeError:  # not inside trio after all
+            return None
+    return None
+
+
+def cancelled_since(mark: Any) -> bool:
+    """Whether the caller began to be cancelled after ``mark`` was taken (I30): asyncio, a
+    cancellation request was made (one the middleware swallowed is still counted); trio, an
+    enclosing cancel scope not cancelled then is cancelled now."""
+    if type(mark) is tuple:
+        task, requests = mark
+        return bool(task.cancelling() > requests)
+    if mark is False:
+        return bool(sys.modules["trio"].current_effective_deadline() == -math.inf)
+    return False
+
+
+@types.coroutine
+def callers_cancellation() -> Generator[Any, Any, None]:
+    """Raise the caller's cancellation, which a middleware swallowed (I30).
+
+    trio: the cancellation itself, from a checkpoint (a cancelled scope raises at every one).
+    asyncio: anyio's scopes deliver their cancellation again on every turn of the loop, and
+    know it by its message, so one turn brings it; asyncio's own cancellers (``Task.cancel``,
+    ``asyncio.timeout``, task groups) deliver once and count their requests, so a plain
+    ``CancelledError`` is theirs.
+    """
+    if _get_running_loop() is None:
+        yield from sys.modules["trio"].lowlevel.checkpoint().__await__()
+        return
+    yield  # one turn of the loop, as ``asyncio.sleep(0)``
+    raise asyncio.CancelledError
+
+
 _COROUTINES = (types.CoroutineType, types.GeneratorType)
 
 
@@ -120,6 +179,9 @@ def _forward(iterator: Any, yielded: Any) -> Generator[Any, Any, Any]:
             yielded = iterator.send(sent)
         except StopIteration as stop:
             return stop.value
+
+
+forward = _forward  # for the pure core's drive loop
 
 
 async def _awaited(awaitable: Any) -> Any:
@@ -285,10 +347,13 @@ def finish(result: R | Step[R], done: type[R]) -> Generator[Any, Any, R]:
     """
     loop = _get_running_loop()
     timer: _Timer | None = None
+    mark = caller_mark()  # no middleware has let the event loop run yet (I30)
     try:
         while type(result) is not done:
             step: Step[R] = result  # type: ignore[assignment]
             yielded = step.yielded
+            failure: BaseException | None = None
+            late = False
             try:
                 if yielded is NOT_STARTED:
                     value = yield from _awaited(step.awaitable)
@@ -299,13 +364,19 @@ def finish(result: R | Step[R], done: type[R]) -> Generator[Any, Any, R]:
                         timer = _Timer(loop)
                     value = yield from _timed(step, timer)
             except _DeadlinePassed:
-                result = step.timed_out()
+                late = True
             except Exception as exc:
-                result = step.fail(exc)
+                failure = exc
             except BaseException as exc:  # the caller's cancellation is the caller's (I12), ...
                 if not stray_cancellation(exc):
                     raise
-                result = step.fail(exc)  # ... a stray one the middleware's failure (I15)
+                failure = exc  # ... a stray one the middleware's failure (I15)
+            if cancelled_since(mark):  # it swallowed the caller's cancellation (I30)
+                yield from callers_cancellation()
+            if late:
+                result = step.timed_out()
+            elif failure is not None:
+                result = step.fail(failure)
             else:
                 result = step.resume(value)
         return result
@@ -317,6 +388,7 @@ def finish(result: R | Step[R], done: type[R]) -> Generator[Any, Any, R]:
 async def run_structured(begin: Callable[[], R | Step[R]], done: type[R]) -> R:
     """Run a chain with timeouts under structured cancellation (trio): see the module doc."""
     action: Callable[[], R | Step[R]] = begin
+    mark = caller_mark()  # no middleware has let the event loop run yet (I30)
     while True:
         with anyio.CancelScope() as scope:
             result = action()
@@ -337,11 +409,16 @@ async def run_structured(begin: Callable[[], R | Step[R]], done: type[R]) -> R:
                 if scope.cancel_called:  # answered after its deadline fired: a timeout
                     action = step.timed_out
                     break
+                if cancelled_since(mark):  # it swallowed the caller's cancellation (I30)
+                    await callers_cancellation()
                 result = step.resume(value) if failure is None else step.fail(failure)
             else:
                 return result
         if scope.cancelled_caught:
             action = step.timed_out
+        # Outside the spent scope, whose own cancellation would look like the caller's.
+        if cancelled_since(mark):  # it swallowed the caller's cancellation too (I30)
+            await callers_cancellation()
 
 
 def _deadline(step: Step[Any]) -> float:

@@ -30,7 +30,7 @@ KNOWN_RULES = (
     + ["I27"]  # content identity
     + ["I28"]  # bounded type names and outcome texts
     + ["I29"]  # hostile answers and events
-    + ["I32"]  # odd names at emit and unregister
+    + ["I31"]  # odd names at emit and unregister
 )
 # No step can express I12 (cancellation from outside), nor read a trace back (I19) or fill one
 # to its limit (I20); the test suites pin those.

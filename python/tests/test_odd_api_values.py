@@ -44,7 +44,7 @@ def guard() -> Any:
     return hw.middleware(hooks=["tool.before"], fail_mode="closed")(guard)
 
 
-# -- text: lone surrogates (I32) and str subclasses -------------------------------------
+# -- text: lone surrogates (I31) and str subclasses -------------------------------------
 
 
 @pytest.mark.parametrize("hook", ["\udcff", "tool.\ud800"])

@@ -23,7 +23,7 @@ const SPACE = /[ \t\n\r]*/y;
 /**
  * How deeply arrays and objects may nest (the text itself is 1). A trace record nests 2 deep;
  * the bound keeps this recursive reader far from the end of the stack, so a line nested
- * 100,000 deep is refused as nested too deeply, not with whatever the stack's end throws (I33).
+ * 100,000 deep is refused as nested too deeply, not with whatever the stack's end throws (I32).
  */
 export const MAX_DEPTH = 64;
 

@@ -14,7 +14,7 @@
 //! the same walk (see [`walk`]).
 //!
 //! The rules cited in this crate (`rule 1`, `ruling 15`, `R2`, `S8`, `detail-trace`) are
-//! sections of `docs/spec/hook-bus.md`; the project's rulings I1–I27 and the error table are
+//! sections of `docs/spec/hook-bus.md`; the project's rulings I1–I32 and the error table are
 //! `conformance/INTERPRETING.md`. `docs/architecture.md` pairs this crate's names with the
 //! binding's, the pure-Python core's and TypeScript's. Nothing here panics on input: every
 //! failure is an [`Error`].

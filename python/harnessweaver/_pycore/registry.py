@@ -27,6 +27,7 @@ from .identity import identity_scheme
 from .layer import declare_in
 from .matcher import CARRIED, admits, key_value
 from .outcomes import HookResult
+from .suspension import may_suspend
 from .trace import outcome_shape
 from .walk import Walk, _is_event_of, drive
 
@@ -48,6 +49,7 @@ MAX_KEYED_PLANS = 256
 class _Entry:
     __slots__ = (
         "audit",
+        "awaited",
         "band",
         "call",
         "closed",
@@ -70,6 +72,10 @@ class _Entry:
         self.timeout_ns = decl.timeout_ns
         self.audit = decl.mode == "audit"  # I25: traced as it would be, counts as Continue
         self.call = call
+        # Simply awaited by ``drive``, the cheapest way: untimed, and it cannot suspend, so it
+        # can never be handed (and swallow) its caller's cancellation (I30). Any other is
+        # stepped by hand, to see whether it suspends.
+        self.awaited = self.timeout_ns is None and not may_suspend(call)
         self.order = order
         # The trace shape of its usual answer (nothing, or a plain Continue), made once.
         self.passed = outcome_shape(self.name, self.band, "continue", False, None, None, self.audit)

@@ -18,7 +18,9 @@ import logging
 import os
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterator
+from itertools import count
 from types import TracebackType
 from typing import IO, Any, Final
 
@@ -176,7 +178,8 @@ class Trace:
         "_fields",
         "_jsonl",
         "_limit",
-        "_n",
+        "_lock",
+        "_ordinals",
         "_serving",
         "_sink",
         "_skip",
@@ -206,8 +209,14 @@ class Trace:
         limit, batch = kept, per_batch
         if sink is not None and not callable(sink):
             raise TypeError(f"Trace sink must be callable (taking a list of records), got {sink!r}")
-        self._fields: list[Any] = []  # the cores record with ``_fields.extend(record)``
-        self._n = 0
+        # The cores add an emit's records with one ``_fields.extend(batch)``: whole, under the
+        # GIL. Everything that reads or moves the front, and the ordinals, takes ``_lock``
+        # (the Rust core's trace does all of it under its lock; docs/trace.md, threads).
+        self._fields: list[Any] = []
+        self._lock = threading.RLock()
+        # Emit ordinals (I8), each taken with one ``next()``: a single C call, so one per emit
+        # whatever threads share the trace (the Rust core's atomic counter).
+        self._ordinals = count(1)
         self._skip = 0  # records at the front of _fields already taken out or dropped
         self._limit = _NO_LIMIT if limit is None else limit
         self._dropped = 0
@@ -226,18 +235,22 @@ class Trace:
 
     @property
     def _emits(self) -> int:
-        return self._n
+        """The last ordinal handed out (``count`` shows the next one, and only in its repr)."""
+        handed = int(repr(self._ordinals)[6:-1]) - 1
+        return handed if handed <= MAX_EMIT else MAX_EMIT
 
     @_emits.setter
     def _emits(self, value: int) -> None:
-        # The cores number an emit with ``trace._emits += 1``; ordinals stop at MAX_EMIT (I19).
-        self._n = value if value <= MAX_EMIT else MAX_EMIT
-        if len(self._fields) >= self._due_at:
-            self._serve(everything=False)
+        self._ordinals = count(min(value, MAX_EMIT) + 1)
 
     def _begin_emit(self) -> int:
-        self._emits += 1
-        return self._n
+        """The ordinal of an emit starting now: 1, 2, 3, ... (I8), at most MAX_EMIT (I19).
+        First serves the sink or trims, when the records added since make it due. (``drive``
+        does the same inline: a method call is a tenth of a short emit.)"""
+        n: int = next(self._ordinals)
+        if len(self._fields) >= self._due_at:
+            self._serve(everything=False)
+        return n if n <= MAX_EMIT else MAX_EMIT
 
     @property
     def limit(self) -> int | None:
@@ -253,7 +266,7 @@ class Trace:
     @property
     def emits(self) -> int:
         """The number of emits begun on this trace: the last ordinal handed out (I8, I19)."""
-        return self._n
+        return self._emits
 
     @property
     def sink(self) -> Callable[[list[dict[str, Any]]], object] | None:
@@ -265,6 +278,10 @@ class Trace:
 
     def _settle(self) -> None:
         """Forget what is past the limit, and give back the list's dead front when large."""
+        with self._lock:
+            self._settle_locked()
+
+    def _settle_locked(self) -> None:
         fields = self._fields
         held = len(fields) // _WIDTH - self._skip
         if held > self._limit:
@@ -284,13 +301,14 @@ class Trace:
 
     def _take(self, most: int) -> list[Record]:
         """The oldest ``most`` records held, taken out."""
-        self._settle()
-        start = self._skip * _WIDTH
-        count = min(most, len(self._fields) // _WIDTH - self._skip)
-        rows = list(_rows(self._fields[start : start + count * _WIDTH]))
-        self._skip += count
-        self._settle()
-        return rows
+        with self._lock:
+            self._settle_locked()
+            start = self._skip * _WIDTH
+            count = min(most, len(self._fields) // _WIDTH - self._skip)
+            fields = self._fields[start : start + count * _WIDTH]
+            self._skip += count
+            self._settle_locked()
+        return list(_rows(fields))
 
     def _serve(self, *, everything: bool) -> int:
         """Hand the sink every full batch (every record with ``everything``). A failing sink's
@@ -298,9 +316,10 @@ class Trace:
         ``everything`` (an explicit ``flush()``) the error is raised."""
         self._settle()
         sink = self._sink
-        if sink is None or self._serving:
-            return 0
-        self._serving = True
+        with self._lock:
+            if sink is None or self._serving:
+                return 0
+            self._serving = True  # one thread serves; a sink that emits does not recurse
         served = 0
         try:
             while len(self) and (everything or len(self) >= self._batch):
@@ -352,12 +371,15 @@ class Trace:
         self.close()
 
     def _live(self) -> list[Any]:
-        self._settle()
-        return self._fields[self._skip * _WIDTH :] if self._skip else self._fields
+        """The fields of the records held, as of now (a copy: emits go on extending)."""
+        with self._lock:
+            self._settle_locked()
+            return self._fields[self._skip * _WIDTH :]
 
     def __len__(self) -> int:
-        self._settle()
-        return len(self._fields) // _WIDTH - self._skip
+        with self._lock:
+            self._settle_locked()
+            return len(self._fields) // _WIDTH - self._skip
 
     def __sizeof__(self) -> int:
         # This object, its field list, and each distinct object the records hold: shapes,
@@ -379,11 +401,13 @@ class Trace:
             if not isinstance(index, int):
                 raise TypeError(f"trace indices must be integers, not {type(index).__name__}")
             index = int.__int__(index)
-        count = len(self)
-        if not -count <= index < count:
-            raise IndexError(f"trace index {index} out of range")
-        start = (self._skip + index % count) * _WIDTH
-        return _as_dict(next(_rows(self._fields[start : start + _WIDTH])))
+        with self._lock:
+            count = len(self)
+            if not -count <= index < count:
+                raise IndexError(f"trace index {index} out of range")
+            start = (self._skip + index % count) * _WIDTH
+            fields = self._fields[start : start + _WIDTH]
+        return _as_dict(next(_rows(fields)))
 
     def records(self) -> list[dict[str, Any]]:
         """Every record as a plain dict with the fields of ruling 20 / I8."""
@@ -426,7 +450,7 @@ class Trace:
         return cls.from_jsonl(file.read(), limit=limit)
 
     def __repr__(self) -> str:
-        return f"<Trace of {len(self)} records, {self._n} emits>"
+        return f"<Trace of {len(self)} records, {self._emits} emits>"
 
 
 def _count(value: object) -> int | None:
@@ -472,8 +496,8 @@ def _parse(line: str, number: int) -> Record:
         data = json.loads(line, object_pairs_hook=_no_duplicates)
     except ValueError as exc:
         raise _bad(number, str(exc)) from None
-    except RecursionError:  # I33: a record nests 2 deep; the parser recursed on far deeper
-        raise _bad(number, "arrays and objects nest deeper than a record's (I33)") from None
+    except RecursionError:  # I32: a record nests 2 deep; the parser recursed on far deeper
+        raise _bad(number, "arrays and objects nest deeper than a record's (I32)") from None
     if not isinstance(data, dict):
         raise _bad(number, "not a JSON object")
     try:

@@ -1,10 +1,12 @@
 """The chain walk: call each middleware, judge its answer, trace it, fold it into the result.
 
-A ``Walk`` runs synchronously until a middleware has to be awaited; then it is itself the
-pending step (``_slowpath.Step``) the bus awaits before handing the answer back. Untimed
-middleware are handed over unstarted and simply awaited: a plain ``await`` is the cheapest
-way to run a coroutine from Python (``perf-baseline.md`` finding 4). Timed middleware are
-stepped once by hand so that a deadline is armed only for those that really suspend.
+A ``Walk`` runs synchronously until a middleware suspends; then it is itself the pending step
+(``_slowpath.Step``) the bus awaits before handing the answer back. It steps every middleware
+by hand, as the Rust core does. ``drive``, the usual emit, simply awaits a middleware that has
+no timeout and cannot suspend (a plain ``await`` is the cheapest way to run a coroutine from
+Python, ``perf-baseline.md`` finding 4) and steps the others by hand, so that a deadline is
+armed, the records so far written and the caller's cancellation looked at (I30) only for
+those that really suspend.
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from types import CoroutineType
 from typing import Any
 
 from .._plain import final
-from .._slowpath import NOT_STARTED, DeadlinePassed, drive_with_deadline, stray_cancellation
+from .._slowpath import (
+    DeadlinePassed,
+    caller_mark,
+    callers_cancellation,
+    cancelled_since,
+    drive_with_deadline,
+    forward,
+    stray_cancellation,
+)
 from ..buslog import contract_warning, failed_open
 from .contracts import violation
 from .correlation import emit_key
@@ -46,7 +56,7 @@ from .outcomes import (
     hook_result,
     warned_result,
 )
-from .trace import failure_shape, hook_shape, identified, outcome_shape
+from .trace import MAX_EMIT, failure_shape, hook_shape, identified, outcome_shape
 from .warnings import INVALID
 from .warnings import judge as judge_warnings
 
@@ -84,6 +94,7 @@ class Walk:
     """One emit in progress (and, while it waits on a middleware, the pending step)."""
 
     __slots__ = (
+        "_batch",
         "_best",
         "_best_sev",
         "_contracts",
@@ -93,6 +104,7 @@ class Walk:
         "_env",
         "_etype",
         "_event",
+        "_fields",
         "_given",
         "_hook",
         "_identity",
@@ -121,6 +133,7 @@ class Walk:
         contracts: str | None = None,
         budget: int | None = None,
         identity: str | None = None,
+        batch: list[Any] | None = None,
     ):
         self._hook = hook
         self._plan = plan
@@ -130,7 +143,11 @@ class Walk:
         self._contracts = contracts  # the hook-contract mode (I14); None checks nothing
         self._identity = identity  # the identity scheme (I27); None computes nothing
         self._given = event  # events never change in place (I18): this is what was given
-        self._record = trace._fields.extend
+        # Records gather in the batch (``drive``'s, when it brought this walk in) and reach the
+        # trace whole: when the walk waits, ends, or is abandoned (``_flush``).
+        self._fields = trace._fields
+        self._batch: list[Any] = [] if batch is None else batch
+        self._record = self._batch.extend
         # What every record of this emit is traced with: its number, the hook point and the
         # emit's correlation (I21).
         self._key = emit_key(trace._begin_emit(), hook, event, env) if key is None else key
@@ -160,32 +177,59 @@ class Walk:
         return DEADLINE if self._cut else TIMEOUT
 
     def resume(self, value: Any) -> HookResult | Walk:
-        self._answer(value)
+        try:
+            self._answer(value)
+        except BaseException:
+            self._flush()
+            raise
         return self.run()
 
     def fail(self, exc: BaseException) -> HookResult | Walk:
         """It raised ``exc``. As the Rust core's ``Pending.fail``: an ``Exception`` is its
         failure; any other ``BaseException`` goes through ``_cancelled`` (a stray cancellation
         is a failure, I15; ``KeyboardInterrupt``, ``SystemExit`` and the caller's cancellation
-        propagate, I12); an exception class is raised as its instance, anything else is a
-        ``TypeError`` (what ``raise`` makes of it)."""
+        propagate, I12, what finished staying in the trace); an exception class is raised as its
+        instance, anything else is a ``TypeError`` (what ``raise`` makes of it)."""
         if isinstance(exc, type) and issubclass(exc, BaseException):
             exc = exc()
-        if isinstance(exc, Exception):
-            self._raised(exc)
-        elif isinstance(exc, BaseException):
-            self._cancelled(exc)
-        else:
-            self._raised(TypeError("exceptions must derive from BaseException"))
+        try:
+            if isinstance(exc, Exception):
+                self._raised(exc)
+            elif isinstance(exc, BaseException):
+                self._cancelled(exc)
+            else:
+                self._raised(TypeError("exceptions must derive from BaseException"))
+        except BaseException:
+            self._flush()  # the caller's cancellation: what finished stays (I12)
+            raise
         return self.run()
 
     def timed_out(self) -> HookResult | Walk:
-        self._fail(self._overrun(), None)
+        try:
+            self._fail(self._overrun(), None)
+        except BaseException:
+            self._flush()
+            raise
         return self.run()
+
+    def _flush(self) -> None:
+        """The batch to the trace in one ``list.extend``: whole, under the GIL, as the Rust
+        core writes a batch under its trace's lock (docs/trace.md, threads)."""
+        batch = self._batch
+        if batch:
+            self._fields.extend(batch)
+            batch.clear()
 
     # -- the walk ------------------------------------------------------------------------
     def run(self) -> HookResult | Walk:
         """Go on from the current position until the chain ends or something must wait."""
+        try:
+            return self._run()
+        except BaseException:
+            self._flush()  # abandoned (I12): what finished stays in the trace (ruling 21)
+            raise
+
+    def _run(self) -> HookResult | Walk:
         plan = self._plan
         while self._index < len(plan):
             entry = plan[self._index]
@@ -210,8 +254,8 @@ class Walk:
             if _cannot_await(awaitable):
                 self._fail(INVALID_RETURN, None)
                 continue
-            if entry.timeout_ns is None and not self._cut:
-                return self._wait(awaitable, NOT_STARTED)
+            # Every middleware is stepped by hand, as the Rust core does: only one that really
+            # suspends makes the walk wait (and its records so far go to the trace).
             if type(awaitable) is not CoroutineType:
                 awaitable = awaitable.__await__()
             try:
@@ -227,6 +271,7 @@ class Walk:
         return self._finish()
 
     def _wait(self, awaitable: Any, yielded: Any) -> Walk:
+        self._flush()  # a suspended emit may be abandoned (I12): nothing recorded is lost
         self.awaitable = awaitable
         self.yielded = yielded
         self.timeout = self._cut / 1e9 if self._cut else self._entry.timeout
@@ -249,6 +294,7 @@ class Walk:
         failure (I15); the caller's cancellation, ``KeyboardInterrupt`` and ``SystemExit``
         propagate, the records of what finished staying in the trace (I12)."""
         if not stray_cancellation(exc):
+            self._flush()
             raise exc
         self._raised(exc)
 
@@ -401,6 +447,7 @@ class Walk:
         if self._identity is not None:
             shape = _identified(shape, self._given, self._event)
         self._record((shape, self._key, self._t_emit, monotonic_ns()))
+        self._flush()
         self.awaitable = self.yielded = None
         outcome = best if sev > 0 else _CONTINUE
         if self._warned is not None:
@@ -420,102 +467,139 @@ async def drive(
 ) -> HookResult:
     """A whole emit as one coroutine, for asyncio (and any chain without timeouts).
 
-    An untimed middleware is simply awaited: the cheapest way to run a coroutine from Python.
-    A timed one is stepped once by hand, and only if it suspends does it get a deadline timer
-    (``_slowpath``), so a middleware that never suspends costs no timer. The common answers
-    (nothing, or a plain ``Continue``) are judged and traced inline; anything else, and the
-    first timed middleware, bring in a ``Walk`` whose methods judge exactly as the step
-    protocol does.
+    A middleware that cannot suspend (``suspension.py``: no ``await`` in its code) is simply
+    awaited: the cheapest way to run a coroutine from Python. Any other is stepped once by
+    hand, as the Rust core steps every one: only if it really suspends do the records so far go
+    to the trace (a suspended emit may be abandoned, I12), is its caller's cancellation looked
+    at when it ends (I30), and, when it is timed, a deadline timer armed (``_slowpath``). The
+    common answers (nothing, or a plain ``Continue``) are judged and traced inline; anything
+    else, and the first timed middleware that suspends, bring in a ``Walk`` whose methods
+    judge exactly as the step protocol does.
+
+    The emit's records gather in ``batch`` and reach the trace in one ``list.extend`` (whole,
+    under the GIL, as the Rust core writes a batch under its lock): at a suspension, at the
+    end, and when the emit is abandoned.
     """
-    trace._emits += 1  # Trace._begin_emit, inlined: a method call is a tenth of a short emit
-    record, key = trace._fields.extend, emit_key(trace._emits, hook, event, env)
+    # Trace._begin_emit, inlined (a method call is a tenth of a short emit): one ordinal per
+    # emit, whatever threads share the trace (docs/trace.md, "Threads").
+    ordinal, fields = next(trace._ordinals), trace._fields
+    if len(fields) >= trace._due_at:
+        trace._serve(everything=False)
+    key = emit_key(ordinal if ordinal <= MAX_EMIT else MAX_EMIT, hook, event, env)
+    batch: list[Any] = []
+    record = batch.extend
     now = t_emit = monotonic_ns()
     walk: Walk | None = None
     # Plain answers leave the combined outcome a plain Continue: only a Walk keeps a severity.
     best_sev, count = -1, len(plan)
-    for index, entry in enumerate(plan, 1):
-        t0, limit = now, entry.timeout_ns
-        awaitable = _UNCALLED
-        try:
-            awaitable = entry.call(event, env)
-            if limit is None:
-                # A return that cannot be awaited raises TypeError here, before anything runs;
-                # the handler below tells it from a middleware's own TypeError.
-                value = await awaitable
-            else:
-                # Stepped by hand: a deadline timer only for a middleware that suspends.
-                if type(awaitable) is not CoroutineType:
-                    if not hasattr(awaitable, "__await__"):
-                        raise _NotAwaitable
-                    awaitable = awaitable.__await__()
-                try:
-                    yielded = awaitable.send(None)
-                except StopIteration as stop:
-                    value = stop.value
+    mark: Any = _UNCALLED  # the caller's cancellation, taken at the first suspension (I30)
+    try:
+        for index, entry in enumerate(plan, 1):
+            t0, limit = now, entry.timeout_ns
+            awaitable = _UNCALLED
+            try:
+                awaitable = entry.call(event, env)
+                if entry.awaited:
+                    # A return that cannot be awaited raises TypeError here, before anything
+                    # runs; the handler below tells it from a middleware's own TypeError.
+                    value = await awaitable
                 else:
-                    if walk is None:
-                        walk = Walk(
-                            hook,
-                            plan,
-                            event,
-                            env,
-                            trace,
-                            etype,
-                            key,
-                            t_emit,
-                            contracts,
-                            None,
-                            identity,
-                        )
-                    walk._entry, walk._t0 = entry, t0
-                    walk._wait(awaitable, yielded)
-                    value = await drive_with_deadline(walk)
-        except Exception as exc:
-            failure: BaseException | None = exc
-            if type(exc) is TypeError and awaitable is not _UNCALLED and _cannot_await(awaitable):
-                failure = _NotAwaitable()  # an invalid return (ruling 9), not an exception
-        except BaseException as exc:
-            if not stray_cancellation(exc):
-                raise  # the caller's cancellation, KeyboardInterrupt: the caller's (I12)
-            failure = exc  # a cancellation that is not the caller's: a failure (I15)
-        else:
+                    if type(awaitable) is not CoroutineType:
+                        if not hasattr(awaitable, "__await__"):
+                            raise _NotAwaitable
+                        awaitable = awaitable.__await__()
+                    try:
+                        yielded = awaitable.send(None)
+                    except StopIteration as stop:
+                        value = stop.value
+                    else:
+                        fields.extend(batch)  # a suspended emit may be abandoned (I12)
+                        batch.clear()
+                        if mark is _UNCALLED:
+                            mark = caller_mark()
+                        timed = None  # the walk that waits on it under its deadline
+                        if limit is not None:
+                            if walk is None:
+                                walk = Walk(hook, plan, event, env, trace, etype, key, t_emit,
+                                            contracts, None, identity, batch)  # fmt: skip
+                            timed = walk
+                        value = await _resumed(awaitable, yielded, mark, timed, entry, t0)
+            except Exception as exc:
+                failure: BaseException | None = exc
+                if (
+                    type(exc) is TypeError
+                    and awaitable is not _UNCALLED
+                    and _cannot_await(awaitable)
+                ):
+                    failure = _NotAwaitable()  # an invalid return (ruling 9), not an exception
+            except BaseException as exc:
+                if not stray_cancellation(exc):
+                    raise  # the caller's cancellation, KeyboardInterrupt: the caller's (I12)
+                failure = exc  # a cancellation that is not the caller's: a failure (I15)
+            else:
+                now = monotonic_ns()
+                if (
+                    value is None
+                    or (
+                        type(value) is Continue
+                        and value.modified is None
+                        and value.warnings is _NO_WARNINGS
+                    )
+                ) and (limit is None or now - t0 <= limit):
+                    record((entry.passed, key, t0, now))
+                    continue
+                failure = None
+            if walk is None:
+                walk = Walk(hook, plan, event, env, trace, etype, key, t_emit, contracts, None,
+                            identity, batch)  # fmt: skip
+            walk._index, walk._entry, walk._t0, walk._best_sev = index, entry, t0, best_sev
+            walk._event = event
+            if failure is None:
+                walk._answer(value)
+            elif type(failure) is _NotAwaitable:
+                walk._fail(INVALID_RETURN, None)
+            elif type(failure) is DeadlinePassed:
+                walk._fail(TIMEOUT, None)
+            else:
+                walk._raised(failure)
+            best_sev, event = walk._best_sev, walk._event
+            if walk._index >= count:
+                break  # a Block, or a closed failure: nothing outranks it (rulings 6, 11)
             now = monotonic_ns()
-            if (
-                value is None
-                or (
-                    type(value) is Continue
-                    and value.modified is None
-                    and value.warnings is _NO_WARNINGS
-                )
-            ) and (limit is None or now - t0 <= limit):
-                record((entry.passed, key, t0, now))
-                continue
-            failure = None
-        if walk is None:
-            walk = Walk(
-                hook, plan, event, env, trace, etype, key, t_emit, contracts, None, identity
-            )
-        walk._index, walk._entry, walk._t0, walk._best_sev = index, entry, t0, best_sev
-        walk._event = event
-        if failure is None:
-            walk._answer(value)
-        elif type(failure) is _NotAwaitable:
-            walk._fail(INVALID_RETURN, None)
-        elif type(failure) is DeadlinePassed:
-            walk._fail(TIMEOUT, None)
-        else:
-            walk._raised(failure)
-        best_sev, event = walk._best_sev, walk._event
-        if walk._index >= count:
-            break  # a Block, or a closed failure: nothing outranks it (rulings 6, 11)
-        now = monotonic_ns()
-    if walk is not None:
-        walk._best_sev, walk._event = best_sev, event
-        return walk._finish()
-    # Only plain answers: the combined outcome is a plain Continue and the event is unchanged.
-    shape = _PLAIN_HOOK if identity is None else _identified(_PLAIN_HOOK, event, event)
-    record((shape, key, t_emit, monotonic_ns()))
+        if walk is not None:
+            walk._best_sev, walk._event = best_sev, event
+            return walk._finish()
+        # Only plain answers: the combined outcome is a plain Continue, the event unchanged.
+        shape = _PLAIN_HOOK if identity is None else _identified(_PLAIN_HOOK, event, event)
+        record((shape, key, t_emit, monotonic_ns()))
+        fields.extend(batch)
+    except BaseException:
+        fields.extend(batch)  # abandoned (I12): what finished stays in the trace (ruling 21)
+        raise
     return hook_result(_CONTINUE, event)
+
+
+async def _resumed(
+    awaitable: Any, yielded: Any, mark: Any, walk: Walk | None, entry: Any, t0: int
+) -> Any:
+    """The rest of a middleware that suspended: its answer, or what it raised. Timed, it is
+    finished under its deadline (``walk`` waits on it). Ending any other way than with the
+    caller's cancellation while its caller began to be cancelled, it swallowed that
+    cancellation: the emit ends with it (I30)."""
+    try:
+        if walk is None:
+            value = await forward(awaitable, yielded)
+        else:
+            walk._entry, walk._t0 = entry, t0
+            walk._wait(awaitable, yielded)
+            value = await drive_with_deadline(walk)
+    except BaseException as exc:
+        if (isinstance(exc, Exception) or stray_cancellation(exc)) and cancelled_since(mark):
+            await callers_cancellation()
+        raise
+    if cancelled_since(mark):
+        await callers_cancellation()
+    return value
 
 
 def _identified(shape: tuple[Any, ...], given: Any, left: Any) -> tuple[Any, ...]:

@@ -3,7 +3,7 @@ around and far past each reader's limit, inside otherwise valid trace lines, jou
 hook-command documents. Each reader answers with its one documented outcome, the same on both
 cores, and never a ``RecursionError``:
 
-- ``Trace.from_jsonl``: a record nests 2 deep, so any deeper line is ``invalid_trace`` (I33);
+- ``Trace.from_jsonl``: a record nests 2 deep, so any deeper line is ``invalid_trace`` (I32);
 - ``read_journal``, ``recover`` and a writer appending to the journal: a complete line that
   does not decode is ``invalid_journal`` naming its number (docs/agent.md, "Crashes"); a torn
   last line, without its newline, is ignored;

@@ -148,6 +148,30 @@ describe("timeouts (ruling 10, I9)", () => {
     assert.deepEqual(untimed(context.trace), []); // not a failure of the middleware, no hook record
   });
 
+  it("ends the emit with the caller's cancellation even when a middleware swallows it (I30)", async () => {
+    const { bus, ran, context, add } = harness();
+    const controller = new AbortController();
+    let answered = false;
+    add("first");
+    add("swallower", async (_e, signal) => {
+      setTimeout(() => controller.abort(new Error("caller gave up")), 5);
+      try {
+        await sleep(30, signal);
+      } catch {
+        // bad manners: it answers anyway
+      }
+      answered = true;
+      return Block("blocked anyway", { code: "stubborn" });
+    });
+    add("never");
+    await assert.rejects(bus.emit("tool.before", toolCall(), context, { signal: controller.signal }), /caller gave up/);
+    assert.deepEqual(ran, ["first", "swallower"]);
+    assert.deepEqual(untimed(context.trace).map((r) => r["middleware"]), ["first"]); // no record of it, no hook record
+    await sleep(0.01, new AbortController().signal);
+    assert.equal(answered, true); // it did answer, later: dropped
+    assert.deepEqual(untimed(context.trace).map((r) => r["middleware"]), ["first"]);
+  });
+
   it("starts no more middleware once the caller has cancelled (I12)", async () => {
     const { bus, ran, context, add } = harness();
     const controller = new AbortController();

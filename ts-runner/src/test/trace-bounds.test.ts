@@ -61,7 +61,7 @@ interface NestedRead {
 /** The shared reads of conformance/cases/trace/reads/nesting.json (the Python cores run them too). */
 const NESTING = fileURLToPath(new URL("../../../conformance/cases/trace/reads/nesting.json", import.meta.url));
 
-describe("nesting in a trace line (I33)", () => {
+describe("nesting in a trace line (I32)", () => {
   it("carry out the shared reads: invalid_trace however deep, never a stack error", () => {
     const reads = (JSON.parse(readFileSync(NESTING, "utf8")) as { reads: NestedRead[] }).reads;
     assert.equal(reads.length, 11);
