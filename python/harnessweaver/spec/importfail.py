@@ -30,11 +30,12 @@ _IMPORT_NAME: Final = ImportError.__dict__["name"]
 
 def type_name(exc: BaseException) -> str:
     """The type's own name when it is one (identifiers joined by dots, at most
-    :data:`MAX_TYPE_NAME` characters), else ``an exception of an unnamable type``."""
+    :data:`MAX_TYPE_NAME` characters), else ``UnnamedException``: the name I28 records for
+    such a failure, and what TypeScript's loader says."""
     name = _NAME_OF_TYPE.__get__(type(exc), type)
     if isinstance(name, str) and len(name) <= MAX_TYPE_NAME and _DOTTED.fullmatch(name):
         return name
-    return "an exception of an unnamable type"
+    return "UnnamedException"
 
 
 def described(exc: BaseException) -> str:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import harnessweaver as hw
 
 SECRET = "sk-hostile-plugin-7f3a9c"
-UNNAMABLE = "an exception of an unnamable type"
+UNNAMABLE = "UnnamedException"
 DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _modules = itertools.count()
 

@@ -78,8 +78,7 @@ def test_an_unnamable_exception_type_is_not_shown(tmp_path: Path) -> None:
     write(tmp_path, code, "hw_import_odd_name.py")
     (problem,) = problems(write(tmp_path, "plugins: {local: [hw_import_odd_name]}\n"))
     assert problem.message == (
-        "cannot import hw_import_odd_name: an exception of an unnamable type (its message is "
-        "not shown) (plugins)"
+        "cannot import hw_import_odd_name: UnnamedException (its message is not shown) (plugins)"
     )
 
 

@@ -52,7 +52,7 @@ describe("local plugins", () => {
       undefined: ["throw undefined;\n", "NonErrorThrown"],
       tostring: [`throw { toString() { throw new Error("${SECRET}"); } };\n`, "NonErrorThrown"],
       nullproto: ["throw Object.create(null);\n", "NonErrorThrown"],
-      secretname: [`const e = new Error("m"); e.name = "${SECRET} x";\nthrow e;\n`, "Error"],
+      secretname: [`const e = new Error("m"); e.name = "${SECRET} x";\nthrow e;\n`, "UnnamedException"],
       namegetter: [`const e = new Error("m"); Object.defineProperty(e, "name", { get() { throw new Error("${SECRET}"); } });\nthrow e;\n`, "Error"],
       missing: ['import "hw-no-such-package-anywhere";\n', "Error [ERR_MODULE_NOT_FOUND]"],
     };
