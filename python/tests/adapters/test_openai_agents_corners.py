@@ -357,3 +357,29 @@ def test_a_restored_state_does_not_approve_calls_it_holds_no_decision_for() -> N
     assert result.final_output == "done"
     outputs = [i["output"] for i in model.inputs[-1] if isinstance(i, dict) and "output" in i]
     assert "which the SDK could not ask for this call" in outputs[-1]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "]" * 100_000,  # past the JSON parser's own limit (RecursionError)
+        '{"a": ' + "[" * 129 + "]" * 129 + "}",  # parsed, but past the depth the bus reads
+    ],
+    ids=["past-the-parser", "past-128"],
+)
+def test_arguments_nested_too_deeply_are_not_a_json_object(text: str) -> None:
+    """The model's tool-call arguments come from outside: nested past 128 levels they are
+    refused as "not a JSON object" (the same bound as the hook command's and the chat
+    provider's), never a RecursionError out of the adapter (issue 28)."""
+    from harnessweaver.adapters.openai_agents.convert import arguments_of
+
+    assert arguments_of(text) is None
+    assert arguments_of('{"a": ' + "[" * 127 + "]" * 127 + "}") == {"a": _nested(127)}
+
+
+def _nested(depth: int) -> Any:
+    """``depth`` arrays, one inside the other."""
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value

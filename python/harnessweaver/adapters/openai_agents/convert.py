@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from agents import Agent, Handoff, handoff
 from pydantic_core import to_jsonable_python
 
 from ...events import Message, ModelResponse, ToolCall, ToolSpec, Usage
+from ...jsondepth import nests_deeper
 
 __all__ = [
     "arguments_of",
@@ -52,15 +53,23 @@ def jsonable(value: Any) -> Any:
         return str(value)
 
 
+MAX_ARGUMENTS_DEPTH: Final = 128
+"""How deeply a model's tool-call arguments may nest: the hook command's and the chat
+provider's bound; deeper arguments are not a JSON object the bus reads (issue 28)."""
+
+
 def arguments_of(text: str | None) -> dict[str, Any] | None:
-    """A tool call's JSON arguments as an object; ``None`` when they are not a JSON object."""
+    """A tool call's JSON arguments as an object; ``None`` when they are not a JSON object
+    (or nest deeper than :data:`MAX_ARGUMENTS_DEPTH`)."""
     if not text:
         return {}
     try:
         parsed = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the parser's limit
         return None
-    return parsed if isinstance(parsed, dict) else None
+    if not isinstance(parsed, dict) or nests_deeper(parsed, MAX_ARGUMENTS_DEPTH):
+        return None
+    return parsed
 
 
 def _call(item: Any) -> ToolCall:
