@@ -18,23 +18,19 @@ from typing import Any
 
 import pytest
 from conftest import tool_call, untimed
+from hostile_values import (
+    SECRET,
+    ClaimsList,
+    HostileError,
+    RaisingList,
+    RaisingStr,
+    RaisingTuple,
+    boom,
+)
 
 import harnessweaver as hw
 
 pytestmark = pytest.mark.anyio
-
-SECRET = "hostile-message-7f3a"  # what every hostile method raises with: it must appear nowhere
-
-
-def _boom(*args: object, **kwargs: object) -> Any:
-    raise ValueError(SECRET)
-
-
-class RaisingStr(str):
-    """A ``str`` every one of whose overridable methods raises."""
-
-    __len__ = __str__ = __repr__ = __eq__ = __hash__ = __bool__ = __iter__ = _boom
-    __getitem__ = isascii = encode = __format__ = _boom
 
 
 class LyingStr(str):
@@ -47,47 +43,31 @@ class LyingStr(str):
         return iter("a lie")
 
 
-class RaisingList(list[Any]):
-    __iter__ = __len__ = __getitem__ = __bool__ = __reversed__ = _boom
-
-
-class RaisingTuple(tuple[Any, ...]):
-    __iter__ = __len__ = __getitem__ = __bool__ = _boom
-
-
-class ClaimsList:
-    """Claims to be a list through ``__class__``; is none."""
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:
-        return list
-
-
 class BadTool(hw.ToolCallEvent):
     """A ``tool.before`` event whose ``tool`` cannot be read (pydantic keeps a property out of
     the class body, so it is set on the class afterwards)."""
 
 
-BadTool.tool = property(_boom)  # type: ignore[assignment]
+BadTool.tool = property(boom)  # type: ignore[assignment]
 
 
 class BadCall(hw.ToolCallEvent):
     pass
 
 
-BadCall.call = property(_boom)  # type: ignore[assignment]
+BadCall.call = property(boom)  # type: ignore[assignment]
 
 
 class BadStep(hw.ToolCallEvent):
     pass
 
 
-BadStep.step = property(_boom)  # type: ignore[assignment]
+BadStep.step = property(boom)  # type: ignore[assignment]
 
 
 class BadDump(hw.ToolCallEvent):
     def model_dump(self, *args: Any, **kwargs: Any) -> Any:
-        raise ValueError(SECRET)
+        raise HostileError(SECRET)
 
 
 def hostile(kind: type[hw.ToolCallEvent], name: str = "refund_payment") -> hw.ToolCallEvent:

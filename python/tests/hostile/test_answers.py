@@ -22,25 +22,11 @@ import anyio
 import pytest
 from conftest import tool_call, untimed
 from hostile_support import hostile_settings
+from hostile_values import SECRET, ClaimsList, RaisingList, RaisingStr, RaisingTuple, boom
 from hypothesis import given
 from hypothesis import strategies as st
 
 import harnessweaver as hw
-
-SECRET = "hostile-answer-secret-5d1c"
-
-
-class HostileError(Exception):
-    """What the hostile methods raise; its message must never be seen."""
-
-
-def _boom(*args: object, **kwargs: object) -> Any:
-    raise HostileError(SECRET)
-
-
-class RaisingStr(str):
-    __len__ = __str__ = __repr__ = __eq__ = __hash__ = __bool__ = __iter__ = _boom
-    __getitem__ = isascii = encode = __format__ = _boom
 
 
 class LyingStr(str):
@@ -52,20 +38,6 @@ class LyingStr(str):
 
     def isascii(self) -> bool:
         return True
-
-
-class RaisingList(list[Any]):
-    __iter__ = __len__ = __getitem__ = __bool__ = __reversed__ = _boom
-
-
-class RaisingTuple(tuple[Any, ...]):
-    __iter__ = __len__ = __getitem__ = __bool__ = _boom
-
-
-class ClaimsList:
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:
-        return list
 
 
 STR_KINDS = {"str": str, "raising": RaisingStr, "lying": LyingStr}
@@ -215,10 +187,10 @@ def hostile_event(raising: str, dump_raises: bool, name: str = "refund_payment")
     """A ``tool.before`` event whose ``raising`` property and/or ``model_dump`` raise."""
     namespace: dict[str, Any] = {}
     if dump_raises:
-        namespace["model_dump"] = _boom
+        namespace["model_dump"] = boom
     kind = type("HostileEvent", (hw.ToolCallEvent,), namespace)
     if raising != "none":
-        setattr(kind, raising, property(_boom))  # pydantic keeps properties out of the body
+        setattr(kind, raising, property(boom))  # pydantic keeps properties out of the body
     plain = tool_call(name, note="x")
     return kind(tool=plain.tool, call=plain.call)
 
