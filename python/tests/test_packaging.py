@@ -169,7 +169,7 @@ def test_the_release_builds_and_tests_every_supported_python_and_publishes_only_
 def test_the_sdist_ships_the_security_policy() -> None:
     """SECURITY.md (reporting a vulnerability, what middleware is trusted with) is in every
     sdist, like the README."""
-    root = Path(__file__).resolve().parents[2]
+    root = checkout()
     config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     assert {"path": "SECURITY.md", "format": "sdist"} in config["tool"]["maturin"]["include"]
     assert "security advisories" in (root / "SECURITY.md").read_text(encoding="utf-8")
