@@ -599,3 +599,25 @@ def test_reader_takes_back_only_bounded_names_and_codes_i28(core: Any) -> None:
         assert len(trace.records()) == read["then"]["records"], read["id"]
         record = {k: v for k, v in trace.records()[0].items() if k not in ("t_ns", "duration_ns")}
         assert record == json.loads(read["jsonl"]), read["id"]
+
+
+@pytest.mark.anyio
+async def test_texts_holding_unicode_line_breaks_read_back() -> None:
+    """A record's texts may hold U+0085, U+2028, U+2029 and \\x1c-\\x1e, which JSON leaves
+    unescaped: a JSON Lines reader ends lines at "\\n" only, so the trace reads back whole on
+    both cores (the pure core split at every Unicode line boundary: invalid_trace)."""
+    odd = "a\x85b\u2028c\u2029d\x1ce\x1df\x1eg"
+    bus = hw.HookBus()
+
+    @hw.middleware(hooks=["tool.before"], fail_mode="open")
+    async def blocks(event: Any, env: hw.Envelope) -> hw.Block:
+        return hw.Block("no", code=odd)
+
+    bus.register(blocks)
+    ctx = hw.RunContext()
+    await bus.emit("tool.before", tool_call(odd), ctx)
+    text = ctx.trace.to_jsonl()
+    for core in _cores():  # the other core's reader too: a trace is any implementation's
+        back = core.Trace.from_jsonl(text)
+        assert [r["code"] for r in back if r["kind"] == "outcome"] == [odd]
+        assert [r["tool"] for r in back] == [odd, odd]

@@ -431,8 +431,10 @@ class Trace:
         trace keeps the newest ``limit`` of them (I20)."""
         trace = cls(limit=limit)
         emits = 0
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
+        # Lines end at "\n" only, as the Rust core reads them: ``str.splitlines`` would also
+        # split at U+0085, U+2028, \x1c… which a record's texts hold unescaped.
+        for number, line in enumerate(text.split("\n"), start=1):
+            if line.strip(" \t\r\n"):
                 record = _parse(line, number)
                 trace._fields.extend(_stored(record))
                 emits = max(emits, record[0])

@@ -87,7 +87,8 @@ def _emit(guard: Any, backend: str = "asyncio") -> tuple[hw.HookResult, list[dic
     finally:
         log.removeHandler(handler)
     text = ctx.trace.to_jsonl()
-    return result, [json.loads(line) for line in text.splitlines()], text + "\n".join(logged)
+    records = [json.loads(line) for line in text.split("\n") if line]  # JSON Lines: "\n" only
+    return result, records, text + "\n".join(logged)
 
 
 def _raiser(exc_type: type[BaseException], fail_mode: str, timed: bool, suspended: bool) -> Any:
