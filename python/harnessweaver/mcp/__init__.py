@@ -1,0 +1,13 @@
+"""The MCP enforcement point: a harness spec on every tool call of every MCP client.
+
+``harnessweaver mcp`` fronts an MCP server (stdio, or Streamable HTTP) with the official MCP
+SDK's client and server sessions: each ``tools/call`` is emitted at ``tool.before`` and its
+result at ``tool.after`` on the bus of the spec (docs/integrations/mcp.md). ``guard`` does the
+same inside a Python server built with the SDK, through its middleware seam.
+
+Needs the ``mcp`` extra (``pip install '.[mcp]'`` from a clone).
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []
