@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CLIENTS", "print_config", "proxy_argv"]
+__all__ = ["CLIENTS", "print_config", "proxy_argv", "proxy_program"]
 
 CLIENTS: tuple[str, ...] = (
     "claude-code",
@@ -69,25 +70,40 @@ def proxy_argv(
     task: str | None = None,
     env: str | None = None,
     trace: str | Path | None = None,
+    org_profiles: Sequence[str | Path] = (),
+    call_timeout: float | None = None,
+    name: str | None = None,
     program: str = "harnessweaver",
 ) -> list[str]:
     """The proxy's command line: ``PROGRAM mcp --spec ABS_SPEC [options] -- SERVER...`` for a
-    stdio upstream, or ``... --upstream URL --listen ADDRESS`` for an HTTP one. ``spec`` and
-    ``trace`` are made absolute (against this process's working folder)."""
+    stdio upstream, or ``... --upstream URL --listen ADDRESS`` for an HTTP one. Paths (spec,
+    trace, org profile folders) are made absolute against this process's working folder."""
     if bool(server) == (upstream is not None):
         raise ValueError("give either the server's command or --upstream URL, not both")
     argv = [program, "mcp", "--spec", str(Path(spec).absolute())]
-    for option, value in (("--task", task), ("--env", env)):
+    for option, value in (("--task", task), ("--env", env), ("--name", name)):
         if value is not None:
             argv += [option, value]
     if trace is not None:
         argv += ["--trace", str(Path(trace).absolute())]
+    for folder in org_profiles:
+        argv += ["--org-profiles", str(Path(folder).absolute())]
+    if call_timeout is not None:
+        argv += ["--call-timeout", repr(call_timeout)]
     if upstream is not None:
         argv += ["--upstream", upstream]
         if listen is not None:
             argv += ["--listen", listen]
         return argv
     return [*argv, "--", *server]
+
+
+def proxy_program() -> str:
+    """The ``harnessweaver`` command as the snippet names it: the absolute path of the one on
+    ``PATH`` (desktop clients start servers without the login shell's ``PATH``), or the bare
+    name when there is none."""
+    found = shutil.which("harnessweaver")
+    return str(Path(found).absolute()) if found else "harnessweaver"
 
 
 def print_config(
@@ -126,8 +142,8 @@ def print_config(
 def _url_entry(client: str, url: str) -> dict[str, Any]:
     if client == "claude-desktop":
         raise ValueError(
-            "Claude Desktop's configuration file holds local (stdio) servers only: add the "
-            "proxy's URL as a custom connector in its settings, or register the stdio form"
+            "Claude Desktop's configuration file holds stdio servers only: front a "
+            "stdio server (-- CMD ARG...) for it"
         )
     if client == "gemini":
         return {"httpUrl": url}  # Gemini's `url` is the SSE transport

@@ -91,7 +91,7 @@ def test_each_client_gets_its_own_url_entry(client: str, expected: dict[str, str
 
 
 def test_claude_desktop_has_no_url_form_in_its_file() -> None:
-    with pytest.raises(ValueError, match="custom connector"):
+    with pytest.raises(ValueError, match="stdio servers only"):
         print_config("claude-desktop", "notes", url="http://127.0.0.1:8765/mcp")
 
 
@@ -182,3 +182,68 @@ def test_the_proxy_argv_of_an_http_upstream(tmp_path: Path) -> None:
 def test_the_proxy_argv_needs_exactly_one_upstream(server: list[str], upstream: str | None) -> None:
     with pytest.raises(ValueError, match="either"):
         proxy_argv("/p/harness.yaml", server, upstream=upstream)
+
+
+# -- harnessweaver mcp --print-config --------------------------------------------------------
+
+
+def cli(capsys: pytest.CaptureFixture[str], *words: str) -> tuple[int, str, str]:
+    from harnessweaver.cli import main
+
+    status = main(["mcp", "--print-config", *words])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_the_command_prints_the_proxy_in_front_of_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    server = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/my files"]
+
+    status, out, _ = cli(
+        capsys, "--client", "claude-code", "--spec", "a dir/harness.yaml", "--name", "files",
+        "--task", "triage", "--", *server,
+    )  # fmt: skip
+
+    assert status == 0
+    config = entry("claude-code", out, "files")
+    assert config["type"] == "stdio"
+    assert Path(config["command"]).name == "harnessweaver"
+    spec = str(tmp_path / "a dir" / "harness.yaml")
+    assert config["args"] == [
+        "mcp", "--spec", spec, "--task", "triage", "--name", "files", "--", *server,
+    ]  # fmt: skip
+
+
+def test_the_command_prints_the_url_the_proxy_listens_on(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = cli(
+        capsys, "--client", "gemini", "--spec", "h.yaml", "--upstream",
+        "http://127.0.0.1:9000/mcp", "--listen", "127.0.0.1:8765",
+    )  # fmt: skip
+
+    assert status == 0
+    assert entry("gemini", out, "harnessweaver-mcp") == {"httpUrl": "http://127.0.0.1:8765/mcp"}
+
+
+@pytest.mark.parametrize(
+    ("words", "message"),
+    [
+        (["--client", "cursor", "--upstream", "http://127.0.0.1:9/mcp"], "needs --listen"),
+        (
+            ["--client", "claude-desktop", "--upstream", "http://127.0.0.1:9/mcp", "--listen",
+             "127.0.0.1:8765"],
+            "stdio servers only",
+        ),
+        (["--client", "codex", "--name", "my server", "--", "srv"], "server name"),
+    ],
+)  # fmt: skip
+def test_the_command_says_what_it_cannot_print(
+    capsys: pytest.CaptureFixture[str], words: list[str], message: str
+) -> None:
+    status, out, err = cli(capsys, "--spec", "h.yaml", *words)
+
+    assert (status, out) == (2, "")
+    assert err.startswith("harnessweaver mcp: error: ") and message in err, err
