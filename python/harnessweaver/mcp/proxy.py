@@ -10,8 +10,6 @@ logging are passed on unchanged, and so are the upstream's notifications.
 from __future__ import annotations
 
 import logging
-import uuid
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -22,19 +20,16 @@ from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
-from .approval import Approvals
+from .call import through
 from .convert import refusal
-from .gate import Admit, Ask, Gate, Refuse, Run
+from .gate import Admit, Gate
 from .hidden import hidden
+from .runs import MAX_RUNS, Runs
 from .upstream import Upstream, quiet
 
-__all__ = ["MAX_RUNS", "Proxy"]
+__all__ = ["Proxy"]
 
 _log = logging.getLogger("harnessweaver.mcp")
-
-MAX_RUNS = 4096
-"""Sessions whose runs the proxy keeps: past it, the least recently used one ends
-(``task.end``). A Streamable HTTP session that is never closed cannot hold memory forever."""
 
 Ctx = ServerRequestContext[Any, Any]
 T = TypeVar("T")
@@ -47,8 +42,7 @@ class Proxy:
         self.gate = gate
         self.upstream = upstream
         self.call_timeout = call_timeout
-        self.approvals = Approvals(gate)
-        self.runs: OrderedDict[str, Run] = OrderedDict()
+        self.runs = Runs(gate)
         self.clients: dict[int, Any] = {}  # the sessions to tell of the upstream's news
         self.relay: Any = None  # set by the transport (serve.py)
 
@@ -150,37 +144,12 @@ class Proxy:
         self, ctx: Ctx, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         self._seen(ctx)
-        run, once = await self._run(ctx)
-        try:
-            return await self._call(ctx, run, params)
-        finally:
-            if once:
-                await self.gate.close(run)
+        tool = await _passed(self.upstream.tool(params.name))
 
-    async def _call(
-        self, ctx: Ctx, run: Run, params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        name = params.name
-        tool = await _passed(self.upstream.tool(name))
-        resumed = self.approvals.resumed(ctx, params, tool, run.calls)
-        if resumed is not None and not isinstance(resumed, Admit):
-            return resumed
-        for _attempt in range(self.gate.max_retries + 1):
-            verdict = resumed or await self.gate.before(run, tool, name, params.arguments)
-            resumed = None  # an approval admits the call once; a retry of its result asks again
-            if isinstance(verdict, Ask):
-                answer = await self.approvals.ask(ctx, params, verdict)
-                if not isinstance(answer, Admit):
-                    return answer
-                verdict = answer
-            if isinstance(verdict, Refuse):
-                return verdict.result
-            result = await self._upstream_call(ctx, name, verdict)
-            after = await self.gate.after(run, verdict.event, result)
-            if after is not None:
-                return after
-        why = "the result was refused on every retry"
-        return refusal("retry_exhausted", why, "retry_exhausted")
+        async def invoke(admitted: Admit) -> types.CallToolResult:
+            return await self._upstream_call(ctx, params.name, admitted)
+
+        return await through(self.gate, self.runs, ctx, params, tool, invoke)
 
     async def _upstream_call(self, ctx: Ctx, name: str, admitted: Admit) -> types.CallToolResult:
         progress = _progress(ctx)
@@ -196,28 +165,9 @@ class Proxy:
 
     # -- sessions ------------------------------------------------------------------------
 
-    async def _run(self, ctx: Ctx) -> tuple[Run, bool]:
-        """The run of the request's session, and whether it is this request's alone (a
-        stateless request: no session id)."""
-        key = session_key(ctx)
-        if key is None:
-            return await self.gate.open(_request_run_id(ctx)), True
-        run = self.runs.get(key)
-        if run is None:
-            run = await self.gate.open(key)
-            self.runs[key] = run
-            while len(self.runs) > MAX_RUNS:
-                _, old = self.runs.popitem(last=False)
-                await self.gate.close(old)
-        else:
-            self.runs.move_to_end(key)
-        return run, False
-
     async def close(self) -> None:
         """Every run ends (``task.end``): the proxy is stopping."""
-        while self.runs:
-            _, run = self.runs.popitem(last=False)
-            await self.gate.close(run)
+        await self.runs.close()
 
     def _seen(self, ctx: Ctx) -> None:
         self.clients[id(ctx.session)] = ctx.session
@@ -231,21 +181,6 @@ class Proxy:
                 await session.send_notification(message)
             except Exception:
                 self.clients.pop(id(session), None)
-
-
-def session_key(ctx: Ctx) -> str | None:
-    """The MCP session a request belongs to: stdio's one connection, Streamable HTTP's
-    ``Mcp-Session-Id``; ``None`` for a stateless HTTP request (2026-07-28)."""
-    request = ctx.request
-    if request is None:
-        return "stdio"
-    headers = getattr(request, "headers", None)
-    value = headers.get("mcp-session-id") if headers is not None else None
-    return str(value) if value else None
-
-
-def _request_run_id(ctx: Ctx) -> str:
-    return f"mcp-request-{uuid.uuid4().hex}"
 
 
 Handler = Callable[[Ctx, types.PaginatedRequestParams], Awaitable[Any]]
