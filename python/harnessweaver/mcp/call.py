@@ -1,10 +1,12 @@
 """One ``tools/call`` from the client's request to its answer, for the proxy and ``guard``.
 
-The order: an approval the request carries (a 2026-07-28 retry) admits the call without
-asking the chain again, as a resumed run does; otherwise ``tool.before``; a ``Suspend`` or an
-``Escalate`` is asked of a person; an admitted call runs (``invoke``: the upstream, or the
-server's own handler) and its result goes through ``tool.after``. A ``Retry`` of the result
-runs the whole call again, within the harness's bound.
+The order: a 2026-07-28 retry whose state names an admitted call (a person approved it, or
+the tool itself asked the client something) goes on without asking the chain again, as a
+resumed run does; otherwise ``tool.before``; a ``Suspend`` or an ``Escalate`` is asked of a
+person; an admitted call runs (``invoke``: the upstream, or the server's own handler) and
+its result goes through ``tool.after``. The tool's own input request (2026-07-28) is passed
+to the client, bound to the admitted call. A ``Retry`` of the result runs the whole call
+again, within the harness's bound.
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ import mcp_types as types
 
 from .approval import Approvals
 from .convert import refusal
-from .gate import Admit, Ask, Gate, Refuse
+from .gate import Admit, Ask, Gate, Refuse, call_identity
 from .runs import Runs
 
 __all__ = ["Invoke", "through"]
 
-Invoke = Callable[[Admit], Awaitable[types.CallToolResult]]
 Answer = types.CallToolResult | types.InputRequiredResult
+Invoke = Callable[[Admit], Awaitable[Answer]]
 
 
 async def through(
@@ -37,7 +39,7 @@ async def through(
     run, once = await runs.of(ctx)
     try:
         approvals = Approvals(gate)
-        resumed = approvals.resumed(ctx, params, tool, run.calls)
+        resumed = approvals.resumed(params, tool, run.calls)
         if resumed is not None and not isinstance(resumed, Admit):
             return resumed
         for _attempt in range(gate.max_retries + 1):
@@ -50,7 +52,11 @@ async def through(
                 verdict = answer
             if isinstance(verdict, Refuse):
                 return verdict.result
-            after = await gate.after(run, verdict.event, await invoke(verdict))
+            result = await invoke(verdict)
+            if isinstance(result, types.InputRequiredResult):
+                identity = call_identity(gate.key, params.name, params.arguments)
+                return approvals.asked_again(verdict, result, identity)
+            after = await gate.after(run, verdict.event, result)
             if after is not None:
                 return after
         why = "the result was refused on every retry"

@@ -35,6 +35,10 @@ class Admit:
     """The call goes on to the upstream with ``event``'s (maybe rewritten) arguments."""
 
     event: ToolCallEvent
+    responses: Any = None
+    """A 2026-07-28 retry's answers to the tool's own input requests (passed on)."""
+    state: str | None = None
+    """The tool's own ``requestState`` of that retry (passed on)."""
 
     @property
     def arguments(self) -> dict[str, Any]:
