@@ -127,7 +127,14 @@ class Proxy:
 
         async def read(ctx: Ctx, params: types.ReadResourceRequestParams) -> Any:
             up = await self._for(ctx)
-            return await self._upstream(ctx, up.session.read_resource(params.uri))
+            session = up.session.session  # the tool's own input requests pass, as for a call
+            read = session.read_resource(
+                params.uri,
+                input_responses=params.input_responses,
+                request_state=params.request_state,
+                allow_input_required=up.modern,
+            )
+            return await self._upstream(ctx, read)
 
         add("resources/read", types.ReadResourceRequestParams, read)
         if not subscribe:
@@ -153,7 +160,14 @@ class Proxy:
 
         async def get(ctx: Ctx, params: types.GetPromptRequestParams) -> Any:
             up = await self._for(ctx)
-            return await self._upstream(ctx, up.session.get_prompt(params.name, params.arguments))
+            got = up.session.session.get_prompt(
+                params.name,
+                params.arguments,
+                input_responses=params.input_responses,
+                request_state=params.request_state,
+                allow_input_required=up.modern,
+            )
+            return await self._upstream(ctx, got)
 
         server.add_request_handler("prompts/get", types.GetPromptRequestParams, get)
 

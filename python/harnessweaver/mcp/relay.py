@@ -102,7 +102,9 @@ class Relay:
     def progress(self, ctx: Ctx) -> Any:
         """The upstream's progress on a call, to the client, when its request asked for it."""
         meta: Any = ctx.meta
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        token = None
+        if isinstance(meta, dict):  # the SDK's typed dict, or the wire's spelling
+            token = meta.get("progress_token", meta.get("progressToken"))
         if token is None:
             return None
         related = None if ctx.request_id is None else str(ctx.request_id)
