@@ -9,11 +9,11 @@ make) ends as a refusal: the gate never lets a call through that the bus did not
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import mcp_types as types
 
 from ..context import RunContext, Trace
@@ -77,7 +77,6 @@ class Run:
     step: int = 0
     calls: int = 0
     refused: types.CallToolResult | None = None
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class Gate:
@@ -228,7 +227,7 @@ def _bound(outcome: Any, harness_bound: int) -> int:
 async def _pause(outcome: Any) -> None:
     delay = getattr(outcome, "delay", None)
     if delay:
-        await asyncio.sleep(float(delay))
+        await anyio.sleep(float(delay))
 
 
 def _jsonable(value: Any) -> Any:
