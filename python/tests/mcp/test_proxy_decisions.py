@@ -252,3 +252,32 @@ async def test_a_refused_task_start_refuses_every_call(tmp_path: Path) -> None:
             "harnessweaver refused the call: sessions are closed today (code: closed_today)"
         )
     assert calls == []
+
+
+@MODES
+async def test_a_cancelled_call_cancels_the_upstream_call(tmp_path: Path, mode: str) -> None:
+    import anyio
+    from mcp.server.mcpserver import MCPServer
+
+    started, cancelled = anyio.Event(), anyio.Event()
+    server = MCPServer("slow")
+
+    @server.tool()
+    async def wait() -> str:
+        """Wait until cancelled."""
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    async with proxied(spec_file(tmp_path), server, mode=mode) as client:
+        async with anyio.create_task_group() as group:
+            group.start_soon(client.call_tool, "wait", {})
+            with anyio.fail_after(30):  # a bound on a hang, not a measurement
+                await started.wait()
+            group.cancel_scope.cancel()
+        with anyio.fail_after(30):
+            await cancelled.wait()
+    assert cancelled.is_set()
