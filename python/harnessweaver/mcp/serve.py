@@ -24,6 +24,7 @@ from ..context import JsonlSink
 from .gate import Gate
 from .proxy import Proxy
 from .relay import Relay
+from .telemetry import Telemetry
 from .upstream import Upstream, stdio_target
 
 __all__ = ["serve_http", "serve_stdio"]
@@ -91,6 +92,8 @@ async def _stop_on_signal(proxy: Proxy) -> None:
                 await proxy.close()
             if proxy.gate.sink is not None:
                 proxy.gate.sink.close()
+            if proxy.telemetry is not None:
+                proxy.telemetry.close()
             os._exit(0)
 
 
@@ -115,6 +118,7 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
     is closed and the trace written."""
     from .command import _Unavailable
 
+    telemetry = None if args.otel is None else Telemetry(args.otel)
     sink = None if args.trace is None else JsonlSink(args.trace)
     try:
         async with anyio.create_task_group() as group:
@@ -126,8 +130,10 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
                 kind = type(exc).__name__
                 _log.error("harnessweaver mcp: the upstream failed to start: %s", kind)
                 raise _Unavailable(f"the upstream MCP server cannot be reached ({kind})") from None
-            gate = Gate(harness, sink=sink, task=args.task)
+            exporters = () if telemetry is None else telemetry.exporters
+            gate = Gate(harness, sink=sink, task=args.task, exporters=exporters)
             proxy = Proxy(gate, upstream, group, relay, call_timeout=args.call_timeout)
+            proxy.telemetry = telemetry
             try:
                 yield proxy
             finally:
@@ -141,6 +147,8 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
     finally:
         if sink is not None:
             sink.close()
+        if telemetry is not None:
+            telemetry.close()
 
 
 def _options(server: Server[Any], proxy: Proxy) -> Any:
