@@ -72,6 +72,7 @@ def proxy_argv(
     trace: str | Path | None = None,
     org_profiles: Sequence[str | Path] = (),
     call_timeout: float | None = None,
+    otel: str | None = None,
     name: str | None = None,
     program: str = "harnessweaver",
 ) -> list[str]:
@@ -81,7 +82,8 @@ def proxy_argv(
     if bool(server) == (upstream is not None):
         raise ValueError("give either the server's command or --upstream URL, not both")
     argv = [program, "mcp", "--spec", str(Path(spec).absolute())]
-    for option, value in (("--task", task), ("--env", env), ("--name", name)):
+    options = (("--task", task), ("--env", env), ("--otel", otel), ("--name", name))
+    for option, value in options:
         if value is not None:
             argv += [option, value]
     if trace is not None:

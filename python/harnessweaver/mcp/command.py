@@ -167,6 +167,7 @@ def _print_config(args: argparse.Namespace, argv: list[str]) -> int:
                 trace=args.trace,
                 org_profiles=args.org_profiles or (),
                 call_timeout=args.call_timeout,
+                otel=args.otel,
                 name=None if args.name == _DEFAULT_NAME else args.name,
                 program=proxy_program(),
             )

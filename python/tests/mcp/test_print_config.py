@@ -203,7 +203,7 @@ def test_the_command_prints_the_proxy_in_front_of_the_server(
 
     status, out, _ = cli(
         capsys, "--client", "claude-code", "--spec", "a dir/harness.yaml", "--name", "files",
-        "--task", "triage", "--", *server,
+        "--task", "triage", "--otel", "otlp", "--call-timeout", "2.5", "--", *server,
     )  # fmt: skip
 
     assert status == 0
@@ -212,7 +212,8 @@ def test_the_command_prints_the_proxy_in_front_of_the_server(
     assert Path(config["command"]).name == "harnessweaver"
     spec = str(tmp_path / "a dir" / "harness.yaml")
     assert config["args"] == [
-        "mcp", "--spec", spec, "--task", "triage", "--name", "files", "--", *server,
+        "mcp", "--spec", spec, "--task", "triage", "--otel", "otlp", "--name", "files",
+        "--call-timeout", "2.5", "--", *server,
     ]  # fmt: skip
 
 
