@@ -1,6 +1,7 @@
 """``harnessweaver mcp`` in front of an MCP server, inside the real Claude Code CLI (the pinned
 ``claude``), run headless with ``claude -p`` against a scripted fake Anthropic Messages API on
-127.0.0.1.
+127.0.0.1; and, for the Block, inside Gemini CLI (``gemini -p --yolo``, its tools named
+``mcp_notes_<tool>``) against the fake Gemini API.
 
 The project's ``.mcp.json`` is exactly what ``harnessweaver mcp --print-config --client
 claude-code`` prints for the proxy fronting ``notes_server.py`` (a server of the official SDK
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _gemini import GeminiBox
+from _gemini import tool_results as gemini_results
 from common import AGENTS_DIR, Run, Sandbox, agent_cli, base_env, harnessweaver_command, run_agent
 from fakemodel.anthropic import AnthropicHandler, tool_results
 from fakemodel.server import FakeServer, Turn
@@ -36,6 +39,39 @@ NOTES_SERVER = AGENTS_DIR / "notes_server.py"
 def mcp_tool(tool: str) -> str:
     """The name Claude Code gives the model for ``tool`` of the server ``notes``."""
     return f"mcp__{SERVER}__{tool}"
+
+
+def decisions(trace: Path) -> list[tuple[str, str, str, bool, str | None]]:
+    """(hook, tool, outcome, modified, code) of each middleware's outcome in the proxy's
+    trace (JSON Lines), in order."""
+    if not trace.exists():
+        return []
+    records = [json.loads(line) for line in trace.read_text("utf-8").splitlines()]
+    return [
+        (r["hook"], r.get("tool"), r["outcome"], r["modified"], r.get("code"))
+        for r in records
+        if r.get("kind") == "outcome"
+    ]
+
+
+def leftovers(record: Path, wait: float = 10.0) -> list[str]:
+    """The processes still running the notes server that writes ``record`` once ``wait``
+    seconds have passed (the agent stops the proxy at its end; the proxy must stop its
+    upstream)."""
+    needle = str(record).encode()
+    deadline = time.monotonic() + wait
+    while True:
+        alive = []
+        for entry in Path("/proc").glob("[0-9]*"):
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if needle in cmdline and b"notes_server.py" in cmdline:
+                alive.append(f"{entry.name}: {cmdline.replace(bytes(1), b' ').decode()}")
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)
 
 
 def print_mcp_config(
@@ -83,16 +119,7 @@ class ClaudeMcp:
         return self.sandbox.root / "trace.jsonl"
 
     def decisions(self) -> list[tuple[str, str, str, bool, str | None]]:
-        """(hook, tool, outcome, modified, code) of each middleware's outcome in the proxy's
-        trace, in order."""
-        if not self.trace.exists():
-            return []
-        records = [json.loads(line) for line in self.trace.read_text("utf-8").splitlines()]
-        return [
-            (r["hook"], r.get("tool"), r["outcome"], r["modified"], r.get("code"))
-            for r in records
-            if r.get("kind") == "outcome"
-        ]
+        return decisions(self.trace)
 
     def wire(self, spec_text: str) -> dict[str, Any]:
         """The spec, the printed ``.mcp.json`` (the proxy tracing to :attr:`trace`), the
@@ -122,23 +149,8 @@ class ClaudeMcp:
         self.runs.append(run)
         return run
 
-    def leftovers(self, wait: float = 10.0) -> list[str]:
-        """The processes still running this test's notes server once ``wait`` seconds have
-        passed (Claude Code stops the proxy at its end; the proxy must stop its upstream)."""
-        needle = str(self.record).encode()
-        deadline = time.monotonic() + wait
-        while True:
-            alive = []
-            for entry in Path("/proc").glob("[0-9]*"):
-                try:
-                    cmdline = (entry / "cmdline").read_bytes()
-                except OSError:
-                    continue
-                if needle in cmdline and b"notes_server.py" in cmdline:
-                    alive.append(f"{entry.name}: {cmdline.replace(bytes(1), b' ').decode()}")
-            if not alive or time.monotonic() > deadline:
-                return alive
-            time.sleep(0.1)
+    def leftovers(self) -> list[str]:
+        return leftovers(self.record)
 
     def named_to_model(self) -> set[str]:
         """The MCP tools named to the model in the last request it was sent. Claude Code
@@ -294,3 +306,80 @@ def test_an_allowed_mcp_call_runs_once_and_the_model_reads_its_redacted_result(
     assert claude.decisions() == [("tool.after", "write_note", "continue", True, None)]
     assert run.returncode == 0 and "done" in run.stdout, claude.describe()
     assert claude.leftovers() == [], "the upstream server outlived the agent"
+
+
+# -- Gemini CLI: the same proxy, wired as --print-config --client gemini prints it ---------------
+
+
+class GeminiMcp(GeminiBox):
+    """A throwaway HOME and working folder for Gemini CLI (``gemini -p --yolo``: every tool
+    call approved), its ``~/.gemini/settings.json`` holding no hook, only the proxied notes
+    server as ``--print-config --client gemini`` prints it."""
+
+    def _configure(self) -> None:
+        self.record = self.root / "tool-calls.jsonl"
+        self.trace = self.root / "trace.jsonl"
+        upstream = [sys.executable, str(NOTES_SERVER), str(self.record)]
+        argv = [str(harnessweaver_command()), "mcp", "--print-config", "--client", "gemini"]
+        options = ["--spec", str(self.spec), "--name", SERVER, "--trace", str(self.trace)]
+        done = subprocess.run(
+            [*argv, *options, "--", *upstream],
+            cwd=self.work,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        if done.returncode != 0:
+            pytest.fail(f"--print-config exited {done.returncode}: {done.stderr}", pytrace=False)
+        settings: dict[str, Any] = {
+            "security": {
+                "auth": {"selectedType": "gemini-api-key"},
+                "folderTrust": {"enabled": True},
+            },
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            **json.loads(done.stdout),
+        }
+        gemini = self.home / ".gemini"
+        (gemini / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        trusted = {str(self.work): "TRUST_FOLDER"}
+        (gemini / "trustedFolders.json").write_text(json.dumps(trusted), encoding="utf-8")
+
+    def calls(self) -> list[dict[str, Any]]:
+        if not self.record.exists():
+            return []
+        return [json.loads(line) for line in self.record.read_text("utf-8").splitlines()]
+
+
+def test_gemini_a_blocked_mcp_call_never_runs_and_the_model_reads_why(tmp_path: Path) -> None:
+    # No hook is wired, so no warm helper: its socket folder (the third argument) stays unused.
+    box = GeminiMcp(tmp_path, KEEP_FILES, tmp_path, **{"e2e_keep.py": GUARD_PLUGIN})
+    turns = [
+        Turn(tool="mcp_notes_delete_file", arguments={"path": "important.txt"}),
+        Turn(tool="mcp_notes_delete_file", arguments={"path": "scratch/old.txt"}),
+        Turn(text="done"),
+    ]
+    with box.serving(turns) as server:
+        run = box.run(server, "delete important.txt, then scratch/old.txt", debug=False)
+
+    assert box.calls() == [{"tool": "delete_file", "arguments": {"path": "scratch/old.txt"}}], (
+        run.output
+    )
+    blocked, allowed = (json.loads(text) for text in gemini_results(run.conversation()[-1]))
+    # Gemini CLI shows the model the whole MCP result inside a sentence of its own.
+    error = blocked["response"]["error"]
+    assert error.startswith("MCP tool 'delete_file' reported tool error"), blocked
+    refusal = "harnessweaver refused the call: important.txt is outside scratch/ (code: keep_files)"
+    assert refusal in error, blocked
+    assert allowed["response"] == {
+        "output": "<untrusted_context>\ndeleted scratch/old.txt\n</untrusted_context>"
+    }, allowed
+    assert decisions(box.trace) == [
+        ("tool.before", "delete_file", "block", False, "keep_files"),
+        ("tool.before", "delete_file", "continue", False, None),
+    ]
+    assert run.code == 0 and "done" in run.stdout, run.output
+    assert leftovers(box.record) == [], "the upstream server outlived the agent"
