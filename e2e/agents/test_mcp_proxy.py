@@ -1,7 +1,8 @@
 """``harnessweaver mcp`` in front of an MCP server, inside the real Claude Code CLI (the pinned
 ``claude``), run headless with ``claude -p`` against a scripted fake Anthropic Messages API on
 127.0.0.1; and, for the Block, inside Gemini CLI (``gemini -p --yolo``, its tools named
-``mcp_notes_<tool>``) against the fake Gemini API.
+``mcp_notes_<tool>``) against the fake Gemini API and Codex CLI (``codex exec``, the tools
+in the namespace ``mcp__notes``) against the fake Responses API.
 
 The project's ``.mcp.json`` is exactly what ``harnessweaver mcp --print-config --client
 claude-code`` prints for the proxy fronting ``notes_server.py`` (a server of the official SDK
@@ -25,10 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _codex import CodexBox
 from _gemini import GeminiBox
 from _gemini import tool_results as gemini_results
 from common import AGENTS_DIR, Run, Sandbox, agent_cli, base_env, harnessweaver_command, run_agent
 from fakemodel.anthropic import AnthropicHandler, tool_results
+from fakemodel.openai_responses import function_outputs
 from fakemodel.server import FakeServer, Turn
 from test_claude_code import CLAUDE_ENV, result_text
 
@@ -383,3 +386,60 @@ def test_gemini_a_blocked_mcp_call_never_runs_and_the_model_reads_why(tmp_path: 
     ]
     assert run.code == 0 and "done" in run.stdout, run.output
     assert leftovers(box.record) == [], "the upstream server outlived the agent"
+
+
+# -- Codex CLI: the same proxy, wired as --print-config --client codex prints it -----------------
+
+
+def test_codex_a_blocked_mcp_call_never_runs_and_the_model_reads_why(tmp_path: Path) -> None:
+    # Codex offers the server's tools as the namespace mcp__notes; approval_policy "never"
+    # (CodexBox's config) runs every call without asking. No hook is wired. Codex starts MCP
+    # servers with a few variables only (HOME, PATH, LANG: no PYTHONPATH), so the proxy is
+    # the installed `harnessweaver` the printed command names (this tree's in nox -s agents).
+    with CodexBox(tmp_path) as box:
+        (box.root / "e2e_keep.py").write_text(GUARD_PLUGIN, encoding="utf-8")
+        spec = box.spec(KEEP_FILES)
+        record, trace = box.root / "tool-calls.jsonl", box.root / "trace.jsonl"
+        upstream = [sys.executable, str(NOTES_SERVER), str(record)]
+        argv = [str(harnessweaver_command()), "mcp", "--print-config", "--client", "codex"]
+        options = ["--spec", str(spec), "--name", SERVER, "--trace", str(trace)]
+        printed = subprocess.run(
+            [*argv, *options, "--", *upstream],
+            cwd=box.project,
+            # Not the box's PATH, whose first `harnessweaver` is the hook recorder.
+            env={**box.env(), "PATH": f"{harnessweaver_command().parent}:/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert printed.returncode == 0, printed.stderr
+        with (box.codex_home / "config.toml").open("a", encoding="utf-8") as config:
+            config.write("\n" + printed.stdout)
+        namespace = f"mcp__{SERVER}"
+        run = box.run(
+            [
+                Turn(tool="delete_file", namespace=namespace, arguments={"path": "important.txt"}),
+                Turn(tool="delete_file", namespace=namespace, arguments={"path": "scratch/a"}),
+                Turn(text="done"),
+            ],
+            "delete important.txt, then scratch/a",
+        )
+
+    calls = [json.loads(line) for line in record.read_text("utf-8").splitlines()]
+    assert calls == [{"tool": "delete_file", "arguments": {"path": "scratch/a"}}], run.stderr
+    blocked, allowed = (item["output"] for item in function_outputs(run.requests[-1]))
+    # Codex reads an MCP result as its own "Wall time" line, then the content.
+    wall, refusal = (part["text"] for part in blocked)
+    assert wall.startswith("Wall time: ") and wall.endswith(" seconds\nOutput:"), blocked
+    assert refusal == (
+        "harnessweaver refused the call: important.txt is outside scratch/ (code: keep_files)"
+    ), blocked
+    assert allowed.startswith("Wall time: "), allowed
+    assert allowed.endswith(' seconds\nOutput:\n{"result":"deleted scratch/a"}'), allowed
+    assert decisions(trace) == [
+        ("tool.before", "delete_file", "block", False, "keep_files"),
+        ("tool.before", "delete_file", "continue", False, None),
+    ]
+    assert run.status == 0 and "done" in run.stdout, run.stderr
+    assert leftovers(record) == [], "the upstream server outlived the agent"

@@ -19,10 +19,14 @@ of e2e/agents where one is there):
   servers only: a remote one is added as a connector in the app's settings.
 - ``codex``: ``~/.codex/config.toml`` (or a trusted project's ``.codex/config.toml``),
   ``[mcp_servers.NAME]`` with ``command`` and ``args``, or ``url`` for Streamable HTTP (Codex
-  docs, "Model Context Protocol"; ``codex mcp add NAME -- CMD...`` writes the same table).
+  docs, "Model Context Protocol"; ``codex mcp add NAME -- CMD...`` writes the same table),
+  and ``required = true`` (see :func:`_codex`). The model sees the tools as the namespace
+  ``mcp__NAME``; e2e/agents/test_mcp_proxy.py runs Codex CLI 0.169.1 on exactly this.
 - ``gemini``: ``~/.gemini/settings.json`` or a project's ``.gemini/settings.json``,
   ``{"mcpServers": {NAME: {"command", "args"}}}``, or ``httpUrl`` for Streamable HTTP
-  (``url`` there means the older SSE transport) (Gemini CLI docs, "MCP servers").
+  (``url`` there means the older SSE transport) (Gemini CLI docs, "MCP servers"). The model
+  sees the tools as ``mcp_NAME_TOOL``; e2e/agents/test_mcp_proxy.py runs Gemini CLI 0.61.0 on
+  exactly this.
 - ``cursor``: ``~/.cursor/mcp.json`` or a project's ``.cursor/mcp.json``, ``{"mcpServers":
   {NAME: {"command", "args"}}}`` or ``{"url"}`` (Cursor docs, "Model Context Protocol").
 - ``vscode``: a workspace's ``.vscode/mcp.json``, ``{"servers": {NAME: {"type": "stdio",
@@ -168,6 +172,11 @@ def _codex(name: str, words: list[str], url: str | None) -> str:
     else:
         lines.append(f"command = {_toml_string(words[0])}")
         lines.append(f"args = [{', '.join(_toml_string(word) for word in words[1:])}]")
+    # Codex then waits for the server before the first model request, and refuses to start
+    # when it cannot start (the proxy exits 2 on a spec that does not load). Without it,
+    # `codex exec` 0.169.1 asked the model before the proxy was up, and the model's first
+    # call of the server's tools failed as "unsupported call".
+    lines.append("required = true")
     return "\n".join(lines) + "\n"
 
 

@@ -60,7 +60,7 @@ def test_each_client_gets_the_command_line_exactly(client: str) -> None:
     [
         ("claude-code", {"type": "stdio"}),
         ("claude-desktop", {}),
-        ("codex", {}),
+        ("codex", {"required": True}),
         ("gemini", {}),
         ("cursor", {}),
         ("vscode", {"type": "stdio"}),
@@ -78,7 +78,7 @@ def test_each_client_gets_its_own_stdio_entry(client: str, kind: dict[str, str])
     ("client", "expected"),
     [
         ("claude-code", {"type": "http", "url": "http://127.0.0.1:8765/mcp"}),
-        ("codex", {"url": "http://127.0.0.1:8765/mcp"}),
+        ("codex", {"url": "http://127.0.0.1:8765/mcp", "required": True}),
         ("gemini", {"httpUrl": "http://127.0.0.1:8765/mcp"}),
         ("cursor", {"url": "http://127.0.0.1:8765/mcp"}),
         ("vscode", {"type": "http", "url": "http://127.0.0.1:8765/mcp"}),
@@ -98,7 +98,10 @@ def test_claude_desktop_has_no_url_form_in_its_file() -> None:
 def test_codex_gets_the_table_of_its_config_toml() -> None:
     text = print_config("codex", "notes", ["harnessweaver", "mcp", "--", "srv"])
 
-    assert text == '[mcp_servers.notes]\ncommand = "harnessweaver"\nargs = ["mcp", "--", "srv"]\n'
+    assert text == (
+        '[mcp_servers.notes]\ncommand = "harnessweaver"\nargs = ["mcp", "--", "srv"]\n'
+        "required = true\n"
+    )
 
 
 @pytest.mark.parametrize("client", CLIENTS)
@@ -127,6 +130,7 @@ def test_the_names_every_client_takes_are_kept() -> None:
         assert entry("codex", print_config("codex", name, ["x"]), name) == {
             "command": "x",
             "args": [],
+            "required": True,
         }
 
 
