@@ -44,6 +44,13 @@ def mcp_tool(tool: str) -> str:
     return f"mcp__{SERVER}__{tool}"
 
 
+def recorded(record: Path) -> list[dict[str, Any]]:
+    """The calls the notes server ran, as it recorded them (none when it never ran one)."""
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text("utf-8").splitlines()]
+
+
 def decisions(trace: Path) -> list[tuple[str, str, str, bool, str | None]]:
     """(hook, tool, outcome, modified, code) of each middleware's outcome in the proxy's
     trace (JSON Lines), in order."""
@@ -78,14 +85,23 @@ def leftovers(record: Path, wait: float = 10.0) -> list[str]:
 
 
 def print_mcp_config(
-    spec: Path, project: Path, upstream: list[str], *options: str
-) -> dict[str, Any]:
-    """What ``harnessweaver mcp --print-config --client claude-code --spec SPEC --name notes
-    [OPTIONS] -- UPSTREAM...`` prints, parsed, run in the project as a user would."""
-    argv = [str(harnessweaver_command()), "mcp", "--print-config", "--client", "claude-code"]
+    client: str,
+    spec: Path,
+    record: Path,
+    trace: Path,
+    *,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+) -> str:
+    """What ``harnessweaver mcp --print-config --client CLIENT --spec SPEC --name notes --trace
+    TRACE -- <the notes server recording to RECORD>`` prints, run in ``cwd`` as a user would."""
+    argv = [str(harnessweaver_command()), "mcp", "--print-config", "--client", client]
+    options = ["--spec", str(spec), "--name", SERVER, "--trace", str(trace)]
+    upstream = [sys.executable, str(NOTES_SERVER), str(record)]
     done = subprocess.run(
-        [*argv, "--spec", str(spec), "--name", SERVER, *options, "--", *upstream],
-        cwd=project,
+        [*argv, *options, "--", *upstream],
+        cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -93,8 +109,7 @@ def print_mcp_config(
     )
     if done.returncode != 0:
         pytest.fail(f"--print-config exited {done.returncode}: {done.stderr}", pytrace=False)
-    config: dict[str, Any] = json.loads(done.stdout)
-    return config
+    return done.stdout
 
 
 @dataclass
@@ -111,10 +126,7 @@ class ClaudeMcp:
         return self.sandbox.root / "tool-calls.jsonl"
 
     def calls(self) -> list[dict[str, Any]]:
-        if not self.record.exists():
-            return []
-        text = self.record.read_text(encoding="utf-8")
-        return [json.loads(line) for line in text.splitlines()]
+        return recorded(self.record)
 
     @property
     def trace(self) -> Path:
@@ -129,9 +141,10 @@ class ClaudeMcp:
         approval of its server and the rules that allow its tools; the folder trusted, as a
         user's first interactive run would."""
         spec = self.sandbox.write_spec(spec_text)
-        upstream = [sys.executable, str(NOTES_SERVER), str(self.record)]
-        trace = ("--trace", str(self.trace))
-        config = print_mcp_config(spec, self.sandbox.project, upstream, *trace)
+        printed = print_mcp_config(
+            "claude-code", spec, self.record, self.trace, cwd=self.sandbox.project
+        )
+        config: dict[str, Any] = json.loads(printed)
         self.sandbox.write_json(self.sandbox.project / ".mcp.json", config)
         settings = {
             "enabledMcpjsonServers": [SERVER],
@@ -322,20 +335,9 @@ class GeminiMcp(GeminiBox):
     def _configure(self) -> None:
         self.record = self.root / "tool-calls.jsonl"
         self.trace = self.root / "trace.jsonl"
-        upstream = [sys.executable, str(NOTES_SERVER), str(self.record)]
-        argv = [str(harnessweaver_command()), "mcp", "--print-config", "--client", "gemini"]
-        options = ["--spec", str(self.spec), "--name", SERVER, "--trace", str(self.trace)]
-        done = subprocess.run(
-            [*argv, *options, "--", *upstream],
-            cwd=self.work,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
+        printed = print_mcp_config(
+            "gemini", self.spec, self.record, self.trace, cwd=self.work, env=self.env
         )
-        if done.returncode != 0:
-            pytest.fail(f"--print-config exited {done.returncode}: {done.stderr}", pytrace=False)
         settings: dict[str, Any] = {
             "security": {
                 "auth": {"selectedType": "gemini-api-key"},
@@ -344,7 +346,7 @@ class GeminiMcp(GeminiBox):
             "privacy": {"usageStatisticsEnabled": False},
             "telemetry": {"enabled": False},
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-            **json.loads(done.stdout),
+            **json.loads(printed),
         }
         gemini = self.home / ".gemini"
         (gemini / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
@@ -352,9 +354,7 @@ class GeminiMcp(GeminiBox):
         (gemini / "trustedFolders.json").write_text(json.dumps(trusted), encoding="utf-8")
 
     def calls(self) -> list[dict[str, Any]]:
-        if not self.record.exists():
-            return []
-        return [json.loads(line) for line in self.record.read_text("utf-8").splitlines()]
+        return recorded(self.record)
 
 
 def test_gemini_a_blocked_mcp_call_never_runs_and_the_model_reads_why(tmp_path: Path) -> None:
@@ -400,22 +400,11 @@ def test_codex_a_blocked_mcp_call_never_runs_and_the_model_reads_why(tmp_path: P
         (box.root / "e2e_keep.py").write_text(GUARD_PLUGIN, encoding="utf-8")
         spec = box.spec(KEEP_FILES)
         record, trace = box.root / "tool-calls.jsonl", box.root / "trace.jsonl"
-        upstream = [sys.executable, str(NOTES_SERVER), str(record)]
-        argv = [str(harnessweaver_command()), "mcp", "--print-config", "--client", "codex"]
-        options = ["--spec", str(spec), "--name", SERVER, "--trace", str(trace)]
-        printed = subprocess.run(
-            [*argv, *options, "--", *upstream],
-            cwd=box.project,
-            # Not the box's PATH, whose first `harnessweaver` is the hook recorder.
-            env={**box.env(), "PATH": f"{harnessweaver_command().parent}:/usr/bin:/bin"},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert printed.returncode == 0, printed.stderr
+        # Not the box's PATH, whose first `harnessweaver` is the hook recorder.
+        env = {**box.env(), "PATH": f"{harnessweaver_command().parent}:/usr/bin:/bin"}
+        printed = print_mcp_config("codex", spec, record, trace, cwd=box.project, env=env)
         with (box.codex_home / "config.toml").open("a", encoding="utf-8") as config:
-            config.write("\n" + printed.stdout)
+            config.write("\n" + printed)
         namespace = f"mcp__{SERVER}"
         run = box.run(
             [
@@ -426,8 +415,9 @@ def test_codex_a_blocked_mcp_call_never_runs_and_the_model_reads_why(tmp_path: P
             "delete important.txt, then scratch/a",
         )
 
-    calls = [json.loads(line) for line in record.read_text("utf-8").splitlines()]
-    assert calls == [{"tool": "delete_file", "arguments": {"path": "scratch/a"}}], run.stderr
+    assert recorded(record) == [{"tool": "delete_file", "arguments": {"path": "scratch/a"}}], (
+        run.stderr
+    )
     blocked, allowed = (item["output"] for item in function_outputs(run.requests[-1]))
     # Codex reads an MCP result as its own "Wall time" line, then the content.
     wall, refusal = (part["text"] for part in blocked)
