@@ -23,7 +23,7 @@ from typing import Any
 import uvicorn
 from mcp.server import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
-from mcp.server.mcpserver.prompts.base import UserMessage
+from mcp.server.mcpserver.prompts.base import Prompt, UserMessage
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.streamable_http import EventCallback, EventMessage, EventStore
 from mcp.shared.exceptions import MCPError
@@ -339,6 +339,32 @@ def _add_session_tools(server: MCPServer) -> None:
         return "Reconnection test completed"
 
 
+def _add_list_change_tools(server: MCPServer) -> None:
+    """Tools that change the tool or prompt list and say so to the clients listening
+    (subscriptions/listen, SEP-2575: server-stateless checks which notifications arrive)."""
+
+    def dynamic() -> str:
+        """Added and removed again by test_trigger_tool_change."""
+        return "dynamic"
+
+    @server.tool()
+    async def test_trigger_tool_change(ctx: Context) -> str:
+        """Mutates the tool list and announces it to subscriptions/listen streams (SEP-2575)"""
+        server.add_tool(dynamic, name="test_dynamic_tool")
+        server.remove_tool("test_dynamic_tool")
+        await ctx.notify_tools_changed()
+        return "tool list changed"
+
+    @server.tool()
+    async def test_trigger_prompt_change(ctx: Context) -> str:
+        """Mutates the prompt list and announces it to subscriptions/listen streams (SEP-2575)"""
+        prompt = Prompt.from_function(dynamic, name="test_dynamic_prompt", description="dynamic")
+        server.add_prompt(prompt)
+        server.remove_prompt("test_dynamic_prompt")
+        await ctx.notify_prompts_changed()
+        return "prompt list changed"
+
+
 def _add_input_required_tools(server: MCPServer) -> None:
     """The 2026-07-28 multi-round-trip flow (InputRequiredResult, SEP-2322)."""
 
@@ -566,6 +592,7 @@ def build_server() -> MCPServer:
     )
     _add_content_tools(server)
     _add_session_tools(server)
+    _add_list_change_tools(server)
     _add_input_required_tools(server)
     _add_resources_and_prompts(server)
     # The SDK's MCPServer has no decorator for these three requests; the low-level server
