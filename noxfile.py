@@ -364,9 +364,9 @@ def mcp(session: nox.Session) -> None:
     server scenarios, for both protocol revisions, against an SDK-built conformant server bare
     and through the proxy, printed side by side (fails when a scenario that passes bare does not
     pass through the proxy, or none ran; the results as JSON in the session's tmp folder); then
-    the end-to-end tests: the reference filesystem server over stdio and an SDK-built server
-    over Streamable HTTP behind the proxy, driven by the SDK's client, a write refused and a
-    secret redacted, the trace saying so.
+    the end-to-end tests, on both cores: the reference filesystem server over stdio and an
+    SDK-built server over Streamable HTTP behind the proxy, driven by the SDK's client, a write
+    refused and a secret redacted, the trace saying so.
 
     Extra arguments go to pytest (e.g. ``-- -k stdio``).
     """
@@ -389,13 +389,15 @@ def mcp(session: nox.Session) -> None:
         cwd=MCP_E2E, env=env, timeout=900, check=False,
     )  # fmt: skip
     # Outside the repository, as e2e/agents' tests are; pytest exits 5 (a failure here) when
-    # it collects no test, and nothing in e2e/mcp is ever skipped.
+    # it collects no test, and nothing in e2e/mcp is ever skipped. The proxy under each core.
     base = Path(tempfile.mkdtemp(prefix="harnessweaver-mcp-", dir=tempfile.gettempdir()))
     try:
-        session.run(
-            "pytest", "-p", "no:cacheprovider", "-ra", f"--basetemp={base}",
-            str(MCP_E2E.relative_to(ROOT)), *session.posargs,
-        )  # fmt: skip
+        for core in CORES:
+            session.run(
+                "pytest", "-p", "no:cacheprovider", "-ra", f"--basetemp={base / core}",
+                str(MCP_E2E.relative_to(ROOT)), *session.posargs,
+                env={"HARNESSWEAVER_CORE": core},
+            )  # fmt: skip
     finally:
         shutil.rmtree(base, ignore_errors=True)
     if kit.returncode != 0:

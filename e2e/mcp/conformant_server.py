@@ -550,7 +550,7 @@ def _add_resources_and_prompts(server: MCPServer) -> None:
         )
         return InputRequiredResult(input_requests={"user_context": ask})
 
-    @server.completion()
+    @server.completion()  # type: ignore[no-untyped-call, untyped-decorator]  # the SDK's is untyped
     async def complete(
         ref: PromptReference | ResourceTemplateReference,
         argument: CompletionArgument,

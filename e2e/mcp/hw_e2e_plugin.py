@@ -24,7 +24,7 @@ MOVES = frozenset({"move_file"})
 
 
 @hw.middleware(hooks=["tool.before", "tool.after"], fail_mode="open")
-async def passthrough(event: Any, ctx: hw.RunContext) -> hw.Continue:
+async def passthrough(event: Any, envelope: hw.Envelope) -> hw.Continue:
     return hw.Continue()
 
 
@@ -42,7 +42,9 @@ class FsGuard:
     def __init__(self, config: FsGuardSettings) -> None:
         self.allowed = os.path.abspath(config.allowed)
 
-    async def __call__(self, event: hw.ToolCallEvent, ctx: hw.RunContext) -> hw.Continue | hw.Block:
+    async def __call__(
+        self, event: hw.ToolCallEvent, envelope: hw.Envelope
+    ) -> hw.Continue | hw.Block:
         name = event.call.name
         if name in MOVES:
             return hw.Block(f"{name} is never allowed here", code="destructive_call")

@@ -39,7 +39,7 @@ async def test_http_file_server_guarded(tmp_path: Path, mode: str) -> None:
         serving(proxy, proxy_port, cwd=served.root, log=tmp_path / "proxy.log"),
     ):
         url = f"http://127.0.0.1:{proxy_port}/mcp"
-        async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(url, mode=mode) as client:
             await exercise(client, served)
     records = read_trace(trace)
     check_trace(records)

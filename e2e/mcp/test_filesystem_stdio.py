@@ -39,7 +39,7 @@ async def test_filesystem_server_guarded(tmp_path: Path, mode: str) -> None:
     proxy = StdioServerParameters(
         command=harnessweaver(), args=args, cwd=served.root, env=dict(os.environ)
     )
-    async with Client(proxy, mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(proxy, mode=mode) as client:
         await exercise(client, served)
     records = read_trace(trace)
     check_trace(records)
