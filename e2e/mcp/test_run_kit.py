@@ -50,7 +50,8 @@ def test_the_kit_folders_are_read_as_it_writes_them(tmp_path: Path) -> None:
 
 
 def test_nothing_ran_fails_and_so_does_a_regression(tmp_path: Path) -> None:
-    empty = {(r, kind): ({}, "") for r in REVISIONS for kind in ("bare", "proxied")}
+    nothing: dict[str, Scenario] = {}
+    empty = {(r, kind): (nothing, "") for r in REVISIONS for kind in ("bare", "proxied")}
     assert report(empty, tmp_path) == 1
     same = {
         (r, kind): ({"ping": _ok("ping")}, "") for r in REVISIONS for kind in ("bare", "proxied")
