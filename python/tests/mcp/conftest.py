@@ -138,7 +138,8 @@ def serving(argv: Sequence[str], port: int, log: Path) -> Iterator[subprocess.Po
         deadline = time.monotonic() + _STARTUP_SECONDS
         while not _accepts(port):
             if process.poll() is not None:
-                raise AssertionError(f"{argv[:6]} exited ({process.returncode}):\n{log.read_text()}")
+                code = process.returncode
+                raise AssertionError(f"{argv[:6]} exited ({code}):\n{log.read_text()}")
             if time.monotonic() > deadline:
                 raise AssertionError(f"{argv[:6]} is not listening on {port}:\n{log.read_text()}")
             time.sleep(0.05)

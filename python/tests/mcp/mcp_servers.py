@@ -4,8 +4,8 @@ Run as a program: ``python mcp_servers.py [--record FILE] [--http PORT] [--state
 serves every tool below over stdio (default) or Streamable HTTP on 127.0.0.1:PORT/mcp.
 One server holds all of them, so a test picks its peer by the tool it calls:
 
-- ``echo(text)``: answers what it got (JSON); ``search(query, limit)``: answers the query and limit it
-  got; ``write_note(text)`` and ``shell(command)``: answer what they got; ``whois(name)``:
+- ``echo(text)``, ``write_note(text)`` and ``shell(command)``: answer what they got (JSON);
+  ``search(query, limit)``: answers the query and limit it got; ``whois(name)``:
   answers a contact line holding an email address and a phone number (for redaction at
   ``tool.after``). Each call's name and arguments, as received, are appended to ``--record``
   (JSON Lines) before answering, so a test sees what the upstream was given, and that a
