@@ -10,6 +10,7 @@ One server holds all of them, so a test picks its peer by the tool it calls:
   ``tool.after``). Each call's name and arguments, as received, are appended to ``--record``
   (JSON Lines) before answering, so a test sees what the upstream was given, and that a
   refused call never reached it.
+- ``fail()``: answers an error result (``isError``), every time.
 - ``crash()``: the server process dies mid-call (``os._exit``, no answer ever written).
 - ``hang()``: never answers (until the call is cancelled).
 - ``big(mib)``: one text content of ``mib`` MiB (50 by default).
@@ -29,7 +30,17 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["BIG_MIB", "HERE", "ODD_NAMES", "SCRIPT", "TOOLS", "WHOIS", "answer", "command"]
+__all__ = [
+    "BIG_MIB",
+    "FAILING",
+    "HERE",
+    "ODD_NAMES",
+    "SCRIPT",
+    "TOOLS",
+    "WHOIS",
+    "answer",
+    "command",
+]
 
 HERE: Final = Path(__file__).parent
 SCRIPT: Final = Path(__file__).resolve()
@@ -43,6 +54,9 @@ ODD_NAMES: Final = (
     "n" * 250,  # longer than 200 characters
     "rtl_\u202eevil\u202c_zero\u200bwidth",  # bidi override, zero-width space
 )
+
+FAILING: Final = frozenset({"fail"})
+"""The tools whose results are errors (``isError``)."""
 
 _TEXT: Final = {"type": "object", "properties": {"text": {"type": "string"}}}
 TOOLS: Final[dict[str, tuple[str, dict[str, Any]]]] = {
@@ -61,6 +75,7 @@ TOOLS: Final[dict[str, tuple[str, dict[str, Any]]]] = {
         {"type": "object", "properties": {"command": {"type": "string"}}},
     ),
     "whois": ("Looks a person up.", {"type": "object", "properties": {"name": {"type": "string"}}}),
+    "fail": ("Always fails (an isError result).", {"type": "object"}),
     "crash": ("Kills the server mid-call.", {"type": "object"}),
     "hang": ("Never answers.", {"type": "object"}),
     "big": (
@@ -115,6 +130,10 @@ def _server(record: Path | None) -> Any:
             os._exit(17)
         if name == "hang":
             await anyio.sleep_forever()
+        if name in FAILING:
+            return types.CallToolResult(
+                content=text(answer(name, arguments)).content, is_error=True
+            )
         return text(answer(name, arguments))
 
     return Server("hw-test-upstream", on_list_tools=on_list_tools, on_call_tool=on_call_tool)

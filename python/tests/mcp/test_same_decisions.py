@@ -31,28 +31,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import mcp_servers
 import pytest
 from conftest import SUPPORT, child_env, http_proxy, http_upstream, proxy_stdio, records
+from decisions import Call, Decision, Decisions, normalised, output, through_bus, through_proxy
 from mcp import Client
-
-import harnessweaver as hw
-from harnessweaver import spec as hw_spec
 
 pytestmark = pytest.mark.anyio
 
 SAME = SUPPORT / "same.yaml"
 SECRET = "sk-live0123456789abcdef"
-
-
-@dataclass(frozen=True)
-class Call:
-    tool: str
-    arguments: dict[str, Any]
 
 
 CALLS = (
@@ -70,10 +61,7 @@ CALLS = (
 REDACTED_WHOIS = "Ada Lovelace <[redacted:email]>, [redacted:phone]"
 LOOP = "echo was called with the same arguments 3 times within the last 20 tool calls; try something else"  # noqa: E501
 
-Decision = tuple[Any, ...]
-"""``("continue",)``, ``("modify", new arguments or output)``, ``("block", reason, code)``."""
-
-EXPECTED: list[tuple[Decision, Decision | None]] = [
+EXPECTED: Decisions = [
     (("modify", {"query": "weather", "limit": 10}), ("continue",)),
     (("modify", {"query": "token [redacted]"}), ("continue",)),
     (("block", "recursive removal is not allowed", "dangerous_command"), None),
@@ -87,98 +75,15 @@ EXPECTED: list[tuple[Decision, Decision | None]] = [
 """Per call: the ``tool.before`` decision, then the ``tool.after`` one (``None``: the call
 was refused, so the upstream was never called and there is no result)."""
 
-_UNTIMED = ("run", "t_ns", "duration_ns")
 
-
-def output(text: str) -> dict[str, Any]:
-    """A one-text result as the proxy emits it at ``tool.after``."""
-    return {"content": [{"type": "text", "text": text}]}
-
-
-def normalised(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records without run ids and times; checks that they name one run."""
-    assert len({r["run"] for r in trace}) == 1, "one sequence is one run"
-    return [{k: v for k, v in r.items() if k not in _UNTIMED} for r in trace]
-
-
-# -- (b) the bus in process ---------------------------------------------------------------
-
-
-async def through_bus() -> tuple[list[tuple[Decision, Decision | None]], list[dict[str, Any]]]:
-    harness = hw_spec.load(SAME)
-    ctx = hw.RunContext(envelope=hw.Envelope(run_id="in-process"))
-    decisions: list[tuple[Decision, Decision | None]] = []
-    for step, call in enumerate(CALLS, start=1):
-        description, schema = mcp_servers.TOOLS[call.tool]
-        tool = hw.ToolSpec(name=call.tool, description=description, parameters=schema)
-        event = hw.ToolCallEvent(
-            step=step,
-            tool=tool,
-            call=hw.ToolCall(id=f"mcp-{step}", name=call.tool, arguments=call.arguments),
-        )
-        before = await harness.bus.emit("tool.before", event, ctx)
-        outcome = before.outcome
-        if isinstance(outcome, hw.Block):
-            decisions.append((("block", outcome.reason, outcome.code), None))
-            continue
-        assert isinstance(outcome, hw.Continue)
-        sent = before.event.call.arguments
-        first: Decision = ("modify", dict(sent)) if outcome.modified is not None else ("continue",)
-        given = output(mcp_servers.answer(call.tool, dict(sent)))
-        result = hw.ToolResultEvent(
-            step=step,
-            tool=tool,
-            call=before.event.call,
-            result=hw.ToolResult(output=given, is_error=False),
-        )
-        after = await harness.bus.emit("tool.after", result, ctx)
-        assert isinstance(after.outcome, hw.Continue)
-        changed = after.outcome.modified is not None
-        second: Decision = ("modify", after.event.result.output) if changed else ("continue",)
-        decisions.append((first, second))
-    end = hw.TaskEndEvent(exit_reason="completed", steps=len(CALLS), output={})
-    await harness.bus.emit("task.end", end, ctx)
-    return decisions, ctx.trace.records()
-
-
-# -- (a) the proxy --------------------------------------------------------------------------
-
-
-REFUSED = "harnessweaver refused the call: "
-
-
-def _refusal(text: str) -> Decision:
-    """``("block", reason, code)`` from the text of the proxy's refusal."""
-    assert text.startswith(REFUSED), text
-    reason, _, code = text[len(REFUSED) :].rpartition(" (code: ")
-    return ("block", reason, code.removesuffix(")"))
-
-
-async def _drive(client: Client, record: Path) -> list[tuple[Decision, Decision | None]]:
+async def _drive(client: Client, record: Path) -> Decisions:
     listed = {tool.name for tool in (await client.list_tools()).tools}
     assert "write_note" not in listed and {"echo", "search", "shell", "whois"} <= listed
-    decisions: list[tuple[Decision, Decision | None]] = []
-    for call in CALLS:
-        seen = len(records(record))
-        result = await client.call_tool(call.tool, call.arguments)
-        texts = [c.text for c in result.content if c.type == "text"]
-        if result.is_error:
-            assert len(records(record)) == seen, f"a refused {call.tool} reached the upstream"
-            [text] = texts
-            decisions.append((_refusal(text), None))
-            continue
-        [received] = records(record)[seen:]
-        assert received["tool"] == call.tool
-        sent = received["arguments"]
-        first: Decision = ("modify", sent) if sent != call.arguments else ("continue",)
-        given = mcp_servers.answer(call.tool, sent)
-        second: Decision = ("continue",) if texts == [given] else ("modify", output(*texts))
-        decisions.append((first, second))
-    return decisions
+    return await through_proxy(client, record, CALLS)
 
 
 async def test_the_bus_decides_what_is_expected() -> None:
-    decisions, _ = await through_bus()
+    decisions, _ = await through_bus(SAME, CALLS)
     assert decisions == EXPECTED
 
 
@@ -200,7 +105,7 @@ async def test_the_proxy_decides_as_the_bus_does(transport: str, tmp_path: Path)
     # The stdio proxy ends its run when the client goes; the HTTP proxy when it stops (the
     # SDK client's session end reaches it as a DELETE) — either way the task.end is written.
     assert decisions == EXPECTED
-    expected, bus_trace = await through_bus()
+    expected, bus_trace = await through_bus(SAME, CALLS)
     assert decisions == expected
     assert normalised(records(trace)) == normalised(bus_trace)
 
@@ -249,9 +154,9 @@ def _pre_decision(answer: Any, call: Call) -> Decision:
 CANNOT = "harnessweaver: the harness rewrote this tool result, which Claude Code cannot apply here"
 
 
-def through_hook(tmp: Path) -> tuple[list[tuple[Decision, Decision | None]], list[dict[str, Any]]]:
+def through_hook(tmp: Path) -> tuple[Decisions, list[dict[str, Any]]]:
     state, trace = tmp / "state.db", tmp / "hook-trace.jsonl"
-    decisions: list[tuple[Decision, Decision | None]] = []
+    decisions: Decisions = []
     for step, call in enumerate(CALLS, start=1):
         _hook(_doc("UserPromptSubmit", prompt=f"turn {step}"), state, trace)
         use = f"toolu_{step:02d}"
@@ -290,7 +195,7 @@ def _renumbered(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _without_outputs(decisions: list[tuple[Decision, Decision | None]]) -> list[Any]:
+def _without_outputs(decisions: Decisions) -> list[Any]:
     """The decisions with what ``tool.after`` rewrote left out (the hook cannot show it)."""
     return [
         (first, None if second is None else second[:1] if second[0] == "modify" else second)
@@ -300,7 +205,7 @@ def _without_outputs(decisions: list[tuple[Decision, Decision | None]]) -> list[
 
 async def test_the_hook_command_decides_as_the_bus_does(tmp_path: Path) -> None:
     decisions, trace = through_hook(tmp_path)
-    expected, bus_trace = await through_bus()
+    expected, bus_trace = await through_bus(SAME, CALLS)
     assert _without_outputs(decisions) == _without_outputs(EXPECTED)
     assert _without_outputs(decisions) == _without_outputs(expected)
     assert normalised(trace) == normalised(bus_trace)
