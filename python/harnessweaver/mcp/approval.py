@@ -53,23 +53,42 @@ class Approvals:
         self.gate = gate
 
     def resumed(
-        self, ctx: Ctx, params: types.CallToolRequestParams, tool: types.Tool | None, step: int
+        self, params: types.CallToolRequestParams, tool: types.Tool | None, step: int
     ) -> Answer | None:
-        """The answer a 2026-07-28 retry carries, or ``None`` when it carries none."""
-        responses = params.input_responses or {}
-        if APPROVAL not in responses or params.request_state is None:
+        """What a 2026-07-28 retry carries: a person's answer to the proxy's own question, or
+        answers to the tool's (the call was admitted before it asked); ``None`` when neither.
+
+        The state is the proxy's, unsealed by the SDK, so it is the one the proxy gave; the
+        call it names must still be this one (the same harness, tool and arguments)."""
+        if params.request_state is None:
             return None
         try:
             state = json.loads(params.request_state)
             identity, arguments = state["identity"], state["arguments"]
         except (ValueError, KeyError, TypeError):
-            return _refused("the approval's state is unreadable", "approval_invalid")
+            return _refused("the call's requestState is not the proxy's", "approval_invalid")
         if identity != call_identity(self.gate.key, params.name, params.arguments):
-            return _refused("the approval was given for another call", "approval_mismatch")
-        if not _approved(responses[APPROVAL]):
-            return _refused("a person declined the call", "approval_declined")
+            return _refused("the answer was given for another call", "approval_mismatch")
+        responses = dict(params.input_responses or {})
         event = call_event(tool_spec(tool, params.name), f"mcp-{step}", arguments, step)
+        if "upstream" in state:  # admitted before; the tool itself asked the client
+            return Admit(event, responses=responses or None, state=state["upstream"])
+        if not _approved(responses.get(APPROVAL)):
+            return _refused("a person declined the call", "approval_declined")
         return Admit(event)
+
+    @staticmethod
+    def asked_again(
+        admitted: Admit, asked: types.InputRequiredResult, identity: str
+    ) -> types.InputRequiredResult:
+        """The tool's own input request, passed to the client; the retry's state names the
+        admitted call and carries the tool's state, so the retry goes on to the tool."""
+        state = {
+            "identity": identity,
+            "arguments": admitted.arguments,
+            "upstream": asked.request_state,
+        }
+        return asked.model_copy(update={"request_state": json.dumps(state, separators=(",", ":"))})
 
     async def ask(self, ctx: Ctx, params: types.CallToolRequestParams, asked: Ask) -> Answer:
         """Ask the client's person about ``asked``: the approved event, a refusal, or (2026-07-28)

@@ -75,7 +75,11 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     import anyio
 
-    from .serve import serve_http, serve_stdio
+    try:
+        from .serve import serve_http, serve_stdio
+    except ModuleNotFoundError as exc:
+        print(f"harnessweaver mcp: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
 
     try:
         if args.upstream is not None:

@@ -9,11 +9,11 @@ make) ends as a refusal: the gate never lets a call through that the bus did not
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import mcp_types as types
 
 from ..context import RunContext, Trace
@@ -35,6 +35,10 @@ class Admit:
     """The call goes on to the upstream with ``event``'s (maybe rewritten) arguments."""
 
     event: ToolCallEvent
+    responses: Any = None
+    """A 2026-07-28 retry's answers to the tool's own input requests (passed on)."""
+    state: str | None = None
+    """The tool's own ``requestState`` of that retry (passed on)."""
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -73,7 +77,6 @@ class Run:
     step: int = 0
     calls: int = 0
     refused: types.CallToolResult | None = None
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class Gate:
@@ -224,7 +227,7 @@ def _bound(outcome: Any, harness_bound: int) -> int:
 async def _pause(outcome: Any) -> None:
     delay = getattr(outcome, "delay", None)
     if delay:
-        await asyncio.sleep(float(delay))
+        await anyio.sleep(float(delay))
 
 
 def _jsonable(value: Any) -> Any:

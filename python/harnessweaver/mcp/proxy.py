@@ -3,38 +3,41 @@
 The server is the SDK's low-level ``Server``, given one handler per method the upstream
 serves (so the capabilities the client sees are the upstream's). ``tools/list`` hides the
 tools the harness refuses whatever the arguments (``hidden``); ``tools/call`` goes through
-the gate, the approval (``approval``) and the upstream; resources, prompts, completion and
-logging are passed on unchanged, and so are the upstream's notifications.
+``call.through``; resources, prompts, completion and logging are passed on unchanged, and
+so are the upstream's notifications and its requests to the client (``relay``).
+
+Each request goes upstream in its client's protocol revision: a 2025-11-25 client behind an
+upstream that speaks 2026-07-28 gets a handshake connection of its own (opened at its first
+request), so what only that revision has (``logging/setLevel``, resource subscriptions,
+requests to the client during a call) reaches the upstream as the client asked it.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
+from anyio.abc import TaskGroup
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .approval import Approvals
+from .call import Answer, through
 from .convert import refusal
-from .gate import Admit, Ask, Gate, Refuse, Run
+from .gate import Admit, Gate
 from .hidden import hidden
-from .upstream import Upstream, quiet
+from .relay import Relay
+from .runs import Runs
+from .upstream import Upstream, client_meta, declared, quiet
 
-__all__ = ["MAX_RUNS", "Proxy"]
+__all__ = ["Proxy"]
 
 _log = logging.getLogger("harnessweaver.mcp")
-
-MAX_RUNS = 4096
-"""Sessions whose runs the proxy keeps: past it, the least recently used one ends
-(``task.end``). A Streamable HTTP session that is never closed cannot hold memory forever."""
 
 Ctx = ServerRequestContext[Any, Any]
 T = TypeVar("T")
@@ -43,14 +46,23 @@ T = TypeVar("T")
 class Proxy:
     """The gate and the upstream, served as one MCP server."""
 
-    def __init__(self, gate: Gate, upstream: Upstream, *, call_timeout: float | None = None):
+    def __init__(
+        self,
+        gate: Gate,
+        upstream: Upstream,
+        group: TaskGroup,
+        relay: Relay,
+        *,
+        call_timeout: float | None = None,
+    ) -> None:
         self.gate = gate
-        self.upstream = upstream
+        self.upstream = upstream  # the first connection (its revision: the SDK's choice)
+        self.group = group
+        self.relay = relay
         self.call_timeout = call_timeout
-        self.approvals = Approvals(gate)
-        self.runs: OrderedDict[str, Run] = OrderedDict()
-        self.clients: dict[int, Any] = {}  # the sessions to tell of the upstream's news
-        self.relay: Any = None  # set by the transport (serve.py)
+        self.runs = Runs(gate)
+        self.legacy: Upstream | None = None
+        self._opening = anyio.Lock()
 
     # -- the server ----------------------------------------------------------------------
 
@@ -66,14 +78,14 @@ class Proxy:
             on_call_tool=self._call_tool if caps.tools is not None else None,
         )
         if caps.resources is not None:
-            self._resources(server)
+            self._resources(server, subscribe=bool(caps.resources.subscribe) or up.modern)
         if caps.prompts is not None:
             self._prompts(server)
         if caps.completions is not None:
             server.add_request_handler(
                 "completion/complete", types.CompleteRequestParams, self._complete
             )
-        if caps.logging is not None:
+        if caps.logging is not None or up.modern:  # 2026-07-28 lists no logging: older clients
             server.add_request_handler(
                 "logging/setLevel", types.SetLevelRequestParams, self._set_level
             )
@@ -81,200 +93,149 @@ class Proxy:
         # the SDK with a key of this process, so a client can neither read nor forge one.
         security = RequestStateSecurity.ephemeral(ttl=600.0)
         server.middleware.append(RequestStateBoundary(security, default_audience=name))
-        up.forward = self._forward
+        server.middleware.append(self.relay.middleware)
+        up.forward = self.relay.notify
         return server
 
-    def _resources(self, server: Server[Any]) -> None:
-        up = self.upstream
+    async def _for(self, ctx: Ctx) -> Upstream:
+        """The connection that speaks the request's revision."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or not self.upstream.modern:
+            return self.upstream
+        async with self._opening:
+            if self.legacy is None:
+                legacy = Upstream(self.upstream.target, mode="legacy")
+                legacy.forward = self.relay.notify
+                await _passed(legacy.start(self.group, **self.relay.callbacks()))
+                self.legacy = legacy
+        return self.legacy
+
+    async def close(self) -> None:
+        """Every run ends (``task.end``), then the connections close."""
+        await self.runs.close()
+        for up in (self.legacy, self.upstream):
+            if up is not None:
+                await up.aclose()
+
+    def _resources(self, server: Server[Any], *, subscribe: bool) -> None:
         add = server.add_request_handler
-        add("resources/list", types.PaginatedRequestParams, _page(up, "list_resources"))
+        add("resources/list", types.PaginatedRequestParams, self._page("list_resources"))
         add(
             "resources/templates/list",
             types.PaginatedRequestParams,
-            _page(up, "list_resource_templates"),
+            self._page("list_resource_templates"),
         )
 
         async def read(ctx: Ctx, params: types.ReadResourceRequestParams) -> Any:
-            self._seen(ctx)
-            return await _passed(up.session.read_resource(params.uri))
+            up = await self._for(ctx)
+            session = up.session.session  # the tool's own input requests pass, as for a call
+            read = session.read_resource(
+                params.uri,
+                input_responses=params.input_responses,
+                request_state=params.request_state,
+                allow_input_required=up.modern,
+            )
+            return await self._upstream(ctx, read)
 
         add("resources/read", types.ReadResourceRequestParams, read)
-        caps = up.capabilities.resources
-        if caps is not None and caps.subscribe:
+        if not subscribe:
+            return
 
-            async def subscribe(ctx: Ctx, params: types.SubscribeRequestParams) -> Any:
-                self._seen(ctx)
-                with quiet():
-                    return await _passed(up.session.subscribe_resource(params.uri))
+        async def subscribe_to(ctx: Ctx, params: types.SubscribeRequestParams) -> Any:
+            up = await self._for(ctx)
+            with quiet():
+                return await self._upstream(ctx, up.session.subscribe_resource(params.uri))
 
-            async def unsubscribe(ctx: Ctx, params: types.UnsubscribeRequestParams) -> Any:
-                with quiet():
-                    return await _passed(up.session.unsubscribe_resource(params.uri))
+        async def unsubscribe(ctx: Ctx, params: types.UnsubscribeRequestParams) -> Any:
+            up = await self._for(ctx)
+            with quiet():
+                return await self._upstream(ctx, up.session.unsubscribe_resource(params.uri))
 
-            add("resources/subscribe", types.SubscribeRequestParams, subscribe)
-            add("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+        add("resources/subscribe", types.SubscribeRequestParams, subscribe_to)
+        add("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
 
     def _prompts(self, server: Server[Any]) -> None:
-        up = self.upstream
         server.add_request_handler(
-            "prompts/list", types.PaginatedRequestParams, _page(up, "list_prompts")
+            "prompts/list", types.PaginatedRequestParams, self._page("list_prompts")
         )
 
         async def get(ctx: Ctx, params: types.GetPromptRequestParams) -> Any:
-            self._seen(ctx)
-            return await _passed(up.session.get_prompt(params.name, params.arguments))
+            up = await self._for(ctx)
+            got = up.session.session.get_prompt(
+                params.name,
+                params.arguments,
+                input_responses=params.input_responses,
+                request_state=params.request_state,
+                allow_input_required=up.modern,
+            )
+            return await self._upstream(ctx, got)
 
         server.add_request_handler("prompts/get", types.GetPromptRequestParams, get)
+
+    def _page(self, method: str) -> Callable[[Ctx, types.PaginatedRequestParams], Awaitable[Any]]:
+        async def handler(ctx: Ctx, params: types.PaginatedRequestParams) -> Any:
+            up = await self._for(ctx)
+            return await self._upstream(ctx, getattr(up.session, method)(cursor=params.cursor))
+
+        return handler
 
     async def _complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> Any:
         argument = {"name": params.argument.name, "value": params.argument.value}
         context = params.context.arguments if params.context is not None else None
-        return await _passed(self.upstream.session.complete(params.ref, argument, context))
+        up = await self._for(ctx)
+        return await self._upstream(ctx, up.session.complete(params.ref, argument, context))
 
     async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> Any:
+        up = await self._for(ctx)
+        if up.modern:  # the 2026-07-28 upstream hears the level on each request instead
+            return types.EmptyResult()
         with quiet():
-            return await _passed(self.upstream.session.set_logging_level(params.level))
+            return await self._upstream(ctx, up.session.set_logging_level(params.level))
 
     # -- tools ---------------------------------------------------------------------------
 
     async def _list_tools(
         self, ctx: Ctx, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        self._seen(ctx)
+        up = await self._for(ctx)
         cursor = params.cursor if params is not None else None
-        result = await _passed(self.upstream.list_tools(cursor))
+        result = await self._upstream(ctx, up.list_tools(cursor))
         shown = [tool for tool in result.tools if not hidden(self.gate.harness, tool.name)]
         return result.model_copy(update={"tools": shown})
 
-    async def _call_tool(
-        self, ctx: Ctx, params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        self._seen(ctx)
-        run, once = await self._run(ctx)
-        try:
-            return await self._call(ctx, run, params)
-        finally:
-            if once:
-                await self.gate.close(run)
+    async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> Answer:
+        up = await self._for(ctx)
+        tool = await self._upstream(ctx, up.tool(params.name))
 
-    async def _call(
-        self, ctx: Ctx, run: Run, params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        name = params.name
-        tool = await _passed(self.upstream.tool(name))
-        resumed = self.approvals.resumed(ctx, params, tool, run.calls)
-        if resumed is not None and not isinstance(resumed, Admit):
-            return resumed
-        for _attempt in range(self.gate.max_retries + 1):
-            verdict = resumed or await self.gate.before(run, tool, name, params.arguments)
-            resumed = None  # an approval admits the call once; a retry of its result asks again
-            if isinstance(verdict, Ask):
-                answer = await self.approvals.ask(ctx, params, verdict)
-                if not isinstance(answer, Admit):
-                    return answer
-                verdict = answer
-            if isinstance(verdict, Refuse):
-                return verdict.result
-            result = await self._upstream_call(ctx, name, verdict)
-            after = await self.gate.after(run, verdict.event, result)
-            if after is not None:
-                return after
-        why = "the result was refused on every retry"
-        return refusal("retry_exhausted", why, "retry_exhausted")
+        async def invoke(admitted: Admit) -> Answer:
+            return await self._tool_call(ctx, up, params.name, admitted)
 
-    async def _upstream_call(self, ctx: Ctx, name: str, admitted: Admit) -> types.CallToolResult:
-        progress = _progress(ctx)
-        call = self.upstream.session.call_tool(name, admitted.arguments, progress_callback=progress)
+        return await through(self.gate, self.runs, ctx, params, tool, invoke)
+
+    async def _tool_call(self, ctx: Ctx, up: Upstream, name: str, admitted: Admit) -> Answer:
+        call = up.session.session.call_tool(
+            name,
+            admitted.arguments,
+            progress_callback=self.relay.progress(ctx),
+            input_responses=admitted.responses,
+            request_state=admitted.state,
+            allow_input_required=True,
+        )
         if self.call_timeout is None:
-            return await _passed(call)
+            return await self._upstream(ctx, call)
         with anyio.move_on_after(self.call_timeout) as scope:
-            return await _passed(call)
+            return await self._upstream(ctx, call)
         assert scope.cancelled_caught
         _log.warning("harnessweaver mcp: %r did not answer within %ss", name, self.call_timeout)
         text = f"the tool did not answer within {self.call_timeout} s"
         return refusal("block", text, "upstream_timeout")
 
-    # -- sessions ------------------------------------------------------------------------
-
-    async def _run(self, ctx: Ctx) -> tuple[Run, bool]:
-        """The run of the request's session, and whether it is this request's alone (a
-        stateless request: no session id)."""
-        key = session_key(ctx)
-        if key is None:
-            return await self.gate.open(_request_run_id(ctx)), True
-        run = self.runs.get(key)
-        if run is None:
-            run = await self.gate.open(key)
-            self.runs[key] = run
-            while len(self.runs) > MAX_RUNS:
-                _, old = self.runs.popitem(last=False)
-                await self.gate.close(old)
-        else:
-            self.runs.move_to_end(key)
-        return run, False
-
-    async def close(self) -> None:
-        """Every run ends (``task.end``): the proxy is stopping."""
-        while self.runs:
-            _, run = self.runs.popitem(last=False)
-            await self.gate.close(run)
-
-    def _seen(self, ctx: Ctx) -> None:
-        self.clients[id(ctx.session)] = ctx.session
-        while len(self.clients) > MAX_RUNS:
-            del self.clients[next(iter(self.clients))]
-
-    async def _forward(self, message: types.ServerNotification) -> None:
-        """The upstream's notification, to the clients that could want it."""
-        for session in list(self.clients.values()):
-            try:
-                await session.send_notification(message)
-            except Exception:
-                self.clients.pop(id(session), None)
-
-
-def session_key(ctx: Ctx) -> str | None:
-    """The MCP session a request belongs to: stdio's one connection, Streamable HTTP's
-    ``Mcp-Session-Id``; ``None`` for a stateless HTTP request (2026-07-28)."""
-    request = ctx.request
-    if request is None:
-        return "stdio"
-    headers = getattr(request, "headers", None)
-    value = headers.get("mcp-session-id") if headers is not None else None
-    return str(value) if value else None
-
-
-def _request_run_id(ctx: Ctx) -> str:
-    return f"mcp-request-{uuid.uuid4().hex}"
-
-
-Handler = Callable[[Ctx, types.PaginatedRequestParams], Awaitable[Any]]
-
-
-def _page(up: Upstream, method: str) -> Handler:
-    async def handler(ctx: Ctx, params: types.PaginatedRequestParams) -> Any:
-        return await _passed(getattr(up.session, method)(cursor=params.cursor))
-
-    return handler
-
-
-def _progress(ctx: Ctx) -> Any:
-    """The upstream's progress, to the client, when the client's request asked for it."""
-    meta: Any = ctx.meta
-    token = meta.get("progressToken") if isinstance(meta, dict) else None
-    if token is None:
-        return None
-
-    async def forward(progress: float, total: float | None, message: str | None) -> None:
-        await ctx.session.send_progress_notification(
-            token,
-            progress,
-            total,
-            message,
-            related_request_id=None if ctx.request_id is None else str(ctx.request_id),
-        )
-
-    return forward
+    async def _upstream(self, ctx: Ctx, call: Awaitable[T]) -> T:
+        """The upstream's answer to what ``ctx`` asked, with the client's declarations."""
+        token = declared.set(client_meta(ctx.meta))
+        try:
+            return await _passed(call)
+        finally:
+            declared.reset(token)
 
 
 async def _passed(call: Awaitable[T]) -> T:
@@ -285,6 +246,5 @@ async def _passed(call: Awaitable[T]) -> T:
     except MCPError:
         raise
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as e:
-        exc = e
-        _log.error("harnessweaver mcp: the upstream failed: %s", type(exc).__name__)
+        _log.error("harnessweaver mcp: the upstream failed: %s", type(e).__name__)
         raise MCPError(types.INTERNAL_ERROR, "the upstream MCP server is unavailable") from None

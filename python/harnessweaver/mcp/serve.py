@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from mcp.server.lowlevel import NotificationOptions, Server
 
+from ..context import JsonlSink
 from .gate import Gate
 from .proxy import Proxy
 from .relay import Relay
@@ -31,9 +34,6 @@ async def serve_stdio(harness: Any, args: argparse.Namespace, argv: list[str]) -
 
     async with _proxy(harness, args, stdio_target(argv)) as proxy:
         server = proxy.server(args.name)
-        relay = proxy.relay
-        original = server.middleware
-        server.middleware = [*original, _remember(relay)]
         async with stdio_server() as (read, write):
             await server.run(read, write, _options(server, proxy))
 
@@ -44,54 +44,44 @@ async def serve_http(harness: Any, args: argparse.Namespace, host: str, port: in
 
     async with _proxy(harness, args, args.upstream) as proxy:
         server = proxy.server(args.name)
-        server.middleware = [*server.middleware, _remember(proxy.relay)]
         app = server.streamable_http_app(host=host)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         print(f"harnessweaver mcp: serving http://{host}:{port}/mcp", file=sys.stderr, flush=True)
         await uvicorn.Server(config).serve()
 
 
-class _proxy:
+@asynccontextmanager
+async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIterator[Proxy]:
     """The gate, the upstream connected and the proxy; on exit every run ends, the upstream
     is closed and the trace written."""
+    from .command import _Unavailable
 
-    def __init__(self, harness: Any, args: argparse.Namespace, target: Any) -> None:
-        self.harness, self.args, self.target = harness, args, target
-        self.stack = AsyncExitStack()
-
-    async def __aenter__(self) -> Proxy:
-        from .command import _Unavailable
-
-        sink = self._sink()
-        gate = Gate(self.harness, sink=sink, task=self.args.task)
-        upstream = Upstream(self.target)
-        relay = Relay()
-        try:
-            await upstream.connect(**relay.callbacks())
-        except Exception as exc:
-            _log.error("harnessweaver mcp: the upstream failed to start: %s", type(exc).__name__)
-            if sink is not None:
-                sink.close()
-            raise _Unavailable(
-                f"the upstream MCP server cannot be reached ({type(exc).__name__})"
-            ) from None
-        self.stack.push_async_callback(upstream.aclose)
+    sink = None if args.trace is None else JsonlSink(args.trace)
+    try:
+        async with anyio.create_task_group() as group:
+            upstream = Upstream(target)
+            relay = Relay()
+            try:
+                await upstream.start(group, **relay.callbacks())
+            except Exception as exc:
+                kind = type(exc).__name__
+                _log.error("harnessweaver mcp: the upstream failed to start: %s", kind)
+                raise _Unavailable(f"the upstream MCP server cannot be reached ({kind})") from None
+            gate = Gate(harness, sink=sink, task=args.task)
+            proxy = Proxy(gate, upstream, group, relay, call_timeout=args.call_timeout)
+            try:
+                yield proxy
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await proxy.close()
+    except BaseExceptionGroup as group_error:
+        unavailable = group_error.subgroup(_Unavailable)
+        if unavailable is not None:
+            raise unavailable.exceptions[0] from None
+        raise
+    finally:
         if sink is not None:
-            self.stack.callback(sink.close)
-        proxy = Proxy(gate, upstream, call_timeout=self.args.call_timeout)
-        proxy.relay = relay
-        self.stack.push_async_callback(proxy.close)
-        return proxy
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stack.aclose()
-
-    def _sink(self) -> Any:
-        if self.args.trace is None:
-            return None
-        from ..context import JsonlSink
-
-        return JsonlSink(self.args.trace)
+            sink.close()
 
 
 def _options(server: Server[Any], proxy: Proxy) -> Any:
@@ -102,15 +92,3 @@ def _options(server: Server[Any], proxy: Proxy) -> Any:
         prompts_changed=bool(caps.prompts and caps.prompts.list_changed),
     )
     return server.create_initialization_options(changes)
-
-
-def _remember(relay: Relay) -> Any:
-    """Server middleware: the session of each request is where the upstream's requests to a
-    client go while it is served (sampling, elicitation, roots)."""
-
-    async def middleware(ctx: Any, call_next: Any) -> Any:
-        if ctx.request_id is not None:
-            relay.session = ctx.session
-        return await call_next(ctx)
-
-    return middleware
