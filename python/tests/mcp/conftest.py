@@ -10,7 +10,8 @@ SDK's own client and servers, 127.0.0.1 only.
 
 The proxy runs in a process of its own, on the core the suite runs on
 (``HARNESSWEAVER_CORE`` is passed on), so which event loop the test's client runs on does not
-change what is tested: these tests run under asyncio only, not asyncio and trio.
+change what is tested: the modules that start processes run under asyncio only (their own
+``anyio_backend`` fixture), not asyncio and trio as the rest of the suite does.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import mcp_servers
-import pytest
 from mcp.client.stdio import StdioServerParameters
 
 import harnessweaver
@@ -36,6 +36,7 @@ import harnessweaver
 __all__ = [
     "HERE",
     "SUPPORT",
+    "asyncio_only",
     "child_env",
     "free_port",
     "http_proxy",
@@ -55,8 +56,8 @@ _PACKAGE_ROOT = Path(harnessweaver.__file__).resolve().parent.parent
 _STARTUP_SECONDS = 60.0
 
 
-@pytest.fixture
-def anyio_backend() -> str:
+def asyncio_only() -> str:
+    """For a test module's own ``anyio_backend`` fixture (see the module's docstring)."""
     return "asyncio"
 
 

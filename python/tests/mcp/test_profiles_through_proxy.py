@@ -8,13 +8,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import proxy_stdio, records
+from conftest import asyncio_only, proxy_stdio, records
 from decisions import Call, Decision, normalised, output, through_bus, through_proxy
 from mcp import Client
 
 import harnessweaver
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return asyncio_only()
+
 
 SECRET = "sk-live0123456789abcdef"
 PROFILES = sorted(

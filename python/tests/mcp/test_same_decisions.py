@@ -36,11 +36,25 @@ from typing import Any
 
 import mcp_servers
 import pytest
-from conftest import SUPPORT, child_env, http_proxy, http_upstream, proxy_stdio, records
+from conftest import (
+    SUPPORT,
+    asyncio_only,
+    child_env,
+    http_proxy,
+    http_upstream,
+    proxy_stdio,
+    records,
+)
 from decisions import Call, Decision, Decisions, normalised, output, through_bus, through_proxy
 from mcp import Client
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return asyncio_only()
+
 
 SAME = SUPPORT / "same.yaml"
 SECRET = "sk-live0123456789abcdef"
