@@ -23,6 +23,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -44,8 +45,10 @@ __all__ = [
     "proxy_command",
     "proxy_stdio",
     "records",
+    "restarting_http_upstream",
     "rss_kib",
     "serving",
+    "wait_listening",
 ]
 
 HERE = Path(__file__).parent
@@ -80,9 +83,11 @@ def proxy_command(
     listen: str | None = None,
     trace: Path | None = None,
     task: str | None = None,
+    more: Sequence[str] = (),
 ) -> list[str]:
-    """``harnessweaver mcp`` as the brief's CLI contract has it."""
-    argv = [sys.executable, "-m", "harnessweaver.cli", "mcp", "--spec", str(spec)]
+    """``harnessweaver mcp`` as the brief's CLI contract has it (``more``: other options,
+    such as ``--call-timeout``)."""
+    argv = [sys.executable, "-m", "harnessweaver.cli", "mcp", "--spec", str(spec), *more]
     if task is not None:
         argv += ["--task", task]
     if trace is not None:
@@ -103,12 +108,13 @@ def proxy_stdio(
     trace: Path | None = None,
     task: str | None = None,
     upstream: Sequence[str] | None = None,
+    more: Sequence[str] = (),
 ) -> StdioServerParameters:
     """The proxy over stdio fronting ``upstream`` (default: :mod:`mcp_servers` over stdio,
     recording each call it gets to ``record``)."""
     if upstream is None:
         upstream = mcp_servers.command(*(["--record", str(record)] if record else []))
-    argv = proxy_command(spec, upstream=upstream, trace=trace, task=task)
+    argv = proxy_command(spec, upstream=upstream, trace=trace, task=task, more=more)
     # The SDK starts a server with a reduced environment merged with ``env``: pass all of
     # ours, so the proxy and its upstream import the package under test.
     return StdioServerParameters(command=argv[0], args=argv[1:], env=child_env())
@@ -175,13 +181,68 @@ def http_upstream(
 
 @contextlib.contextmanager
 def http_proxy(
-    spec: Path, upstream: str, folder: Path, *, trace: Path | None = None, task: str | None = None
+    spec: Path,
+    upstream: str,
+    folder: Path,
+    *,
+    trace: Path | None = None,
+    task: str | None = None,
+    more: Sequence[str] = (),
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``harnessweaver mcp --upstream URL --listen 127.0.0.1:PORT``: its URL and process."""
     port = free_port()
-    argv = proxy_command(spec, url=upstream, listen=f"127.0.0.1:{port}", trace=trace, task=task)
+    listen = f"127.0.0.1:{port}"
+    argv = proxy_command(spec, url=upstream, listen=listen, trace=trace, task=task, more=more)
     with serving(argv, port, folder / f"proxy-{port}.log") as process:
         yield f"http://127.0.0.1:{port}/mcp", process
+
+
+@contextlib.contextmanager
+def restarting_http_upstream(folder: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
+    """:mod:`mcp_servers` over Streamable HTTP, started again on the same port whenever it
+    dies (as a service manager would): its URL and every process started, in order."""
+    port = free_port()
+    argv = mcp_servers.command("--http", str(port))
+    started: list[subprocess.Popen[bytes]] = []
+    done = threading.Event()
+
+    def start() -> None:
+        with (folder / f"upstream-{port}-{len(started)}.log").open("wb") as out:
+            started.append(
+                subprocess.Popen(
+                    argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=child_env()
+                )
+            )
+
+    def watch() -> None:
+        while not done.wait(0.05):
+            if started[-1].poll() is not None:
+                start()
+
+    start()
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        wait_listening(port, started[-1], argv, folder)
+        yield f"http://127.0.0.1:{port}/mcp", started
+    finally:
+        done.set()
+        watcher.join()
+        for process in started:
+            stop(process)
+
+
+def wait_listening(
+    port: int, process: subprocess.Popen[bytes], argv: Sequence[str], log: Path
+) -> None:
+    """Until something accepts connections on ``port`` (``process`` must not exit first)."""
+    deadline = time.monotonic() + _STARTUP_SECONDS
+    while not _accepts(port):
+        if process.poll() is not None:
+            raise AssertionError(f"{argv[:6]} exited ({process.returncode}), see {log}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{argv[:6]} is not listening on {port}, see {log}")
+        time.sleep(0.05)
 
 
 def records(path: Path) -> list[dict[str, Any]]:

@@ -15,7 +15,8 @@ One server holds all of them, so a test picks its peer by the tool it calls:
 - ``hang()``: never answers (until the call is cancelled).
 - ``big(mib)``: one text content of ``mib`` MiB (50 by default).
 - :data:`ODD_NAMES`: tools whose names hold unicode, control characters or 200+ characters,
-  each answering its own name. The low-level ``Server`` is used so that no name is refused
+  each answering its own name. Any other name: an ``isError`` result (:func:`unknown`).
+  The low-level ``Server`` is used so that no name is refused
   before it reaches the wire.
 
 The tests import :data:`TOOLS`, :data:`ODD_NAMES` and :func:`command` from here.
@@ -40,6 +41,7 @@ __all__ = [
     "WHOIS",
     "answer",
     "command",
+    "unknown",
 ]
 
 HERE: Final = Path(__file__).parent
@@ -102,6 +104,11 @@ def answer(name: str, arguments: dict[str, Any]) -> str:
     return json.dumps({"tool": name, "arguments": arguments}, ensure_ascii=False)
 
 
+def unknown(name: str) -> str:
+    """The error text of a call of a tool the server does not have (an ``isError`` result)."""
+    return f"no tool named {json.dumps(name)}"
+
+
 def _server(record: Path | None) -> Any:
     import anyio
     import mcp_types as types
@@ -130,6 +137,8 @@ def _server(record: Path | None) -> Any:
             os._exit(17)
         if name == "hang":
             await anyio.sleep_forever()
+        if name not in TOOLS and name not in ODD_NAMES:
+            return text(unknown(name)).model_copy(update={"is_error": True})
         if name in FAILING:
             return types.CallToolResult(
                 content=text(answer(name, arguments)).content, is_error=True
