@@ -34,6 +34,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--trace", type=Path, metavar="FILE", help="write the bus's trace as JSON Lines to FILE"
     )
     parser.add_argument(
+        "--otel",
+        choices=("console", "otlp"),
+        help="export the trace as OpenTelemetry spans: to stderr (console), or with OTLP/HTTP "
+        "as the OTEL_EXPORTER_OTLP_* variables say (otlp)",
+    )
+    parser.add_argument(
         "--upstream", metavar="URL", help="the Streamable HTTP server to front (with --listen)"
     )
     parser.add_argument(
@@ -77,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         from .serve import serve_http, serve_stdio
+        from .telemetry import TelemetryError
     except ModuleNotFoundError as exc:
         print(f"harnessweaver mcp: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -89,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             anyio.run(serve_stdio, harness, args, argv)
     except KeyboardInterrupt:
         return 0
-    except _Unavailable as exc:
+    except (_Unavailable, TelemetryError) as exc:
         print(f"harnessweaver mcp: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return 0

@@ -51,6 +51,12 @@ class Runs:
             await self.gate.close(old)
         return run, False
 
+    async def end(self, key: str) -> None:
+        """The session ``key`` ended (a Streamable HTTP ``DELETE``): its run ends now."""
+        run = self.open.pop(key, None)
+        if run is not None:
+            await self.gate.close(run)
+
     async def close(self) -> None:
         """Every run ends (``task.end``): the server is stopping."""
         while self.open:

@@ -90,3 +90,32 @@ def test_guard_refuses_what_is_not_a_server(tmp_path: Path) -> None:
         guard(object(), spec_file(tmp_path))
     with pytest.raises(TypeError, match="guard takes a harness spec's path or a loaded Harness"):
         guard(upstream_server([]), 42)
+
+
+async def test_each_answered_call_is_exported_as_spans(tmp_path: Path) -> None:
+    sdk = pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from harnessweaver.agent.otel import OTelExporter
+
+    spans = InMemorySpanExporter()
+    provider = sdk.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    server = guard(upstream_server([]), spec_file(tmp_path), exporters=[OTelExporter(provider)])
+    async with Client(server) as client:  # type: ignore[arg-type]
+        await client.call_tool("echo", {"text": "rm -rf /"})
+        await client.call_tool("echo", {"text": "hello"})
+    finished = spans.get_finished_spans()
+    runs = [span for span in finished if span.name == "harnessweaver.run"]
+    assert [span.attributes["harnessweaver.exit_reason"] for span in runs] == [
+        "tool_call",
+        "tool_call",
+    ]
+    assert {span.attributes["harnessweaver.run_id"] for span in runs} == {"stdio"}
+    hooks = [span for span in finished if span.name == "hook tool.before"]
+    assert [span.attributes.get("harnessweaver.outcome") for span in hooks] == [
+        "block",
+        "continue",
+    ]
+    assert [span.attributes.get("harnessweaver.code") for span in hooks] == ["destructive", None]
