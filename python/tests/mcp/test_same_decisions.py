@@ -34,6 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_servers
 import pytest
 from conftest import (
@@ -116,8 +117,12 @@ async def test_the_proxy_decides_as_the_bus_does(transport: str, tmp_path: Path)
             # across its calls (stateless 2026-07-28 requests are a run each).
             async with Client(url, mode="legacy") as client:
                 decisions = await _drive(client, record)
-    # The stdio proxy ends its run when the client goes; the HTTP proxy when it stops (the
-    # SDK client's session end reaches it as a DELETE) — either way the task.end is written.
+            # The client's session end (a DELETE) ends the run, while the proxy serves on:
+            # its task.end is written then, not only when the proxy stops.
+            with anyio.fail_after(60):  # a bound against a hang, never a measure
+                while not any(r["hook"] == "task.end" for r in records(trace)):
+                    await anyio.sleep(0.05)
+    # The stdio proxy ends its run when its client goes (stdin closes).
     assert decisions == EXPECTED
     expected, bus_trace = await through_bus(SAME, CALLS)
     assert decisions == expected
