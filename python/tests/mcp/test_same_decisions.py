@@ -160,7 +160,8 @@ def _hook(doc: dict[str, Any], state: Path, trace: Path) -> Any:
     return json.loads(done.stdout) if done.stdout.strip() else None
 
 
-def _pre_decision(answer: Any, call: Call) -> Decision:
+def _pre_decision(answer: Any) -> Decision:
+    """The decision of the command's answer to a ``PreToolUse``."""
     if answer is None:
         return ("continue",)
     out = answer["hookSpecificOutput"]
@@ -180,7 +181,7 @@ def through_hook(tmp: Path) -> tuple[Decisions, list[dict[str, Any]]]:
         _hook(_doc("UserPromptSubmit", prompt=f"turn {step}"), state, trace)
         use = f"toolu_{step:02d}"
         pre = _doc("PreToolUse", tool_name=call.tool, tool_input=call.arguments, tool_use_id=use)
-        first = _pre_decision(_hook(pre, state, trace), call)
+        first = _pre_decision(_hook(pre, state, trace))
         if first[0] == "block":
             decisions.append((first, None))
             continue
