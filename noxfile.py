@@ -282,8 +282,10 @@ def agents(session: nox.Session) -> None:
     """The hook command inside the real coding agents (e2e/agents): Claude Code, Codex CLI and
     Gemini CLI at the versions e2e/agents/package-lock.json pins, from a clean ``npm ci``, each
     run headless against a scripted fake model server on 127.0.0.1 with ``harnessweaver hook``
-    of this session's environment as its command hook. Every test must run and pass: no test
-    collected, or any test skipped, fails the session (a skip here hides a missing agent).
+    of this session's environment as its command hook, and Claude Code with an MCP server
+    behind ``harnessweaver mcp`` (the group brings the ``mcp`` extra). Every test must run and
+    pass: no test collected, or any test skipped, fails the session (a skip here hides a
+    missing agent).
 
     Extra arguments go to pytest (e.g. ``-- -k codex``; then only the selected tests must run).
     """

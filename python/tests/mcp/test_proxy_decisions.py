@@ -13,6 +13,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from inproc import approve, decline, proxied, records, spec_file, upstream_server
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 
 from harnessweaver.mcp.approval import APPROVAL
@@ -281,3 +282,34 @@ async def test_a_cancelled_call_cancels_the_upstream_call(tmp_path: Path, mode: 
         with anyio.fail_after(30):
             await cancelled.wait()
     assert cancelled.is_set()
+
+
+async def test_a_changed_tool_list_is_passed_on_and_listed_again(tmp_path: Path) -> None:
+    server = MCPServer("growing")
+
+    def grown() -> str:
+        """A tool added while serving."""
+        return "grown"
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        """Add a tool, and say so."""
+        server.add_tool(grown)
+        await ctx.session.send_tool_list_changed()
+        return "added"
+
+    heard: list[Any] = []
+
+    async def message_handler(message: Any) -> None:
+        heard.append(message)
+
+    spec = spec_file(
+        tmp_path, "  - {use: harnessweaver.tool_allowlist, id: a, allow: [grow, grown]}\n"
+    )
+    async with proxied(spec, server, mode="legacy", message_handler=message_handler) as client:
+        before = [tool.name for tool in (await client.list_tools()).tools]
+        await client.call_tool("grow", {})
+        after = [tool.name for tool in (await client.list_tools()).tools]
+    assert before == ["grow"]
+    assert after == ["grow", "grown"]
+    assert any(isinstance(m, types.ToolListChangedNotification) for m in heard)
