@@ -489,6 +489,18 @@ def _print_config(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _configure_mcp(parser: argparse.ArgumentParser) -> None:
+    from harnessweaver.mcp.command import configure
+
+    configure(parser)
+
+
+def _run_mcp(args: argparse.Namespace) -> int:
+    from harnessweaver.mcp.command import run
+
+    return run(args)
+
+
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Runner]] = {
     "conformance": (
         "run implementations over the conformance corpus and judge them",
@@ -511,6 +523,12 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Run
         "on stdin through the harness's bus, the agent's decision on stdout",
         _configure_hook,
         _run_hook,
+    ),
+    "mcp": (
+        "front an MCP server with a harness spec: every tools/call through the bus (stdio, or "
+        "Streamable HTTP with --upstream and --listen)",
+        _configure_mcp,
+        _run_mcp,
     ),
 }
 

@@ -10,4 +10,17 @@ Needs the ``mcp`` extra (``pip install '.[mcp]'`` from a clone).
 
 from __future__ import annotations
 
-__all__: list[str] = []
+try:
+    import mcp as _sdk  # noqa: F401  (the SDK, checked once: every module here needs it)
+except ModuleNotFoundError as exc:  # pragma: no cover - the extra is installed in the tests
+    if exc.name != "mcp":
+        raise
+    raise ModuleNotFoundError(
+        "harnessweaver.mcp needs the MCP SDK: pip install 'harnessweaver[mcp]' "
+        "(from a clone: pip install '.[mcp]')",
+        name="mcp",
+    ) from None
+
+from .guard import guard
+
+__all__ = ["guard"]

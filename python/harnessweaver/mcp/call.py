@@ -1,0 +1,66 @@
+"""One ``tools/call`` from the client's request to its answer, for the proxy and ``guard``.
+
+The order: a 2026-07-28 retry whose state names an admitted call (a person approved it, or
+the tool itself asked the client something) goes on without asking the chain again, as a
+resumed run does; otherwise ``tool.before``; a ``Suspend`` or an ``Escalate`` is asked of a
+person; an admitted call runs (``invoke``: the upstream, or the server's own handler) and
+its result goes through ``tool.after``. The tool's own input request (2026-07-28) is passed
+to the client, bound to the admitted call. A ``Retry`` of the result runs the whole call
+again, within the harness's bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+
+from .approval import Approvals
+from .convert import refusal
+from .gate import Admit, Ask, Gate, Refuse, call_identity
+from .runs import Runs
+
+__all__ = ["Invoke", "through"]
+
+Answer = types.CallToolResult | types.InputRequiredResult
+Invoke = Callable[[Admit], Awaitable[Answer]]
+
+
+async def through(
+    gate: Gate,
+    runs: Runs,
+    ctx: Any,
+    params: types.CallToolRequestParams,
+    tool: types.Tool | None,
+    invoke: Invoke,
+) -> Answer:
+    """The answer to ``params``, a call of ``tool``, in the run of ``ctx``'s session."""
+    run, once = await runs.of(ctx)
+    try:
+        approvals = Approvals(gate)
+        resumed = approvals.resumed(params, tool, run.calls)
+        if resumed is not None and not isinstance(resumed, Admit):
+            return resumed
+        for _attempt in range(gate.max_retries + 1):
+            verdict = resumed or await gate.before(run, tool, params.name, params.arguments)
+            resumed = None  # an approval admits the call once; a retry of its result asks again
+            if isinstance(verdict, Ask):
+                answer = await approvals.ask(ctx, params, verdict)
+                if not isinstance(answer, Admit):
+                    return answer
+                verdict = answer
+            if isinstance(verdict, Refuse):
+                return verdict.result
+            result = await invoke(verdict)
+            if isinstance(result, types.InputRequiredResult):
+                identity = call_identity(gate.key, params.name, params.arguments)
+                return approvals.asked_again(verdict, result, identity)
+            after = await gate.after(run, verdict.event, result)
+            if after is not None:
+                return after
+        why = "the result was refused on every retry"
+        return refusal("retry_exhausted", why, "retry_exhausted")
+    finally:
+        if once:
+            await gate.close(run)

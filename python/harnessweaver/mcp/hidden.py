@@ -1,0 +1,31 @@
+"""Which tools ``tools/list`` does not show: those the harness refuses whatever the arguments.
+
+A model offered a tool it can never call wastes turns on it. A tool is refused whatever its
+arguments when an enforced ``harnessweaver.tool_allowlist`` that applies to it (its matcher
+matches the name, I22) does not list it. An audited allowlist (I25) refuses nothing, so it
+hides nothing; a guard that decides on the arguments hides nothing either (the call is still
+asked, and refused then).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["hidden"]
+
+_ALLOWLIST = "harnessweaver.tool_allowlist"
+
+
+def hidden(harness: Any, tool: str) -> bool:
+    """Whether ``tool`` is refused at ``tool.before`` by a rule that reads its name alone."""
+    if getattr(harness, "mode", None) == "audit":
+        return False
+    chain = harness.bus.chain_for("tool.before", tool)
+    applies = {decl.name for decl in chain if decl.mode != "audit"}
+    for entry in getattr(harness, "entries", ()):
+        if entry.use != _ALLOWLIST or entry.name not in applies:
+            continue
+        allow = entry.settings.get("allow") if entry.settings is not None else None
+        if isinstance(allow, list | tuple) and tool not in allow:
+            return True
+    return False
