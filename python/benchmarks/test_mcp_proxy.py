@@ -123,7 +123,9 @@ def test_mcp_proxy_stdio(benchmark: Any, runner: asyncio.Runner, tmp_path: Path)
     direct = Held(runner, stdio_params(upstream))
     through = Held(runner, stdio_params([*proxy_command(spec, trace), "--", *upstream]))
     try:
-        calls = _paired(benchmark, runner, direct.client, through.client, "stdio", workload="mcp-proxy")
+        calls = _paired(
+            benchmark, runner, direct.client, through.client, "stdio", workload="mcp-proxy"
+        )
     finally:
         through.close()
         direct.close()
@@ -139,7 +141,9 @@ def test_mcp_proxy_http(
         direct = Held(runner, upstream, mode=mode)
         through = Held(runner, url, mode=mode)
         try:
-            calls = _paired(benchmark, runner, direct.client, through.client, kind, workload="mcp-proxy")
+            calls = _paired(
+                benchmark, runner, direct.client, through.client, kind, workload="mcp-proxy"
+            )
         finally:
             through.close()
             direct.close()
@@ -150,14 +154,17 @@ def test_mcp_guard_in_process(benchmark: Any, runner: asyncio.Runner, tmp_path: 
     from harnessweaver.mcp import guard
 
     spec, trace = write_spec(tmp_path), tmp_path / "trace.jsonl"
-    guarded = guard(make_server(), spec, trace=trace)
-    direct = Held(runner, make_server())
-    through = Held(runner, guarded)
-    try:
-        calls = _paired(
-            benchmark, runner, direct.client, through.client, "in-process", workload="mcp-guard"
-        )
-    finally:
-        through.close()
-        direct.close()
+    # An open stream, closed here: ``guard(trace=PATH)`` opens a file that nothing closes
+    # (its records stay buffered until the server is collected; a ResourceWarning then).
+    with trace.open("w", encoding="utf-8") as sink:
+        guarded = guard(make_server(), spec, trace=sink)  # type: ignore[arg-type]
+        direct = Held(runner, make_server())
+        through = Held(runner, guarded)
+        try:
+            calls = _paired(
+                benchmark, runner, direct.client, through.client, "in-process", workload="mcp-guard"
+            )
+        finally:
+            through.close()
+            direct.close()
     _check_trace(trace, calls)

@@ -29,12 +29,8 @@ from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-pytest.importorskip("mcp")  # the ``mcp`` extra; ``nox -s tests`` installs it (test group)
-
-from mcp import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
 HERE = Path(__file__).resolve().parent
 UPSTREAM = HERE / "load_upstream.py"
@@ -135,7 +131,7 @@ def _http_proxy(command: list[str], upstream: str) -> Iterator[tuple[str, int]]:
 def _arguments(session: int) -> list[str]:
     """A session's calls: its own texts, and ``ping`` twice among them."""
     own = [f"session {session} call {i} {PAD}" for i in range(CALLS - 2)]
-    return own[:5] + [PING] + own[5:12] + [PING] + own[12:]
+    return [*own[:5], PING, *own[5:12], PING, *own[12:]]
 
 
 async def _session(client: Client, session: int) -> None:
