@@ -7,9 +7,10 @@ another call or session fails. The spec's loop guard refuses a third identical c
 run. Every session sends ``ping`` twice among its calls, all at once: no ping is refused, so no
 two sessions share a run, and a third ping in one session is refused, so the guard does count
 per session. The trace then shows each session's run with exactly its own calls. The proxy's
-memory is compared after a second batch of 50 sessions with what it held after the first: a
-proxy that kept what its calls carried (each argument is 16 kB) would have grown by the
-batch's 16 MB at least. The stdio variant sends concurrent calls through one stdio session.
+memory after a second batch of 50 sessions is compared with what it held after the first,
+with room for the allocator (``GROWTH``): a proxy that kept, batch after batch, about what a
+batch holds in flight (its 16 kB arguments in the forms they take on the way) outgrows it. The stdio variant sends
+concurrent calls through one stdio session.
 
 No time is asserted (latency is in ``nox -s bench``, docs/performance.md).
 """
@@ -49,9 +50,10 @@ REFUSED = (
     "harnessweaver refused the call: echo was called with the same arguments 3 times within "
     "the last 10000 tool calls; try something else (code: loop_detected)"
 )
-GROWTH = 1.25
-"""How much larger the proxy's RSS may be after the second batch than after the first. A
-batch's arguments alone are 16 MB (and each is held in several forms on its way through)."""
+GROWTH = 1.5
+"""How much larger the proxy's RSS may be after the second batch than after the first. What a
+batch leaves is mostly the peak of its 1,000 calls in flight (CPython keeps the arenas): on
+2026-12-06 250, 297, 311, 316 and 317 MB after five batches (docs/performance.md)."""
 START_S = 60.0
 
 
@@ -134,24 +136,30 @@ def _arguments(session: int) -> list[str]:
     return [*own[:5], PING, *own[5:12], PING, *own[12:]]
 
 
-async def _session(client: Client, session: int) -> None:
+Answers = list[tuple[bool, list[str]]]
+
+
+async def _session(client: Client, session: int) -> Answers:
     texts = _arguments(session)
     results = await asyncio.gather(*(client.call_tool("echo", {"text": t}) for t in texts))
-    got = [_text(result) for result in results]
-    assert got == [(False, [text]) for text in texts], f"session {session}"
+    return [_text(result) for result in results]
 
 
 async def _batch(url: str, *, control: bool) -> None:
     """``SESSIONS`` sessions, ``CALLS`` calls each, all in flight at once; with ``control``,
-    then a third ping in the first session, which its run's loop guard refuses."""
+    then a third ping in the first session, which its run's loop guard refuses. Checked once
+    the clients are closed: a failure inside 50 nested client contexts would come out wrapped
+    in 50 exception groups."""
     async with AsyncExitStack() as stack:
         clients = [
             await stack.enter_async_context(Client(url, mode="legacy")) for _ in range(SESSIONS)
         ]
-        await asyncio.gather(*(_session(c, s) for s, c in enumerate(clients)))
-        if control:
-            refused = await clients[0].call_tool("echo", {"text": PING})
-            assert _text(refused) == (True, [REFUSED])
+        answers = await asyncio.gather(*(_session(c, s) for s, c in enumerate(clients)))
+        refused = _text(await clients[0].call_tool("echo", {"text": PING})) if control else None
+    for session, got in enumerate(answers):
+        assert got == [(False, [text]) for text in _arguments(session)], f"session {session}"
+    if control:
+        assert refused == (True, [REFUSED])
 
 
 def _guard_records(trace: Path) -> list[dict[str, Any]]:
