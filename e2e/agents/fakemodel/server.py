@@ -27,6 +27,9 @@ class Turn:
     text: str = ""
     tool: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
+    namespace: str | None = None
+    """Responses API only: the namespace of a namespaced tool (Codex offers an MCP server's
+    tools as the namespace ``mcp__<server>``, each called by its own name within it)."""
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -62,5 +62,6 @@ async def through(
         why = "the result was refused on every retry"
         return refusal("retry_exhausted", why, "retry_exhausted")
     finally:
+        gate.export(run, "tool_call")
         if once:
             await gate.close(run)

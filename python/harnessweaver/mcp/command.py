@@ -19,6 +19,7 @@ __all__ = ["EXIT_FAILED", "configure", "run"]
 
 EXIT_FAILED = 2
 CLIENTS = ("claude-code", "claude-desktop", "codex", "gemini", "cursor", "vscode")
+_DEFAULT_NAME = "harnessweaver-mcp"
 
 _log = logging.getLogger("harnessweaver.mcp")
 
@@ -34,6 +35,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--trace", type=Path, metavar="FILE", help="write the bus's trace as JSON Lines to FILE"
     )
     parser.add_argument(
+        "--otel",
+        choices=("console", "otlp"),
+        help="export the trace as OpenTelemetry spans: to stderr (console), or with OTLP/HTTP "
+        "as the OTEL_EXPORTER_OTLP_* variables say (otlp)",
+    )
+    parser.add_argument(
         "--upstream", metavar="URL", help="the Streamable HTTP server to front (with --listen)"
     )
     parser.add_argument(
@@ -46,7 +53,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a tool call the upstream has not answered by then is refused (upstream_timeout)",
     )
     parser.add_argument(
-        "--name", default="harnessweaver-mcp", help="the server name the proxy gives its clients"
+        "--name", default=_DEFAULT_NAME, help="the server name the proxy gives its clients"
     )
     parser.add_argument(
         "--print-config",
@@ -77,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         from .serve import serve_http, serve_stdio
+        from .telemetry import TelemetryError
     except ModuleNotFoundError as exc:
         print(f"harnessweaver mcp: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -89,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             anyio.run(serve_stdio, harness, args, argv)
     except KeyboardInterrupt:
         return 0
-    except _Unavailable as exc:
+    except (_Unavailable, TelemetryError) as exc:
         print(f"harnessweaver mcp: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return 0
@@ -140,7 +148,32 @@ def _load(args: argparse.Namespace) -> Any:
 
 
 def _print_config(args: argparse.Namespace, argv: list[str]) -> int:
-    from .clients import print_config
+    from .clients import print_config, proxy_argv, proxy_program
 
-    sys.stdout.write(print_config(args, argv))
+    try:
+        if args.upstream is not None:
+            # The client reaches the proxy, which the user starts with the same options.
+            if args.listen is None:
+                raise ValueError("--print-config with --upstream needs --listen HOST:PORT")
+            host, port = _address(args.listen)
+            host = f"[{host}]" if ":" in host else host
+            text = print_config(args.client, args.name, url=f"http://{host}:{port}/mcp")
+        else:
+            command = proxy_argv(
+                args.spec,
+                argv,
+                task=args.task,
+                env=args.env,
+                trace=args.trace,
+                org_profiles=args.org_profiles or (),
+                call_timeout=args.call_timeout,
+                otel=args.otel,
+                name=None if args.name == _DEFAULT_NAME else args.name,
+                program=proxy_program(),
+            )
+            text = print_config(args.client, args.name, command)
+    except ValueError as exc:
+        print(f"harnessweaver mcp: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    sys.stdout.write(text)
     return 0

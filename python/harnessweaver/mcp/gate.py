@@ -9,11 +9,12 @@ make) ends as a refusal: the gate never lets a call through that the bus did not
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import mcp_types as types
 
 from ..context import RunContext, Trace
@@ -21,6 +22,7 @@ from ..envelope import Envelope
 from ..events import TaskEndEvent, TaskStartEvent, ToolCallEvent
 from ..identity import content_identity
 from .convert import arguments_of, call_event, refusal, result_event, rewritten, tool_spec
+from .export import RunRecords
 
 __all__ = ["Admit", "Ask", "Gate", "Refuse", "Run"]
 
@@ -77,16 +79,24 @@ class Run:
     step: int = 0
     calls: int = 0
     refused: types.CallToolResult | None = None
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    records: RunRecords | None = None
 
 
 class Gate:
     """The harness's decisions on the tool calls of MCP sessions."""
 
-    def __init__(self, harness: Any, *, sink: Any = None, task: str | None = None) -> None:
+    def __init__(
+        self,
+        harness: Any,
+        *,
+        sink: Any = None,
+        task: str | None = None,
+        exporters: Sequence[Any] = (),
+    ) -> None:
         self.harness = harness
         self.bus = harness.bus
         self.sink = sink
+        self.exporters = tuple(exporters)
         self.task = task or ""
         bound = getattr(getattr(harness, "agent", None), "max_retries", 2)
         self.max_retries = bound if isinstance(bound, int) else 2
@@ -96,8 +106,14 @@ class Gate:
     async def open(self, run_id: str) -> Run:
         """A run for a new session, started at ``task.start`` when the harness has a chain
         there (a refusal there refuses the whole session)."""
-        trace = Trace(sink=self.sink) if self.sink is not None else Trace(limit=_UNTRACED_LIMIT)
-        run = Run(RunContext(Envelope(run_id=run_id), trace=trace))
+        records = RunRecords(self.sink, self.exporters, run_id) if self.exporters else None
+        if records is not None:
+            trace = Trace(sink=records)
+        elif self.sink is not None:
+            trace = Trace(sink=self.sink)
+        else:
+            trace = Trace(limit=_UNTRACED_LIMIT)
+        run = Run(RunContext(Envelope(run_id=run_id), trace=trace), records=records)
         if self.bus.chain("task.start"):
             event = TaskStartEvent(task=self.task, input={"source": "mcp"})
             outcome = await self._emit(run, "task.start", event, None)
@@ -111,6 +127,14 @@ class Gate:
             event = TaskEndEvent(exit_reason="completed", steps=run.step, output={})
             await self._emit(run, "task.end", event, None)
         self._flush(run)
+        self.export(run, "completed")
+
+    def export(self, run: Run, exit_reason: str) -> None:
+        """The run's records since the last export, to the exporters (a call answered, or the
+        session's end)."""
+        if run.records is not None:
+            run.ctx.trace.flush()
+            run.records.export(exit_reason)
 
     # -- one call ------------------------------------------------------------------------
 
@@ -195,11 +219,11 @@ class Gate:
         return refusal(kind, str(outcome.reason), code)
 
     def _flush(self, run: Run) -> None:
-        if self.sink is None:
+        if self.sink is None and run.records is None:
             return
         try:
             run.ctx.trace.flush()
-            flush = getattr(self.sink, "flush", None)
+            flush = getattr(self.sink, "flush", None) if self.sink is not None else None
             if flush is not None:
                 flush()
         except Exception as exc:  # a trace that cannot be written is logged, never fatal
@@ -228,7 +252,7 @@ def _bound(outcome: Any, harness_bound: int) -> int:
 async def _pause(outcome: Any) -> None:
     delay = getattr(outcome, "delay", None)
     if delay:
-        await asyncio.sleep(float(delay))
+        await anyio.sleep(float(delay))
 
 
 def _jsonable(value: Any) -> Any:

@@ -10,6 +10,7 @@ Everything else reaches the server untouched.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from os import PathLike
 from typing import Any, TypeVar
 
@@ -36,10 +37,12 @@ def guard(
     task: str | None = None,
     env: str | None = None,
     trace: str | PathLike[str] | None = None,
+    exporters: Sequence[Any] = (),
 ) -> S:
     """Put the harness of ``spec`` (a path to a harness spec, or a loaded ``Harness``) in front
     of every tool of ``server`` (an ``MCPServer`` or a low-level ``Server``), in place; returns
-    ``server``. ``trace`` writes the bus's trace as JSON Lines to that file."""
+    ``server``. ``trace`` writes the bus's trace as JSON Lines to that file; ``exporters``
+    (``hw.TraceExporter``, e.g. ``OTelExporter``) get each call's records when it is answered."""
     harness = _harness(spec, task, env)
     sink = None
     if trace is not None:
@@ -53,7 +56,7 @@ def guard(
         # A low-level server seals no requestState: approvals (2026-07-28) need it sealed.
         name = getattr(server, "name", None)
         chain.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
-    chain.append(Guard(Gate(harness, sink=sink, task=task)))
+    chain.append(Guard(Gate(harness, sink=sink, task=task, exporters=exporters)))
     return server
 
 

@@ -62,6 +62,7 @@ class Proxy:
         self.call_timeout = call_timeout
         self.runs = Runs(gate)
         self.legacy: Upstream | None = None
+        self.telemetry: Any = None  # --otel's provider, closed with the proxy (serve.py)
         self._opening = anyio.Lock()
 
     # -- the server ----------------------------------------------------------------------

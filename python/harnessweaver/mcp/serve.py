@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anyio
@@ -21,6 +24,7 @@ from ..context import JsonlSink
 from .gate import Gate
 from .proxy import Proxy
 from .relay import Relay
+from .telemetry import Telemetry
 from .upstream import Upstream, stdio_target
 
 __all__ = ["serve_http", "serve_stdio"]
@@ -29,25 +33,83 @@ _log = logging.getLogger("harnessweaver.mcp")
 
 
 async def serve_stdio(harness: Any, args: argparse.Namespace, argv: list[str]) -> None:
-    """Serve one client on this process's stdin and stdout until it closes them."""
+    """Serve one client on this process's stdin and stdout until it closes them, or until
+    SIGTERM or SIGINT (a client stopping its server sends them): either way every run ends
+    (``task.end``) and the trace is written before the process exits."""
     from mcp.server.stdio import stdio_server
 
     async with _proxy(harness, args, stdio_target(argv)) as proxy:
         server = proxy.server(args.name)
+        proxy.group.start_soon(_stop_on_signal, proxy)
         async with stdio_server() as (read, write):
             await server.run(read, write, _options(server, proxy))
 
 
 async def serve_http(harness: Any, args: argparse.Namespace, host: str, port: int) -> None:
-    """Serve Streamable HTTP at ``http://host:port/mcp`` until stopped."""
+    """Serve Streamable HTTP at ``http://host:port/mcp`` until SIGTERM or SIGINT; then every
+    run ends and the trace is written. A session the client ends (``DELETE``) ends its run."""
     import uvicorn
 
     async with _proxy(harness, args, args.upstream) as proxy:
         server = proxy.server(args.name)
-        app = server.streamable_http_app(host=host)
+        app = _ending_sessions(server.streamable_http_app(host=host), proxy)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         print(f"harnessweaver mcp: serving http://{host}:{port}/mcp", file=sys.stderr, flush=True)
-        await uvicorn.Server(config).serve()
+        await _Uvicorn(config).serve()
+
+
+class _Uvicorn:
+    """uvicorn's server, told not to raise the signal that stopped it again once it has
+    stopped (its default), which would end the process before the runs end."""
+
+    def __new__(cls, config: Any) -> Any:
+        import uvicorn
+
+        class Server(uvicorn.Server):
+            @contextmanager
+            def capture_signals(self) -> Iterator[None]:
+                if threading.current_thread() is not threading.main_thread():
+                    yield
+                    return
+                stops = (signal.SIGINT, signal.SIGTERM)
+                original = {sig: signal.signal(sig, self.handle_exit) for sig in stops}
+                try:
+                    yield
+                finally:
+                    for sig, handler in original.items():
+                        signal.signal(sig, handler)
+
+        return Server(config)
+
+
+async def _stop_on_signal(proxy: Proxy) -> None:
+    """On SIGTERM or SIGINT, end every run, then the process. The SDK reads stdin in a worker
+    thread that no cancellation reaches while the client keeps the pipe open, so the process
+    exits itself once the runs have ended (each emit's trace is already flushed)."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            with anyio.CancelScope(shield=True):
+                await proxy.close()
+            if proxy.gate.sink is not None:
+                proxy.gate.sink.close()
+            if proxy.telemetry is not None:
+                proxy.telemetry.close()
+            os._exit(0)
+
+
+def _ending_sessions(app: Any, proxy: Proxy) -> Any:
+    """The ASGI app, which also ends the run of a session its client ends (``DELETE`` with
+    its ``Mcp-Session-Id``): the SDK's server sees no message for it."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        await app(scope, receive, send)
+        if scope.get("type") == "http" and scope.get("method") == "DELETE":
+            headers = dict(scope.get("headers") or ())
+            key = headers.get(b"mcp-session-id")
+            if key:
+                await proxy.runs.end(key.decode("latin-1"))
+
+    return wrapped
 
 
 @asynccontextmanager
@@ -56,6 +118,7 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
     is closed and the trace written."""
     from .command import _Unavailable
 
+    telemetry = None if args.otel is None else Telemetry(args.otel)
     sink = None if args.trace is None else JsonlSink(args.trace)
     try:
         async with anyio.create_task_group() as group:
@@ -67,8 +130,10 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
                 kind = type(exc).__name__
                 _log.error("harnessweaver mcp: the upstream failed to start: %s", kind)
                 raise _Unavailable(f"the upstream MCP server cannot be reached ({kind})") from None
-            gate = Gate(harness, sink=sink, task=args.task)
+            exporters = () if telemetry is None else telemetry.exporters
+            gate = Gate(harness, sink=sink, task=args.task, exporters=exporters)
             proxy = Proxy(gate, upstream, group, relay, call_timeout=args.call_timeout)
+            proxy.telemetry = telemetry
             try:
                 yield proxy
             finally:
@@ -82,6 +147,8 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
     finally:
         if sink is not None:
             sink.close()
+        if telemetry is not None:
+            telemetry.close()
 
 
 def _options(server: Server[Any], proxy: Proxy) -> Any:
