@@ -9,8 +9,8 @@ two sessions share a run, and a third ping in one session is refused, so the gua
 per session. The trace then shows each session's run with exactly its own calls. The proxy's
 memory after a second batch of 50 sessions is compared with what it held after the first,
 with room for the allocator (``GROWTH``): a proxy that kept, batch after batch, about what a
-batch holds in flight (its 16 kB arguments in the forms they take on the way) outgrows it. The stdio variant sends
-concurrent calls through one stdio session.
+batch holds in flight (its 16 kB arguments in the forms they take on the way) outgrows it.
+The stdio variant sends concurrent calls through one stdio session.
 
 No time is asserted (latency is in ``nox -s bench``, docs/performance.md).
 """
