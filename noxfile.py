@@ -488,12 +488,15 @@ def free_threaded_clippy(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """pytest-benchmark on both cores, criterion on the core crate and the Node script, then
     one table of medians and ratios to the floor of the same run (``.bench/results.json``,
-    ``.bench/results.md``); fails when a target of docs/performance.md is not met.
+    ``.bench/results.md``), and the MCP proxy's latency per tool call, direct and through it
+    (a second table); fails when a target of docs/performance.md is not met.
 
     ``-- --quick`` runs fewer rounds and a shorter criterion measurement (a smoke run).
     """
     quick = "--quick" in session.posargs
     install(session, "bench")
+    # The MCP proxy's rows (issue 29) run the proxy, an SDK upstream and the SDK's client.
+    session.install(*PYPROJECT["project"]["optional-dependencies"]["mcp"])
     out = ROOT / ".bench"
     out.mkdir(exist_ok=True)
     report = ["python", "python/benchmarks/report.py"]

@@ -195,8 +195,48 @@ def _hook_target(workload: str, row: Row | None) -> Target:
     return Target(what, measured, f"<= {limit:g}x", row.ratio <= limit, binding)
 
 
+MCP_WORKLOADS = ("mcp-proxy", "mcp-guard")
+"""``tools/call`` through ``harnessweaver mcp`` (and in-process ``guard``) against the same
+call made directly, in the same rounds (issue 29; python/benchmarks/test_mcp_proxy.py)."""
+
+MCP_ADDED_MS = {"p50": 0.5, "p99": 2.0}
+"""Issue 29's aim for the latency the proxy adds to a call, 8 middleware and the trace on.
+An aim, not yet a target: reported beside the targets without failing the run."""
+
+
+def mcp_rows(rows: Iterable[Row]) -> list[Row]:
+    return [r for r in rows if r.workload in MCP_WORKLOADS and r.p50_ms is not None]
+
+
+def _added(row: Row, which: str) -> float | None:
+    """The proxied call's percentile minus the direct call's, in ms."""
+    through, direct = (
+        (row.p50_ms, row.floor_p50_ms) if which == "p50" else (row.p99_ms, row.floor_p99_ms)
+    )
+    return None if through is None or direct is None else through - direct
+
+
+def _mcp_targets(rows: list[Row]) -> list[Target]:
+    """Issue 29's aim on the Rust core's proxy rows: the added p50 and p99 per ``tools/call``."""
+    found = []
+    for row in mcp_rows(rows):
+        if row.implementation != "python-rust" or row.workload != "mcp-proxy":
+            continue
+        for which, limit in MCP_ADDED_MS.items():
+            added = _added(row, which)
+            what = f"MCP proxy over {row.kind}, added {which} per tools/call (Rust core)"
+            if added is None:
+                found.append(Target(what, "not measured", f"<= {limit:g} ms", False, False))
+                continue
+            direct = row.floor_p50_ms if which == "p50" else row.floor_p99_ms
+            measured = f"{added:.2f} ms (direct {direct:.2f} ms)"
+            found.append(Target(what, measured, f"<= {limit:g} ms", added <= limit, False))
+    return found
+
+
 def targets(rows: list[Row]) -> list[Target]:
-    """The targets of issues 5, 13, 17 and 27, each judged on this run's figures."""
+    """The targets of issues 5, 13, 17 and 27, each judged on this run's figures, and issue
+    29's aim where the MCP rows were measured."""
     found: list[Target] = []
     rust = [r for r in rows if r.implementation == "python-rust"]
     emit = {"workload": "emit", "kind": "complete"}
@@ -258,7 +298,7 @@ def targets(rows: list[Row]) -> list[Target]:
     if ts:
         row = find(ts, workload="emit", kind="complete", n=8, timeouts="2s")
         found.append(_ratio_target("TypeScript, N=8, 2 s timeouts", row, 2.0))
-    return found
+    return found + _mcp_targets(rows)
 
 
 def _time(ns: float | None) -> str:
@@ -291,6 +331,33 @@ def cells(row: Row) -> list[str]:
     ]
 
 
+MCP_COLUMNS = (
+    "implementation", "workload", "transport", "direct p50", "direct p99", "proxied p50",
+    "proxied p99", "added p50", "added p99", "ratio",
+)  # fmt: skip
+
+
+def mcp_cells(row: Row) -> list[str]:
+    """One MCP row in ms: direct and proxied percentiles per call, the added latency, and the
+    paired ratio of the batches' times."""
+
+    def ms(value: float | None) -> str:
+        return "" if value is None else f"{value:.2f} ms"
+
+    return [
+        row.implementation,
+        row.workload,
+        row.kind,
+        ms(row.floor_p50_ms),
+        ms(row.floor_p99_ms),
+        ms(row.p50_ms),
+        ms(row.p99_ms),
+        ms(_added(row, "p50")),
+        ms(_added(row, "p99")),
+        "" if row.ratio is None else f"{row.ratio:.2f}x",
+    ]
+
+
 def _verdict(target: Target) -> str:
     if target.met:
         return "yes"
@@ -301,6 +368,11 @@ def markdown(rows: list[Row], judged: list[Target], machine: str) -> str:
     lines = [f"Machine: {machine}", "", "| " + " | ".join(COLUMNS) + " |"]
     lines.append("|" + "---|" * len(COLUMNS))
     lines += ["| " + " | ".join(cells(row)) + " |" for row in rows]
+    mcp = mcp_rows(rows)
+    if mcp:
+        lines += ["", "MCP proxy (issue 29), per tools/call:", ""]
+        lines += ["| " + " | ".join(MCP_COLUMNS) + " |", "|" + "---|" * len(MCP_COLUMNS)]
+        lines += ["| " + " | ".join(mcp_cells(row)) + " |" for row in mcp]
     lines += ["", "| target | measured | limit | met |", "|---|---|---|---|"]
     lines += [f"| {t.what} | {t.measured} | {t.limit} | {_verdict(t)} |" for t in judged]
     return "\n".join(lines) + "\n"
@@ -337,13 +409,20 @@ def main(argv: list[str] | None = None) -> int:
         table.add_column(column, justify="right" if numeric else "left")
     for row in rows:
         table.add_row(*cells(row))
-    verdicts = Table(title="targets (issues 5, 13, 17 and 27)")
+    per_call = Table(title="MCP proxy (issue 29): per tools/call, direct and through the proxy")
+    for column in MCP_COLUMNS:
+        per_call.add_column(column, justify="left" if column in MCP_COLUMNS[:3] else "right")
+    for row in mcp_rows(rows):
+        per_call.add_row(*mcp_cells(row))
+    verdicts = Table(title="targets (issues 5, 13, 17, 27 and 29)")
     for column in ("target", "measured", "limit", "met"):
         verdicts.add_column(column)
     for target in judged:
         verdicts.add_row(target.what, target.measured, target.limit, _verdict(target))
     console = Console(width=140)
     console.print(table)
+    if per_call.row_count:
+        console.print(per_call)
     console.print(verdicts)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
