@@ -119,6 +119,7 @@ class Gate:
             outcome = await self._emit(run, "task.start", event, None)
             if outcome is not None and outcome.kind in ("block", "suspend", "escalate"):
                 run.refused = refusal(outcome.kind, str(outcome.reason), outcome.code)
+            self._flush(run)
         return run
 
     async def close(self, run: Run) -> None:
@@ -126,14 +127,14 @@ class Gate:
         if self.bus.chain("task.end"):
             event = TaskEndEvent(exit_reason="completed", steps=run.step, output={})
             await self._emit(run, "task.end", event, None)
-        self._flush(run)
         self.export(run, "completed")
 
     def export(self, run: Run, exit_reason: str) -> None:
-        """The run's records since the last export, to the exporters (a call answered, or the
-        session's end)."""
+        """The run's records so far, written (the ``--trace`` file is flushed once per call
+        answered, not per emit) and given to the exporters (a call answered, or the session's
+        end)."""
+        self._flush(run)
         if run.records is not None:
-            run.ctx.trace.flush()
             run.records.export(exit_reason)
 
     # -- one call ------------------------------------------------------------------------
@@ -205,8 +206,6 @@ class Gate:
             kind = type(exc).__name__
             _log.error("harnessweaver mcp: emit at %s for %r failed: %s", hook, tool, kind)
             return None
-        finally:
-            self._flush(run)
 
     async def _emit(self, run: Run, hook: str, event: Any, tool: str | None) -> Any:
         result = await self._result(run, hook, event, tool or "")

@@ -51,9 +51,11 @@ class Screened:
     undecodable bytes replaced), less the lines that are not messages: those are answered on
     ``write`` once the server has given it."""
 
-    def __init__(self) -> None:
-        raw = open(sys.stdin.fileno(), "rb", closefd=False)  # noqa: SIM115 - lives as the process
-        self._lines = anyio.wrap_file(TextIOWrapper(raw, encoding="utf-8", errors="replace"))
+    def __init__(self, lines: Any = None) -> None:
+        if lines is None:
+            raw = open(sys.stdin.fileno(), "rb", closefd=False)  # noqa: SIM115 - the process's
+            lines = anyio.wrap_file(TextIOWrapper(raw, encoding="utf-8", errors="replace"))
+        self._lines = lines
         self.write: Any = None
         self._ready = anyio.Event()
 

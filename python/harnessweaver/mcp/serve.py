@@ -22,6 +22,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 
 from ..context import JsonlSink
 from .gate import Gate
+from .pipes import pipes
 from .proxy import Proxy
 from .relay import Relay
 from .screen import Screened
@@ -43,8 +44,10 @@ async def serve_stdio(harness: Any, args: argparse.Namespace, argv: list[str]) -
         server = proxy.server(args.name)
         watching = anyio.CancelScope()
         proxy.group.start_soon(_stop_on_signal, proxy, watching)
-        screened = Screened()
-        async with stdio_server(stdin=screened) as (read, write):  # type: ignore[arg-type]
+        own = await pipes()
+        screened = Screened(own)
+        stdout = own  # None: the SDK's own stdout (a terminal or a file)
+        async with stdio_server(stdin=screened, stdout=stdout) as (read, write):  # type: ignore[arg-type]
             screened.answer_on(write)
             await server.run(read, write, _options(server, proxy))
         watching.cancel()  # the client closed stdin: the runs end on the way out
