@@ -21,10 +21,20 @@ from .convert import refusal
 from .gate import Admit, Ask, Gate, Refuse, call_identity
 from .runs import Runs
 
-__all__ = ["Invoke", "through"]
+__all__ = ["Invoke", "Refused", "through"]
 
 Answer = types.CallToolResult | types.InputRequiredResult
 Invoke = Callable[[Admit], Awaitable[Answer]]
+
+
+class Refused(Exception):
+    """Raised by ``invoke`` when the call got no answer of the tool's (the upstream timed
+    out): ``result`` is the proxy's own refusal, which ``tool.after`` never sees as if the
+    tool had answered it."""
+
+    def __init__(self, result: types.CallToolResult) -> None:
+        super().__init__("refused")
+        self.result = result
 
 
 async def through(
@@ -52,7 +62,10 @@ async def through(
                 verdict = answer
             if isinstance(verdict, Refuse):
                 return verdict.result
-            result = await invoke(verdict)
+            try:
+                result = await invoke(verdict)
+            except Refused as refused:
+                return refused.result
             if isinstance(result, types.InputRequiredResult):
                 identity = call_identity(gate.key, params.name, params.arguments)
                 return approvals.asked_again(verdict, result, identity)

@@ -25,9 +25,10 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .call import Answer, through
+from .call import Answer, Refused, through
 from .convert import refusal
 from .gate import Admit, Gate
 from .hidden import hidden
@@ -77,6 +78,7 @@ class Proxy:
             instructions=up.session.instructions,
             on_list_tools=self._list_tools if caps.tools is not None else None,
             on_call_tool=self._call_tool if caps.tools is not None else None,
+            get_tool_input_schema=self._input_schema,
         )
         if caps.resources is not None:
             self._resources(server, subscribe=bool(caps.resources.subscribe) or up.modern)
@@ -98,17 +100,36 @@ class Proxy:
         up.forward = self.relay.notify
         return server
 
+    def _input_schema(self, name: str) -> Any:
+        """A tool's input schema as last listed, for the SDK's check of a 2026-07-28 call's
+        ``Mcp-Param-*`` headers (``None``, not listed yet: it checks nothing, and the call is
+        still asked of the chain). Without it the SDK lists the tools again for every call."""
+        tool = self.upstream.tools.get(name)
+        return None if tool is None else tool.input_schema
+
     async def _for(self, ctx: Ctx) -> Upstream:
-        """The connection that speaks the request's revision."""
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or not self.upstream.modern:
-            return self.upstream
+        """The connection that speaks the request's revision; one that failed (the server
+        crashed, or restarted and forgot its session) is opened again first."""
+        own = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and self.upstream.modern
+        current = self.legacy if own else self.upstream
+        if current is not None and not current.failed:
+            return current
         async with self._opening:
-            if self.legacy is None:
-                legacy = Upstream(self.upstream.target, mode="legacy")
-                legacy.forward = self.relay.notify
-                await _passed(legacy.start(self.group, **self.relay.callbacks()))
-                self.legacy = legacy
-        return self.legacy
+            current = self.legacy if own else self.upstream
+            if current is None or current.failed:
+                mode = "legacy" if own else self.upstream.mode
+                fresh = Upstream(self.upstream.target, mode=mode)
+                fresh.forward = self.relay.notify
+                await _passed(fresh.start(self.group, **self.relay.callbacks()))
+                if current is not None:
+                    _log.warning("harnessweaver mcp: the upstream was connected again")
+                    self.group.start_soon(current.aclose)
+                if own:
+                    self.legacy = fresh
+                else:
+                    self.upstream = fresh
+                current = fresh
+        return current
 
     async def close(self) -> None:
         """Every run ends (``task.end``), then the connections close."""
@@ -135,7 +156,7 @@ class Proxy:
                 request_state=params.request_state,
                 allow_input_required=up.modern,
             )
-            return await self._upstream(ctx, read)
+            return await self._upstream(ctx, up, read)
 
         add("resources/read", types.ReadResourceRequestParams, read)
         if not subscribe:
@@ -144,12 +165,12 @@ class Proxy:
         async def subscribe_to(ctx: Ctx, params: types.SubscribeRequestParams) -> Any:
             up = await self._for(ctx)
             with quiet():
-                return await self._upstream(ctx, up.session.subscribe_resource(params.uri))
+                return await self._upstream(ctx, up, up.session.subscribe_resource(params.uri))
 
         async def unsubscribe(ctx: Ctx, params: types.UnsubscribeRequestParams) -> Any:
             up = await self._for(ctx)
             with quiet():
-                return await self._upstream(ctx, up.session.unsubscribe_resource(params.uri))
+                return await self._upstream(ctx, up, up.session.unsubscribe_resource(params.uri))
 
         add("resources/subscribe", types.SubscribeRequestParams, subscribe_to)
         add("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
@@ -168,14 +189,14 @@ class Proxy:
                 request_state=params.request_state,
                 allow_input_required=up.modern,
             )
-            return await self._upstream(ctx, got)
+            return await self._upstream(ctx, up, got)
 
         server.add_request_handler("prompts/get", types.GetPromptRequestParams, get)
 
     def _page(self, method: str) -> Callable[[Ctx, types.PaginatedRequestParams], Awaitable[Any]]:
         async def handler(ctx: Ctx, params: types.PaginatedRequestParams) -> Any:
             up = await self._for(ctx)
-            return await self._upstream(ctx, getattr(up.session, method)(cursor=params.cursor))
+            return await self._upstream(ctx, up, getattr(up.session, method)(cursor=params.cursor))
 
         return handler
 
@@ -183,14 +204,14 @@ class Proxy:
         argument = {"name": params.argument.name, "value": params.argument.value}
         context = params.context.arguments if params.context is not None else None
         up = await self._for(ctx)
-        return await self._upstream(ctx, up.session.complete(params.ref, argument, context))
+        return await self._upstream(ctx, up, up.session.complete(params.ref, argument, context))
 
     async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> Any:
         up = await self._for(ctx)
         if up.modern:  # the 2026-07-28 upstream hears the level on each request instead
             return types.EmptyResult()
         with quiet():
-            return await self._upstream(ctx, up.session.set_logging_level(params.level))
+            return await self._upstream(ctx, up, up.session.set_logging_level(params.level))
 
     # -- tools ---------------------------------------------------------------------------
 
@@ -199,13 +220,13 @@ class Proxy:
     ) -> types.ListToolsResult:
         up = await self._for(ctx)
         cursor = params.cursor if params is not None else None
-        result = await self._upstream(ctx, up.list_tools(cursor))
+        result = await self._upstream(ctx, up, up.list_tools(cursor))
         shown = [tool for tool in result.tools if not hidden(self.gate.harness, tool.name)]
         return result.model_copy(update={"tools": shown})
 
     async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> Answer:
         up = await self._for(ctx)
-        tool = await self._upstream(ctx, up.tool(params.name))
+        tool = await self._upstream(ctx, up, up.tool(params.name))
 
         async def invoke(admitted: Admit) -> Answer:
             return await self._tool_call(ctx, up, params.name, admitted)
@@ -222,30 +243,42 @@ class Proxy:
             allow_input_required=True,
         )
         if self.call_timeout is None:
-            return await self._upstream(ctx, call)
+            return await self._upstream(ctx, up, call)
         with anyio.move_on_after(self.call_timeout) as scope:
-            return await self._upstream(ctx, call)
+            return await self._upstream(ctx, up, call)
         assert scope.cancelled_caught
         _log.warning("harnessweaver mcp: %r did not answer within %ss", name, self.call_timeout)
         text = f"the tool did not answer within {self.call_timeout} s"
-        return refusal("block", text, "upstream_timeout")
+        raise Refused(refusal("block", text, "upstream_timeout"))
 
-    async def _upstream(self, ctx: Ctx, call: Awaitable[T]) -> T:
+    async def _upstream(self, ctx: Ctx, up: Upstream, call: Awaitable[T]) -> T:
         """The upstream's answer to what ``ctx`` asked, with the client's declarations."""
         token = declared.set(client_meta(ctx.meta))
         try:
-            return await _passed(call)
+            return await _passed(call, up)
         finally:
             declared.reset(token)
 
 
-async def _passed(call: Awaitable[T]) -> T:
-    """The upstream's answer; its protocol error passed on as it is, a connection that
-    failed as an error that says so (never a traceback, never a hang)."""
+_LOST = ((CONNECTION_CLOSED, None), (types.INVALID_REQUEST, "Session terminated"))
+"""The SDK client's errors that mean the connection, not the request, failed: the server
+went away (stdio: the process ended; HTTP: the stream ended), or forgot the session."""
+
+
+async def _passed(call: Awaitable[T], up: Upstream | None = None) -> T:
+    """The upstream's answer; its protocol error passed on as it is. A connection that
+    failed is an error that says the upstream failed (never a traceback, never a hang, never
+    the client's own connection blamed), and is opened again at the next request."""
     try:
         return await call
-    except MCPError:
-        raise
+    except MCPError as exc:
+        if not any(exc.code == code and text in (None, exc.message) for code, text in _LOST):
+            raise
+        cause = exc.message
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as e:
-        _log.error("harnessweaver mcp: the upstream failed: %s", type(e).__name__)
-        raise MCPError(types.INTERNAL_ERROR, "the upstream MCP server is unavailable") from None
+        cause = type(e).__name__
+    _log.error("harnessweaver mcp: the upstream failed: %s", cause)
+    if up is not None:
+        up.failed = True
+    message = f"the upstream MCP server is unavailable ({cause})"
+    raise MCPError(types.INTERNAL_ERROR, message) from None

@@ -24,6 +24,7 @@ from ..context import JsonlSink
 from .gate import Gate
 from .proxy import Proxy
 from .relay import Relay
+from .screen import Screened
 from .telemetry import Telemetry
 from .upstream import Upstream, stdio_target
 
@@ -40,9 +41,13 @@ async def serve_stdio(harness: Any, args: argparse.Namespace, argv: list[str]) -
 
     async with _proxy(harness, args, stdio_target(argv)) as proxy:
         server = proxy.server(args.name)
-        proxy.group.start_soon(_stop_on_signal, proxy)
-        async with stdio_server() as (read, write):
+        watching = anyio.CancelScope()
+        proxy.group.start_soon(_stop_on_signal, proxy, watching)
+        screened = Screened()
+        async with stdio_server(stdin=screened) as (read, write):  # type: ignore[arg-type]
+            screened.answer_on(write)
             await server.run(read, write, _options(server, proxy))
+        watching.cancel()  # the client closed stdin: the runs end on the way out
 
 
 async def serve_http(harness: Any, args: argparse.Namespace, host: str, port: int) -> None:
@@ -82,11 +87,11 @@ class _Uvicorn:
         return Server(config)
 
 
-async def _stop_on_signal(proxy: Proxy) -> None:
+async def _stop_on_signal(proxy: Proxy, scope: anyio.CancelScope) -> None:
     """On SIGTERM or SIGINT, end every run, then the process. The SDK reads stdin in a worker
     thread that no cancellation reaches while the client keeps the pipe open, so the process
     exits itself once the runs have ended (each emit's trace is already flushed)."""
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+    with scope, anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for _ in signals:
             with anyio.CancelScope(shield=True):
                 await proxy.close()

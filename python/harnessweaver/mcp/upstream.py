@@ -52,6 +52,20 @@ def stdio_target(argv: list[str]) -> StdioServerParameters:
     return StdioServerParameters(command=argv[0], args=list(argv[1:]))
 
 
+MAX_EVENT = 64 * 1024 * 1024
+"""The largest message the proxy reads from a Streamable HTTP upstream (one SSE event), in
+bytes: a result of 50 MB passes, a hostile stream cannot fill memory (the SDK's default is
+1 MiB, which would refuse a large result that the client itself would have read)."""
+
+
+def _transport(target: StdioServerParameters | Any) -> Any:
+    if isinstance(target, str):
+        from mcp.client.streamable_http import streamable_http_client
+
+        return streamable_http_client(target, max_sse_event_size=MAX_EVENT)
+    return target
+
+
 def client_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     """What of a client request's ``_meta`` goes upstream with it (see ``declared``)."""
     if not meta:
@@ -71,6 +85,7 @@ class Upstream:
         self.tools: dict[str, types.Tool] = {}
         self.listed = False
         self.forward: Forward | None = None
+        self.failed = False  # the connection was lost: the proxy opens a new one
         self._stop = anyio.Event()
         self._done = anyio.Event()
 
@@ -82,7 +97,7 @@ class Upstream:
 
     async def _own(self, callbacks: dict[str, Any], *, task_status: TaskStatus[None]) -> None:
         client = Client(
-            self.target,
+            _transport(self.target),
             mode=self.mode,
             message_handler=self._on_message,
             cache=None,
