@@ -154,10 +154,10 @@ def test_mcp_guard_in_process(benchmark: Any, runner: asyncio.Runner, tmp_path: 
     from harnessweaver.mcp import guard
 
     spec, trace = write_spec(tmp_path), tmp_path / "trace.jsonl"
-    # An open stream, closed here: ``guard(trace=PATH)`` opens a file that nothing closes
-    # (its records stay buffered until the server is collected; a ResourceWarning then).
+    # An open stream, closed here once the calls are timed (a path would be closed when the
+    # guard is collected).
     with trace.open("w", encoding="utf-8") as sink:
-        guarded = guard(make_server(), spec, trace=sink)  # type: ignore[arg-type]
+        guarded = guard(make_server(), spec, trace=sink)
         direct = Held(runner, make_server())
         through = Held(runner, guarded)
         try:

@@ -10,9 +10,10 @@ Everything else reaches the server untouched.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Sequence
 from os import PathLike
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -36,12 +37,13 @@ def guard(
     *,
     task: str | None = None,
     env: str | None = None,
-    trace: str | PathLike[str] | None = None,
+    trace: str | PathLike[str] | IO[str] | None = None,
     exporters: Sequence[Any] = (),
 ) -> S:
     """Put the harness of ``spec`` (a path to a harness spec, or a loaded ``Harness``) in front
     of every tool of ``server`` (an ``MCPServer`` or a low-level ``Server``), in place; returns
-    ``server``. ``trace`` writes the bus's trace as JSON Lines to that file; ``exporters``
+    ``server``. ``trace`` writes the bus's trace as JSON Lines to that file (closed when the
+    guard is collected) or text stream (left open); ``exporters``
     (``hw.TraceExporter``, e.g. ``OTelExporter``) get each call's records when it is answered."""
     harness = _harness(spec, task, env)
     sink = None
@@ -56,7 +58,10 @@ def guard(
         # A low-level server seals no requestState: approvals (2026-07-28) need it sealed.
         name = getattr(server, "name", None)
         chain.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
-    chain.append(Guard(Gate(harness, sink=sink, task=task, exporters=exporters)))
+    middleware = Guard(Gate(harness, sink=sink, task=task, exporters=exporters))
+    if sink is not None:
+        weakref.finalize(middleware, sink.close)  # a path's file: the guard's for its life
+    chain.append(middleware)
     return server
 
 

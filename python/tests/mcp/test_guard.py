@@ -121,3 +121,16 @@ async def test_each_answered_call_is_exported_as_spans(tmp_path: Path) -> None:
         "continue",
     ]
     assert [span.attributes.get("harnessweaver.code") for span in hooks] == ["destructive", None]
+
+
+async def test_a_trace_path_is_written_per_call_and_closed_with_the_guard(tmp_path: Path) -> None:
+    import gc
+
+    trace = tmp_path / "trace.jsonl"
+    server = guard(upstream_server([]), spec_file(tmp_path), trace=trace)
+    async with Client(server) as client:  # type: ignore[arg-type]
+        await client.call_tool("echo", {"text": "rm -rf /"})
+        written = trace.read_text(encoding="utf-8")  # flushed when the call was answered
+    assert '"outcome":"block"' in written
+    del server, client
+    gc.collect()  # the guard's file is closed with it: no ResourceWarning (an error here)
