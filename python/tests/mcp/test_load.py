@@ -30,6 +30,7 @@ from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from conftest import free_port, rss_kib
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -59,19 +60,6 @@ START_S = 60.0
 
 def _text(result: Any) -> tuple[bool, list[str]]:
     return bool(result.is_error), [getattr(c, "text", None) for c in result.content]
-
-
-def _rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no VmRSS for {pid}")
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _listening(port: int) -> bool:
@@ -113,7 +101,7 @@ def _http_proxy(command: list[str], upstream: str) -> Iterator[tuple[str, int]]:
     """The proxy on a free port (another one if that port was taken meanwhile); its URL and
     pid. Stopped with SIGTERM, after which its trace is whole."""
     for _ in range(3):
-        port = _free_port()
+        port = free_port()
         listen = ["--upstream", upstream, "--listen", f"127.0.0.1:{port}"]
         process = subprocess.Popen([*command, *listen])
         deadline = time.monotonic() + START_S
@@ -172,9 +160,9 @@ def test_1000_concurrent_calls_over_50_http_sessions(tmp_path: Path) -> None:
     spec.write_text(SPEC)
     with _http_upstream() as upstream, _http_proxy(_proxy(spec, trace), upstream) as (url, pid):
         asyncio.run(asyncio.wait_for(_batch(url, control=True), 300))
-        first = _rss_kib(pid)
+        first = rss_kib(pid)[0]
         asyncio.run(asyncio.wait_for(_batch(url, control=False), 300))
-        second = _rss_kib(pid)
+        second = rss_kib(pid)[0]
     assert second <= first * GROWTH, f"RSS {first} KiB after the first batch, {second} after"
     records = _guard_records(trace)
     per_run = collections.Counter(r["run"] for r in records)
