@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import mcp_servers
-from conftest import records
 from mcp import Client
+from proxy_procs import records
 
 import harnessweaver as hw
 from harnessweaver import spec as hw_spec

@@ -24,7 +24,11 @@ import anyio
 import httpx
 import mcp_servers
 import pytest
-from conftest import (
+from decisions import Call, through_bus, through_proxy
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from proxy_procs import (
     SUPPORT,
     asyncio_only,
     child_env,
@@ -38,10 +42,6 @@ from conftest import (
     stop,
     wait_listening,
 )
-from decisions import Call, through_bus, through_proxy
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 
 import harnessweaver as hw
 

@@ -30,9 +30,9 @@ from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from conftest import free_port, rss_kib
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from proxy_procs import free_port, rss_kib
 
 HERE = Path(__file__).resolve().parent
 UPSTREAM = HERE / "load_upstream.py"

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import asyncio_only, proxy_stdio, records
 from decisions import Call, Decision, normalised, output, through_bus, through_proxy
 from mcp import Client
+from proxy_procs import asyncio_only, proxy_stdio, records
 
 import harnessweaver
 

@@ -37,7 +37,9 @@ from typing import Any
 import anyio
 import mcp_servers
 import pytest
-from conftest import (
+from decisions import Call, Decision, Decisions, normalised, output, through_bus, through_proxy
+from mcp import Client
+from proxy_procs import (
     SUPPORT,
     asyncio_only,
     child_env,
@@ -46,8 +48,6 @@ from conftest import (
     proxy_stdio,
     records,
 )
-from decisions import Call, Decision, Decisions, normalised, output, through_bus, through_proxy
-from mcp import Client
 
 pytestmark = pytest.mark.anyio
 
