@@ -23,8 +23,8 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .convert import call_event, refusal, tool_spec
-from .gate import Admit, Ask, Gate, call_identity
+from .convert import arguments_of, call_event, refusal, tool_spec
+from .gate import UNIDENTIFIABLE, Admit, Ask, Gate, call_identity
 
 __all__ = ["APPROVAL", "Approvals"]
 
@@ -67,7 +67,8 @@ class Approvals:
             identity, arguments = state["identity"], state["arguments"]
         except (ValueError, KeyError, TypeError):
             return _refused("the call's requestState is not the proxy's", "approval_invalid")
-        if identity != call_identity(self.gate.key, params.name, params.arguments):
+        current = call_identity(self.gate.key, params.name, params.arguments)
+        if identity != current or current == UNIDENTIFIABLE:
             return _refused("the answer was given for another call", "approval_mismatch")
         responses = dict(params.input_responses or {})
         event = call_event(tool_spec(tool, params.name), f"mcp-{step}", arguments, step)
@@ -99,7 +100,7 @@ class Approvals:
             return _refused(why + " (it declared no elicitation capability)", code, asked.kind)
         message = _message(params, asked)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            state = {"identity": asked.identity, "arguments": _arguments(asked)}
+            state = {"identity": asked.identity, "arguments": arguments_of(asked.event)}
             request = types.ElicitRequest(
                 params=types.ElicitRequestFormParams(message=message, requested_schema=SCHEMA)
             )
@@ -123,10 +124,6 @@ def _approved(answer: Any) -> bool:
     if not isinstance(answer, types.ElicitResult) or answer.action != "accept":
         return False
     return answer.content is not None and answer.content.get("approve") is True
-
-
-def _arguments(asked: Ask) -> Any:
-    return asked.event.call.model_dump(mode="json")["arguments"]
 
 
 def _message(params: types.CallToolRequestParams, asked: Ask) -> str:

@@ -24,7 +24,7 @@ from ..identity import content_identity
 from .convert import arguments_of, call_event, refusal, result_event, rewritten, tool_spec
 from .export import RunRecords
 
-__all__ = ["Admit", "Ask", "Gate", "Refuse", "Run"]
+__all__ = ["UNIDENTIFIABLE", "Admit", "Ask", "Gate", "Refuse", "Run", "call_identity"]
 
 _log = logging.getLogger("harnessweaver.mcp")
 
@@ -100,6 +100,9 @@ class Gate:
         self.task = task or ""
         bound = getattr(getattr(harness, "agent", None), "max_retries", 2)
         self.max_retries = bound if isinstance(bound, int) else 2
+        self.key = _harness_key(harness, self.task)
+        """Which harness decides (spec, task, env and every entry with its settings):
+        approvals name it, so one given under another harness never applies."""
 
     # -- runs ----------------------------------------------------------------------------
 
@@ -116,7 +119,7 @@ class Gate:
         run = Run(RunContext(Envelope(run_id=run_id), trace=trace), records=records)
         if self.bus.chain("task.start"):
             event = TaskStartEvent(task=self.task, input={"source": "mcp"})
-            outcome = await self._emit(run, "task.start", event, None)
+            outcome = await self._emit(run, "task.start", event)
             if outcome is not None and outcome.kind in ("block", "suspend", "escalate"):
                 run.refused = refusal(outcome.kind, str(outcome.reason), outcome.code)
             self._flush(run)
@@ -126,7 +129,7 @@ class Gate:
         """The session ended: ``task.end`` (the built-ins forget the run), then the trace."""
         if self.bus.chain("task.end"):
             event = TaskEndEvent(exit_reason="completed", steps=run.step, output={})
-            await self._emit(run, "task.end", event, None)
+            await self._emit(run, "task.end", event)
         self.export(run, "completed")
 
     def export(self, run: Run, exit_reason: str) -> None:
@@ -185,18 +188,6 @@ class Gate:
         # A person cannot approve a result that already exists: withheld, as a refusal.
         return self._refused(admitted.tool.name, "tool.after", outcome)
 
-    def retries(self, outcome: Any) -> int:
-        return _bound(outcome, self.max_retries)
-
-    @property
-    def key(self) -> str:
-        """Which harness decided: approvals name it, so one given under another spec (or
-        another task) never applies."""
-        entries = [[e.name, e.use, dict(e.settings)] for e in getattr(self.harness, "entries", ())]
-        spec = getattr(self.harness, "spec", None)
-        identity = content_identity([str(spec), self.task, _jsonable(entries)])
-        return identity or ""
-
     # -- emitting ------------------------------------------------------------------------
 
     async def _result(self, run: Run, hook: str, event: Any, tool: str) -> Any:
@@ -207,8 +198,8 @@ class Gate:
             _log.error("harnessweaver mcp: emit at %s for %r failed: %s", hook, tool, kind)
             return None
 
-    async def _emit(self, run: Run, hook: str, event: Any, tool: str | None) -> Any:
-        result = await self._result(run, hook, event, tool or "")
+    async def _emit(self, run: Run, hook: str, event: Any) -> Any:
+        result = await self._result(run, hook, event, "")
         return None if result is None else result.outcome
 
     def _refused(self, tool: str, hook: str, outcome: Any) -> types.CallToolResult:
@@ -229,13 +220,23 @@ class Gate:
             _log.error("harnessweaver mcp: the trace was not written: %s", type(exc).__name__)
 
 
+UNIDENTIFIABLE = "unidentifiable"
+"""The identity of a call outside I-JSON (a lone surrogate, an integer beyond 2^53 - 1): the
+same for every such call, so an approval that names it never applies (``approval.py``)."""
+
+
 def call_identity(key: str, name: str, arguments: dict[str, Any] | None) -> str:
     """The content identity (I27) of a call: the harness, the tool and the exact arguments.
     An approval carries it, and applies to the call with this identity only."""
     identity = content_identity({"harness": key, "tool": name, "arguments": arguments or {}})
-    if identity is None:  # outside I-JSON: no identity, so nothing can ever approve it
-        return "unidentifiable"
-    return identity
+    return UNIDENTIFIABLE if identity is None else identity
+
+
+def _harness_key(harness: Any, task: str) -> str:
+    entries = [[e.name, e.use, dict(e.settings)] for e in getattr(harness, "entries", ())]
+    spec, env = getattr(harness, "spec", None), getattr(harness, "env", None)
+    identity = content_identity([str(spec), task, str(env), _jsonable(entries)])
+    return identity or ""
 
 
 def _failed(name: str) -> types.CallToolResult:

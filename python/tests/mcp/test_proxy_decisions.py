@@ -145,7 +145,7 @@ def test_the_proxy_checks_the_call_identity_itself(tmp_path: Path) -> None:
     """Past the SDK's binding (a state sealed under another harness, or a codec that binds
     nothing), an approval names the harness, tool and arguments it was given for."""
     from harnessweaver.mcp.approval import Approvals
-    from harnessweaver.mcp.gate import Admit, Gate, call_identity
+    from harnessweaver.mcp.gate import UNIDENTIFIABLE, Admit, Gate, call_identity
     from harnessweaver.spec import load
 
     gate = Gate(load(spec_file(tmp_path)))
@@ -166,6 +166,12 @@ def test_the_proxy_checks_the_call_identity_itself(tmp_path: Path) -> None:
         assert "(code: approval_mismatch)" in text(refused)
     other_harness = call_identity("sha256:another", "echo", {"text": "ask 1"})
     assert other_harness != granted
+    # Outside I-JSON every call has the same identity: an approval naming it never applies.
+    huge = {"text": "ask", "n": 2**60}
+    assert call_identity(gate.key, "echo", huge) == UNIDENTIFIABLE
+    refused = retry(huge, UNIDENTIFIABLE)
+    assert isinstance(refused, types.CallToolResult)
+    assert "(code: approval_mismatch)" in text(refused)
 
 
 async def test_a_forged_request_state_is_refused_by_the_sdk(tmp_path: Path) -> None:
