@@ -22,7 +22,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from .call import through
 from .convert import refusal
 from .gate import Admit, Gate
-from .hidden import hidden
+from .hidden import visible
 from .runs import Runs
 
 __all__ = ["Guard", "guard"]
@@ -108,8 +108,7 @@ class Guard:
             result = types.ListToolsResult.model_validate(_plain(listed), by_alias=True)
         except Exception:
             return listed
-        shown = [tool for tool in result.tools if not hidden(self.gate.harness, tool.name)]
-        return result.model_copy(update={"tools": shown})
+        return visible(self.gate.harness, result)
 
 
 def _plain(value: HandlerResult) -> Any:

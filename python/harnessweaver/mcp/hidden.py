@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["hidden"]
+import mcp_types as types
+
+__all__ = ["hidden", "visible"]
 
 _ALLOWLIST = "harnessweaver.tool_allowlist"
 
@@ -29,3 +31,9 @@ def hidden(harness: Any, tool: str) -> bool:
         if isinstance(allow, list | tuple) and tool not in allow:
             return True
     return False
+
+
+def visible(harness: Any, listed: types.ListToolsResult) -> types.ListToolsResult:
+    """``listed`` without the tools ``hidden`` says the harness refuses by name."""
+    shown = [tool for tool in listed.tools if not hidden(harness, tool.name)]
+    return listed.model_copy(update={"tools": shown})

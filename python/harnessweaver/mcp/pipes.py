@@ -19,9 +19,11 @@ import stat
 from collections.abc import AsyncIterator
 from typing import Any
 
+from .upstream import MAX_MESSAGE
+
 __all__ = ["MAX_LINE", "Pipes", "pipes"]
 
-MAX_LINE = 64 * 1024 * 1024
+MAX_LINE = MAX_MESSAGE
 """The longest line (one message) read from the client, in bytes; a longer one is answered
 as a parse error and skipped, so a hostile client cannot fill memory."""
 

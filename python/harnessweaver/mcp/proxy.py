@@ -31,7 +31,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .call import Answer, Refused, through
 from .convert import refusal
 from .gate import Admit, Gate
-from .hidden import hidden
+from .hidden import visible
 from .relay import Relay
 from .runs import Runs
 from .upstream import Upstream, client_meta, declared, quiet
@@ -55,6 +55,7 @@ class Proxy:
         relay: Relay,
         *,
         call_timeout: float | None = None,
+        telemetry: Any = None,
     ) -> None:
         self.gate = gate
         self.upstream = upstream  # the first connection (its revision: the SDK's choice)
@@ -63,7 +64,7 @@ class Proxy:
         self.call_timeout = call_timeout
         self.runs = Runs(gate)
         self.legacy: Upstream | None = None
-        self.telemetry: Any = None  # --otel's provider, closed with the proxy (serve.py)
+        self.telemetry = telemetry  # --otel's provider, closed with the proxy (serve.py)
         self._opening = anyio.Lock()
 
     # -- the server ----------------------------------------------------------------------
@@ -221,8 +222,7 @@ class Proxy:
         up = await self._for(ctx)
         cursor = params.cursor if params is not None else None
         result = await self._upstream(ctx, up, up.list_tools(cursor))
-        shown = [tool for tool in result.tools if not hidden(self.gate.harness, tool.name)]
-        return result.model_copy(update={"tools": shown})
+        return visible(self.gate.harness, result)
 
     async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> Answer:
         up = await self._for(ctx)

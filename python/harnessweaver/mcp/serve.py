@@ -96,13 +96,23 @@ async def _stop_on_signal(proxy: Proxy, scope: anyio.CancelScope) -> None:
     exits itself once the runs have ended (each emit's trace is already flushed)."""
     with scope, anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for _ in signals:
-            with anyio.CancelScope(shield=True):
-                await proxy.close()
-            if proxy.gate.sink is not None:
-                proxy.gate.sink.close()
-            if proxy.telemetry is not None:
-                proxy.telemetry.close()
+            await _wind_down(proxy)
             os._exit(0)
+
+
+async def _wind_down(proxy: Proxy) -> None:
+    """Every run ends (``task.end``) and the connections close, then the trace file and the
+    spans are written out: on the way out, and on a signal."""
+    with anyio.CancelScope(shield=True):
+        await proxy.close()
+    _close_outputs(proxy.gate.sink, proxy.telemetry)
+
+
+def _close_outputs(sink: JsonlSink | None, telemetry: Telemetry | None) -> None:
+    if sink is not None:
+        sink.close()
+    if telemetry is not None:
+        telemetry.close()
 
 
 def _ending_sessions(app: Any, proxy: Proxy) -> Any:
@@ -128,6 +138,7 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
 
     telemetry = None if args.otel is None else Telemetry(args.otel)
     sink = None if args.trace is None else JsonlSink(args.trace)
+    proxy: Proxy | None = None
     try:
         async with anyio.create_task_group() as group:
             upstream = Upstream(target)
@@ -140,23 +151,21 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
                 raise _Unavailable(f"the upstream MCP server cannot be reached ({kind})") from None
             exporters = () if telemetry is None else telemetry.exporters
             gate = Gate(harness, sink=sink, task=args.task, exporters=exporters)
-            proxy = Proxy(gate, upstream, group, relay, call_timeout=args.call_timeout)
-            proxy.telemetry = telemetry
+            proxy = Proxy(
+                gate, upstream, group, relay, call_timeout=args.call_timeout, telemetry=telemetry
+            )
             try:
                 yield proxy
             finally:
-                with anyio.CancelScope(shield=True):
-                    await proxy.close()
+                await _wind_down(proxy)
     except BaseExceptionGroup as group_error:
         unavailable = group_error.subgroup(_Unavailable)
         if unavailable is not None:
             raise unavailable.exceptions[0] from None
         raise
     finally:
-        if sink is not None:
-            sink.close()
-        if telemetry is not None:
-            telemetry.close()
+        if proxy is None:  # the upstream never started: nothing was written yet
+            _close_outputs(sink, telemetry)
 
 
 def _options(server: Server[Any], proxy: Proxy) -> Any:

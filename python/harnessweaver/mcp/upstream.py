@@ -52,17 +52,18 @@ def stdio_target(argv: list[str]) -> StdioServerParameters:
     return StdioServerParameters(command=argv[0], args=list(argv[1:]))
 
 
-MAX_EVENT = 64 * 1024 * 1024
-"""The largest message the proxy reads from a Streamable HTTP upstream (one SSE event), in
-bytes: a result of 50 MB passes, a hostile stream cannot fill memory (the SDK's default is
-1 MiB, which would refuse a large result that the client itself would have read)."""
+MAX_MESSAGE = 64 * 1024 * 1024
+"""The largest message the proxy reads, in bytes: one SSE event of a Streamable HTTP upstream,
+one line of a stdio client (``pipes.py``). A result of 50 MB passes, a hostile peer cannot fill
+memory (the SDK's client stops at 1 MiB by default, which would refuse a large result that
+the client itself would have read)."""
 
 
 def _transport(target: StdioServerParameters | Any) -> Any:
     if isinstance(target, str):
         from mcp.client.streamable_http import streamable_http_client
 
-        return streamable_http_client(target, max_sse_event_size=MAX_EVENT)
+        return streamable_http_client(target, max_sse_event_size=MAX_MESSAGE)
     return target
 
 
