@@ -39,6 +39,7 @@ __all__ = [
     "shell",
     "tool_results",
     "warm_helpers",
+    "write_settings",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -59,6 +60,25 @@ def shell(command: str, description: str = "run it") -> Turn:
     return Turn(
         tool="run_shell_command", arguments={"command": command, "description": description}
     )
+
+
+def write_settings(home: Path, work: Path, printed: dict[str, Any]) -> None:
+    """Gemini CLI's user settings for a headless test: an API key's auth, no telemetry, no
+    updates, ``work`` trusted, and ``printed`` (what a ``--print-config`` printed) on top."""
+    settings: dict[str, Any] = {
+        "security": {
+            "auth": {"selectedType": "gemini-api-key"},
+            "folderTrust": {"enabled": True},
+        },
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        **printed,
+    }
+    gemini = home / ".gemini"
+    (gemini / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    trusted = {str(work): "TRUST_FOLDER"}
+    (gemini / "trustedFolders.json").write_text(json.dumps(trusted), encoding="utf-8")
 
 
 @dataclass
@@ -161,20 +181,7 @@ class GeminiBox:
         return config
 
     def _configure(self) -> None:
-        settings: dict[str, Any] = {
-            "security": {
-                "auth": {"selectedType": "gemini-api-key"},
-                "folderTrust": {"enabled": True},
-            },
-            "privacy": {"usageStatisticsEnabled": False},
-            "telemetry": {"enabled": False},
-            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-            **self.printed_config(),  # the hooks, exactly as printed
-        }
-        gemini = self.home / ".gemini"
-        (gemini / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
-        trusted = {str(self.work): "TRUST_FOLDER"}
-        (gemini / "trustedFolders.json").write_text(json.dumps(trusted), encoding="utf-8")
+        write_settings(self.home, self.work, self.printed_config())  # the hooks, as printed
 
     def run(self, server: FakeServer, prompt: str, *args: str, debug: bool = True) -> GeminiRun:
         """``gemini -p prompt --yolo`` (plus ``args``) in the working folder, against

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 from _codex import CodexBox
-from _gemini import GeminiBox
+from _gemini import GeminiBox, write_settings
 from _gemini import tool_results as gemini_results
 from common import AGENTS_DIR, Run, Sandbox, agent_cli, base_env, harnessweaver_command, run_agent
 from fakemodel.anthropic import AnthropicHandler, tool_results
@@ -338,20 +338,7 @@ class GeminiMcp(GeminiBox):
         printed = print_mcp_config(
             "gemini", self.spec, self.record, self.trace, cwd=self.work, env=self.env
         )
-        settings: dict[str, Any] = {
-            "security": {
-                "auth": {"selectedType": "gemini-api-key"},
-                "folderTrust": {"enabled": True},
-            },
-            "privacy": {"usageStatisticsEnabled": False},
-            "telemetry": {"enabled": False},
-            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-            **json.loads(printed),
-        }
-        gemini = self.home / ".gemini"
-        (gemini / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
-        trusted = {str(self.work): "TRUST_FOLDER"}
-        (gemini / "trustedFolders.json").write_text(json.dumps(trusted), encoding="utf-8")
+        write_settings(self.home, self.work, json.loads(printed))
 
     def calls(self) -> list[dict[str, Any]]:
         return recorded(self.record)
