@@ -153,8 +153,14 @@ async def test_an_unreachable_store_follows_each_item_s_fail_mode(tmp_path: Path
     await harness.aclose()
 
 
-def test_a_harness_from_a_bus_has_a_memory_store() -> None:
+async def test_a_harness_from_a_bus_has_a_memory_store_or_the_one_given(tmp_path: Path) -> None:
     assert isinstance(hw.Harness.from_bus(hw.HookBus()).store, MemoryStore)
+    store = SqliteStore(tmp_path / "s.db")
+    harness = hw.Harness.from_bus(hw.HookBus(), store=store, task="t")
+    assert harness.store is store and harness.with_agent().store is store
+    await harness.aclose()
+    with pytest.raises(StateUnavailable):
+        await store.total("k")
 
 
 def test_path_and_url_may_reference_the_environment(
