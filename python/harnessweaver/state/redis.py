@@ -17,15 +17,16 @@ with ``appendonly yes`` (the tests use ``appendfsync always``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from importlib import resources
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import NoScriptError, RedisError
-from redis.asyncio.retry import Retry
 
 from .store import JsonValue, Record, Reservation, StateUnavailable
 
@@ -107,9 +108,9 @@ class RedisStore:
         client = self._redis()
         try:
             try:
-                return await client.evalsha(sha, len(keys), *keys, *args)  # type: ignore[no-untyped-call]
+                return await client.evalsha(sha, len(keys), *keys, *args)
             except NoScriptError:
-                return await client.eval(body, len(keys), *keys, *args)  # type: ignore[no-untyped-call]
+                return await client.eval(body, len(keys), *keys, *args)
         except (RedisError, OSError):
             raise StateUnavailable(self.backend, operation) from None
 
@@ -165,7 +166,5 @@ class RedisStore:
     async def close(self) -> None:
         client, self._client = self._client, None
         if client is not None:
-            try:
+            with contextlib.suppress(RedisError, OSError):
                 await client.aclose()
-            except (RedisError, OSError):
-                pass

@@ -110,11 +110,13 @@ class RedisServer:
         """Until PING answers PONG (not LOADING while the append-only file is read)."""
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            with contextlib.suppress(OSError):
-                with socket.create_connection(("127.0.0.1", self.port), 1) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(64).startswith(b"+PONG"):
-                        return
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), 1) as sock,
+            ):
+                sock.sendall(b"PING\r\n")
+                if sock.recv(64).startswith(b"+PONG"):
+                    return
             time.sleep(0.02)
         raise RuntimeError("redis-server did not answer PING")
 
@@ -182,7 +184,7 @@ class PostgresServer:
             # A SIGKILL of the server loses nothing committed (the page cache keeps it); only a
             # crash of the machine would, which the tests do not do.
             "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-            "-c", "max_connections=200", "-c", f"logging_collector=off",
+            "-c", "max_connections=200", "-c", "logging_collector=off",
         ]  # fmt: skip
         with log.open("ab") as out:
             self.process = subprocess.Popen(
@@ -202,9 +204,9 @@ class PostgresServer:
                 with psycopg.connect(self.url, connect_timeout=2) as conn:
                     conn.execute("SELECT 1")
                 return
-            except psycopg.OperationalError:
+            except psycopg.OperationalError as exc:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"PostgreSQL did not accept connections: {_tail(log)}")
+                    raise RuntimeError(f"PostgreSQL refused connections: {_tail(log)}") from exc
                 time.sleep(0.05)
 
     def kill(self) -> None:
