@@ -22,16 +22,26 @@ import contextlib
 import json
 import select
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from .store import JsonValue, Record, Reservation, StateUnavailable
+from .store import (
+    MARK_TTL,
+    Record,
+    Reservation,
+    StateUnavailable,
+    check_counter_args,
+    check_key,
+    check_life,
+    check_version,
+    dump_json,
+)
+
+if TYPE_CHECKING:
+    from pydantic import JsonValue
 
 __all__ = ["SCHEMA", "PostgresStore"]
-
-MARK_TTL = 7 * 24 * 3600.0
-"""How long a committed hold's mark is kept (exactly once within it): 7 days."""
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS hw_state_counter (key TEXT PRIMARY KEY, "
@@ -92,6 +102,7 @@ class PostgresStore:
         self._idle: list[psycopg.AsyncConnection[Any]] = []
         self._slots: asyncio.Semaphore | None = None
         self._schema_ready = False
+        self._closed = False
 
     def __repr__(self) -> str:
         return "PostgresStore(backend='postgres')"
@@ -99,6 +110,8 @@ class PostgresStore:
     @contextlib.asynccontextmanager
     async def _cursor(self, operation: str) -> AsyncIterator[psycopg.AsyncCursor[Any]]:
         """A cursor in a transaction of its own; any failure is StateUnavailable."""
+        if self._closed:
+            raise StateUnavailable(self.backend, operation, "closed")
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._max)
         async with self._slots:
@@ -123,7 +136,7 @@ class PostgresStore:
                     with contextlib.suppress(Exception):
                         await conn.close()
                 if isinstance(exc, psycopg.Error | OSError):
-                    raise StateUnavailable(self.backend, operation) from None
+                    raise StateUnavailable.of(self.backend, operation, exc) from None
                 raise
             else:
                 self._idle.append(conn)
@@ -179,6 +192,7 @@ class PostgresStore:
         ttl: float,
         life: float | None = None,
     ) -> Reservation:
+        check_counter_args(key, hold, amount, limit=limit, ttl=ttl, ttl_required=True, life=life)
         async with self._cursor("reserve") as cursor:
             counter = await self._counter(cursor, key, hold, create=True)
             assert counter is not None
@@ -200,6 +214,7 @@ class PostgresStore:
         ttl: float | None = None,
         life: float | None = None,
     ) -> float:
+        check_counter_args(key, hold, amount, ttl=ttl, life=life)
         async with self._cursor("commit") as cursor:
             counter = await self._counter(cursor, key, hold, create=True)
             assert counter is not None
@@ -220,6 +235,8 @@ class PostgresStore:
             return base + live
 
     async def release(self, key: str, hold: str) -> float:
+        check_key(key)
+        check_key(hold, "hold id")
         async with self._cursor("release") as cursor:
             counter = await self._counter(cursor, key, hold, create=False)
             if counter is None:
@@ -232,11 +249,13 @@ class PostgresStore:
             return counter.base + (counter.live - counter.held)
 
     async def total(self, key: str) -> float:
+        check_key(key)
         async with self._cursor("total") as cursor:
             counter = await self._counter(cursor, key, "", create=False)
             return 0.0 if counter is None else counter.total
 
     async def read(self, key: str) -> Record:
+        check_key(key)
         async with self._cursor("read") as cursor:
             await cursor.execute(
                 "SELECT version, value, expires_at, extract(epoch FROM clock_timestamp())::float8"
@@ -251,7 +270,10 @@ class PostgresStore:
     async def swap(
         self, key: str, version: int, value: JsonValue, *, life: float | None = None
     ) -> bool:
-        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        check_key(key)
+        check_life(life)
+        check_version(version)
+        data = dump_json(value)
         async with self._cursor("swap") as cursor:
             await cursor.execute(
                 "INSERT INTO hw_state_record (key, version, value, expires_at) "
@@ -279,6 +301,8 @@ class PostgresStore:
             return True
 
     async def delete(self, *keys: str) -> None:
+        for key in keys:
+            check_key(key)
         if not keys:
             return
         names = sorted(set(keys))
@@ -293,6 +317,7 @@ class PostgresStore:
             await cursor.execute("DELETE FROM hw_state_record WHERE key = ANY(%s)", (names,))
 
     async def close(self) -> None:
+        self._closed = True
         idle, self._idle = self._idle, []
         for conn in idle:
             with contextlib.suppress(Exception):
