@@ -122,9 +122,9 @@ def tests(session: nox.Session) -> None:
     install(session, "test")
     session.install(*STATE_DEPS)
     # The two cores' runs at once (this machine has two cores); each one's output is printed
-    # whole when it ends. The files of ELSEWHERE run once, in `nox -s mcp` and `nox -s state`
+    # whole when it ends. The files of ELSEWHERE run once, in `nox -s mcp`, `state` and `fuzz`
     # (before, the MCP proxy's hostile-peer and load tests ran here on both cores and again on
-    # two installed wheels: ~2 min each time).
+    # two installed wheels, ~2 min each time; the hostile specs 300 a run beside fuzz's 1,000).
     venv = {
         "VIRTUAL_ENV": session.virtualenv.location,
         "PATH": f"{session.bin}{os.pathsep}{os.environ['PATH']}",
