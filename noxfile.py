@@ -54,11 +54,8 @@ AGENT_CLIS = {
 """The coding agents' commands (``node_modules/.bin``) and the npm packages that give them."""
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 CORES = ("rust", "python")
-STATE_DEPS = PYPROJECT["project"]["optional-dependencies"].get(
-    "state", ["redis>=5", "psycopg[binary]>=3.1"]
-)
-"""The Redis and PostgreSQL clients (the ``state`` extra): for the state stores' tests, their
-type check, and every suite that loads a spec naming a server backend."""
+STATE_DEPS = PYPROJECT["project"]["optional-dependencies"]["state"]
+"""The Redis and PostgreSQL clients (the ``state`` extra, also in the test and lint groups)."""
 
 
 def _elsewhere() -> tuple[str, ...]:
@@ -120,7 +117,6 @@ def tests(session: nox.Session) -> None:
         "--quiet", external=True,
     )  # fmt: skip
     install(session, "test")
-    session.install(*STATE_DEPS)
     # The two cores' runs at once (this machine has two cores); each one's output is printed
     # whole when it ends. The files of ELSEWHERE run once, in `nox -s mcp`, `state` and `fuzz`
     # (before, the MCP proxy's hostile-peer and load tests ran here on both cores and again on
@@ -495,7 +491,6 @@ def lint(session: nox.Session) -> None:
     specification's programs), stubtest against the compiled module, cargo fmt and clippy (also
     as a free-threaded build)."""
     install(session, "lint")
-    session.install(*STATE_DEPS)  # harnessweaver.state.redis / .postgres import their clients
     session.run("ruff", "check", "python", "examples", "tools", "noxfile.py")
     session.run("ruff", "format", "--check", "python", "examples", "tools", "noxfile.py")
     session.run("mypy")
