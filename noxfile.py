@@ -120,7 +120,8 @@ def tests(session: nox.Session) -> None:
     # The two cores' runs at once (this machine has two cores); each one's output is printed
     # whole when it ends. The files of ELSEWHERE run once, in `nox -s mcp`, `state` and `fuzz`
     # (before, the MCP proxy's hostile-peer and load tests ran here on both cores and again on
-    # two installed wheels, ~2 min each time; the hostile specs 300 a run beside fuzz's 1,000).
+    # two installed wheels, ~2 min each time; the hostile specs and values, 300 and 25 a run,
+    # beside fuzz's 1,000 and 400 on each core).
     venv = {
         "VIRTUAL_ENV": session.virtualenv.location,
         "PATH": f"{session.bin}{os.pathsep}{os.environ['PATH']}",
