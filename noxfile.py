@@ -430,11 +430,14 @@ def mcp(session: nox.Session) -> None:
             )  # fmt: skip
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    # The heavy files, each in its own pytest, two at a time (they assert no time).
     heavy = [f"python/tests/{name}" for name in ELSEWHERE if name.startswith("mcp/")]
     if heavy and not session.posargs:
-        session.run(
-            "pytest", "-p", "no:cacheprovider", "-q", *heavy, env={"HARNESSWEAVER_CORE": "rust"}
-        )
+        pytest = os.path.join(session.bin, "pytest")
+        runs = [[pytest, "-p", "no:cacheprovider", "-q", "-ra", name] for name in heavy]
+        failed = _run_two_at_a_time(session, runs, env={**env, "HARNESSWEAVER_CORE": "rust"})
+        if failed:
+            session.error(f"pytest failed: {', '.join(run[-1] for run in failed)}")
     if kit.returncode != 0:
         session.error(f"the conformance kit through the proxy failed (results in {out})")
 
