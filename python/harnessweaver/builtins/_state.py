@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Final, Literal, TypeAlias, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..envelope import Envelope
 from ..events import Event, TaskEndEvent
@@ -40,9 +40,10 @@ __all__ = [
     "charge_id",
     "duration",
     "final",
+    "unavailable",
     "update",
     "where",
-    "unavailable",
+    "written",
 ]
 
 T = TypeVar("T")
@@ -89,6 +90,14 @@ def duration(value: object) -> float:
     return seconds
 
 
+def written(value: str | float) -> str:
+    """A duration setting as a reason shows it: as written, or a number of seconds as
+    ``90s`` (``1.5s``)."""
+    if isinstance(value, str):
+        return value
+    return f"{int(value)}s" if float(value).is_integer() else f"{value}s"
+
+
 def where(scope: str) -> str:
     """``in this run``, ``for this user``…: a reason's words for the scope."""
     return _WHERE[scope]
@@ -133,7 +142,7 @@ def unavailable(view: StateView, exc: StateUnavailable) -> Block:
 async def update(
     view: StateView,
     key: str,
-    change: Callable[[Any], tuple[JsonValue | None, T]],
+    change: Callable[[Any], tuple[Any, T]],
     *,
     life: float | None,
 ) -> T:

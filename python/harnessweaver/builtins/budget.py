@@ -36,13 +36,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Self
 
-from pydantic import Field, JsonValue, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..envelope import Envelope
 from ..events import ModelRequestEvent, ModelResponseEvent, TaskEndEvent
 from ..middleware import middleware
 from ..outcomes import Block, Continue
-from ..state import StateUnavailable, StateView, Stateful
+from ..state import Stateful, StateUnavailable, StateView
 from ._notes import with_note
 from ._state import (
     RESERVE_TTL,
@@ -52,6 +52,7 @@ from ._state import (
     final,
     unavailable,
     update,
+    written,
 )
 
 __all__ = ["WARNED", "BudgetGuard", "BudgetSettings"]
@@ -134,7 +135,7 @@ class BudgetGuard(Stateful):
         self.warn_at = config.warn_at
         self.scope = config.scope
         self.per = None if config.per is None else duration(config.per)
-        self.per_words = "" if config.per is None else f" per {_per(config.per)}"
+        self.per_words = "" if config.per is None else f" per {written(config.per)}"
         self.reserve_tokens = config.reserve_tokens
         self.reserve_cost_usd = config.reserve_cost_usd
         life = duration(config.lifetime)
@@ -159,7 +160,9 @@ class BudgetGuard(Stateful):
             if final(event):
                 keys = [view.key("run", env, WARNED)]
                 if self.scope == "run":
-                    keys.extend(view.key("run", env, self._name(limit, env)) for limit in self.limits)
+                    keys.extend(
+                        view.key("run", env, self._name(limit, env)) for limit in self.limits
+                    )
                 await view.delete(*keys)
             return None
         except StateUnavailable as exc:
@@ -174,7 +177,10 @@ class BudgetGuard(Stateful):
 
     async def _spend(self, view: StateView, event: ModelResponseEvent, env: Envelope) -> None:
         usage = event.response.usage
-        spent = {"tokens": float(usage.input_tokens + usage.output_tokens), "cost_usd": usage.cost_usd}
+        spent = {
+            "tokens": float(usage.input_tokens + usage.output_tokens),
+            "cost_usd": usage.cost_usd,
+        }
         hold, held = charge_id(env, event), _held(env, event.step)
         for limit in self.limits:
             key = view.key(self.scope, env, self._name(limit, env))
@@ -237,7 +243,7 @@ class BudgetGuard(Stateful):
         if not due:
             return None
 
-        def warn(value: Any) -> tuple[JsonValue | None, list[str]]:
+        def warn(value: Any) -> tuple[Any, list[str]]:
             warned = {n for n in value if isinstance(n, str)} if isinstance(value, list) else set()
             new = [name for name in due if name not in warned]
             return (sorted(warned | set(new)) if new else None), new
@@ -257,10 +263,3 @@ class BudgetGuard(Stateful):
 def _held(env: Envelope, step: int) -> str:
     """The hold id of a request's reservation: ``{run}/{step}/model``."""
     return f"{env.run_id}/{step}/model"
-
-
-def _per(per: str | float) -> str:
-    """``per`` as a reason shows it: as written, or a number of seconds as ``86400s``."""
-    if isinstance(per, str):
-        return per
-    return f"{int(per)}s" if float(per).is_integer() else f"{per}s"

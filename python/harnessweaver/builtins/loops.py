@@ -48,7 +48,7 @@ from ..envelope import Envelope
 from ..events import ModelRequestEvent, TaskEndEvent, ToolCallEvent
 from ..middleware import middleware
 from ..outcomes import Block, Continue
-from ..state import StateUnavailable, StateView, Stateful
+from ..state import Stateful, StateUnavailable, StateView
 from ._notes import with_note
 from ._state import StateSettings, duration, final, unavailable, update, where
 
@@ -169,7 +169,7 @@ class LoopGuard(Stateful):
         key = fingerprint(event.tool.name, event.call.arguments)
         run, tool = env.run_id, event.tool.name
 
-        def add(value: Any) -> tuple[JsonValue, int]:
+        def add(value: Any) -> tuple[Any, int]:
             recent, pending = _calls(value, self.window)
             recent.append(key)
             recent = recent[-self.window :]
@@ -208,7 +208,7 @@ class LoopGuard(Stateful):
         if not any(p[3] == run for p in _calls(record.value, self.window)[1]):
             return None  # nothing to tell this run: no write
 
-        def take(value: Any) -> tuple[JsonValue | None, list[list[Any]]]:
+        def take(value: Any) -> tuple[Any, list[list[Any]]]:
             recent, pending = _calls(value, self.window)
             mine = [p for p in pending if p[3] == run]
             if not mine:
