@@ -117,11 +117,12 @@ class StateSettings(BaseModel):
         return lifetime
 
 
-def charge_id(env: Envelope, event: Event) -> str:
+def charge_id(env: Envelope, event: Event, *, once: bool = True) -> str:
     """The hold id of a charge: ``{run_id}/{step}/{content identity}`` (I27), so the same event
     emitted again (a Retry, a redelivered job, a resumed step) is never charged twice; an event
-    without an identity (outside I-JSON) gets a fresh id: charged once, never lost."""
-    identity = content_identity(event)
+    without an identity (outside I-JSON), or any event when not ``once``, gets a fresh id:
+    charged every time it is seen, never lost."""
+    identity = content_identity(event) if once else None
     step = getattr(event, "step", 0)
     return f"{env.run_id}/{step}/{identity if identity is not None else uuid.uuid4().hex}"
 
