@@ -80,9 +80,8 @@ class RateLimit(Stateful):
                 return None
         except StateUnavailable as exc:
             return unavailable(view, exc)
-        reason = (
-            f"rate limit of {self.limit} calls per {self.per_shown} {where(self.scope)} reached"
-        )
+        calls = "1 call" if self.limit == 1 else f"{self.limit} calls"
+        reason = f"rate limit of {calls} per {self.per_shown} {where(self.scope)} reached"
         if self.retry:
             return Retry(reason=reason, delay=self.per, code="rate_limited")
         return Block(reason=reason, code="rate_limited")
