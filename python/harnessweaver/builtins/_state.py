@@ -29,13 +29,14 @@ from ..envelope import Envelope
 from ..events import Event, TaskEndEvent
 from ..identity import content_identity
 from ..outcomes import Block
-from ..state import StateUnavailable, StateView
-from ._runs import FINAL_EXIT_REASONS
+from ..state import Stateful, StateUnavailable, StateView
+from ._runs import FINAL_EXIT_REASONS, track_store
 
 __all__ = [
     "MAX_SWAPS",
     "RESERVE_TTL",
     "Duration",
+    "Guard",
     "Scope",
     "StateSettings",
     "charge_id",
@@ -77,6 +78,15 @@ _WHERE: Final = {
     "app": "in this app",
     "org": "in this org",
 }
+
+
+class Guard(Stateful):
+    """A stateful built-in: :class:`~harnessweaver.state.Stateful`, and the in-memory store
+    it is attached to is kept across processes while ``_runs.tracked`` is on."""
+
+    def attach_state(self, view: StateView) -> None:
+        super().attach_state(view)
+        track_store(view.store)
 
 
 def duration(value: object) -> float:

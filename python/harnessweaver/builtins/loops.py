@@ -48,9 +48,9 @@ from ..envelope import Envelope
 from ..events import ModelRequestEvent, TaskEndEvent, ToolCallEvent
 from ..middleware import middleware
 from ..outcomes import Block, Continue
-from ..state import Stateful, StateUnavailable, StateView
+from ..state import StateUnavailable, StateView
 from ._notes import with_note
-from ._state import StateSettings, duration, final, unavailable, update, where
+from ._state import Guard, StateSettings, duration, final, unavailable, update, where
 
 __all__ = ["RECORD", "LoopGuard", "LoopGuardSettings", "fingerprint"]
 
@@ -139,7 +139,7 @@ def _calls(value: Any, window: int) -> tuple[list[str], list[list[Any]]]:
     sample={"warn_after": 3, "block_after": 5, "window": 20},
     state=True,
 )
-class LoopGuard(Stateful):
+class LoopGuard(Guard):
     """Warns the model about a tool call it keeps repeating, then refuses it
     (``Block``, ``loop_detected``)."""
 
