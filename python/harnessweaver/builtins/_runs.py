@@ -208,11 +208,10 @@ class StoreSnapshot:
                     entry = _Entry()
                     entry.has_counter = bool(item["counter"])
                     entry.base = float(item["base"])
-                    entry.live = {
-                        str(h): (float(a), now + float(left))
-                        for h, (a, left) in item["live"].items()
-                    }
-                    entry.done = {str(h): now + float(left) for h, left in item["done"].items()}
+                    for hold, (amount, left) in item["live"].items():
+                        entry.add_live(str(hold), float(amount), now + float(left))
+                    for hold, left in item["done"].items():
+                        entry.add_done(str(hold), now + float(left))
                     entry.counter_expires = _at(item["counter_life"], now)
                     record = item["record"]
                     entry.record = None if record is None else str(record)
