@@ -29,7 +29,7 @@ from ..envelope import Envelope
 from ..events import Event, TaskEndEvent
 from ..identity import content_identity
 from ..outcomes import Block
-from ..state import Stateful, StateUnavailable, StateView
+from ..state import Record, Stateful, StateUnavailable, StateView
 from ._runs import FINAL_EXIT_REASONS, track_store
 
 __all__ = [
@@ -165,11 +165,14 @@ async def update(
     change: Callable[[Any], tuple[Any, T]],
     *,
     life: float | None,
+    first: Record | None = None,
 ) -> T:
-    """Read record ``key``, compute ``change(value) -> (new value or None: no write, answer)``,
-    swap it in; on a lost swap start again, up to :data:`MAX_SWAPS` times."""
+    """Read record ``key`` (or take ``first``, just read), compute ``change(value) -> (new
+    value or None: no write, answer)``, swap it in; on a lost swap read again and start over,
+    up to :data:`MAX_SWAPS` times."""
     for _ in range(MAX_SWAPS):
-        record = await view.read(key)
+        record = first if first is not None else await view.read(key)
+        first = None
         value, answer = change(record.value)
         if value is None or await view.swap(key, record.version, value, life=life):
             return answer

@@ -203,8 +203,8 @@ class LoopGuard(Guard):
     async def _warn(
         self, view: StateView, event: ModelRequestEvent, env: Envelope
     ) -> Continue | None:
-        run = env.run_id
-        record = await view.read(view.key(self.scope, env, RECORD))
+        run, key = env.run_id, view.key(self.scope, env, RECORD)
+        record = await view.read(key)
         if not any(p[3] == run for p in _calls(record.value, self.window)[1]):
             return None  # nothing to tell this run: no write
 
@@ -216,7 +216,7 @@ class LoopGuard(Guard):
             rest = [p for p in pending if p[3] != run]
             return {"recent": recent, "pending": rest}, mine
 
-        mine = await update(view, view.key(self.scope, env, RECORD), take, life=self.life)
+        mine = await update(view, key, take, life=self.life, first=record)
         if not mine:
             return None
         notes = [
