@@ -114,10 +114,16 @@ def problems_json(error: hw.SpecError) -> list[dict[str, Any]]:
 
 
 class HarnessCase:
-    """One ``given.harness``: ``with HarnessCase(given, behaviours) as case: case.load()``."""
+    """One ``given.harness``: ``with HarnessCase(given, behaviours) as case: await case.load()``."""
 
-    def __init__(self, given: Mapping[str, Any], behaviours: Behaviours) -> None:
+    def __init__(
+        self,
+        given: Mapping[str, Any],
+        behaviours: Behaviours,
+        emitted: Callable[[], int] = lambda: 0,
+    ) -> None:
         self.given = given
+        self.emitted = emitted
         self.behaviours = behaviours
         self.root = _root(given)
         self.tokens: list[str] = []
@@ -163,14 +169,23 @@ class HarnessCase:
     def spec(self) -> str:
         return str(self.given.get("spec", "harness.yaml"))
 
-    def load(self) -> hw.Harness:
-        """``hw.load`` of the case's spec, with its task, env and org-profile directories."""
+    async def load(self) -> hw.Harness:
+        """``hw.load`` of the case's spec, with its task, env and org-profile directories, on
+        the case's scripted store when it gives one (``state``, I33)."""
         folders = [self.root / folder for folder in self.given.get("org_profiles", [])]
+        options: dict[str, Any] = {}
+        if "state" in self.given:
+            from .state import ScriptedStore
+
+            scripted = ScriptedStore(self.given["state"].get("down", []), self.emitted)
+            await scripted.seed(self.given["state"].get("seed", {}))
+            options["open_state"] = lambda config: scripted
         harness = hw.load(
             self.root / self.spec,
             task=self.given.get("task"),
             env=self.given.get("env"),
             org_profiles=folders,
+            **options,
         )
         for entry in harness.entries:
             if entry.use is not None:
