@@ -48,6 +48,7 @@ from ..state import Stateful, StateUnavailable, StateView
 from ._notes import with_note
 from ._state import (
     RESERVE_TTL,
+    Duration,
     StateSettings,
     charge_id,
     duration,
@@ -73,13 +74,13 @@ class BudgetSettings(StateSettings):
     max_tokens: int | None = Field(default=None, gt=0)
     max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     warn_at: float | None = Field(default=0.7, gt=0, lt=1)
-    per: str | float | None = None
+    per: Duration | None = None
     reserve_tokens: int | None = Field(default=None, gt=0)
     reserve_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
     @field_validator("per")
     @classmethod
-    def _a_window(cls, per: str | float | None) -> str | float | None:
+    def _a_window(cls, per: Duration | None) -> Duration | None:
         if per is not None:
             duration(per)
         return per

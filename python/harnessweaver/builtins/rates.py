@@ -24,7 +24,7 @@ from ..events import ModelRequestEvent, ToolCallEvent
 from ..middleware import middleware
 from ..outcomes import Block, Retry
 from ..state import Stateful, StateUnavailable
-from ._state import Scope, charge_id, duration, unavailable, where, written
+from ._state import Duration, Scope, charge_id, duration, unavailable, where, written
 
 __all__ = ["COUNTER", "RateLimit", "RateLimitSettings"]
 
@@ -38,13 +38,13 @@ class RateLimitSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     limit: int = Field(ge=1)
-    per: str | float
+    per: Duration
     scope: Scope = "run"
     on_exceed: Literal["block", "retry"] = "block"
 
     @field_validator("per")
     @classmethod
-    def _a_window(cls, per: str | float) -> str | float:
+    def _a_window(cls, per: Duration) -> Duration:
         duration(per)
         return per
 
