@@ -58,10 +58,19 @@ _NOW = "SELECT extract(epoch FROM clock_timestamp())::float8"
 _CREATE = "INSERT INTO hw_state_counter (key, base, expires_at) VALUES (%s, 0, NULL) "
 _CREATE += "ON CONFLICT (key) DO NOTHING"
 _LOCK = "SELECT base, expires_at FROM hw_state_counter WHERE key = %s FOR UPDATE"
-_HOLDS = (
-    "SELECT coalesce(sum(amount) FILTER (WHERE NOT done), 0), "
-    "max(amount) FILTER (WHERE hold = %s AND NOT done), "
-    "coalesce(bool_or(hold = %s AND done), false) FROM hw_state_hold WHERE key = %s"
+_PURGE = (
+    # The server's now, read with the counter locked; the holds and marks expired by then
+    # deleted; and what is left (the delete's effect is not seen by this statement's SELECT,
+    # hence the same condition in its filters): the live sum, the hold's own live amount and
+    # whether it is marked.
+    "WITH clock AS MATERIALIZED (SELECT extract(epoch FROM clock_timestamp())::float8 AS now), "
+    "gone AS (DELETE FROM hw_state_hold WHERE key = %(key)s "
+    "AND expires_at <= (SELECT now FROM clock)) "
+    "SELECT clock.now, "
+    "coalesce(sum(h.amount) FILTER (WHERE NOT h.done AND h.expires_at > clock.now), 0), "
+    "max(h.amount) FILTER (WHERE h.hold = %(hold)s AND NOT h.done AND h.expires_at > clock.now), "
+    "coalesce(bool_or(h.hold = %(hold)s AND h.done AND h.expires_at > clock.now), false) "
+    "FROM clock LEFT JOIN hw_state_hold h ON h.key = %(key)s GROUP BY clock.now"
 )
 _PUT = (
     "INSERT INTO hw_state_hold (key, hold, amount, expires_at, done) VALUES (%s, %s, %s, %s, %s) "
@@ -156,22 +165,17 @@ class PostgresStore:
             await cursor.execute(_CREATE, (key,))
         await cursor.execute(_LOCK, (key,))
         row = await cursor.fetchone()
-        await cursor.execute(_NOW)
-        (now,) = await _one(cursor)
         if row is None:
             return None
         base, expires_at = row
+        await cursor.execute(_PURGE, {"key": key, "hold": hold})
+        now, live, held, marked = await _one(cursor)
         if expires_at is not None and expires_at <= now:  # its life is over: a fresh counter
             await cursor.execute("DELETE FROM hw_state_hold WHERE key = %s", (key,))
             await cursor.execute(
                 "UPDATE hw_state_counter SET base = 0, expires_at = NULL WHERE key = %s", (key,)
             )
             return _Counter(0.0, 0.0, None, False, now)
-        await cursor.execute(
-            "DELETE FROM hw_state_hold WHERE key = %s AND expires_at <= %s", (key, now)
-        )
-        await cursor.execute(_HOLDS, (hold, hold, key))
-        live, held, marked = await _one(cursor)
         return _Counter(float(base), float(live), held, bool(marked), now)
 
     async def _touch(
@@ -228,10 +232,10 @@ class PostgresStore:
             else:
                 await cursor.execute(_PUT, (key, hold, amount, counter.now + MARK_TTL, True))
                 base += amount
-                await cursor.execute(
-                    "UPDATE hw_state_counter SET base = %s WHERE key = %s", (base, key)
-                )
-            await self._touch(cursor, key, counter.now, life)
+            await cursor.execute(
+                "UPDATE hw_state_counter SET base = %s, expires_at = %s WHERE key = %s",
+                (base, None if life is None else counter.now + life, key),
+            )
             return base + live
 
     async def release(self, key: str, hold: str) -> float:

@@ -45,7 +45,7 @@ async def work(
     store: Store, key: str, limit: float, name: str, tasks: int, per_task: int
 ) -> dict[str, Any]:
     """``tasks`` tasks, each making ``per_task`` attempts: reserve 1 against ``limit``; when
-    granted, commit it (twice: the second is a no-op) or, one time in four, release it and
+    granted, commit it (twice: the second is a no-op) or, one attempt in three, release it and
     move on. Returns what was granted, committed and the largest total seen."""
     stats: dict[str, Any] = {"granted": 0, "committed": 0, "released": 0, "max_total": 0.0}
 
@@ -58,7 +58,7 @@ async def work(
                 continue
             assert not got.repeated
             stats["granted"] += 1
-            if attempt % 4 == 3:
+            if attempt % 3 == 1:
                 await store.release(key, hold)
                 stats["released"] += 1
                 continue
@@ -120,17 +120,17 @@ def run_processes(
 
 
 async def check_tasks(make_store: Callable[[], Store]) -> None:
-    """200 tasks over 4 stores of this process (two connection pools each) against a limit
-    of 150: never over, exactly the limit used, every commit counted once."""
+    """100 tasks over 4 stores of this process (4 connection pools) against a limit of 75:
+    never over, the limit reached, every commit counted once."""
     key = f"hw1/concurrency/{uuid.uuid4().hex}/calls"
-    limit = 150
+    limit = 75
     stores = [make_store() for _ in range(4)]
     try:
         results = await asyncio.gather(
-            *(work(store, key, limit, f"s{n}", 50, 4) for n, store in enumerate(stores))
+            *(work(store, key, limit, f"s{n}", 25, 4) for n, store in enumerate(stores))
         )
-        _check(results, limit, await stores[0].total(key), asked=4 * 50 * 4)
-        # No limit: 4 stores x 50 tasks commit 3 holds each, every commit repeated: 600.
+        _check(results, limit, await stores[0].total(key), asked=4 * 25 * 4)
+        # No limit: 4 stores x 25 tasks commit 3 holds each, every commit repeated: 300.
         free = f"{key}-free"
 
         async def charge(store: Store, n: int, task: int) -> None:
@@ -139,9 +139,9 @@ async def check_tasks(make_store: Callable[[], Store]) -> None:
                     await store.commit(free, f"s{n}/{task}/{attempt}", 1)
 
         await asyncio.gather(
-            *(charge(store, n, task) for n, store in enumerate(stores) for task in range(50))
+            *(charge(store, n, task) for n, store in enumerate(stores) for task in range(25))
         )
-        assert await stores[0].total(free) == 600
+        assert await stores[0].total(free) == 300
     finally:
         for store in stores:
             await store.close()
@@ -163,8 +163,8 @@ def _check(results: list[dict[str, Any]], limit: float, total: float, asked: int
 
 
 def check_processes(backend: str, url: str, store_total: Callable[[str], float]) -> None:
-    """4 processes x 25 tasks x 4 attempts (400 reservations) against a limit of 120."""
+    """4 processes x 20 tasks x 3 attempts (240 reservations) against a limit of 80."""
     key = f"hw1/concurrency/{uuid.uuid4().hex}/calls"
-    limit = 120
-    results = run_processes(backend, url, key, limit, processes=4, tasks=25, per_task=4)
-    _check(results, limit, store_total(key), asked=4 * 25 * 4)
+    limit = 80
+    results = run_processes(backend, url, key, limit, processes=4, tasks=20, per_task=3)
+    _check(results, limit, store_total(key), asked=4 * 20 * 3)

@@ -83,7 +83,7 @@ async def _killed_mid_run(server: Any, make_store: Callable[[], Store]) -> None:
 
     workers = [asyncio.create_task(worker(n)) for n in range(8)]
     try:
-        await _until(lambda: len(committed) >= 200, 60)
+        await _until(lambda: len(committed) >= 100, 60)
         before = len(committed)
         await asyncio.to_thread(server.kill)
         # Down: a burst of failures, each within the timeout, the workers still going.
@@ -106,11 +106,11 @@ async def _killed_mid_run(server: Any, make_store: Callable[[], Store]) -> None:
         # Back: the same store recovers by itself.
         await asyncio.to_thread(server.start)
         restarted = len(committed)
-        await _until(lambda: len(committed) >= restarted + 200, 60)
+        await _until(lambda: len(committed) >= restarted + 100, 60)
     finally:
         running = False
         await asyncio.gather(*workers, return_exceptions=True)
-    assert before >= 200
+    assert before >= 100
     # Nothing committed before the kill is lost, nor anything that answered since.
     total = await view.total(key)
     assert total >= len(committed)

@@ -87,3 +87,19 @@ def test_the_scripts_are_loaded_again_after_a_flush(redis_url: str) -> None:
             await store.close()
 
     asyncio.run(go())
+
+
+def test_the_scripts_are_the_typescript_packages_byte_for_byte() -> None:
+    """A Node worker runs the same scripts (ts-runner/src/state/lua/): one budget, one layout."""
+    from pathlib import Path
+
+    from harnessweaver.state import redis as module
+
+    ours = Path(module.__file__).parent / "lua"
+    theirs = Path(__file__).resolve().parents[3] / "ts-runner" / "src" / "state"
+    if not theirs.is_dir():
+        pytest.skip("no ts-runner/src/state here (not a checkout with the TypeScript package)")
+    names = sorted(path.name for path in ours.glob("*.lua"))
+    assert names == sorted(path.name for path in (theirs / "lua").glob("*.lua"))
+    for name in names:
+        assert (ours / name).read_bytes() == (theirs / "lua" / name).read_bytes(), name
