@@ -54,11 +54,8 @@ AGENT_CLIS = {
 """The coding agents' commands (``node_modules/.bin``) and the npm packages that give them."""
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 CORES = ("rust", "python")
-STATE_DEPS = PYPROJECT["project"]["optional-dependencies"].get(
-    "state", ["redis>=5", "psycopg[binary]>=3.1"]
-)
-"""The Redis and PostgreSQL clients (the ``state`` extra): for the state stores' tests, their
-type check, and every suite that loads a spec naming a server backend."""
+STATE_DEPS = PYPROJECT["project"]["optional-dependencies"]["state"]
+"""The Redis and PostgreSQL clients (the ``state`` extra, also in the test and lint groups)."""
 
 
 def _elsewhere() -> tuple[str, ...]:
@@ -120,11 +117,11 @@ def tests(session: nox.Session) -> None:
         "--quiet", external=True,
     )  # fmt: skip
     install(session, "test")
-    session.install(*STATE_DEPS)
     # The two cores' runs at once (this machine has two cores); each one's output is printed
     # whole when it ends. The files of ELSEWHERE run once, in `nox -s mcp`, `state` and `fuzz`
     # (before, the MCP proxy's hostile-peer and load tests ran here on both cores and again on
-    # two installed wheels, ~2 min each time; the hostile specs 300 a run beside fuzz's 1,000).
+    # two installed wheels, ~2 min each time; the hostile specs and values, 300 and 25 a run,
+    # beside fuzz's 1,000 and 400 on each core).
     venv = {
         "VIRTUAL_ENV": session.virtualenv.location,
         "PATH": f"{session.bin}{os.pathsep}{os.environ['PATH']}",
@@ -433,11 +430,14 @@ def mcp(session: nox.Session) -> None:
             )  # fmt: skip
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    # The heavy files, each in its own pytest, two at a time (they assert no time).
     heavy = [f"python/tests/{name}" for name in ELSEWHERE if name.startswith("mcp/")]
     if heavy and not session.posargs:
-        session.run(
-            "pytest", "-p", "no:cacheprovider", "-q", *heavy, env={"HARNESSWEAVER_CORE": "rust"}
-        )
+        pytest = os.path.join(session.bin, "pytest")
+        runs = [[pytest, "-p", "no:cacheprovider", "-q", "-ra", name] for name in heavy]
+        failed = _run_two_at_a_time(session, runs, env={**env, "HARNESSWEAVER_CORE": "rust"})
+        if failed:
+            session.error(f"pytest failed: {', '.join(run[-1] for run in failed)}")
     if kit.returncode != 0:
         session.error(f"the conformance kit through the proxy failed (results in {out})")
 
@@ -495,7 +495,6 @@ def lint(session: nox.Session) -> None:
     specification's programs), stubtest against the compiled module, cargo fmt and clippy (also
     as a free-threaded build)."""
     install(session, "lint")
-    session.install(*STATE_DEPS)  # harnessweaver.state.redis / .postgres import their clients
     session.run("ruff", "check", "python", "examples", "tools", "noxfile.py")
     session.run("ruff", "format", "--check", "python", "examples", "tools", "noxfile.py")
     session.run("mypy")
