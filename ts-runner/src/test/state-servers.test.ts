@@ -168,6 +168,28 @@ describe("PostgresStore on a real PostgreSQL", () => {
     }
   });
 
+  it("is unavailable while the server is down, and recovers when it is back", { skip: postgresSkip }, async () => {
+    const store = make();
+    const view = new StateView(store, { layer: "app", item: "budget", failMode: "closed", timeout: 1 });
+    const key = "hw1/app/budget/org/-/pg-outage";
+    await view.commit(key, "a", 1);
+    await server.kill();
+    await assert.rejects(view.commit(key, "b", 1), (error: unknown) => {
+      assert.ok(error instanceof StateUnavailable, String(error));
+      assert.equal(error.backend, "postgres");
+      assert.doesNotMatch(error.message, /127\.0\.0\.1|postgresql:\/\//);
+      return true;
+    });
+    await server.start(); // the same port and data directory
+    let total: number | null = null;
+    for (let i = 0; i < 200 && total === null; i++) {
+      total = await view.commit(key, "b", 1).catch(() => null);
+      if (total === null) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(total, 2); // the charge before the outage kept, the one after counted once
+    assert.equal(await view.commit(key, "b", 1), 2);
+  });
+
   it("says nothing of its URL", () => {
     const store = new PostgresStore("postgresql://u:hunter2@127.0.0.1:1/db");
     assert.equal(String(store), "PostgresStore(postgres)");
