@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { MemoryStore, StateUnavailable, StateView } from "../state/index.js";
 import { PostgresStore } from "../state/postgres.js";
 import { counterKeys, luaScripts, RedisStore, recordKey } from "../state/redis.js";
-import { contractTests } from "../testing/state-contract.js";
+import { contractTests, modelTests } from "../testing/state-contract.js";
 import { missing, postgresBin, PostgresServer, redisBinary, RedisServer } from "../testing/servers.js";
 
 const REPO = new URL("../../../", import.meta.url);
@@ -55,6 +55,7 @@ describe("RedisStore on a real redis-server", () => {
   });
 
   contractTests(make, { skip: redisSkip });
+  modelTests(make, { skip: redisSkip, runs: 50 });
 
   it("writes Python's layout: {K}:base, {K}:live, {K}:exp, {K}:done, {K}:rec", { skip: redisSkip }, async () => {
     const store = make();
@@ -137,6 +138,7 @@ describe("PostgresStore on a real PostgreSQL", () => {
   });
 
   contractTests(make, { skip: postgresSkip });
+  modelTests(make, { skip: postgresSkip, runs: 25 });
 
   it("writes Python's rows: hw_state_counter, hw_state_hold, hw_state_record", { skip: postgresSkip }, async () => {
     const store = make();
