@@ -1,0 +1,57 @@
+// A Node worker of the fleet tests (python/tests/state/test_fleet.py): loads a harness spec
+// with ts-runner's `load` (its `state:` names the shared store), then runs `calls` model calls
+// through the bus, each one model.before and, when let through, model.after with its usage.
+// Prints one JSON line: {"allowed": [amounts], "codes": {code: count}}.
+//
+//   node fleet_worker.mjs <ts-runner/dist/index.js> <spec> <worker> <calls> <amounts,...> [delay-ms,...]
+import { pathToFileURL } from "node:url";
+
+const [dist, spec, worker, callsText, amountsText, delaysText] = process.argv.slice(2);
+const hw = await import(pathToFileURL(dist).href);
+const harness = await hw.load(spec);
+const calls = Number(callsText);
+const amounts = amountsText.split(",").map(Number);
+const delays = (delaysText ?? "").split(",").filter((d) => d !== "").map(Number);
+const allowed = [];
+const codes = {};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function codeOf(outcome) {
+  if (outcome instanceof hw.Block) return outcome.code ?? "blocked";
+  if (outcome instanceof hw.Retry) return outcome.code ?? "retry";
+  return null;
+}
+
+for (let i = 0; i < calls; i++) {
+  const amount = amounts[i % amounts.length];
+  const envelope = new hw.Envelope({ runId: `node-${worker}-${i}`, attributes: { user: "fleet-user", app: "fleet" } });
+  const ctx = new hw.RunContext({ envelope });
+  if (delays.length > 0) await sleep(delays[i % delays.length]);
+  const request = new hw.ModelRequestEvent({
+    step: 1,
+    request: new hw.ModelRequest({ model: "m", messages: [new hw.Message({ role: "user", content: `call ${worker}/${i}` })] }),
+  });
+  const before = await harness.bus.emit("model.before", request, ctx);
+  const refused = codeOf(before.outcome);
+  if (refused !== null) {
+    codes[refused] = (codes[refused] ?? 0) + 1;
+    continue;
+  }
+  if (delays.length > 0) await sleep(delays[(i + 1) % delays.length]);
+  const response = new hw.ModelResponseEvent({
+    step: 1,
+    response: new hw.ModelResponse({
+      message: new hw.Message({ role: "assistant", content: `answer ${worker}/${i}` }),
+      usage: new hw.Usage({ inputTokens: 0, outputTokens: amount }),
+    }),
+  });
+  const after = await harness.bus.emit("model.after", response, ctx);
+  const late = codeOf(after.outcome);
+  if (late !== null) codes[`after:${late}`] = (codes[`after:${late}`] ?? 0) + 1;
+  allowed.push(amount);
+}
+process.stdout.write(JSON.stringify({ allowed, codes }) + "\n");
+// Close the shared store's connections if the harness exposes them.
+if (typeof harness.close === "function") await harness.close();
+else if (harness.state && typeof harness.state.close === "function") await harness.state.close();
+process.exit(0);
