@@ -42,6 +42,9 @@ class MiddlewareSpec:
     target: Callable[..., Any]
     config: type[BaseModel] | None = None
     sample: Mapping[str, Any] | None = None
+    state: bool = False
+    """Declared ``state=True``: it keeps counts in a state store and has ``attach_state(view)``
+    (``harnessweaver.state``), which the spec loader calls once after building it."""
 
     @property
     def name(self) -> str:
@@ -111,6 +114,7 @@ def middleware(
     name: str | None = None,
     config: None = None,
     sample: None = None,
+    state: bool = False,
 ) -> Callable[[MiddlewareFunc[E] | T], Middleware[E] | T]: ...
 @overload
 def middleware(
@@ -124,6 +128,7 @@ def middleware(
     name: str | None = None,
     config: type[BaseModel] | None = None,
     sample: Mapping[str, Any] | None = None,
+    state: bool = False,
 ) -> Callable[[T], T]: ...
 def middleware(
     *,
@@ -136,6 +141,7 @@ def middleware(
     name: Any = None,
     config: Any = None,
     sample: Any = None,
+    state: Any = False,
 ) -> Callable[[Any], Any]:
     """Declare an async function, or a class with an async ``__call__``, as middleware.
 
@@ -147,12 +153,23 @@ def middleware(
     plain Continue); ``name``
     defaults to the function's name or the class name in snake case; ``config`` is a class's
     pydantic settings model (it is built as ``Cls(config)``) and ``sample`` the settings the
-    conformance suite builds it with.
+    conformance suite builds it with. ``state=True`` (classes only) says it keeps state in a
+    store shared as the spec's ``state:`` says: the class has ``attach_state(view)``, called
+    once after it is built (``harnessweaver.state``, docs/state.md).
     """
+    if not isinstance(state, bool):
+        raise DeclarationError("invalid_config", _RULE, f"state is true or false, got {state!r}")
 
     def decorate(target: Any) -> Any:
         if isinstance(target, type):
             _check_class(target, config, sample)
+            if state and not callable(getattr(target, "attach_state", None)):
+                raise DeclarationError(
+                    "invalid_config",
+                    _RULE,
+                    f"stateful middleware class {target.__name__} needs an "
+                    "`attach_state(self, view)` (harnessweaver.state.Stateful has one)",
+                )
             default = core.snake_case(target.__name__)
         elif inspect.iscoroutinefunction(target):
             if config is not None or sample is not None:
@@ -161,6 +178,12 @@ def middleware(
                     _RULE,
                     "config and sample are for middleware classes; "
                     f"{target.__name__} is a function",
+                )
+            if state:
+                raise DeclarationError(
+                    "invalid_config",
+                    _RULE,
+                    f"state=True is for middleware classes; {target.__name__} is a function",
                 )
             default = target.__name__
         else:
@@ -177,7 +200,7 @@ def middleware(
             match=match,
             mode=mode,
         )
-        spec = MiddlewareSpec(decl, target, config, sample)
+        spec = MiddlewareSpec(decl, target, config, sample, state)
         if isinstance(target, type):
             setattr(target, _SPEC_ATTR, spec)
             return target
