@@ -38,11 +38,17 @@ class SessionStore:
 
     __slots__ = ("_life", "_store", "_tag", "backend")
 
-    def __init__(self, store: Store, *, harness: str, generation: str, life: float) -> None:
+    def __init__(self, store: Store) -> None:
         self._store = store
+        self._tag: str | None = None
+        self._life = 0.0
+        self.backend = store.backend
+
+    def bind(self, harness: str, generation: str, life: float) -> None:
+        """Name the session's run-scope keys by ``harness`` (its key) and the session's
+        ``generation``, and give them ``life`` seconds after each write."""
         self._tag = f"{harness[:16]}.{generation}"
         self._life = life
-        self.backend = store.backend
 
     def __repr__(self) -> str:
         return f"SessionStore({self.backend})"
@@ -52,6 +58,8 @@ class SessionStore:
         parts = key.split("/")
         if len(parts) != _PARTS or parts[3] != "run":
             return None
+        if self._tag is None:  # a bug: the command binds it before the emit
+            raise RuntimeError("the session's store is used before it knows the session")
         subject = urllib.parse.quote(f"{urllib.parse.unquote(parts[4])}~{self._tag}", safe="")
         return "/".join([*parts[:4], subject, parts[5]])
 
