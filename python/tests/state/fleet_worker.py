@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections import Counter
 from typing import Any
@@ -63,6 +64,9 @@ async def main(argv: list[str]) -> None:
     amounts = [int(a) for a in amounts_text.split(",")]
     delays = [float(d) / 1000 for d in (argv[6] if len(argv) > 6 else "").split(",") if d]
     harness = hw.load(spec)
+    go = os.environ.get("HW_FLEET_GO")
+    while go and not os.path.exists(go):  # every worker starts at once
+        await asyncio.sleep(0.005)
     call = _bus_call if mode == "bus" else _loop_call
     allowed: list[int] = []
     codes: Counter[str] = Counter()
