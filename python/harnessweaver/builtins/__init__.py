@@ -14,6 +14,11 @@ of them.
 | ``budget_guard`` | model.before, model.after, task.end | closed | warns at 70%, blocks at 100% |
 | ``tool_failure_guard`` | tool.before, tool.after, task.end | closed | blocks a failing tool |
 | ``redact_pii`` | model.before, tool.before, tool.after | closed | replaces emails, phones, cards |
+| ``rate_limit`` | tool.before, model.before | closed | blocks or retries past its rate |
+
+The stateful ones (``loop_guard``, ``budget_guard``, ``tool_failure_guard``, ``rate_limit``)
+keep their state on a state view (``harnessweaver.state``): per run by default, or shared by a
+``scope`` across workers.
 
 ``docs/builtins.md`` has their settings and behaviour in full.
 """
@@ -28,6 +33,7 @@ from .failures import ToolFailureGuard
 from .loops import LoopGuard
 from .messages import MaxMessages
 from .pii import RedactPii
+from .rates import RateLimit
 from .redact import RedactSecrets
 from .tools import ToolAllowlist
 
@@ -35,6 +41,7 @@ __all__ = [
     "BudgetGuard",
     "LoopGuard",
     "MaxMessages",
+    "RateLimit",
     "RedactPii",
     "RedactSecrets",
     "RequireCitations",
@@ -55,6 +62,7 @@ plugin = Plugin(
         BudgetGuard,
         ToolFailureGuard,
         RedactPii,
+        RateLimit,
     ],
 )
 """The built-in plugin: its middleware are ``harnessweaver.tool_allowlist`` and so on."""

@@ -17,82 +17,97 @@ count twice. A ``Block`` at ``model.after`` by a middleware that runs before thi
 that response from the guard (a Block stops the chain); the run loop ends such a run anyway.
 
 The guard cannot stop one request from overshooting (usage is known only afterwards); it
-stops the next one. The run loop's own budgets, and a provider's ``max_tokens``, bound a
-single call. The state is in memory, per run (``env.run_id``; see ``_runs``): a run resumed
-in another process starts counting again.
+stops the next one, unless ``reserve_tokens`` / ``reserve_cost_usd`` hold that much at each
+``model.before`` (released at ``model.after`` once the actual usage is charged, or expired
+after 10 minutes), so concurrent workers sharing a budget cannot all go past it at once.
+
+The counts are counters on the guard's state view (``_state``): ``tokens`` and ``cost_usd``
+in the guard's ``scope`` (by default the run's, dropped at a final ``task.end``; or a
+session's, user's, task's, app's or the org's, shared by every worker on the store), each
+``model.after`` charged once under the hold id ``{run}/{step}/{content identity}``, so the
+same response emitted again is not counted twice. With ``per`` (``1d``) the counters are
+those of the window ``floor(now / per)``, by the envelope's clock.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Self
+from dataclasses import dataclass
+from typing import Any, Final, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..envelope import Envelope
 from ..events import ModelRequestEvent, ModelResponseEvent, TaskEndEvent
 from ..middleware import middleware
 from ..outcomes import Block, Continue
+from ..state import Stateful, StateUnavailable, StateView
 from ._notes import with_note
-from ._runs import RunStates
+from ._state import (
+    RESERVE_TTL,
+    StateSettings,
+    charge_id,
+    duration,
+    final,
+    unavailable,
+    update,
+    written,
+)
 
-__all__ = ["BudgetGuard", "BudgetSettings"]
+__all__ = ["WARNED", "BudgetGuard", "BudgetSettings"]
+
+WARNED: Final = "warned"
+"""The run-scope record of the limits a run has been warned about: a sorted list of counter
+names (``tokens``, ``cost_usd``, ``tokens.20422`` with ``per``)."""
 
 
-class BudgetSettings(BaseModel):
+class BudgetSettings(StateSettings):
     """``max_tokens`` and/or ``max_cost_usd`` (at least one); ``warn_at``, a fraction of each
-    limit (``null``: no warning)."""
+    limit (``null``: no warning); ``per``, a window the budget starts again in (``1d``);
+    ``reserve_tokens`` / ``reserve_cost_usd``, held at each ``model.before`` so concurrent
+    workers cannot overspend; ``scope`` and ``lifetime`` of the counters."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     max_tokens: int | None = Field(default=None, gt=0)
     max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     warn_at: float | None = Field(default=0.7, gt=0, lt=1)
+    per: str | float | None = None
+    reserve_tokens: int | None = Field(default=None, gt=0)
+    reserve_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @field_validator("per")
+    @classmethod
+    def _a_window(cls, per: str | float | None) -> str | float | None:
+        if per is not None:
+            duration(per)
+        return per
 
     @model_validator(mode="after")
     def _has_a_limit(self) -> Self:
         if self.max_tokens is None and self.max_cost_usd is None:
             raise ValueError("give max_tokens, max_cost_usd or both: a budget needs a limit")
+        if self.reserve_tokens is not None and self.max_tokens is None:
+            raise ValueError("reserve_tokens needs max_tokens: a reservation is held against it")
+        if self.reserve_cost_usd is not None and self.max_cost_usd is None:
+            raise ValueError(
+                "reserve_cost_usd needs max_cost_usd: a reservation is held against it"
+            )
         return self
-
-
-@dataclass(slots=True)
-class _Spent:
-    """One run's usage so far, and the limits it has been warned about."""
-
-    tokens: int = 0
-    cost_usd: float = 0.0
-    warned: set[str] = field(default_factory=set)
-
-    def dump(self) -> dict[str, Any]:
-        """The usage so far and the warnings given, as JSON values (see ``_runs``)."""
-        return {"tokens": self.tokens, "cost_usd": self.cost_usd, "warned": sorted(self.warned)}
-
-    def restore(self, data: Any) -> None:
-        """Take a :meth:`dump`."""
-        try:
-            tokens, cost, warned = int(data["tokens"]), float(data["cost_usd"]), data["warned"]
-            warned = {str(name) for name in warned}
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"not a budget_guard state: {type(exc).__name__}") from None
-        self.tokens, self.cost_usd, self.warned = tokens, cost, warned
 
 
 @dataclass(frozen=True, slots=True)
 class _Limit:
-    """One limit of the budget, against what a run has spent."""
+    """One limit of the budget: its counter's name, the limit, how its amounts are written,
+    and what a request holds of it (``reserve_*``)."""
 
     name: str
-    spent: float
+    """``tokens`` or ``cost_usd``"""
     limit: float
     unit: Callable[[float], str]
+    reserve: float | None
 
-    @property
-    def fraction(self) -> float:
-        return self.spent / self.limit
-
-    def shown(self) -> str:
-        return f"{self.unit(self.spent)} of its {self.unit(self.limit)} budget"
+    def shown(self, spent: float) -> str:
+        return f"{self.unit(spent)} of its {self.unit(self.limit)} budget"
 
 
 def _tokens(count: float) -> str:
@@ -108,55 +123,143 @@ def _dollars(amount: float) -> str:
     fail_mode="closed",
     config=BudgetSettings,
     sample={"max_tokens": 100_000, "max_cost_usd": 5.0, "warn_at": 0.7},
+    state=True,
 )
-class BudgetGuard:
-    """Refuses a model request (``Block``, ``budget_exceeded``) once the run has spent its
+class BudgetGuard(Stateful):
+    """Refuses a model request (``Block``, ``budget_exceeded``) once its scope has spent its
     token or cost budget, and warns the model at ``warn_at`` of it."""
 
     def __init__(self, config: BudgetSettings) -> None:
         self.max_tokens = config.max_tokens
         self.max_cost_usd = config.max_cost_usd
         self.warn_at = config.warn_at
-        self.runs: RunStates[_Spent] = RunStates(_Spent)
+        self.scope = config.scope
+        self.per = None if config.per is None else duration(config.per)
+        self.per_words = "" if config.per is None else f" per {written(config.per)}"
+        self.reserve_tokens = config.reserve_tokens
+        self.reserve_cost_usd = config.reserve_cost_usd
+        life = duration(config.lifetime)
+        self.life = life if self.per is None else max(life, self.per)
+        self.limits: list[_Limit] = []
+        if config.max_tokens is not None:
+            self.limits.append(_Limit("tokens", config.max_tokens, _tokens, self.reserve_tokens))
+        if config.max_cost_usd is not None:
+            limit = _Limit("cost_usd", config.max_cost_usd, _dollars, self.reserve_cost_usd)
+            self.limits.append(limit)
 
     async def __call__(
         self, event: ModelRequestEvent | ModelResponseEvent | TaskEndEvent, env: Envelope
     ) -> Block | Continue | None:
-        if isinstance(event, ModelResponseEvent):
-            usage = event.response.usage
-            spent = self.runs[env.run_id]
-            spent.tokens += usage.input_tokens + usage.output_tokens
-            spent.cost_usd += usage.cost_usd
+        view = self.state
+        try:
+            if isinstance(event, ModelResponseEvent):
+                await self._spend(view, event, env)
+                return None
+            if isinstance(event, ModelRequestEvent):
+                return await self._before(view, event, env)
+            if final(event):
+                keys = [view.key("run", env, WARNED)]
+                if self.scope == "run":
+                    keys.extend(
+                        view.key("run", env, self._name(limit, env)) for limit in self.limits
+                    )
+                await view.delete(*keys)
             return None
-        if isinstance(event, ModelRequestEvent):
-            return self._before(event, env.run_id)
-        self.runs.end(env.run_id, event)
-        return None
+        except StateUnavailable as exc:
+            return unavailable(view, exc)
 
-    def _limits(self, spent: _Spent) -> list[_Limit]:
-        limits = []
-        if self.max_tokens is not None:
-            limits.append(_Limit("tokens", spent.tokens, self.max_tokens, _tokens))
-        if self.max_cost_usd is not None:
-            limits.append(_Limit("cost", spent.cost_usd, self.max_cost_usd, _dollars))
-        return limits
+    def _name(self, limit: _Limit, env: Envelope) -> str:
+        """A limit's counter: ``tokens`` or ``cost_usd``, with the window's number
+        ``floor(now / per)`` under ``per`` (the envelope's clock, seconds since the epoch)."""
+        if self.per is None:
+            return limit.name
+        return f"{limit.name}.{math.floor(env.clock.now().timestamp() / self.per)}"
 
-    def _before(self, event: ModelRequestEvent, run_id: str) -> Block | Continue | None:
-        spent = self.runs.peek(run_id)
-        if spent is None:
-            return None
-        limits = self._limits(spent)
-        for limit in limits:
-            if limit.fraction >= 1:
-                return Block(reason=f"the run has spent {limit.shown()}", code="budget_exceeded")
+    async def _spend(self, view: StateView, event: ModelResponseEvent, env: Envelope) -> None:
+        usage = event.response.usage
+        spent = {
+            "tokens": float(usage.input_tokens + usage.output_tokens),
+            "cost_usd": usage.cost_usd,
+        }
+        hold, held = charge_id(env, event), _held(env, event.step)
+        for limit in self.limits:
+            key = view.key(self.scope, env, self._name(limit, env))
+            await view.commit(key, hold, float(spent[limit.name]), life=self.life)
+            if limit.reserve is not None:
+                await view.release(key, held)
+
+    async def _before(
+        self, view: StateView, event: ModelRequestEvent, env: Envelope
+    ) -> Block | Continue | None:
+        hold = _held(env, event.step)
+        made: list[str] = []
+        spent: dict[str, float] = {}
+        for limit in self.limits:
+            name = self._name(limit, env)
+            key = view.key(self.scope, env, name)
+            if limit.reserve is None:
+                total = await view.total(key)
+                if total / limit.limit < 1:
+                    spent[name] = total
+                    continue
+                refusal = self._exceeded(limit, total)
+            else:
+                held = await view.reserve(
+                    key, hold, limit.reserve, limit=limit.limit, ttl=RESERVE_TTL, life=self.life
+                )
+                if held.granted:
+                    made.append(key)
+                    spent[name] = held.total - limit.reserve
+                    continue
+                refusal = self._exceeded(limit, held.total)
+                if held.total / limit.limit < 1:
+                    refusal = Block(
+                        reason=f"the {self.scope} has spent or holds {limit.shown(held.total)}"
+                        f"{self.per_words}; a request holds {limit.unit(limit.reserve)}",
+                        code="budget_exceeded",
+                    )
+            for key in made:  # the request does not go out: what it held is let go
+                await view.release(key, hold)
+            return refusal
+        return await self._warn(view, event, env, spent)
+
+    def _exceeded(self, limit: _Limit, spent: float) -> Block:
+        return Block(
+            reason=f"the {self.scope} has spent {limit.shown(spent)}{self.per_words}",
+            code="budget_exceeded",
+        )
+
+    async def _warn(
+        self, view: StateView, event: ModelRequestEvent, env: Envelope, spent: dict[str, float]
+    ) -> Continue | None:
+        """A note for each limit at or past ``warn_at`` that this run was not warned about."""
         if self.warn_at is None:
             return None
+        due = {
+            name: (limit, spent[name])
+            for limit in self.limits
+            if spent[name := self._name(limit, env)] / limit.limit >= self.warn_at
+        }
+        if not due:
+            return None
+
+        def warn(value: Any) -> tuple[Any, list[str]]:
+            warned = {n for n in value if isinstance(n, str)} if isinstance(value, list) else set()
+            new = [name for name in due if name not in warned]
+            return (sorted(warned | set(new)) if new else None), new
+
+        new = await update(view, view.key("run", env, WARNED), warn, life=self.life)
         notes = []
-        for limit in limits:
-            if limit.fraction >= self.warn_at and limit.name not in spent.warned:
-                spent.warned.add(limit.name)
-                notes.append(
-                    f"this run has spent {limit.shown()} ({int(limit.fraction * 100)}%); "
-                    "model requests stop at 100%, so finish the task soon."
-                )
+        for name in new:
+            limit, amount = due[name]
+            notes.append(
+                f"this {self.scope} has spent {limit.shown(amount)}{self.per_words} "
+                f"({int(amount / limit.limit * 100)}%); model requests stop at 100%, "
+                "so finish the task soon."
+            )
         return Continue(modified=with_note(event, " ".join(notes))) if notes else None
+
+
+def _held(env: Envelope, step: int) -> str:
+    """The hold id of a request's reservation: ``{run}/{step}/model``."""
+    return f"{env.run_id}/{step}/model"

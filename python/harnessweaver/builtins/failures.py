@@ -14,34 +14,37 @@ its own middleware on the ``tool_failing`` code. The refusal lasts for the rest 
 (the tool does not run, so nothing could show that it works again): a circuit breaker that
 stays open, since a run is short and retrying a dead dependency only burns steps.
 
-The state is per run (``env.run_id``), at most ``MAX_TOOLS`` tools a run (the least recently
-failing forgotten first), and dropped at ``task.end`` (see ``_runs``).
+The counts are one record on the guard's state view (``_state``), at most ``MAX_TOOLS`` tools
+(the least recently failing forgotten first): by default the run's (``scope: run``, dropped at
+a final ``task.end``), or a session's, user's, task's, app's or the org's, shared by every
+worker on the store; the reasons then say ``for this user``, ``in this org``...
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..envelope import Envelope
 from ..events import TaskEndEvent, ToolCallEvent, ToolResultEvent
 from ..middleware import middleware
 from ..outcomes import Block
-from ._runs import RunStates
+from ..state import Stateful, StateUnavailable, StateView
+from ._state import StateSettings, duration, final, unavailable, update, where
 
-__all__ = ["MAX_TOOLS", "ToolFailureGuard", "ToolFailureSettings"]
+__all__ = ["MAX_TOOLS", "RECORD", "ToolFailureGuard", "ToolFailureSettings"]
 
 MAX_TOOLS: Final = 256
-"""How many tools' failures one run's state keeps at most."""
+"""How many tools' failures one record keeps at most (the least recently failing dropped)."""
+RECORD: Final = "failures"
+"""The record's name: ``[[tool, consecutive, total], ...]``, least recently failing first."""
 
 
-class ToolFailureSettings(BaseModel):
+class ToolFailureSettings(StateSettings):
     """``max_consecutive`` failures in a row and/or ``max_total`` failures (at least one;
-    ``null`` turns one off)."""
+    ``null`` turns one off); ``scope`` and ``lifetime`` of the record."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     max_consecutive: int | None = Field(default=3, ge=1)
     max_total: int | None = Field(default=None, ge=1)
 
@@ -63,23 +66,19 @@ class ToolFailureSettings(BaseModel):
         return self
 
 
-@dataclass(slots=True)
-class _Failures:
-    """One tool's failures in one run."""
-
-    consecutive: int = 0
-    total: int = 0
-
-    def dump(self) -> list[int]:
-        """``[consecutive, total]`` (see ``_runs``)."""
-        return [self.consecutive, self.total]
-
-    def restore(self, data: Any) -> None:
-        """Take a :meth:`dump`."""
-        try:
-            self.consecutive, self.total = (int(value) for value in data)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"not a tool_failure_guard state: {type(exc).__name__}") from None
+def _failures(value: Any) -> list[list[Any]]:
+    """The record's ``[tool, consecutive, total]`` entries, least recently failing first; a
+    record that is not one starts again (empty)."""
+    if not isinstance(value, list):
+        return []
+    return [
+        list(entry)
+        for entry in value
+        if isinstance(entry, list)
+        and len(entry) == 3
+        and isinstance(entry[0], str)
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in entry[1:])
+    ]
 
 
 @middleware(
@@ -87,54 +86,70 @@ class _Failures:
     fail_mode="closed",
     config=ToolFailureSettings,
     sample={"max_consecutive": 3, "max_total": 5},
+    state=True,
 )
-class ToolFailureGuard:
+class ToolFailureGuard(Stateful):
     """Refuses (``Block``, ``tool_failing``) the calls of a tool that has failed too often in
-    the run."""
+    the run (or the guard's ``scope``)."""
 
     def __init__(self, config: ToolFailureSettings) -> None:
         self.max_consecutive = config.max_consecutive
         self.max_total = config.max_total
-        self.runs: RunStates[RunStates[_Failures]] = RunStates(
-            lambda: RunStates(_Failures, limit=MAX_TOOLS)
-        )
+        self.scope = config.scope
+        self.life = duration(config.lifetime)
 
     async def __call__(
         self, event: ToolCallEvent | ToolResultEvent | TaskEndEvent, env: Envelope
     ) -> Block | None:
-        if isinstance(event, ToolResultEvent):
-            self._count(event, env.run_id)
+        view = self.state
+        try:
+            if isinstance(event, ToolResultEvent):
+                await self._count(view, event, env)
+                return None
+            if isinstance(event, ToolCallEvent):
+                return await self._check(view, event, env)
+            if self.scope == "run" and final(event):
+                await view.delete(view.key("run", env, RECORD))
             return None
-        if isinstance(event, ToolCallEvent):
-            return self._check(event, env.run_id)
-        self.runs.end(env.run_id, event)
-        return None
+        except StateUnavailable as exc:
+            return unavailable(view, exc)
 
-    def _count(self, event: ToolResultEvent, run_id: str) -> None:
+    async def _count(self, view: StateView, event: ToolResultEvent, env: Envelope) -> None:
+        name, failed = event.tool.name, event.result.is_error
+
+        def count(value: Any) -> tuple[Any, None]:
+            tools = _failures(value)
+            found = next((entry for entry in tools if entry[0] == name), None)
+            if not failed:  # a success only ends a streak; it starts no state
+                if found is None or found[1] == 0:
+                    return None, None
+                found[1] = 0
+                return tools, None
+            if found is None:
+                found = [name, 0, 0]
+            else:
+                tools.remove(found)
+            found[1] += 1
+            found[2] += 1
+            tools.append(found)  # the most recently failing last
+            return tools[-MAX_TOOLS:], None
+
+        await update(view, view.key(self.scope, env, RECORD), count, life=self.life)
+
+    async def _check(self, view: StateView, event: ToolCallEvent, env: Envelope) -> Block | None:
         name = event.tool.name
-        if event.result.is_error:
-            failures = self.runs[run_id][name]
-            failures.consecutive += 1
-            failures.total += 1
-            return
-        tools = self.runs.peek(run_id)  # a success only ends a streak; it starts no state
-        found = None if tools is None else tools.peek(name)
-        if found is not None:
-            found.consecutive = 0
-
-    def _check(self, event: ToolCallEvent, run_id: str) -> Block | None:
-        tools = self.runs.peek(run_id)
-        failures = None if tools is None else tools.peek(event.tool.name)
-        if failures is None:
+        record = await view.read(view.key(self.scope, env, RECORD))
+        found = next((entry for entry in _failures(record.value) if entry[0] == name), None)
+        if found is None:
             return None
-        name = event.tool.name
-        if self.max_consecutive is not None and failures.consecutive >= self.max_consecutive:
-            why = f"failed {failures.consecutive} times in a row"
-        elif self.max_total is not None and failures.total >= self.max_total:
-            why = f"failed {failures.total} times in this run"
+        _, consecutive, total = found
+        if self.max_consecutive is not None and consecutive >= self.max_consecutive:
+            why = f"failed {consecutive} times in a row"
+        elif self.max_total is not None and total >= self.max_total:
+            why = f"failed {total} times {where(self.scope)}"
         else:
             return None
         return Block(
-            reason=f"tool {name!r} {why}; it is not called again in this run",
+            reason=f"tool {name!r} {why}; it is not called again {where(self.scope)}",
             code="tool_failing",
         )

@@ -26,7 +26,11 @@ Why these choices:
   ``Retry`` (which would repeat the very call that is looping).
 
 Narrowing the guard's hooks to ``tool.before`` keeps the refusals and drops the warnings.
-At ``task.end`` the run's state is dropped (see ``_runs``).
+
+The window is a record on the guard's state view (``_state``): by default the run's
+(``scope: run``, dropped at a final ``task.end``), or a session's, user's, task's, app's or
+the org's, shared by every worker on the store. A warning is given to the run whose call
+earned it.
 """
 
 from __future__ import annotations
@@ -34,27 +38,31 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationInfo, field_validator
+from pydantic import Field, JsonValue, ValidationInfo, field_validator
 
 from ..envelope import Envelope
 from ..events import ModelRequestEvent, TaskEndEvent, ToolCallEvent
 from ..middleware import middleware
 from ..outcomes import Block, Continue
+from ..state import Stateful, StateUnavailable, StateView
 from ._notes import with_note
-from ._runs import RunStates
+from ._state import StateSettings, duration, final, unavailable, update, where
 
-__all__ = ["LoopGuard", "LoopGuardSettings", "fingerprint"]
+__all__ = ["RECORD", "LoopGuard", "LoopGuardSettings", "fingerprint"]
+
+RECORD: Final = "calls"
+"""The record's name: ``{"recent": [fingerprint, ...], "pending": [[fingerprint, tool, count,
+run_id], ...]}``, the scope's last ``window`` calls and the warnings not yet given."""
 
 
-class LoopGuardSettings(BaseModel):
-    """``warn_after`` (or ``null``: no warnings) < ``block_after`` <= ``window``."""
+class LoopGuardSettings(StateSettings):
+    """``warn_after`` (or ``null``: no warnings) < ``block_after`` <= ``window``; ``scope``
+    and ``lifetime`` of the record."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     warn_after: int | None = Field(default=3, ge=2)
     block_after: int = Field(default=5, ge=2)
     window: int = Field(default=20, ge=2, le=10_000)
@@ -103,43 +111,25 @@ def fingerprint(tool: str, arguments: Mapping[str, JsonValue]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-@dataclass(slots=True)
-class _Calls:
-    """One run's last calls: their fingerprints in order, how often each occurs among them,
-    and the warnings not yet given (fingerprint -> tool name and count)."""
-
-    recent: deque[str]
-    counts: Counter[str] = field(default_factory=Counter)
-    pending: dict[str, tuple[str, int]] = field(default_factory=dict)
-
-    def add(self, key: str) -> int:
-        """Record a call; how many of the window's calls, this one included, share its key."""
-        if len(self.recent) == self.recent.maxlen:
-            oldest = self.recent.popleft()
-            self.counts[oldest] -= 1
-            if not self.counts[oldest]:
-                del self.counts[oldest]
-                self.pending.pop(oldest, None)
-        self.recent.append(key)
-        self.counts[key] += 1
-        return self.counts[key]
-
-    def dump(self) -> dict[str, Any]:
-        """The window and the pending warnings, as JSON values (see ``_runs``)."""
-        pending = [[key, tool, count] for key, (tool, count) in self.pending.items()]
-        return {"recent": list(self.recent), "pending": pending}
-
-    def restore(self, data: Any) -> None:
-        """Take a :meth:`dump`; the window keeps this state's own length."""
-        try:
-            recent = [str(key) for key in data["recent"]]
-            pending = {str(k): (str(tool), int(count)) for k, tool, count in data["pending"]}
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"not a loop_guard state: {type(exc).__name__}") from None
-        self.recent.clear()
-        self.recent.extend(recent)
-        self.counts = Counter(self.recent)
-        self.pending = {key: item for key, item in pending.items() if key in self.counts}
+def _calls(value: Any, window: int) -> tuple[list[str], list[list[Any]]]:
+    """The record's window of fingerprints and its pending warnings, ``[fingerprint, tool,
+    count, run]`` each; a record that is not one starts again (empty)."""
+    if not isinstance(value, dict):
+        return [], []
+    recent, pending = value.get("recent"), value.get("pending")
+    if not isinstance(recent, list) or not all(isinstance(key, str) for key in recent):
+        return [], []
+    kept = [
+        list(entry)
+        for entry in (pending if isinstance(pending, list) else [])
+        if isinstance(entry, list)
+        and len(entry) == 4
+        and isinstance(entry[0], str)
+        and isinstance(entry[1], str)
+        and isinstance(entry[2], int)
+        and isinstance(entry[3], str)
+    ]
+    return recent[-window:], kept
 
 
 @middleware(
@@ -147,8 +137,9 @@ class _Calls:
     fail_mode="closed",
     config=LoopGuardSettings,
     sample={"warn_after": 3, "block_after": 5, "window": 20},
+    state=True,
 )
-class LoopGuard:
+class LoopGuard(Stateful):
     """Warns the model about a tool call it keeps repeating, then refuses it
     (``Block``, ``loop_detected``)."""
 
@@ -156,42 +147,82 @@ class LoopGuard:
         self.warn_after = config.warn_after
         self.block_after = config.block_after
         self.window = config.window
-        self.runs: RunStates[_Calls] = RunStates(lambda: _Calls(deque(maxlen=config.window)))
+        self.scope = config.scope
+        self.life = duration(config.lifetime)
 
     async def __call__(
         self, event: ToolCallEvent | ModelRequestEvent | TaskEndEvent, env: Envelope
     ) -> Block | Continue | None:
-        if isinstance(event, ToolCallEvent):
-            return self._call(event, env.run_id)
-        if isinstance(event, ModelRequestEvent):
-            return self._warn(event, env.run_id)
-        self.runs.end(env.run_id, event)
-        return None
+        view = self.state
+        try:
+            if isinstance(event, ToolCallEvent):
+                return await self._call(view, event, env)
+            if isinstance(event, ModelRequestEvent):
+                return await self._warn(view, event, env)
+            if self.scope == "run" and final(event):
+                await view.delete(view.key("run", env, RECORD))
+            return None
+        except StateUnavailable as exc:
+            return unavailable(view, exc)
 
-    def _call(self, event: ToolCallEvent, run_id: str) -> Block | None:
-        calls = self.runs[run_id]
+    async def _call(self, view: StateView, event: ToolCallEvent, env: Envelope) -> Block | None:
         key = fingerprint(event.tool.name, event.call.arguments)
-        count = calls.add(key)
+        run, tool = env.run_id, event.tool.name
+
+        def add(value: Any) -> tuple[Any, int]:
+            recent, pending = _calls(value, self.window)
+            recent.append(key)
+            recent = recent[-self.window :]
+            counts = Counter(recent)
+            count = counts[key]
+            pending = [p for p in pending if p[0] in counts]  # gone from the window
+            mine = next((p for p in pending if p[0] == key and p[3] == run), None)
+            if count >= self.block_after:
+                if mine is not None:
+                    pending.remove(mine)  # the refusal says it all
+            elif self.warn_after is not None and count >= self.warn_after:
+                if mine is None:
+                    pending.append([key, tool, count, run])
+                else:
+                    mine[1], mine[2] = tool, count
+            return {"recent": recent, "pending": pending}, count
+
+        count = await update(view, view.key(self.scope, env, RECORD), add, life=self.life)
         if count >= self.block_after:
-            calls.pending.pop(key, None)  # the refusal says it all
             return Block(
-                reason=f"{event.tool.name} was called with the same arguments {count} times "
-                f"within the last {self.window} tool calls; try something else",
+                reason=f"{tool} was called with the same arguments {count} times "
+                f"within the last {self.window} tool calls{self._where}; try something else",
                 code="loop_detected",
             )
-        if self.warn_after is not None and count >= self.warn_after:
-            calls.pending[key] = (event.tool.name, count)
         return None
 
-    def _warn(self, event: ModelRequestEvent, run_id: str) -> Continue | None:
-        calls = self.runs.peek(run_id)
-        if calls is None or not calls.pending:
+    @property
+    def _where(self) -> str:
+        return "" if self.scope == "run" else f" {where(self.scope)}"
+
+    async def _warn(
+        self, view: StateView, event: ModelRequestEvent, env: Envelope
+    ) -> Continue | None:
+        run = env.run_id
+        record = await view.read(view.key(self.scope, env, RECORD))
+        if not any(p[3] == run for p in _calls(record.value, self.window)[1]):
+            return None  # nothing to tell this run: no write
+
+        def take(value: Any) -> tuple[Any, list[list[Any]]]:
+            recent, pending = _calls(value, self.window)
+            mine = [p for p in pending if p[3] == run]
+            if not mine:
+                return None, []
+            rest = [p for p in pending if p[3] != run]
+            return {"recent": recent, "pending": rest}, mine
+
+        mine = await update(view, view.key(self.scope, env, RECORD), take, life=self.life)
+        if not mine:
             return None
         notes = [
             f"you have called {tool} with the same arguments {count} times in your last "
-            f"{self.window} tool calls; from {self.block_after} such calls on it will be "
-            "refused, so try something else."
-            for tool, count in calls.pending.values()
+            f"{self.window} tool calls{self._where}; from {self.block_after} such calls on it "
+            "will be refused, so try something else."
+            for _, tool, count, _ in mine
         ]
-        calls.pending.clear()
         return Continue(modified=with_note(event, " ".join(notes)))

@@ -17,6 +17,7 @@ with ``appendonly yes`` (the tests use ``appendfsync always``).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -26,6 +27,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError
 
 from .store import JsonValue, Record, Reservation, StateUnavailable
@@ -89,9 +91,8 @@ class RedisStore:
             "socket_connect_timeout": connect_timeout,
             "socket_timeout": socket_timeout,
             "max_connections": max_connections,
-            # One retry on a broken connection: a pooled connection to a restarted server
-            # fails once, then reconnects. No backoff: the caller's timeout is short.
-            "retry": Retry(NoBackoff(), 1),
+            # No retry by the client: the store decides (_run).
+            "retry": Retry(NoBackoff(), 0),
         }
         self._client: aioredis.Redis | None = None
 
@@ -106,13 +107,27 @@ class RedisStore:
     async def _run(self, operation: str, script: str, keys: tuple[str, ...], *args: str) -> Any:
         body, sha = SCRIPTS[script]
         client = self._redis()
-        try:
+        # Every script but swap may run twice with the same answer (a hold id is charged
+        # once), so a broken connection (a server restarted since the connection's last
+        # use) is tried once more on a new one. A swap is not: if its reply was lost it may
+        # have run, and a second run would answer False. Before a swap, one turn of the event
+        # loop lets a closed connection be seen as closed when it is taken from the pool.
+        attempts = 1 if script == "swap" else 2
+        if script == "swap":
+            await asyncio.sleep(0)
+        for attempt in range(attempts):
             try:
-                return await client.evalsha(sha, len(keys), *keys, *args)
-            except NoScriptError:
-                return await client.eval(body, len(keys), *keys, *args)
-        except (RedisError, OSError):
-            raise StateUnavailable(self.backend, operation) from None
+                try:
+                    return await client.evalsha(sha, len(keys), *keys, *args)
+                except NoScriptError:
+                    return await client.eval(body, len(keys), *keys, *args)
+            except RedisConnectionError:
+                if attempt + 1 < attempts:
+                    continue
+                raise StateUnavailable(self.backend, operation) from None
+            except (RedisError, OSError):
+                raise StateUnavailable(self.backend, operation) from None
+        raise AssertionError("unreachable")
 
     async def reserve(
         self,

@@ -76,6 +76,13 @@ def _kill_group(process: subprocess.Popen[bytes] | None) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # the rest of the group (PostgreSQL's backends)
+        try:
+            os.killpg(process.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            break
+        time.sleep(0.02)
 
 
 class RedisServer:
@@ -181,9 +188,10 @@ class PostgresServer:
         command = [
             *self._as_user, str(self.bindir / "postgres"), "-D", str(self.data),
             "-p", str(self.port), "-k", str(self.dir), "-c", "listen_addresses=127.0.0.1",
-            # A SIGKILL of the server loses nothing committed (the page cache keeps it); only a
-            # crash of the machine would, which the tests do not do.
-            "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+            # A SIGKILL of the server loses nothing committed: each commit's WAL is written
+            # (synchronous_commit stays on) and the page cache keeps it; fsync=off would lose
+            # it only in a crash of the machine, which the tests do not do.
+            "-c", "fsync=off", "-c", "full_page_writes=off",
             "-c", "max_connections=200", "-c", "logging_collector=off",
         ]  # fmt: skip
         with log.open("ab") as out:
@@ -213,10 +221,11 @@ class PostgresServer:
         """SIGKILL to the postmaster and its backends: no shutdown checkpoint."""
         _kill_group(self.process)
         self.process = None
-        # Any backend left (another session? none: all share ours) would hold the shared memory.
-        pid = self.data / "postmaster.pid"
-        with contextlib.suppress(OSError):
-            pid.unlink()
+        # The lock files name a dead process now (possibly a zombie, which still "exists"):
+        # gone, as an administrator would remove them after a crash.
+        for lock in (self.data / "postmaster.pid", *self.dir.glob(".s.PGSQL.*")):
+            with contextlib.suppress(OSError):
+                lock.unlink()
 
     def restart(self) -> None:
         self.kill()
