@@ -92,13 +92,13 @@ def _store(backend: str, servers: dict[str, Any], tmp: Path) -> Any:
 def _guarded_bus(store: Any, tag: str) -> hw.HookBus:
     from harnessweaver.builtins import BudgetGuard, RateLimit
     from harnessweaver.builtins.budget import BudgetSettings
-    from harnessweaver.builtins.rate import RateLimitSettings
+    from harnessweaver.builtins.rates import RateLimitSettings
     from harnessweaver.state import attach
 
     budget = BudgetGuard(
-        BudgetSettings(max_tokens=1e15, reserve_tokens=10, scope="org", warn_at=None)
+        BudgetSettings(max_tokens=10**15, reserve_tokens=10, scope="org", warn_at=None)
     )
-    rate = RateLimit(RateLimitSettings(limit=10**9, per="1h", scope="org"))
+    rate = RateLimit(RateLimitSettings(limit=10**6, per="1s", scope="org"))
     attach(budget, store, name=f"budget-{tag}", timeout=5.0)
     attach(rate, store, name=f"rate-{tag}", timeout=5.0)
     bus = hw.HookBus()

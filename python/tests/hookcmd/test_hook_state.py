@@ -136,12 +136,16 @@ def test_a_changed_harness_starts_its_guards_afresh(tmp_path: Path) -> None:
 
 
 def _recent(state: Path, session: str) -> list[str]:
+    """The loop guard's window of the session: its record in the state tables of the file
+    (``hw1/app/loops/run/<session>~<harness>.<generation>/calls``)."""
     with closing(sqlite3.connect(state)) as db:
-        (text,) = db.execute("SELECT states FROM sessions WHERE session = ?", (session,)).fetchone()
+        rows = db.execute(
+            "SELECT key, value FROM hw_state_record WHERE key LIKE ?",
+            (f"hw1/app/loops/run/{session}~%/calls",),
+        ).fetchall()
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    [[run, calls]] = json.loads(text)[0]  # the loop guard's runs: this session's only
-    assert run == session
-    return list(calls["recent"])
+    [(_, text)] = rows  # the session's only record
+    return list(json.loads(text)["recent"])
 
 
 def _finish(proc: Any) -> tuple[int, bytes, bytes]:
