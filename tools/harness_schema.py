@@ -47,6 +47,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "env": schema.Env,
     "task": schema.Task,
     "validation": schema.Validation,
+    "state": schema.State,
 }
 """The ``$defs`` name of each model (pydantic would name them by their class)."""
 _NAMED = ("properties", "$defs", "patternProperties")

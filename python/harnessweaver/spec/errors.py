@@ -41,6 +41,7 @@ RULES: dict[str, str] = {
     "invalid_contracts": "contracts",
     "invalid_identity": "I27",
     "invalid_mode": "I25",
+    "invalid_state": "state",
 }
 """The spec-level problem kinds and the rule each enforces (docs/harness-spec.md)."""
 

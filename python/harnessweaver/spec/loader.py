@@ -24,13 +24,17 @@ from ..agent.options import AgentChanges, AgentOptions
 from ..bus import HookBus
 from ..errors import HarnessweaverError
 from ..identity import IdentityScheme
+from ..state.config import StateConfig, StateConfigError, open_store, parse_config
+from ..state.memory import MemoryStore
+from ..state.store import Store
+from ..state.view import StateView
 from .check import Checked, build, check_ids, check_item
 from .deadlines import spec_deadlines
 from .errors import Problems, SpecError
 from .model import SPEC_KEYS, Document, Item, Provenance, parse_profile, parse_spec
 from .render import render
 from .resolve import Context, Plugins, find_profile
-from .yaml import plain, shown
+from .yaml import line_of, plain, shown
 
 if TYPE_CHECKING:
     from pydantic import JsonValue
@@ -100,6 +104,14 @@ class Harness:
     agent: AgentOptions = field(default_factory=AgentOptions)
     mode: str | None = None
     """The harness-wide mode (I25): the selected env overlay's ``mode:``, else the spec's."""
+    store: Store = field(default_factory=MemoryStore)
+    """The state store of this harness's stateful middleware (the spec's ``state:``; a
+    MemoryStore of its own when it names none: two harnesses never share counts by accident).
+    Close it with :meth:`aclose`; :meth:`with_agent` copies share it."""
+
+    async def aclose(self) -> None:
+        """Close the state store (its connections, its file); the harness is done."""
+        await self.store.close()
 
     @classmethod
     def from_bus(
@@ -277,6 +289,29 @@ def _harness_mode(
     return chosen if chosen in MODES else None
 
 
+def _spec_state(spec: Document, base: Path, problems: Problems) -> StateConfig | None:
+    """The spec's ``state:`` checked (docs/state.md); a problem names the key and the
+    variable, never a value (a URL may hold a password)."""
+    node = spec.state
+    try:
+        return parse_config(plain(node), base=base)
+    except StateConfigError as exc:
+        for key, message in exc.problems:
+            line = (line_of(node, key) if key else None) or spec.lines.get("state")
+            where = f"state.{key}" if key else "state"
+            problems.add(spec.file, where, line, "invalid_state", message)
+        return None
+
+
+def _open_store(config: StateConfig, spec: Document, problems: Problems) -> Store | None:
+    try:
+        return open_store(config)
+    except ImportError as exc:  # redis or psycopg not installed: the message names the extra
+        line = spec.lines.get("state")
+        problems.add(spec.file, "state.backend", line, "invalid_state", str(exc))
+        return None
+
+
 def _item_keys(item: Item, mode: str | None) -> Mapping[str, Any]:
     """An item's keys, with the harness-wide ``mode`` where it gives none of its own and is
     not a profile's (I25). Such an item is never baseline (S8), so its checks do not change."""
@@ -291,7 +326,11 @@ def _register(
     deadlines: Mapping[str, Any] | None = None,
     mode: str | None = None,
     identity: IdentityScheme | None = None,
+    state: tuple[Store, float, str | None] | None = None,
 ) -> tuple[HookBus, tuple[HarnessEntry, ...]]:
+    """The bus with every chosen item registered; each stateful one (``state=True``) is
+    given its view of the harness's store (``state``: store, timeout, task) under the layer
+    and the name it is registered with and its fail mode as registered."""
     bus = HookBus(contracts=contracts, deadlines=deadlines, identity=identity)
     entries = []
     for checked, middleware in chosen:
@@ -299,6 +338,17 @@ def _register(
         layer = item.source.layer
         keys = _item_keys(item, mode)
         decl = bus.register(middleware, layer=layer, name=str(item.id), **keys)
+        if checked.spec.state and state is not None:
+            store, timeout, task = state
+            view = StateView(
+                store,
+                layer=layer,
+                item=decl.name,
+                fail_mode=decl.fail_mode,
+                timeout=timeout,
+                task=task,
+            )
+            middleware.attach_state(view)
         entries.append(
             HarnessEntry(decl.name, item.label, item.use, decl, item.source, plain(item.settings))
         )
@@ -354,6 +404,7 @@ def _load(
     deadlines = spec_deadlines(spec, task, problems)  # I26: the harness's and the task's
     mode = _harness_mode(spec, env, task, problems)
     identity = _spec_identity(spec, problems)
+    state = _spec_state(spec, spec_path.parent, problems)
     plugins = Plugins(problems)
     plugins.load(spec, ctx.root)
     profiles = _profiles(spec, ctx, plugins)
@@ -368,11 +419,14 @@ def _load(
         raise problems.error()
     selected = [checked[id(item)] for item in (*base, *selected_env, *selected_task)]
     chosen = [(c, build(c, problems)) for c in selected if c is not None and c.item.enabled]
-    if problems:
+    store = None if state is None else _open_store(state, spec, problems)
+    if problems or store is None or state is None:
         raise problems.error()
     try:
-        bus, entries = _register(chosen, contracts, deadlines, mode, identity)
+        bus, entries = _register(
+            chosen, contracts, deadlines, mode, identity, (store, state.timeout, task)
+        )
     except HarnessweaverError as exc:  # every check ran already; this would be a core bug
         problems.core(spec.file, "", None, exc)
         raise problems.error() from exc
-    return Harness(bus, entries, spec_path, task, env, contracts, mode=mode)
+    return Harness(bus, entries, spec_path, task, env, contracts, mode=mode, store=store)

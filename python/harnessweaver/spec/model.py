@@ -97,6 +97,9 @@ class Document:
     """Each task's ``deadlines:`` as read (checked for every task, selected or not)."""
     mode: object = None
     """The spec's harness-wide ``mode:`` (I25) as written; checked by the loader."""
+    state: object = None
+    """The spec's ``state:`` (the state store, docs/state.md) as read, with lines; checked
+    by the loader."""
     env_modes: Mapping[str, object] = field(default_factory=dict)
     """Each env overlay's ``mode:`` as written (absent when it gives none)."""
     env_lines: Mapping[str, int | None] = field(default_factory=dict)
@@ -349,6 +352,7 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
             if isinstance(node, Mapping) and node.get("deadlines") is not None
         },
         mode=plain(root.get("mode")),
+        state=root.get("state"),
         env_modes=env_modes,
         env_lines=env_lines,
         task_modes=task_modes,

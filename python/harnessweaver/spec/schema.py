@@ -21,7 +21,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..events import EVENT_TYPES
 
-__all__ = ["LAYER_KEYS", "Env", "Item", "Plugins", "Profile", "Spec", "Task", "Validation"]
+__all__ = [
+    "LAYER_KEYS",
+    "Env",
+    "Item",
+    "Plugins",
+    "Profile",
+    "Spec",
+    "State",
+    "Task",
+    "Validation",
+]
 
 Ref = Annotated[str, Field(pattern=r"\S")]
 """A module name, a namespace or a profile reference: text that is not blank."""
@@ -142,6 +152,36 @@ class Task(_Closed):
     mode: Mode = None
 
 
+class State(_Closed):
+    """Where the harness's stateful middleware keep their counts (``state:``,
+    docs/state.md): one store per loaded harness, in memory unless a backend is named."""
+
+    backend: Any = Field(
+        None,
+        description="memory (the default: this process only), sqlite (the processes of one "
+        "machine), redis or postgres (a fleet)",
+        examples=["memory", "sqlite", "redis", "postgres"],
+    )
+    url: Any = Field(
+        None,
+        description="redis and postgres: the server's URL; ${NAME} reads an environment "
+        "variable (keep credentials there)",
+        examples=["${REDIS_URL}", "redis://127.0.0.1:6379/0"],
+    )
+    path: Any = Field(
+        None,
+        description="sqlite: the file, relative to the spec's folder; ${NAME} reads an "
+        "environment variable",
+        examples=["state.db"],
+    )
+    timeout: Any = Field(
+        None,
+        description="How long one store call may take before the store counts as "
+        "unavailable (default 250ms)",
+        examples=["250ms", "1s"],
+    )
+
+
 class Spec(_Closed):
     """A harness spec (``harness.yaml``): every key is optional."""
 
@@ -165,6 +205,7 @@ class Spec(_Closed):
         description="The content-identity scheme of hook records (I27)",
         examples=["jcs-sha256"],
     )
+    state: State | None = None
 
 
 class Profile(_Closed):
