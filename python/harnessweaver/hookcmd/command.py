@@ -21,6 +21,7 @@ import json
 import logging
 from dataclasses import replace
 from pathlib import Path
+from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from .agents import Agent, agent_for, parse
@@ -330,19 +331,31 @@ def _load(options: HookOptions, open_state: Any) -> Any:
     from ..spec import SpecError, load
 
     try:
-        return load(
-            options.spec,
-            task=options.task,
-            env=options.env,
-            org_profiles=options.org_profiles,
-            open_state=open_state,
-        )
+        with _opening(open_state):
+            return load(
+                options.spec, task=options.task, env=options.env, org_profiles=options.org_profiles
+            )
     except SpecError as exc:
         raise _SpecFailed(f"the harness spec does not load:\n{exc}") from None
     except HookError:
         raise
     except Exception as exc:  # a loader bug: its type, never its message (R9)
         raise _SpecFailed(f"loading {options.spec} failed: {type(exc).__name__}") from None
+
+
+@contextlib.contextmanager
+def _opening(open_state: Any) -> Iterator[None]:
+    """While the harness loads, the loader opens the harness's store with ``open_state``
+    (the spec's parsed ``state:`` in, the store out). One process, one harness: the hook
+    command is the only caller in its process."""
+    from ..spec import loader
+
+    original = loader.open_store
+    loader.open_store = open_state
+    try:
+        yield
+    finally:
+        loader.open_store = original
 
 
 def _harness_key(options: HookOptions, harness: Any) -> str:

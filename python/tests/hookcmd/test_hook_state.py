@@ -73,7 +73,9 @@ def test_loop_guard_blocks_the_third_identical_call_across_three_processes(
 
 def test_budget_guard_adds_up_model_responses_across_invocations(tmp_path: Path) -> None:
     state = tmp_path / "st.db"
-    for _ in range(2):  # 150 tokens each, against a budget of 250
+    for _ in range(2):  # 150 tokens each, against a budget of 250, one turn (step) each:
+        # the same response again in the same step would be a redelivery, charged once
+        run_in_process("gemini", event("gemini", "BeforeAgent", "s-b"), GUARDS, state)
         assert (
             run_in_process("gemini", event("gemini", "BeforeModel", "s-b"), GUARDS, state).code == 0
         )
