@@ -14,8 +14,8 @@ Each call is timed alone too: ``p50_ms``/``p99_ms`` of the guarded calls beside
 Redis runs as servers.py starts it (append-only file, ``appendfsync always``: every charge on
 disk before the answer) and again with ``appendfsync everysec`` (Redis's default), both rows.
 
-``state-fleet`` row: 64 workers × 4 processes × 1,000 runs (``HARNESSWEAVER_BENCH_QUICK``: 16 ×
-2 × 50) on Redis, each run one guarded model call through ``fleet_worker.py``; the budget is
+``state-fleet`` row: 64 workers x 4 processes x 1,000 runs (``HARNESSWEAVER_BENCH_QUICK``: 16 x
+2 x 50) on Redis, each run one guarded model call through ``fleet_worker.py``; the budget is
 half of what they ask for: checked not overspent and every charge counted.
 """
 
@@ -204,7 +204,7 @@ def _token_key(tag: str) -> str:
 
 
 def test_state_fleet_run(benchmark: Any, servers: dict[str, Any], tmp_path: Path) -> None:
-    """64 workers × 4 processes × 1,000 runs on one Redis budget and rate limit."""
+    """64 workers x 4 processes x 1,000 runs on one Redis budget and rate limit."""
     from fleet import RESERVE, Fleet, Plan, run_fleet, totals
 
     workers, processes, runs = FLEET

@@ -164,9 +164,7 @@ def handle(agent: Agent, options: HookOptions, raw: bytes) -> Reply:
     return _with_warnings(agent, agent.answer(request, decision), decision.warnings)
 
 
-def _session(
-    store: Store, agent: str, session: str, key: str, ttl: int, hook: str
-) -> SessionRow:
+def _session(store: Store, agent: str, session: str, key: str, ttl: int, hook: str) -> SessionRow:
     """In one transaction: forget the sessions past their lifetime, take the session's row
     (a new one gets its generation), count a step start, and write it back."""
     import secrets

@@ -158,7 +158,7 @@ def hook_session(spec: Path, state: Path, env: dict[str, str], session: str, amo
 
 @dataclass(frozen=True)
 class Plan:
-    """Who runs: Python processes × workers × calls, Node processes × calls, hook sessions."""
+    """Who runs: Python processes x workers x calls, Node processes x calls, hook sessions."""
 
     python: tuple[int, ...] = (4, 4)
     """Workers in each Python process."""
@@ -192,7 +192,12 @@ def run_fleet(fleet: Fleet, plan: Plan, backend: str, url: str, tmp: Path) -> Ta
         state = tmp / f"hook-{fleet.tag}.sqlite3"
         sessions = [
             pool.submit(
-                hook_session, spec, state, env, f"hook-{fleet.tag}-{n}", plan.amounts[n % len(plan.amounts)]
+                hook_session,
+                spec,
+                state,
+                env,
+                f"hook-{fleet.tag}-{n}",
+                plan.amounts[n % len(plan.amounts)],
             )
             for n in range(plan.hooks)
         ]

@@ -85,7 +85,9 @@ async def main(argv: list[str]) -> None:
 
     await asyncio.gather(*(worker(n) for n in range(int(workers))))
     print(json.dumps({"allowed": allowed, "codes": dict(codes)}), flush=True)
-    close = getattr(harness, "aclose", None) or getattr(getattr(harness, "state", None), "close", None)
+    close = getattr(harness, "aclose", None) or getattr(
+        getattr(harness, "state", None), "close", None
+    )
     if close is not None:
         await close()
 

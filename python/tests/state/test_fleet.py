@@ -74,7 +74,7 @@ def test_python_node_and_hook_workers_share_one_budget_and_one_rate_limit(
     if binding == "rate":
         fleet = Fleet(budget=10 * attempts * RESERVE, rate=half)
     tally = run_fleet(fleet, plan, backend, url, tmp_path)
-    tokens, calls = _check(backend, url, fleet, tally)
+    _check(backend, url, fleet, tally)
     # The binding limit was reached exactly: every refusal is that limit's.
     assert len(tally.allowed) == half, tally
     code = "budget_exceeded" if binding == "budget" else "rate_limited"
