@@ -11,6 +11,8 @@
 ``nox -s mcp``          harnessweaver mcp against real MCP parts (e2e/mcp): the official
                        conformance kit bare and through the proxy, side by side; the reference
                        filesystem server and an SDK-built server behind it, with the SDK's client
+``nox -s state``        the state stores against real servers: redis-server and PostgreSQL, each
+                       started by the tests on a random loopback port (python/tests/state)
 ``nox -s fuzz``         differential testing on generated cases (``-- --seed N`` to reproduce)
 ``nox -s wheels``       release wheels, the pure-Python wheel and the sdist, checked; then
                        ``installed`` tests each one installed in a fresh environment
@@ -52,9 +54,28 @@ AGENT_CLIS = {
 """The coding agents' commands (``node_modules/.bin``) and the npm packages that give them."""
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 CORES = ("rust", "python")
+STATE_DEPS = PYPROJECT["project"]["optional-dependencies"]["state"]
+"""The Redis and PostgreSQL clients (the ``state`` extra, also in the test and lint groups)."""
+
+
+def _elsewhere() -> tuple[str, ...]:
+    """The files of python/tests that run once in their own session (``ELSEWHERE`` in
+    tools/installed.py, the one list), left out of ``nox -s tests`` and the installed runs."""
+    import ast
+
+    tree = ast.parse((ROOT / "tools" / "installed.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == [
+            "ELSEWHERE"
+        ]:
+            return tuple(ast.literal_eval(node.value))
+    raise RuntimeError("tools/installed.py has no ELSEWHERE")
+
+
+ELSEWHERE = _elsewhere()
 
 nox.options.sessions = [
-    "tests", "ts", "lint", "conformance", "interop", "agents", "mcp", "fuzz", "wheels",
+    "tests", "ts", "lint", "conformance", "interop", "agents", "mcp", "state", "fuzz", "wheels",
 ]  # fmt: skip
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
@@ -97,15 +118,19 @@ def tests(session: nox.Session) -> None:
     )  # fmt: skip
     install(session, "test")
     # The two cores' runs at once (this machine has two cores); each one's output is printed
-    # whole when it ends.
+    # whole when it ends. The files of ELSEWHERE run once, in `nox -s mcp`, `state` and `fuzz`
+    # (before, the MCP proxy's hostile-peer and load tests ran here on both cores and again on
+    # two installed wheels, ~2 min each time; the hostile specs 300 a run beside fuzz's 1,000).
     venv = {
         "VIRTUAL_ENV": session.virtualenv.location,
         "PATH": f"{session.bin}{os.pathsep}{os.environ['PATH']}",
     }
+    ignored = [f"--ignore=python/tests/{name}" for name in ELSEWHERE]
     runs = [
-        ["env", f"HARNESSWEAVER_CORE={core}", "pytest", "-p", "no:cacheprovider", *session.posargs]
+        ["env", f"HARNESSWEAVER_CORE={core}", "pytest", "-p", "no:cacheprovider", *ignored,
+         *session.posargs]
         for core in CORES
-    ]
+    ]  # fmt: skip
     failed = _run_two_at_a_time(session, runs, env=venv)
     if failed:
         session.error(f"pytest failed with {', '.join(run[1] for run in failed)}")
@@ -368,13 +393,15 @@ def mcp(session: nox.Session) -> None:
     pass through the proxy, or none ran; the results as JSON in the session's tmp folder); then
     the end-to-end tests, on both cores: the reference filesystem server over stdio and an
     SDK-built server over Streamable HTTP behind the proxy, driven by the SDK's client, a write
-    refused and a secret redacted, the trace saying so.
+    refused and a secret redacted, the trace saying so. Then, once (Rust core), the suite's
+    heavy MCP files (``ELSEWHERE``: the proxy under hostile peers and under load), which
+    ``nox -s tests`` and the installed runs leave out.
 
     Extra arguments go to pytest (e.g. ``-- -k stdio``).
     """
     install(session)
     extra = PYPROJECT["project"]["optional-dependencies"]["mcp"]
-    session.install("pytest>=8", *extra, MCP_NODE)
+    session.install("pytest>=8", "trio>=0.25", "httpx>=0.27", *extra, MCP_NODE)
     # npm and node are the session's (MCP_NODE), first on PATH in session.run.
     with session.chdir(MCP_E2E):
         session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
@@ -402,8 +429,35 @@ def mcp(session: nox.Session) -> None:
             )  # fmt: skip
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    heavy = [f"python/tests/{name}" for name in ELSEWHERE if name.startswith("mcp/")]
+    if heavy and not session.posargs:
+        session.run(
+            "pytest", "-p", "no:cacheprovider", "-q", *heavy, env={"HARNESSWEAVER_CORE": "rust"}
+        )
     if kit.returncode != 0:
         session.error(f"the conformance kit through the proxy failed (results in {out})")
+
+
+@nox.session
+def state(session: nox.Session) -> None:
+    """The state stores against real servers (python/tests/state): the contract suite, many
+    tasks and several processes on one limit, and a server killed mid-run and restarted, for
+    Redis and PostgreSQL (the files of ``ELSEWHERE`` under state/; the in-process stores'
+    tests run in ``nox -s tests``). The tests start their own
+    ``redis-server`` and PostgreSQL (``initdb``, ``postgres``; as the ``postgres`` user when
+    run as root) on random 127.0.0.1 ports in temporary directories; ``.ci/run`` installs
+    them from the system's packages. Here a missing server fails, never skips (``CI=true``).
+    The stores are Python over the clients: one core is enough (Rust).
+
+    Extra arguments go to pytest (e.g. ``-- -k redis``).
+    """
+    install(session)
+    session.install("pytest>=8", "trio>=0.25", *STATE_DEPS)
+    files = [f"python/tests/{name}" for name in ELSEWHERE if name.startswith("state/")]
+    session.run(
+        "pytest", "-p", "no:cacheprovider", "-ra", "--durations=10", *files, *session.posargs,
+        env={"HARNESSWEAVER_CORE": "rust", "CI": "true"},
+    )  # fmt: skip
 
 
 @nox.session

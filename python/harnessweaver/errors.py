@@ -38,6 +38,7 @@ GUIDES: Final = {
     "profiles": "docs/harness-spec.md#profiles",
     "settings": "docs/harness-spec.md#items",
     "contracts": "docs/contracts.md#turning-them-on",
+    "state": "docs/harness-spec.md#state",
     "agent-options": "docs/agent.md#the-harness",
     "provider": "docs/agent.md#providers",
     "pricing": "docs/agent.md#providers",

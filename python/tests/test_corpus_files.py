@@ -31,6 +31,7 @@ KNOWN_RULES = (
     + ["I28"]  # bounded type names and outcome texts
     + ["I29"]  # hostile answers and events
     + ["I31"]  # odd names at emit and unregister
+    + ["I33"]  # state stores: scripted stores, scopes, outages
 )
 # No step can express I12 (cancellation from outside), nor read a trace back (I19) or fill one
 # to its limit (I20); the test suites pin those.

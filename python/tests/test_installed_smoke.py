@@ -42,3 +42,19 @@ def test_the_smoke_subset_covers_the_binding_the_packaging_and_the_hook_command(
     smoke = set(_installed().SMOKE)
     assert {"test_core_selection.py", "test_emit.py", "test_packaging.py"} <= smoke
     assert any(name.startswith("hookcmd/") for name in smoke)
+
+
+def test_what_runs_elsewhere_is_test_files_each_run_once_by_a_session() -> None:
+    """``ELSEWHERE``: files the full installed run and ``nox -s tests`` leave out because one
+    session runs them once; each must exist, and the noxfile must run it."""
+    elsewhere: tuple[str, ...] = _installed().ELSEWHERE
+    assert len(set(elsewhere)) == len(elsewhere)
+    noxfile = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+    assert "ELSEWHERE" in noxfile
+    for name in elsewhere:
+        path = TESTS / name
+        assert path.is_file() and path.name.startswith("test_"), name
+        # mcp/ in `nox -s mcp`, state/ in `nox -s state` (by prefix), others by name.
+        prefix = name.split("/")[0]
+        assert f'name.startswith("{prefix}/")' in noxfile or f"python/tests/{name}" in noxfile, name
+    assert not set(elsewhere) & set(_installed().SMOKE)

@@ -3,6 +3,7 @@
 //   python/harnessweaver/spec/harness.schema.json -> dist/harness.schema.json (contract B;
 //     exported as harnessweaver/harness.schema.json; the built-ins' settings schemas)
 //   python/harnessweaver/profiles/*.yaml          -> dist/profiles/*.yaml (the built-in profiles)
+//   src/state/lua/*.lua                           -> dist/state/lua/*.lua (the Redis scripts)
 // A missing source is an error: a package without them would fail at its first import.
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -21,3 +22,14 @@ const names = readdirSync(profiles).filter((name) => name.endsWith(".yaml"));
 if (names.length === 0) throw new Error(`no profiles in ${fileURLToPath(profiles)}`);
 for (const name of names) copyFileSync(new URL(name, profiles), new URL(name, target));
 console.log(`copy-assets: harness.schema.json and ${names.length} profiles into ${fileURLToPath(dist)}`);
+
+// ts-runner/src/state/lua/*.lua -> dist/state/lua/ (the Redis backend's scripts; the copies in
+// src are byte-identical to python/harnessweaver/state/lua/, which a test checks).
+const lua = new URL("../src/state/lua/", import.meta.url);
+const luaTarget = new URL("state/lua/", dist);
+rmSync(luaTarget, { recursive: true, force: true });
+mkdirSync(luaTarget, { recursive: true });
+const scripts = readdirSync(lua).filter((name) => name.endsWith(".lua"));
+if (scripts.length === 0) throw new Error(`no Lua scripts in ${fileURLToPath(lua)}`);
+for (const name of scripts) copyFileSync(new URL(name, lua), new URL(name, luaTarget));
+console.log(`copy-assets: ${scripts.length} Lua scripts into ${fileURLToPath(luaTarget)}`);

@@ -21,9 +21,9 @@ import math
 import re
 import uuid
 from collections.abc import Callable
-from typing import Any, Final, Literal, TypeAlias, TypeVar
+from typing import Annotated, Any, Final, Literal, TypeAlias, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from ..envelope import Envelope
 from ..events import Event, TaskEndEvent
@@ -35,6 +35,7 @@ from ._runs import FINAL_EXIT_REASONS
 __all__ = [
     "MAX_SWAPS",
     "RESERVE_TTL",
+    "Duration",
     "Scope",
     "StateSettings",
     "charge_id",
@@ -58,7 +59,15 @@ RESERVE_TTL: Final = 600.0
 DEFAULT_LIFETIME: Final = "30d"
 
 _UNITS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-_TEXT = re.compile(r"([0-9]+(?:\.[0-9]+)?|\.[0-9]+)(ms|s|m|h|d)")
+_PATTERN: Final = r"^([0-9]+(\.[0-9]+)?|\.[0-9]+)(ms|s|m|h|d)$"
+_TEXT = re.compile(_PATTERN)
+
+Duration: TypeAlias = (
+    Annotated[str, StringConstraints(pattern=_PATTERN)]
+    | Annotated[float, Field(gt=0, allow_inf_nan=False)]
+)
+"""A duration setting as its JSON Schema says it: a text with a unit or a number of seconds
+(:func:`duration` also refuses a text that comes to 0, such as ``0s``)."""
 
 _WHERE: Final = {
     "run": "in this run",
@@ -74,13 +83,13 @@ def duration(value: object) -> float:
     """Seconds of a state duration: a positive finite number of seconds, or a text such as
     ``250ms``, ``30s``, ``1m``, ``12h``, ``30d``; ``ValueError`` otherwise."""
     if isinstance(value, str):
-        match = _TEXT.fullmatch(value)
+        match = _TEXT.match(value)
         if match is None:
             raise ValueError(
                 f"{value!r} is not a duration: a number of seconds or a number with a unit "
                 "ms, s, m, h or d (30s, 1m, 12h, 30d)"
             )
-        seconds = float(match[1]) * _UNITS[match[2]]
+        seconds = float(match[1]) * _UNITS[match[3]]
     elif isinstance(value, int | float) and not isinstance(value, bool):
         seconds = float(value)
     else:
@@ -108,20 +117,21 @@ class StateSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     scope: Scope = "run"
-    lifetime: str | float = Field(default=DEFAULT_LIFETIME)
+    lifetime: Duration = Field(default=DEFAULT_LIFETIME)
 
     @field_validator("lifetime")
     @classmethod
-    def _a_duration(cls, lifetime: str | float) -> str | float:
+    def _a_duration(cls, lifetime: Duration) -> Duration:
         duration(lifetime)
         return lifetime
 
 
-def charge_id(env: Envelope, event: Event) -> str:
+def charge_id(env: Envelope, event: Event, *, once: bool = True) -> str:
     """The hold id of a charge: ``{run_id}/{step}/{content identity}`` (I27), so the same event
     emitted again (a Retry, a redelivered job, a resumed step) is never charged twice; an event
-    without an identity (outside I-JSON) gets a fresh id: charged once, never lost."""
-    identity = content_identity(event)
+    without an identity (outside I-JSON), or any event when not ``once``, gets a fresh id:
+    charged every time it is seen, never lost."""
+    identity = content_identity(event) if once else None
     step = getattr(event, "step", 0)
     return f"{env.run_id}/{step}/{identity if identity is not None else uuid.uuid4().hex}"
 

@@ -24,9 +24,11 @@ after 10 minutes), so concurrent workers sharing a budget cannot all go past it 
 The counts are counters on the guard's state view (``_state``): ``tokens`` and ``cost_usd``
 in the guard's ``scope`` (by default the run's, dropped at a final ``task.end``; or a
 session's, user's, task's, app's or the org's, shared by every worker on the store), each
-``model.after`` charged once under the hold id ``{run}/{step}/{content identity}``, so the
-same response emitted again is not counted twice. With ``per`` (``1d``) the counters are
-those of the window ``floor(now / per)``, by the envelope's clock.
+``model.after`` charged once under the hold id ``{run}/{step}/{content identity}`` in a
+shared scope, so the same response emitted again (a redelivered job, a resumed step) is not
+counted twice there; in the run scope every response the guard is shown counts, as before.
+With ``per`` (``1d``) the counters are those of the window ``floor(now / per)``, by the
+envelope's clock.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from ..state import Stateful, StateUnavailable, StateView
 from ._notes import with_note
 from ._state import (
     RESERVE_TTL,
+    Duration,
     StateSettings,
     charge_id,
     duration,
@@ -71,13 +74,13 @@ class BudgetSettings(StateSettings):
     max_tokens: int | None = Field(default=None, gt=0)
     max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     warn_at: float | None = Field(default=0.7, gt=0, lt=1)
-    per: str | float | None = None
+    per: Duration | None = None
     reserve_tokens: int | None = Field(default=None, gt=0)
     reserve_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
     @field_validator("per")
     @classmethod
-    def _a_window(cls, per: str | float | None) -> str | float | None:
+    def _a_window(cls, per: Duration | None) -> Duration | None:
         if per is not None:
             duration(per)
         return per
@@ -181,7 +184,10 @@ class BudgetGuard(Stateful):
             "tokens": float(usage.input_tokens + usage.output_tokens),
             "cost_usd": usage.cost_usd,
         }
-        hold, held = charge_id(env, event), _held(env, event.step)
+        # In a shared scope each response is charged once (its hold id); a run's own budget
+        # charges every response it is shown, as before stores (I33).
+        hold = charge_id(env, event, once=self.scope != "run")
+        held = _held(env, event.step)
         for limit in self.limits:
             key = view.key(self.scope, env, self._name(limit, env))
             await view.commit(key, hold, float(spent[limit.name]), life=self.life)

@@ -24,7 +24,7 @@ from ..events import ModelRequestEvent, ToolCallEvent
 from ..middleware import middleware
 from ..outcomes import Block, Retry
 from ..state import Stateful, StateUnavailable
-from ._state import Scope, charge_id, duration, unavailable, where, written
+from ._state import Duration, Scope, charge_id, duration, unavailable, where, written
 
 __all__ = ["COUNTER", "RateLimit", "RateLimitSettings"]
 
@@ -38,13 +38,13 @@ class RateLimitSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     limit: int = Field(ge=1)
-    per: str | float
+    per: Duration
     scope: Scope = "run"
     on_exceed: Literal["block", "retry"] = "block"
 
     @field_validator("per")
     @classmethod
-    def _a_window(cls, per: str | float) -> str | float:
+    def _a_window(cls, per: Duration) -> Duration:
         duration(per)
         return per
 
@@ -80,9 +80,8 @@ class RateLimit(Stateful):
                 return None
         except StateUnavailable as exc:
             return unavailable(view, exc)
-        reason = (
-            f"rate limit of {self.limit} calls per {self.per_shown} {where(self.scope)} reached"
-        )
+        calls = "1 call" if self.limit == 1 else f"{self.limit} calls"
+        reason = f"rate limit of {calls} per {self.per_shown} {where(self.scope)} reached"
         if self.retry:
             return Retry(reason=reason, delay=self.per, code="rate_limited")
         return Block(reason=reason, code="rate_limited")

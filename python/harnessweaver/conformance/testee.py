@@ -56,6 +56,8 @@ class _CaseRun:
         self.behaviours = Behaviours(samples, self.register, lambda n: self.bus.unregister(n))
         self.emits: list[dict[str, Any]] = []
         self.harness: dict[str, Any] | None = None
+        self.emitted = 0
+        """How many emits the case has begun (the scripted store's ``down`` counts them)."""
 
     def register(self, decl: dict[str, Any]) -> None:
         from .behaviours import CaseFault
@@ -88,9 +90,13 @@ class _CaseRun:
         hook = step["emit"]
         name = step.get("context", "main")
         if name not in self.contexts:
-            # A context's run id is its name (INTERPRETING.md §4, I21).
-            envelope = hw.Envelope(clock=self.clock, run_id=name)
+            # A context's run id is its name (INTERPRETING.md §4, I21); its attributes are
+            # ``given.contexts[name].attributes`` (I33).
+            given = self.case.get("given", {}).get("contexts", {}).get(name, {})
+            attributes = given.get("attributes", {})
+            envelope = hw.Envelope(clock=self.clock, run_id=name, attributes=attributes)
             self.contexts[name] = hw.RunContext(envelope=envelope)
+        self.emitted += 1
         if "event_as" in step:
             event = self.behaviours.sample(step["event_as"])
         elif hook in hw.EVENT_TYPES:
@@ -153,9 +159,9 @@ class _CaseRun:
             return await self.observe()
         from .harness import HarnessCase
 
-        with HarnessCase(given["harness"], self.behaviours) as spec:
+        with HarnessCase(given["harness"], self.behaviours, lambda: self.emitted) as spec:
             try:
-                harness = spec.load()
+                harness = await spec.load()
             except self.hw.SpecError as exc:  # observed with its problems; no step runs (§6.1)
                 return await self.observe(exc)
             self.bus, self.harness = harness.bus, spec.document(harness)

@@ -115,13 +115,22 @@ class Harness:
 
     @classmethod
     def from_bus(
-        cls, bus: HookBus, *, task: str | None = None, **agent: Unpack[AgentChanges]
+        cls,
+        bus: HookBus,
+        *,
+        task: str | None = None,
+        store: Store | None = None,
+        **agent: Unpack[AgentChanges],
     ) -> Harness:
         """A harness built in code around an existing bus (no spec); ``agent`` are the
-        :class:`~harnessweaver.AgentOptions` fields, as for :meth:`with_agent`."""
+        :class:`~harnessweaver.AgentOptions` fields, as for :meth:`with_agent`. ``store`` is
+        the state store its :meth:`aclose` closes (default: a new MemoryStore); the bus's
+        stateful middleware are given views of it with ``harnessweaver.state.attach``."""
         if not isinstance(bus, HookBus):
             raise TypeError(f"Harness.from_bus takes an hw.HookBus, got {bus!r}")
-        return cls(bus, task=task, agent=AgentOptions(**agent))
+        if store is None:
+            return cls(bus, task=task, agent=AgentOptions(**agent))
+        return cls(bus, task=task, agent=AgentOptions(**agent), store=store)
 
     def with_agent(self, **changes: Unpack[AgentChanges]) -> Harness:
         """A copy of this harness whose agent options have ``changes`` (any field of

@@ -22,16 +22,26 @@ import contextlib
 import json
 import select
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from .store import JsonValue, Record, Reservation, StateUnavailable
+from .store import (
+    MARK_TTL,
+    Record,
+    Reservation,
+    StateUnavailable,
+    check_counter_args,
+    check_key,
+    check_life,
+    check_version,
+    dump_json,
+)
+
+if TYPE_CHECKING:
+    from pydantic import JsonValue
 
 __all__ = ["SCHEMA", "PostgresStore"]
-
-MARK_TTL = 7 * 24 * 3600.0
-"""How long a committed hold's mark is kept (exactly once within it): 7 days."""
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS hw_state_counter (key TEXT PRIMARY KEY, "
@@ -48,10 +58,19 @@ _NOW = "SELECT extract(epoch FROM clock_timestamp())::float8"
 _CREATE = "INSERT INTO hw_state_counter (key, base, expires_at) VALUES (%s, 0, NULL) "
 _CREATE += "ON CONFLICT (key) DO NOTHING"
 _LOCK = "SELECT base, expires_at FROM hw_state_counter WHERE key = %s FOR UPDATE"
-_HOLDS = (
-    "SELECT coalesce(sum(amount) FILTER (WHERE NOT done), 0), "
-    "max(amount) FILTER (WHERE hold = %s AND NOT done), "
-    "coalesce(bool_or(hold = %s AND done), false) FROM hw_state_hold WHERE key = %s"
+_PURGE = (
+    # The server's now, read with the counter locked; the holds and marks expired by then
+    # deleted; and what is left (the delete's effect is not seen by this statement's SELECT,
+    # hence the same condition in its filters): the live sum, the hold's own live amount and
+    # whether it is marked.
+    "WITH clock AS MATERIALIZED (SELECT extract(epoch FROM clock_timestamp())::float8 AS now), "
+    "gone AS (DELETE FROM hw_state_hold WHERE key = %(key)s "
+    "AND expires_at <= (SELECT now FROM clock)) "
+    "SELECT clock.now, "
+    "coalesce(sum(h.amount) FILTER (WHERE NOT h.done AND h.expires_at > clock.now), 0), "
+    "max(h.amount) FILTER (WHERE h.hold = %(hold)s AND NOT h.done AND h.expires_at > clock.now), "
+    "coalesce(bool_or(h.hold = %(hold)s AND h.done AND h.expires_at > clock.now), false) "
+    "FROM clock LEFT JOIN hw_state_hold h ON h.key = %(key)s GROUP BY clock.now"
 )
 _PUT = (
     "INSERT INTO hw_state_hold (key, hold, amount, expires_at, done) VALUES (%s, %s, %s, %s, %s) "
@@ -92,6 +111,7 @@ class PostgresStore:
         self._idle: list[psycopg.AsyncConnection[Any]] = []
         self._slots: asyncio.Semaphore | None = None
         self._schema_ready = False
+        self._closed = False
 
     def __repr__(self) -> str:
         return "PostgresStore(backend='postgres')"
@@ -99,6 +119,8 @@ class PostgresStore:
     @contextlib.asynccontextmanager
     async def _cursor(self, operation: str) -> AsyncIterator[psycopg.AsyncCursor[Any]]:
         """A cursor in a transaction of its own; any failure is StateUnavailable."""
+        if self._closed:
+            raise StateUnavailable(self.backend, operation, "closed")
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._max)
         async with self._slots:
@@ -123,7 +145,7 @@ class PostgresStore:
                     with contextlib.suppress(Exception):
                         await conn.close()
                 if isinstance(exc, psycopg.Error | OSError):
-                    raise StateUnavailable(self.backend, operation) from None
+                    raise StateUnavailable.of(self.backend, operation, exc) from None
                 raise
             else:
                 self._idle.append(conn)
@@ -143,22 +165,17 @@ class PostgresStore:
             await cursor.execute(_CREATE, (key,))
         await cursor.execute(_LOCK, (key,))
         row = await cursor.fetchone()
-        await cursor.execute(_NOW)
-        (now,) = await _one(cursor)
         if row is None:
             return None
         base, expires_at = row
+        await cursor.execute(_PURGE, {"key": key, "hold": hold})
+        now, live, held, marked = await _one(cursor)
         if expires_at is not None and expires_at <= now:  # its life is over: a fresh counter
             await cursor.execute("DELETE FROM hw_state_hold WHERE key = %s", (key,))
             await cursor.execute(
                 "UPDATE hw_state_counter SET base = 0, expires_at = NULL WHERE key = %s", (key,)
             )
             return _Counter(0.0, 0.0, None, False, now)
-        await cursor.execute(
-            "DELETE FROM hw_state_hold WHERE key = %s AND expires_at <= %s", (key, now)
-        )
-        await cursor.execute(_HOLDS, (hold, hold, key))
-        live, held, marked = await _one(cursor)
         return _Counter(float(base), float(live), held, bool(marked), now)
 
     async def _touch(
@@ -179,6 +196,7 @@ class PostgresStore:
         ttl: float,
         life: float | None = None,
     ) -> Reservation:
+        check_counter_args(key, hold, amount, limit=limit, ttl=ttl, ttl_required=True, life=life)
         async with self._cursor("reserve") as cursor:
             counter = await self._counter(cursor, key, hold, create=True)
             assert counter is not None
@@ -200,6 +218,7 @@ class PostgresStore:
         ttl: float | None = None,
         life: float | None = None,
     ) -> float:
+        check_counter_args(key, hold, amount, ttl=ttl, life=life)
         async with self._cursor("commit") as cursor:
             counter = await self._counter(cursor, key, hold, create=True)
             assert counter is not None
@@ -213,13 +232,15 @@ class PostgresStore:
             else:
                 await cursor.execute(_PUT, (key, hold, amount, counter.now + MARK_TTL, True))
                 base += amount
-                await cursor.execute(
-                    "UPDATE hw_state_counter SET base = %s WHERE key = %s", (base, key)
-                )
-            await self._touch(cursor, key, counter.now, life)
+            await cursor.execute(
+                "UPDATE hw_state_counter SET base = %s, expires_at = %s WHERE key = %s",
+                (base, None if life is None else counter.now + life, key),
+            )
             return base + live
 
     async def release(self, key: str, hold: str) -> float:
+        check_key(key)
+        check_key(hold, "hold id")
         async with self._cursor("release") as cursor:
             counter = await self._counter(cursor, key, hold, create=False)
             if counter is None:
@@ -232,11 +253,13 @@ class PostgresStore:
             return counter.base + (counter.live - counter.held)
 
     async def total(self, key: str) -> float:
+        check_key(key)
         async with self._cursor("total") as cursor:
             counter = await self._counter(cursor, key, "", create=False)
             return 0.0 if counter is None else counter.total
 
     async def read(self, key: str) -> Record:
+        check_key(key)
         async with self._cursor("read") as cursor:
             await cursor.execute(
                 "SELECT version, value, expires_at, extract(epoch FROM clock_timestamp())::float8"
@@ -251,7 +274,10 @@ class PostgresStore:
     async def swap(
         self, key: str, version: int, value: JsonValue, *, life: float | None = None
     ) -> bool:
-        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        check_key(key)
+        check_life(life)
+        check_version(version)
+        data = dump_json(value)
         async with self._cursor("swap") as cursor:
             await cursor.execute(
                 "INSERT INTO hw_state_record (key, version, value, expires_at) "
@@ -279,6 +305,8 @@ class PostgresStore:
             return True
 
     async def delete(self, *keys: str) -> None:
+        for key in keys:
+            check_key(key)
         if not keys:
             return
         names = sorted(set(keys))
@@ -293,6 +321,7 @@ class PostgresStore:
             await cursor.execute("DELETE FROM hw_state_record WHERE key = ANY(%s)", (names,))
 
     async def close(self) -> None:
+        self._closed = True
         idle, self._idle = self._idle, []
         for conn in idle:
             with contextlib.suppress(Exception):

@@ -22,7 +22,7 @@ import contextlib
 import hashlib
 import json
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
@@ -30,7 +30,19 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError
 
-from .store import JsonValue, Record, Reservation, StateUnavailable
+from .store import (
+    Record,
+    Reservation,
+    StateUnavailable,
+    check_counter_args,
+    check_key,
+    check_life,
+    check_version,
+    dump_json,
+)
+
+if TYPE_CHECKING:
+    from pydantic import JsonValue
 
 __all__ = ["SCRIPTS", "RedisStore", "redis_keys"]
 
@@ -95,17 +107,23 @@ class RedisStore:
             "retry": Retry(NoBackoff(), 0),
         }
         self._client: aioredis.Redis | None = None
+        self._closed = False
 
     def __repr__(self) -> str:
         return "RedisStore(backend='redis')"
 
     def _redis(self) -> aioredis.Redis:
         if self._client is None:
-            self._client = aioredis.Redis.from_url(self._url, **self._options)
+            # A blocking pool: past max_connections a call waits for a connection (within
+            # the caller's timeout) rather than failing at once.
+            pool = aioredis.BlockingConnectionPool.from_url(self._url, **self._options)
+            self._client = aioredis.Redis(connection_pool=pool)
         return self._client
 
     async def _run(self, operation: str, script: str, keys: tuple[str, ...], *args: str) -> Any:
         body, sha = SCRIPTS[script]
+        if self._closed:
+            raise StateUnavailable(self.backend, operation, "closed")
         client = self._redis()
         # Every script but swap may run twice with the same answer (a hold id is charged
         # once), so a broken connection (a server restarted since the connection's last
@@ -121,12 +139,12 @@ class RedisStore:
                     return await client.evalsha(sha, len(keys), *keys, *args)
                 except NoScriptError:
                     return await client.eval(body, len(keys), *keys, *args)
-            except RedisConnectionError:
+            except RedisConnectionError as exc:
                 if attempt + 1 < attempts:
                     continue
-                raise StateUnavailable(self.backend, operation) from None
-            except (RedisError, OSError):
-                raise StateUnavailable(self.backend, operation) from None
+                raise StateUnavailable.of(self.backend, operation, exc) from None
+            except (RedisError, OSError) as exc:
+                raise StateUnavailable.of(self.backend, operation, exc) from None
         raise AssertionError("unreachable")
 
     async def reserve(
@@ -139,6 +157,7 @@ class RedisStore:
         ttl: float,
         life: float | None = None,
     ) -> Reservation:
+        check_counter_args(key, hold, amount, limit=limit, ttl=ttl, ttl_required=True, life=life)
         args = (hold, _num(amount), _opt(limit), _num(ttl), _opt(life))
         granted, total, repeated = await self._run("reserve", "reserve", redis_keys(key), *args)
         return Reservation(bool(granted), _float(total), bool(repeated))
@@ -152,16 +171,21 @@ class RedisStore:
         ttl: float | None = None,
         life: float | None = None,
     ) -> float:
+        check_counter_args(key, hold, amount, ttl=ttl, life=life)
         args = (hold, _num(amount), _opt(ttl), _opt(life))
         return _float(await self._run("commit", "commit", redis_keys(key), *args))
 
     async def release(self, key: str, hold: str) -> float:
+        check_key(key)
+        check_key(hold, "hold id")
         return _float(await self._run("release", "release", redis_keys(key), hold))
 
     async def total(self, key: str) -> float:
+        check_key(key)
         return _float(await self._run("total", "total", redis_keys(key)))
 
     async def read(self, key: str) -> Record:
+        check_key(key)
         version, data = await self._run("read", "read", (_record_key(key),))
         if not version:
             return Record(None, 0)
@@ -170,16 +194,21 @@ class RedisStore:
     async def swap(
         self, key: str, version: int, value: JsonValue, *, life: float | None = None
     ) -> bool:
-        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        args = (str(int(version)), data, _opt(life))
+        check_key(key)
+        check_life(life)
+        check_version(version)
+        args = (str(version), dump_json(value), _opt(life))
         return bool(await self._run("swap", "swap", (_record_key(key),), *args))
 
     async def delete(self, *keys: str) -> None:
         for key in keys:
+            check_key(key)
+        for key in keys:
             await self._run("delete", "delete", (*redis_keys(key), _record_key(key)))
 
     async def close(self) -> None:
+        self._closed = True
         client, self._client = self._client, None
         if client is not None:
             with contextlib.suppress(RedisError, OSError):
-                await client.aclose()
+                await client.aclose(close_connection_pool=True)

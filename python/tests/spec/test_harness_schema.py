@@ -128,6 +128,19 @@ def test_loop_guard_settings_in_full() -> None:
             "default": 3,
         },
         "window": {"default": 20, "maximum": 10000, "minimum": 2, "type": "integer"},
+        # Whose record it is and how long it lasts (issue 30, I33).
+        "scope": {
+            "default": "run",
+            "enum": ["run", "session", "user", "task", "app", "org"],
+            "type": "string",
+        },
+        "lifetime": {
+            "anyOf": [
+                {"pattern": "^([0-9]+(\\.[0-9]+)?|\\.[0-9]+)(ms|s|m|h|d)$", "type": "string"},
+                {"exclusiveMinimum": 0, "type": "number"},
+            ],
+            "default": "30d",
+        },
     }
 
 

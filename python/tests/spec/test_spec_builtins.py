@@ -134,6 +134,7 @@ def test_every_builtin_builds_from_its_sample() -> None:
         "harnessweaver.budget_guard",
         "harnessweaver.tool_failure_guard",
         "harnessweaver.redact_pii",
+        "harnessweaver.rate_limit",
     ]
     for item in builtins.plugin.middleware:
         spec = spec_of(item)

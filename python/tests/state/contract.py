@@ -23,6 +23,7 @@ ttls): servers keep their own clocks. It is not ``conftest.py``: a second confte
 from __future__ import annotations
 
 import math
+import random
 import uuid
 from collections.abc import AsyncIterator, Callable
 
@@ -329,6 +330,33 @@ class StoreContract:
             await other.close()
         assert await store.read(key) == Record(12, 12)
 
+    @pytest.mark.parametrize("seed", [1, 2, 3])
+    async def test_random_operations_match_the_model(self, store: Store, seed: int) -> None:
+        """Reserve, commit (into the base or as a window), release and total in a random
+        order on a few keys and hold ids, each answer compared with a plain model."""
+        rng = random.Random(seed)
+        keys = [fresh(f"m{i}") for i in range(2)]
+        model = {key: _Model() for key in keys}
+        for step in range(150):
+            key, hold = rng.choice(keys), f"h{rng.randrange(8)}"
+            amount, m = rng.randrange(0, 5), model[key]
+            what = rng.choice(["reserve", "reserve", "commit", "window", "release", "total"])
+            if what == "reserve":
+                limit = rng.choice([None, 10, 20])
+                got: object = await store.reserve(key, hold, amount, limit=limit, ttl=3600)
+                expected: object = m.reserve(hold, amount, limit)
+            elif what in ("commit", "window"):
+                ttl = 3600 if what == "window" else None
+                got, expected = (
+                    await store.commit(key, hold, amount, ttl=ttl),
+                    m.commit(hold, amount, ttl is not None),
+                )
+            elif what == "release":
+                got, expected = await store.release(key, hold), m.release(hold)
+            else:
+                got, expected = await store.total(key), m.total
+            assert got == expected, f"step {step}: {what} {hold} {amount}"
+
     # -- errors ---------------------------------------------------------------------------
 
     @pytest.mark.parametrize(
@@ -368,3 +396,39 @@ class StoreContract:
         for secret in secrets:
             assert secret not in str(caught.value)
             assert secret not in repr(caught.value)
+
+
+class _Model:
+    """A counter as the contract describes it, without expiry (ttls of an hour)."""
+
+    def __init__(self) -> None:
+        self.base = 0.0
+        self.live: dict[str, float] = {}
+        self.done: set[str] = set()
+
+    @property
+    def total(self) -> float:
+        return self.base + sum(self.live.values())
+
+    def reserve(self, hold: str, amount: float, limit: float | None) -> Reservation:
+        if hold in self.live or hold in self.done:
+            return Reservation(True, self.total, True)
+        if limit is not None and self.total + amount > limit:
+            return Reservation(False, self.total, False)
+        self.live[hold] = amount
+        return Reservation(True, self.total, False)
+
+    def commit(self, hold: str, amount: float, window: bool) -> float:
+        if hold in self.done:
+            return self.total
+        self.live.pop(hold, None)
+        if window:
+            self.live[hold] = amount
+        else:
+            self.base += amount
+            self.done.add(hold)
+        return self.total
+
+    def release(self, hold: str) -> float:
+        self.live.pop(hold, None)
+        return self.total

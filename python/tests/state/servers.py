@@ -28,7 +28,16 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["PostgresServer", "RedisServer", "postgres_server", "redis_server", "require"]
+__all__ = [
+    "SECRET",
+    "PostgresServer",
+    "RedisServer",
+    "postgres_server",
+    "postgres_url",
+    "redis_server",
+    "redis_url",
+    "require",
+]
 
 
 def in_ci() -> bool:
@@ -89,15 +98,17 @@ class RedisServer:
     """redis-server with an append-only file fsynced on every write: a committed charge
     survives a SIGKILL."""
 
-    def __init__(self, binary: str) -> None:
+    def __init__(self, binary: str, password: str | None = None) -> None:
         self.binary = binary
+        self.password = password
         self.dir = Path(tempfile.mkdtemp(prefix="hw-redis-"))
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f"default:{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
         log = self.dir / "redis.log"
@@ -106,6 +117,8 @@ class RedisServer:
             "--save", "", "--appendonly", "yes", "--appendfsync", "always",
             "--logfile", str(log), "--daemonize", "no", "--protected-mode", "yes",
         ]  # fmt: skip
+        if self.password:
+            command += ["--requirepass", self.password]
         self.process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, start_new_session=True,
@@ -122,7 +135,8 @@ class RedisServer:
                 socket.create_connection(("127.0.0.1", self.port), 1) as sock,
             ):
                 sock.sendall(b"PING\r\n")
-                if sock.recv(64).startswith(b"+PONG"):
+                answer = sock.recv(64)
+                if answer.startswith((b"+PONG", b"-NOAUTH")):  # -NOAUTH: loaded, wants a password
                     return
             time.sleep(0.02)
         raise RuntimeError("redis-server did not answer PING")
@@ -154,8 +168,9 @@ class PostgresServer:
     """A PostgreSQL cluster of its own (``initdb``, trust authentication on loopback only),
     the ``postgres`` database, user ``postgres``."""
 
-    def __init__(self, bindir: str) -> None:
+    def __init__(self, bindir: str, password: str | None = None) -> None:
         self.bindir = Path(bindir)
+        self.password = password
         self.dir = Path(tempfile.mkdtemp(prefix="hw-postgres-"))
         self.data = self.dir / "data"
         self.port = free_port()
@@ -181,7 +196,8 @@ class PostgresServer:
 
     @property
     def url(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        auth = f"postgres:{self.password}" if self.password else "postgres"
+        return f"postgresql://{auth}@127.0.0.1:{self.port}/postgres"
 
     def start(self) -> None:
         log = self.dir / "postgres.log"
@@ -243,13 +259,27 @@ class PostgresServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def redis_server() -> Iterator[RedisServer]:
-    """A started redis-server, stopped at the end (a skip, or a failure in CI, without one)."""
+def _redis_binary() -> str:
     binary = shutil.which("redis-server") or (
         "/usr/bin/redis-server" if os.access("/usr/bin/redis-server", os.X_OK) else None
     )
-    server = RedisServer(require("redis-server", binary, "apt-get install redis-server"))
+    return require("redis-server", binary, "apt-get install redis-server")
+
+
+def _postgres_bindir() -> str:
+    if in_ci():
+        import psycopg  # noqa: F401  (a failure, not a skip, in CI)
+    else:
+        pytest.importorskip("psycopg")
+    return require("PostgreSQL (initdb, postgres)", _postgres_bin(), "apt-get install postgresql")
+
+
+@contextlib.contextmanager
+def redis_server(password: str | None = None) -> Iterator[RedisServer]:
+    """A started redis-server (``.url``), stopped at the end; a skip (a failure in CI) when
+    there is none."""
+    pytest.importorskip("redis") if not in_ci() else __import__("redis")
+    server = RedisServer(_redis_binary(), password)
     try:
         server.start()
         yield server
@@ -258,13 +288,31 @@ def redis_server() -> Iterator[RedisServer]:
 
 
 @contextlib.contextmanager
-def postgres_server() -> Iterator[PostgresServer]:
-    """A started PostgreSQL, stopped at the end (a skip, or a failure in CI, without one)."""
-    pytest.importorskip("psycopg") if not in_ci() else __import__("psycopg")
-    bindir = require("PostgreSQL (initdb, postgres)", _postgres_bin(), "apt-get install postgresql")
-    server = PostgresServer(bindir)
+def postgres_server(password: str | None = None) -> Iterator[PostgresServer]:
+    """A started PostgreSQL (``.url``), stopped at the end; a skip (a failure in CI) when
+    there is none."""
+    server = PostgresServer(_postgres_bindir(), password)
     try:
         server.start()
         yield server
     finally:
         server.stop()
+
+
+SECRET = "hw-not-a-real-password-7c1f"
+"""The password in the shared servers' URLs: a test checks it never shows in an error or a
+repr (Redis requires it; PostgreSQL's trust authentication accepts and ignores it)."""
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """One redis-server for the session (import this fixture into a test module)."""
+    with redis_server(SECRET) as server:
+        yield server.url
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """One PostgreSQL for the session (import this fixture into a test module)."""
+    with postgres_server(SECRET) as server:
+        yield server.url

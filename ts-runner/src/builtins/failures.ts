@@ -5,32 +5,47 @@
  * At `tool.after` the guard counts, per run and per tool, the results that are errors: how
  * many in a row (a success starts that count again) and how many in all. Once a tool has
  * failed `max_consecutive` times in a row, or `max_total` times in all, every further call of
- * it in the run is refused at `tool.before` (`Block`, `tool_failing`). State per run
- * (`runs.ts`), at most `MAX_TOOLS` tools a run, the least recently failing forgotten first.
+ * it in the run is refused at `tool.before` (`Block`, `tool_failing`). The state
+ * is a record on the guard's state view (`failures` in its `scope`), at most `MAX_TOOLS`
+ * tools, the least recently failing forgotten first; a run's own record goes at a final `task.end`.
  */
 
+import type { Envelope } from "../envelope.js";
 import { TaskEndEvent, ToolCallEvent, ToolResultEvent } from "../events.js";
 import { Block } from "../outcomes.js";
 import { configurable } from "../plugin.js";
+import { stateful, StateSlot, type StateView } from "../state/index.js";
 import { pythonRepr } from "./repr.js";
-import { RunStates } from "./runs.js";
 import { finite, SettingsError, settingsSchema } from "./settings.js";
+import { durationSetting, final, stateSettings, unavailable, update, where } from "./state.js";
 
-/** How many tools' failures one run's state keeps at most. */
+/** How many tools' failures one record keeps at most (the least recently failing dropped). */
 export const MAX_TOOLS = 256;
+/** The record's name: `[[tool, consecutive, total], ...]`, least recently failing first. */
+export const FAILURE_RECORD = "failures";
 
-/** One tool's failures in one run. */
-class Failures {
-  consecutive = 0;
-  total = 0;
+type Entry = [tool: string, consecutive: number, total: number];
+
+/** The record's entries; a record that is not one starts again (empty). */
+function failuresOf(value: unknown): Entry[] {
+  if (!Array.isArray(value)) return [];
+  return value
+    .filter(
+      (entry): entry is Entry =>
+        Array.isArray(entry) && entry.length === 3 && typeof entry[0] === "string" && Number.isInteger(entry[1]) && Number.isInteger(entry[2]),
+    )
+    .map((entry) => [entry[0], entry[1], entry[2]] as Entry);
 }
 
 /** The settings, with Python's defaults and the rules between them. */
 export function failureSettings(settings: Readonly<Record<string, unknown>>): {
   readonly maxConsecutive: number | null;
   readonly maxTotal: number | null;
+  readonly scope: string;
+  readonly lifetime: string | number;
 } {
   finite(settings);
+  const { scope, lifetime } = stateSettings(settings);
   const maxConsecutive = settings["max_consecutive"] === undefined ? 3 : (settings["max_consecutive"] as number | null);
   const maxTotal = (settings["max_total"] ?? null) as number | null;
   if (maxTotal !== null && maxConsecutive !== null && maxTotal < maxConsecutive) {
@@ -42,7 +57,7 @@ export function failureSettings(settings: Readonly<Record<string, unknown>>): {
   if (maxConsecutive === null && maxTotal === null) {
     throw new SettingsError(null, "give max_consecutive, max_total or both: the guard needs a limit");
   }
-  return { maxConsecutive, maxTotal };
+  return { maxConsecutive, maxTotal, scope, lifetime };
 }
 
 export const toolFailureGuard = configurable(
@@ -53,39 +68,63 @@ export const toolFailureGuard = configurable(
     settings: settingsSchema("tool_failure_guard"),
   },
   (given) => {
-    const { maxConsecutive, maxTotal } = failureSettings(given);
-    const runs = new RunStates(() => new RunStates(() => new Failures(), MAX_TOOLS));
+    const { maxConsecutive, maxTotal, scope, lifetime } = failureSettings(given);
+    const life = durationSetting("lifetime", lifetime);
+    const slot = new StateSlot("tool_failure_guard", "closed");
 
-    const count = (event: ToolResultEvent, runId: string): void => {
+    const count = async (view: StateView, event: ToolResultEvent, envelope: Envelope): Promise<void> => {
       const name = event.tool.name;
-      if (event.result.isError) {
-        const failures = runs.get(runId).get(name);
-        failures.consecutive += 1;
-        failures.total += 1;
-        return;
-      }
-      const found = runs.peek(runId)?.peek(name); // a success only ends a streak; it starts no state
-      if (found !== undefined) found.consecutive = 0;
+      const failed = event.result.isError;
+      await update(
+        view,
+        view.key(scope, envelope, FAILURE_RECORD),
+        (value) => {
+          const tools = failuresOf(value);
+          let found = tools.find((entry) => entry[0] === name);
+          if (!failed) {
+            // a success only ends a streak; it starts no state
+            if (found === undefined || found[1] === 0) return [null, null] as const;
+            found[1] = 0;
+            return [tools, null] as const;
+          }
+          if (found === undefined) found = [name, 0, 0];
+          else tools.splice(tools.indexOf(found), 1);
+          found[1] += 1;
+          found[2] += 1;
+          tools.push(found); // the most recently failing last
+          return [tools.slice(-MAX_TOOLS), null] as const;
+        },
+        life,
+      );
     };
 
-    const check = (event: ToolCallEvent, runId: string) => {
-      const failures = runs.peek(runId)?.peek(event.tool.name);
-      if (failures === undefined) return null;
+    const check = async (view: StateView, event: ToolCallEvent, envelope: Envelope) => {
+      const name = event.tool.name;
+      const record = await view.read(view.key(scope, envelope, FAILURE_RECORD));
+      const found = failuresOf(record.value).find((entry) => entry[0] === name);
+      if (found === undefined) return null;
+      const [, consecutive, total] = found;
       let why: string;
-      if (maxConsecutive !== null && failures.consecutive >= maxConsecutive) why = `failed ${failures.consecutive} times in a row`;
-      else if (maxTotal !== null && failures.total >= maxTotal) why = `failed ${failures.total} times in this run`;
+      if (maxConsecutive !== null && consecutive >= maxConsecutive) why = `failed ${consecutive} times in a row`;
+      else if (maxTotal !== null && total >= maxTotal) why = `failed ${total} times ${where(scope)}`;
       else return null;
-      return Block(`tool ${pythonRepr(event.tool.name)} ${why}; it is not called again in this run`, { code: "tool_failing" });
+      return Block(`tool ${pythonRepr(name)} ${why}; it is not called again ${where(scope)}`, { code: "tool_failing" });
     };
 
-    return async (event, envelope) => {
-      if (event instanceof ToolResultEvent) {
-        count(event, envelope.runId);
+    const fn = async (event: ToolCallEvent | ToolResultEvent | TaskEndEvent, envelope: Envelope) => {
+      const view = slot.view;
+      try {
+        if (event instanceof ToolResultEvent) {
+          await count(view, event, envelope);
+          return null;
+        }
+        if (event instanceof ToolCallEvent) return await check(view, event, envelope);
+        if (scope === "run" && event instanceof TaskEndEvent && final(event)) await view.delete(view.key("run", envelope, FAILURE_RECORD));
         return null;
+      } catch (error) {
+        return unavailable(view, error);
       }
-      if (event instanceof ToolCallEvent) return check(event, envelope.runId);
-      if (event instanceof TaskEndEvent) runs.end(envelope.runId, event);
-      return null;
     };
+    return stateful(fn, slot);
   },
 );

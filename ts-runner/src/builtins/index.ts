@@ -13,6 +13,11 @@
  * | `budget_guard` | model.before, model.after, task.end | closed | warns at 70%, blocks at 100% |
  * | `tool_failure_guard` | tool.before, tool.after, task.end | closed | blocks a failing tool |
  * | `redact_pii` | task.start, model.before, tool.before, tool.after | closed | replaces emails, phones, cards |
+ * | `rate_limit` | tool.before, model.before | closed | blocks or retries past `limit` calls per `per` |
+ *
+ * `loop_guard`, `budget_guard`, `tool_failure_guard` and `rate_limit` keep their state on a
+ * state view (`../state`): the loader attaches the harness's store; never attached, each makes
+ * a private in-memory one.
  *
  * Each is a `Configurable`: its `settings` schema is harness.schema.json's
  * `$defs["settings.harnessweaver.<name>"]`; `build(settings)` makes a fresh middleware with
@@ -29,9 +34,10 @@ import { loopGuard } from "./loops.js";
 import { maxMessages } from "./messages.js";
 import { redactPii } from "./pii.js";
 import { redactSecrets } from "./redact.js";
+import { rateLimit } from "./rates.js";
 import { toolAllowlist } from "./tools.js";
 
-export { budgetGuard, loopGuard, maxMessages, redactPii, redactSecrets, requireCitations, toolAllowlist, toolFailureGuard };
+export { budgetGuard, loopGuard, maxMessages, rateLimit, redactPii, redactSecrets, requireCitations, toolAllowlist, toolFailureGuard };
 export { BUILTIN_PROFILE_NAMES, BUILTIN_PROFILES } from "./profiles.js";
 export { fingerprint } from "./fingerprint.js";
 export { luhnValid, redactCards } from "./pii.js";
@@ -46,5 +52,5 @@ const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.me
 export const builtinPlugin = new Plugin({
   namespace: "harnessweaver",
   version: VERSION,
-  middleware: [toolAllowlist, maxMessages, redactSecrets, requireCitations, loopGuard, budgetGuard, toolFailureGuard, redactPii],
+  middleware: [toolAllowlist, maxMessages, redactSecrets, requireCitations, loopGuard, budgetGuard, toolFailureGuard, redactPii, rateLimit],
 });

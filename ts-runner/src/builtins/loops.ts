@@ -5,55 +5,60 @@
  * At `tool.before` the guard counts how many of the run's last `window` tool calls (this one
  * included) had this call's fingerprint: from `block_after` on the call is refused (`Block`,
  * `loop_detected`); from `warn_after` on it runs, and the model is warned once at its next
- * request (`model.before`, a note). Refused calls count too. At `task.end` a run that is over
- * for good is forgotten (`runs.ts`).
+ * request (`model.before`, a note). Refused calls count too. The window is a record on the
+ * guard's state view (`calls` in its `scope`, read → compute → swap): with a shared scope,
+ * the calls of every worker on the store count together. At a final `task.end` a run's own
+ * record is dropped.
  */
 
+import type { Envelope } from "../envelope.js";
+import { ModelRequestEvent, TaskEndEvent, ToolCallEvent } from "../events.js";
 import { Block, Continue } from "../outcomes.js";
 import { configurable } from "../plugin.js";
-import { ModelRequestEvent, TaskEndEvent, ToolCallEvent } from "../events.js";
+import { stateful, StateSlot, type StateView } from "../state/index.js";
 import { fingerprint } from "./fingerprint.js";
 import { withNote } from "./notes.js";
-import { RunStates } from "./runs.js";
 import { finite, SettingsError, settingsSchema } from "./settings.js";
+import { durationSetting, final, stateSettings, unavailable, update, where } from "./state.js";
 
-/** One run's last calls: their fingerprints in order, how often each occurs, the warnings not yet given. */
-class Calls {
-  readonly recent: string[] = [];
-  readonly counts = new Map<string, number>();
-  /** fingerprint → [tool name, count]; a Map keeps the order warnings were first due, as Python's dict. */
-  readonly pending = new Map<string, readonly [string, number]>();
+/** The record's name: `{"recent": [fingerprint, ...], "pending": [[fingerprint, tool, count, runId], ...]}`. */
+export const LOOP_RECORD = "calls";
 
-  constructor(readonly window: number) {}
+type Pending = [key: string, tool: string, count: number, run: string];
 
-  /** Records a call; how many of the window's calls, this one included, share its key. */
-  add(key: string): number {
-    if (this.recent.length === this.window) {
-      const oldest = this.recent.shift() as string;
-      const left = (this.counts.get(oldest) ?? 1) - 1;
-      if (left === 0) {
-        this.counts.delete(oldest);
-        this.pending.delete(oldest);
-      } else {
-        this.counts.set(oldest, left);
-      }
+/** The record's window of fingerprints and its pending warnings; a record that is not one starts again (empty). */
+function callsOf(value: unknown, window: number): [string[], Pending[]] {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return [[], []];
+  const { recent, pending } = value as { recent?: unknown; pending?: unknown };
+  if (!Array.isArray(recent) || !recent.every((key) => typeof key === "string")) return [[], []];
+  const kept: Pending[] = [];
+  for (const entry of Array.isArray(pending) ? pending : []) {
+    if (
+      Array.isArray(entry) &&
+      entry.length === 4 &&
+      typeof entry[0] === "string" &&
+      typeof entry[1] === "string" &&
+      Number.isInteger(entry[2]) &&
+      typeof entry[3] === "string"
+    ) {
+      kept.push([entry[0], entry[1], entry[2] as number, entry[3]]);
     }
-    this.recent.push(key);
-    const count = (this.counts.get(key) ?? 0) + 1;
-    this.counts.set(key, count);
-    return count;
   }
+  return [(recent as string[]).slice(-window), kept];
 }
 
 interface LoopSettings {
   readonly warnAfter: number | null;
   readonly blockAfter: number;
   readonly window: number;
+  readonly scope: string;
+  readonly lifetime: string | number;
 }
 
 /** The settings, with Python's defaults and the rules between them (pydantic's validators). */
 export function loopSettings(settings: Readonly<Record<string, unknown>>): LoopSettings {
   finite(settings);
+  const { scope, lifetime } = stateSettings(settings);
   const warnAfter = settings["warn_after"] === undefined ? 3 : (settings["warn_after"] as number | null);
   const blockAfter = settings["block_after"] === undefined ? 5 : (settings["block_after"] as number);
   const window = settings["window"] === undefined ? 20 : (settings["window"] as number);
@@ -66,7 +71,7 @@ export function loopSettings(settings: Readonly<Record<string, unknown>>): LoopS
       `window (${window}) must be at least block_after (${blockAfter}): a window shorter than the limit never reaches it`,
     );
   }
-  return { warnAfter, blockAfter, window };
+  return { warnAfter, blockAfter, window, scope, lifetime };
 }
 
 export const loopGuard = configurable(
@@ -77,42 +82,77 @@ export const loopGuard = configurable(
     settings: settingsSchema("loop_guard"),
   },
   (given) => {
-    const { warnAfter, blockAfter, window } = loopSettings(given);
-    const runs = new RunStates(() => new Calls(window));
+    const { warnAfter, blockAfter, window, scope, lifetime } = loopSettings(given);
+    const life = durationSetting("lifetime", lifetime);
+    const whereWords = scope === "run" ? "" : ` ${where(scope)}`;
+    const slot = new StateSlot("loop_guard", "closed");
 
-    const call = (event: ToolCallEvent, runId: string) => {
-      const calls = runs.get(runId);
+    const call = async (view: StateView, event: ToolCallEvent, envelope: Envelope) => {
       const key = fingerprint(event.tool.name, event.call.arguments);
-      const count = calls.add(key);
+      const run = envelope.runId;
+      const tool = event.tool.name;
+      const add = (value: unknown) => {
+        const [before, found] = callsOf(value, window);
+        const recent = [...before, key].slice(-window);
+        const counts = new Map<string, number>();
+        for (const one of recent) counts.set(one, (counts.get(one) ?? 0) + 1);
+        const count = counts.get(key) ?? 0;
+        const pending = found.filter((p) => counts.has(p[0])); // gone from the window
+        const mine = pending.find((p) => p[0] === key && p[3] === run);
+        if (count >= blockAfter) {
+          if (mine !== undefined) pending.splice(pending.indexOf(mine), 1); // the refusal says it all
+        } else if (warnAfter !== null && count >= warnAfter) {
+          if (mine === undefined) pending.push([key, tool, count, run]);
+          else {
+            mine[1] = tool;
+            mine[2] = count;
+          }
+        }
+        return [{ recent, pending }, count] as const;
+      };
+      const count = await update(view, view.key(scope, envelope, LOOP_RECORD), add, life);
       if (count >= blockAfter) {
-        calls.pending.delete(key); // the refusal says it all
         return Block(
-          `${event.tool.name} was called with the same arguments ${count} times ` +
-            `within the last ${window} tool calls; try something else`,
+          `${tool} was called with the same arguments ${count} times ` +
+            `within the last ${window} tool calls${whereWords}; try something else`,
           { code: "loop_detected" },
         );
       }
-      if (warnAfter !== null && count >= warnAfter) calls.pending.set(key, [event.tool.name, count]);
       return null;
     };
 
-    const warn = (event: ModelRequestEvent, runId: string) => {
-      const calls = runs.peek(runId);
-      if (calls === undefined || calls.pending.size === 0) return null;
-      const notes = [...calls.pending.values()].map(
-        ([tool, count]) =>
+    const warn = async (view: StateView, event: ModelRequestEvent, envelope: Envelope) => {
+      const run = envelope.runId;
+      const key = view.key(scope, envelope, LOOP_RECORD);
+      const record = await view.read(key);
+      if (!callsOf(record.value, window)[1].some((p) => p[3] === run)) return null; // nothing to tell this run: no write
+      const take = (value: unknown) => {
+        const [recent, pending] = callsOf(value, window);
+        const mine = pending.filter((p) => p[3] === run);
+        if (mine.length === 0) return [null, mine] as const;
+        return [{ recent, pending: pending.filter((p) => p[3] !== run) }, mine] as const;
+      };
+      const mine = await update(view, key, take, life);
+      if (mine.length === 0) return null;
+      const notes = mine.map(
+        ([, tool, count]) =>
           `you have called ${tool} with the same arguments ${count} times in your last ` +
-          `${window} tool calls; from ${blockAfter} such calls on it will be refused, so try something else.`,
+          `${window} tool calls${whereWords}; from ${blockAfter} such calls on it will be refused, so try something else.`,
       );
-      calls.pending.clear();
       return Continue(withNote(event, notes.join(" ")));
     };
 
-    return async (event, envelope) => {
-      if (event instanceof ToolCallEvent) return call(event, envelope.runId);
-      if (event instanceof ModelRequestEvent) return warn(event, envelope.runId);
-      if (event instanceof TaskEndEvent) runs.end(envelope.runId, event);
-      return null;
+    const fn = async (event: ToolCallEvent | ModelRequestEvent | TaskEndEvent, envelope: Envelope) => {
+      const view = slot.view;
+      try {
+        if (event instanceof ToolCallEvent) return await call(view, event, envelope);
+        if (event instanceof ModelRequestEvent) return await warn(view, event, envelope);
+        if (scope === "run" && event instanceof TaskEndEvent && final(event)) await view.delete(view.key("run", envelope, LOOP_RECORD));
+        return null;
+      } catch (error) {
+        return unavailable(view, error);
+      }
     };
+    return stateful(fn, slot);
   },
 );

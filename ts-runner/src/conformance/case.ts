@@ -82,6 +82,8 @@ class CaseRun {
   readonly #contexts = new Map<string, RunContext>();
   readonly #emits: Json[] = [];
   readonly #behaviours: Behaviours;
+  /** How many emits the case has begun (the scripted store's `down` counts them, I33). */
+  #emitted = 0;
   #fatal: { error: unknown } | undefined;
 
   constructor(
@@ -119,7 +121,7 @@ class CaseRun {
   async run(): Promise<Reply> {
     const given = object(this.testCase["given"] ?? {}, "given");
     if (!("harness" in given)) return this.#observe(given);
-    const spec = new HarnessCase(object(given["harness"], "harness"), this.#behaviours, () => RAN.getStore());
+    const spec = new HarnessCase(object(given["harness"], "harness"), this.#behaviours, () => RAN.getStore(), () => this.#emitted);
     try {
       spec.open();
       let harness;
@@ -212,10 +214,14 @@ class CaseRun {
     const name = String(step["context"] ?? "main");
     let context = this.#contexts.get(name);
     if (context === undefined) {
-      // One clock for the case; each context's run id is its name (§4, I21).
-      const envelope = new Envelope({ clock: this.#clock, runId: name });
+      // One clock for the case; each context's run id is its name (§4, I21); its attributes
+      // are given.contexts[name].attributes (I33).
+      const contexts = object(object(this.testCase["given"] ?? {}, "given")["contexts"] ?? {}, "contexts");
+      const attributes = object(object(contexts[name] ?? {}, `contexts.${name}`)["attributes"] ?? {}, "attributes");
+      const envelope = new Envelope({ clock: this.#clock, runId: name, attributes });
       this.#contexts.set(name, (context = new RunContext({ envelope })));
     }
+    this.#emitted += 1;
     let event: Event | null = null;
     if ("event_as" in step) event = this.#sample(step["event_as"]);
     else if (isHookPoint(hook)) event = eventFromJSON(hook, step["event"] ?? this.samples[hook]);

@@ -25,6 +25,7 @@ import { load, type Harness } from "../spec/loader.js";
 import { renderJson } from "../spec/render.js";
 import { parseYaml, plain } from "../spec/yaml.js";
 import { BehaviourError, type Behaviours } from "./behaviours.js";
+import { ScriptedStore } from "./state.js";
 
 type Json = Readonly<Record<string, unknown>>;
 
@@ -65,6 +66,8 @@ export class HarnessCase {
     readonly given: Json,
     readonly behaviours: Behaviours,
     readonly ran: () => string[] | undefined,
+    /** How many emits the case has begun (the scripted store's `down` counts them). */
+    readonly emitted: () => number = () => 0,
   ) {
     this.root = realpathSync(mkdtempSync(join(tmpdir(), "hwcase-")));
   }
@@ -88,12 +91,21 @@ export class HarnessCase {
     rmSync(this.root, { recursive: true, force: true });
   }
 
+  /** The loader's harness of the case's spec, on the case's scripted store when it gives one (`state`, I33). */
   async load(): Promise<Harness> {
     const folders = (this.given["org_profiles"] ?? []) as unknown[];
+    let scripted: ScriptedStore | undefined;
+    if ("state" in this.given) {
+      const state = this.given["state"];
+      if (!isPlainObject(state)) throw new BehaviourError("harness.state must be an object");
+      scripted = new ScriptedStore(state["down"] ?? [], this.emitted);
+      await scripted.seed(state["seed"] ?? {});
+    }
     const harness = await load(join(this.root, this.spec), {
       task: (this.given["task"] ?? null) as string | null,
       env: (this.given["env"] ?? null) as string | null,
       orgProfiles: folders.map((folder) => join(this.root, String(folder))),
+      openState: scripted === undefined ? undefined : () => scripted,
     });
     for (const entry of harness.entries) {
       const slot = entry.middleware === null ? undefined : this.#slots.get(entry.middleware.call as MiddlewareFn);

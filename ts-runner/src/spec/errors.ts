@@ -32,6 +32,7 @@ export const RULES = Object.freeze({
   invalid_contracts: "contracts",
   invalid_identity: "I27",
   invalid_mode: "I25",
+  invalid_state: "state",
 } as const);
 
 export type SpecKind = keyof typeof RULES;

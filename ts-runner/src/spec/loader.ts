@@ -12,6 +12,7 @@
  * `load` is async: plugins are ES modules, and `import()` is.
  */
 
+import { dirname } from "node:path";
 import { HookBus, type HookBusOptions } from "../bus.js";
 import { HOOK_POINTS, type HookPoint } from "../catalogue.js";
 import { contractMode, type ContractMode } from "../contracts.js";
@@ -20,6 +21,11 @@ import { HarnessweaverError } from "../errors.js";
 import type { IdentityScheme } from "../identity.js";
 import { CARRIED } from "../matcher.js";
 import type { Middleware } from "../middleware.js";
+import { stateSlot } from "../state/attach.js";
+import { openStore, parseConfig, StateConfig, StateConfigError } from "../state/config.js";
+import { MemoryStore } from "../state/memory.js";
+import type { Store } from "../state/store.js";
+import { StateView } from "../state/view.js";
 import { checkIds, checkItem, overridesOf, type Checked } from "./check.js";
 import { specDeadlines } from "./deadlines.js";
 import { Problems, SpecError } from "./errors.js";
@@ -28,7 +34,7 @@ import { render, type Format, type Only } from "./render.js";
 import { Context, findProfile, Plugins } from "./resolve.js";
 import { shownValue as shown } from "./shown.js";
 import { structureProblem } from "./schema.js";
-import { plain } from "./yaml.js";
+import { lineOf, plain } from "./yaml.js";
 
 const MODES = ["enforce", "audit"] as const;
 /** The layers whose items a harness-wide mode never reaches (I25: baseline is the org's). */
@@ -80,8 +86,19 @@ export class Harness {
     readonly env: string | null = null,
     readonly contracts: ContractMode | null = null,
     readonly mode: string | null = null,
+    /**
+     * The state store of this harness's stateful middleware (the spec's `state:`; a
+     * `MemoryStore` of its own when it names none: two harnesses never share counts by
+     * accident). Close it with `close()`.
+     */
+    readonly store: Store = new MemoryStore(),
   ) {
     Object.freeze(this);
+  }
+
+  /** Closes the state store (its connections, its file): the harness is done. */
+  async close(): Promise<void> {
+    await this.store.close();
   }
 
   /** The entry registered as `name`; a RangeError when there is none. */
@@ -123,6 +140,11 @@ export interface LoadOptions {
   readonly orgProfiles?: readonly string[] | undefined;
   /** The hook-contract mode; wins over the spec's `contracts:`. */
   readonly contracts?: ContractMode | undefined;
+  /**
+   * Opens the harness's state store from the spec's checked `state:` (default `openStore`):
+   * a caller's own store (a test's scripted one, a host's shared one) instead.
+   */
+  readonly openState?: ((config: StateConfig) => Store | Promise<Store>) | undefined;
 }
 
 function choose(spec: Document, key: "envs" | "tasks", name: string | null, ctx: Context): readonly Item[] {
@@ -176,10 +198,19 @@ function itemKeys(item: Item, mode: string | null): Readonly<Record<string, unkn
   return { ...item.keys, mode };
 }
 
+/** The harness's store, the store calls' timeout and the task: what each stateful item's view is made of. */
+type StateOf = readonly [store: Store, timeout: number, task: string | null];
+
+/**
+ * The bus with every chosen item registered; each stateful one is given its view of the
+ * harness's store under the layer and the name it is registered with and its fail mode as
+ * registered.
+ */
 function register(
   chosen: readonly (readonly [Checked, Middleware])[],
   options: HookBusOptions,
   mode: string | null,
+  state: StateOf | null,
 ): [HookBus, HarnessEntry[]] {
   const bus = new HookBus(options);
   const entries: HarnessEntry[] = [];
@@ -187,6 +218,11 @@ function register(
     const item = checked.item;
     const overrides = overridesOf(itemKeys(item, mode), String(item.id));
     const decl = bus.register(middleware, { ...overrides, layer: item.source.layer });
+    const slot = stateSlot(middleware);
+    if (slot !== null && state !== null) {
+      const [store, timeout, task] = state;
+      slot.attachState(new StateView(store, { layer: item.source.layer, item: decl.name, failMode: decl.failMode, timeout, task }));
+    }
     entries.push(new HarnessEntry(decl.name, item.label, item.use, decl, item.source, plain(item.settings) as Record<string, unknown>, middleware));
   }
   return [bus, entries];
@@ -200,6 +236,32 @@ function checkStructure(content: unknown, file: string, what: "spec" | "profile"
 }
 
 type Read = [content: unknown, file: string, what: "spec" | "profile"];
+
+/** The spec's `state:` checked; a problem names the key and the variable, never a value (a URL may hold a password). */
+function specState(spec: Document, base: string, problems: Problems): StateConfig | null {
+  const node = spec.state;
+  try {
+    return parseConfig(plain(node), { base });
+  } catch (error) {
+    if (!(error instanceof StateConfigError)) throw error;
+    for (const [key, message] of error.problems) {
+      const line = (key ? lineOf(node, key) : null) ?? spec.lines.get("state") ?? null;
+      problems.add(spec.file, key ? `state.${key}` : "state", line, "invalid_state", message);
+    }
+    return null;
+  }
+}
+
+async function openState(config: StateConfig, spec: Document, problems: Problems, open: LoadOptions["openState"]): Promise<Store | null> {
+  try {
+    return await (open ?? openStore)(config);
+  } catch (error) {
+    // A driver not installed (ioredis, pg) or no node:sqlite: the message names the package.
+    if (!(error instanceof Error) || open !== undefined) throw error;
+    problems.add(spec.file, "state.backend", spec.lines.get("state") ?? null, "invalid_state", error.message);
+    return null;
+  }
+}
 
 async function readProfiles(spec: Document, ctx: Context, plugins: Plugins, documents: Read[]): Promise<Document[]> {
   const docs: Document[] = [];
@@ -233,6 +295,7 @@ export async function load(path: string, options: LoadOptions = {}): Promise<Har
   const deadlines = specDeadlines(spec, task, problems); // I26: the harness's and the task's
   const mode = harnessMode(spec, env, task, problems);
   const identity = specIdentity(spec, problems);
+  const state = specState(spec, dirname(path), problems);
   const plugins = new Plugins(problems);
   await plugins.load(spec, ctx.root);
   const documents: Read[] = [[content, file, "spec"]];
@@ -251,6 +314,8 @@ export async function load(path: string, options: LoadOptions = {}): Promise<Har
     if (found === null || found === undefined || !item.enabled) continue;
     chosen.push([found, found.built]);
   }
+  const store = state === null ? null : await openState(state, spec, problems, options.openState);
+  if (problems.size > 0 || store === null || state === null) throw problems.error();
   let bus: HookBus;
   let entries: HarnessEntry[];
   try {
@@ -259,14 +324,14 @@ export async function load(path: string, options: LoadOptions = {}): Promise<Har
       deadlines: deadlines as HookBusOptions["deadlines"],
       identity,
     };
-    [bus, entries] = register(chosen, busOptions, mode);
+    [bus, entries] = register(chosen, busOptions, mode, [store, state.timeout, task]);
   } catch (error) {
     // Every check ran already: this would be a bug of the core or the loader.
     if (!(error instanceof HarnessweaverError)) throw error;
     problems.core(spec.file, "", null, error);
     throw problems.error();
   }
-  return new Harness(bus, entries, path, task, env, contracts ?? null, mode);
+  return new Harness(bus, entries, path, task, env, contracts ?? null, mode, store);
 }
 
 export { SpecError };

@@ -11,7 +11,7 @@ import type { Problems, SpecKind } from "./errors.js";
 import { shownValue as shown } from "./shown.js";
 import { lineOf, plain, YamlList, YamlMap, YamlTimestamp } from "./yaml.js";
 
-export const SPEC_KEYS = ["plugins", "profiles", "middleware", "envs", "tasks", "contracts", "deadlines", "mode", "identity"] as const;
+export const SPEC_KEYS = ["plugins", "profiles", "middleware", "envs", "tasks", "contracts", "deadlines", "mode", "identity", "state"] as const;
 export const PROFILE_KEYS = ["profile", "plugins", "middleware"] as const;
 /** The keys of an item that are not settings. */
 export const RESERVED = ["id", "use", "band", "hooks", "fail_mode", "timeout", "match", "mode", "enabled"] as const;
@@ -81,6 +81,8 @@ export interface Document {
   /** Each task's `deadlines:` as read. */
   readonly taskDeadlines: ReadonlyMap<string, unknown>;
   readonly mode: unknown;
+  /** The spec's `state:` (the state store, docs/state.md) as read, with lines; checked by the loader. */
+  readonly state: unknown;
   readonly envModes: ReadonlyMap<string, unknown>;
   readonly envLines: ReadonlyMap<string, number | null>;
   readonly taskModes: ReadonlyMap<string, unknown>;
@@ -319,6 +321,7 @@ export function parseSpec(doc: unknown, file: string, problems: Problems): Docum
     deadlines: root.get("deadlines") ?? null,
     taskDeadlines,
     mode: plain(root.get("mode") ?? null),
+    state: root.get("state") ?? null,
     envModes,
     envLines,
     taskModes,
@@ -350,6 +353,7 @@ export function parseProfile(doc: unknown, file: string, layer: Layer, problems:
     deadlines: null,
     taskDeadlines: new Map(),
     mode: null,
+    state: null,
     envModes: new Map(),
     envLines: new Map(),
     taskModes: new Map(),

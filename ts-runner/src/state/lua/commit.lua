@@ -1,0 +1,58 @@
+-- harnessweaver state (issue 30): one counter, atomically. Byte-identical copies in
+-- python/harnessweaver/state/lua/ and ts-runner/src/state/lua/ (a test checks it).
+-- KEYS: {K}:base (string float), {K}:live (hash hold -> amount), {K}:exp (zset hold ->
+--   expires_at ms), {K}:done (zset hold -> expires_at ms: committed marks)
+-- commit. ARGV: hold, amount, ttl seconds ("" = a committed charge: base += amount and the hold
+-- marked for MARK_TTL, 7 days; else the charge stays a live hold for ttl), life ("" = kept).
+-- Returns the total as a string. A hold already marked: nothing changes.
+-- Shared prelude (the same in every counter script). Time is the server's own (TIME), in
+-- milliseconds; a hold or mark whose expires_at <= now is gone.
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local function num(x)
+  return string.format("%.17g", x)
+end
+local function purge()
+  local gone = redis.call("ZRANGEBYSCORE", KEYS[3], "-inf", num(now))
+  for i = 1, #gone, 1000 do
+    redis.call("HDEL", KEYS[2], unpack(gone, i, math.min(i + 999, #gone)))
+  end
+  if #gone > 0 then
+    redis.call("ZREMRANGEBYSCORE", KEYS[3], "-inf", num(now))
+  end
+  redis.call("ZREMRANGEBYSCORE", KEYS[4], "-inf", num(now))
+end
+local function total()
+  local sum = tonumber(redis.call("GET", KEYS[1]) or "0")
+  local amounts = redis.call("HVALS", KEYS[2])
+  for i = 1, #amounts do
+    sum = sum + tonumber(amounts[i])
+  end
+  return sum
+end
+local function touch(life)
+  for i = 1, 4 do
+    if life == "" then
+      redis.call("PERSIST", KEYS[i])
+    else
+      redis.call("PEXPIRE", KEYS[i], math.ceil(tonumber(life) * 1000))
+    end
+  end
+end
+purge()
+local hold = ARGV[1]
+if redis.call("ZSCORE", KEYS[4], hold) then
+  return num(total())
+end
+if ARGV[3] ~= "" then
+  redis.call("HSET", KEYS[2], hold, ARGV[2])
+  redis.call("ZADD", KEYS[3], num(now + tonumber(ARGV[3]) * 1000), hold)
+else
+  redis.call("HDEL", KEYS[2], hold)
+  redis.call("ZREM", KEYS[3], hold)
+  local base = tonumber(redis.call("GET", KEYS[1]) or "0")
+  redis.call("SET", KEYS[1], num(base + tonumber(ARGV[2])))
+  redis.call("ZADD", KEYS[4], num(now + 604800000), hold)
+end
+touch(ARGV[4])
+return num(total())

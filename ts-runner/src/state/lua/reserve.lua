@@ -1,0 +1,53 @@
+-- harnessweaver state (issue 30): one counter, atomically. Byte-identical copies in
+-- python/harnessweaver/state/lua/ and ts-runner/src/state/lua/ (a test checks it).
+-- KEYS: {K}:base (string float), {K}:live (hash hold -> amount), {K}:exp (zset hold ->
+--   expires_at ms), {K}:done (zset hold -> expires_at ms: committed marks)
+-- reserve. ARGV: hold, amount, limit ("" = none), ttl seconds, life seconds ("" = kept)
+-- Returns {granted 0/1, total as a string, repeated 0/1}.
+-- Shared prelude (the same in every counter script). Time is the server's own (TIME), in
+-- milliseconds; a hold or mark whose expires_at <= now is gone.
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local function num(x)
+  return string.format("%.17g", x)
+end
+local function purge()
+  local gone = redis.call("ZRANGEBYSCORE", KEYS[3], "-inf", num(now))
+  for i = 1, #gone, 1000 do
+    redis.call("HDEL", KEYS[2], unpack(gone, i, math.min(i + 999, #gone)))
+  end
+  if #gone > 0 then
+    redis.call("ZREMRANGEBYSCORE", KEYS[3], "-inf", num(now))
+  end
+  redis.call("ZREMRANGEBYSCORE", KEYS[4], "-inf", num(now))
+end
+local function total()
+  local sum = tonumber(redis.call("GET", KEYS[1]) or "0")
+  local amounts = redis.call("HVALS", KEYS[2])
+  for i = 1, #amounts do
+    sum = sum + tonumber(amounts[i])
+  end
+  return sum
+end
+local function touch(life)
+  for i = 1, 4 do
+    if life == "" then
+      redis.call("PERSIST", KEYS[i])
+    else
+      redis.call("PEXPIRE", KEYS[i], math.ceil(tonumber(life) * 1000))
+    end
+  end
+end
+purge()
+local hold, amount = ARGV[1], tonumber(ARGV[2])
+local before = total()
+if redis.call("HEXISTS", KEYS[2], hold) == 1 or redis.call("ZSCORE", KEYS[4], hold) then
+  return {1, num(before), 1}
+end
+if ARGV[3] ~= "" and before + amount > tonumber(ARGV[3]) then
+  return {0, num(before), 0}
+end
+redis.call("HSET", KEYS[2], hold, ARGV[2])
+redis.call("ZADD", KEYS[3], num(now + tonumber(ARGV[4]) * 1000), hold)
+touch(ARGV[5])
+return {1, num(before + amount), 0}

@@ -1,0 +1,216 @@
+/**
+ * `PostgresStore`: counters and records in PostgreSQL (python/harnessweaver/state/postgres.py),
+ * through `pg` (an optional peer dependency: installed only by those who use PostgreSQL).
+ *
+ * One transaction per operation (`sql.ts`): a counter's row is made if missing and locked
+ * (`SELECT ... FOR UPDATE`) before anything else, so every operation on one key runs one
+ * after the other across processes and machines, Python's and Node's alike. Time is the
+ * server's (`clock_timestamp()`), in seconds since the epoch. The tables are made if missing,
+ * once per store, under a transaction-scoped advisory lock (the same lock as Python's). A
+ * connection that failed is dropped, never reused, so the store recovers by itself when the
+ * server comes back. The URL never appears in an error or `toString()`.
+ */
+
+import type { JsonValue } from "../json.js";
+import { commitTx, deleteTx, readTx, releaseTx, reserveTx, swapTx, totalTx, type Tx } from "./sql.js";
+import {
+  checkCounterArgs,
+  checkKey,
+  checkLife,
+  checkVersion,
+  dumpJson,
+  StateUnavailable,
+  type CommitOptions,
+  type Reservation,
+  type ReserveOptions,
+  type StateRecord,
+  type Store,
+  type SwapOptions,
+} from "./store.js";
+
+/** The tables, as Python makes them (python/harnessweaver/state/postgres.py `SCHEMA`). */
+export const SCHEMA: readonly string[] = [
+  "CREATE TABLE IF NOT EXISTS hw_state_counter (key TEXT PRIMARY KEY, " + "base DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION)",
+  "CREATE TABLE IF NOT EXISTS hw_state_hold (key TEXT NOT NULL, hold TEXT NOT NULL, " +
+    "amount DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, " +
+    "done BOOLEAN NOT NULL, PRIMARY KEY (key, hold))",
+  "CREATE TABLE IF NOT EXISTS hw_state_record (key TEXT PRIMARY KEY, " + "version BIGINT NOT NULL, value TEXT NOT NULL, expires_at DOUBLE PRECISION)",
+];
+/** "hw_state": the advisory lock around the CREATEs (Python's `_SCHEMA_LOCK`). */
+const SCHEMA_LOCK = "7527590251651495013"; // 0x68775F7374617465
+
+/** What this module uses of `pg` (declared here: the package is optional). */
+interface QueryResult {
+  readonly rows: readonly unknown[];
+}
+interface PoolClient {
+  query(text: string | { text: string; values?: unknown[]; rowMode?: "array" }, values?: unknown[]): Promise<QueryResult>;
+  release(destroy?: boolean): void;
+}
+interface Pool {
+  connect(): Promise<PoolClient>;
+  end(): Promise<void>;
+  on(event: "error", listener: (error: unknown) => void): unknown;
+}
+type PgModule = { Pool: new (config: Readonly<Record<string, unknown>>) => Pool };
+
+async function pgModule(): Promise<PgModule> {
+  let loaded: { default?: PgModule } & Partial<PgModule>;
+  try {
+    const name = "pg"; // not a literal: an optional package, and its types are not needed to build this one
+    loaded = (await import(name)) as typeof loaded;
+  } catch {
+    throw new Error("the postgres state backend needs the package pg: npm install pg");
+  }
+  return (loaded.Pool === undefined ? loaded.default : loaded) as PgModule;
+}
+
+export interface PostgresStoreOptions {
+  /** At most this many connections at once (default 10). */
+  readonly maxConnections?: number;
+  /** How long a connection attempt may take, in milliseconds (default 2000). */
+  readonly connectTimeout?: number;
+}
+
+export class PostgresStore implements Store {
+  readonly backend = "postgres" as const;
+  readonly #url: string;
+  readonly #options: PostgresStoreOptions;
+  #pool: Promise<Pool> | undefined;
+  #schemaReady = false;
+  #closed = false;
+
+  constructor(url: string, options: PostgresStoreOptions = {}) {
+    if (typeof url !== "string" || url === "") throw new RangeError("a postgres state URL is non-empty text");
+    this.#url = url;
+    this.#options = options;
+  }
+
+  toString(): string {
+    return "PostgresStore(postgres)";
+  }
+
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return this.toString();
+  }
+
+  toJSON(): object {
+    return { backend: this.backend };
+  }
+
+  #connect(): Promise<Pool> {
+    this.#pool ??= pgModule().then(({ Pool }) => {
+      const pool = new Pool({
+        connectionString: this.#url,
+        max: this.#options.maxConnections ?? 10,
+        connectionTimeoutMillis: this.#options.connectTimeout ?? 2000,
+        idleTimeoutMillis: 10_000,
+        allowExitOnIdle: true,
+      });
+      pool.on("error", () => {}); // an idle connection that broke is dropped by the pool; the next call reconnects
+      return pool;
+    });
+    return this.#pool;
+  }
+
+  async #createTables(client: PoolClient): Promise<void> {
+    await client.query("BEGIN");
+    try {
+      await client.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK]);
+      for (const statement of SCHEMA) await client.query(statement);
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    }
+    this.#schemaReady = true;
+  }
+
+  /** `body` in a transaction of its own; any failure of the server is StateUnavailable. */
+  async #tx<T>(operation: string, body: (tx: Tx) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new StateUnavailable(this.backend, operation, "closed");
+    let client: PoolClient | undefined;
+    try {
+      client = await (await this.#connect()).connect();
+      if (!this.#schemaReady) await this.#createTables(client);
+      const c = client;
+      const tx: Tx = {
+        forUpdate: " FOR UPDATE",
+        bool: (value) => value,
+        one: async (sql, params = []) => {
+          const result = await c.query({ text: sql, values: params as unknown[], rowMode: "array" });
+          return (result.rows[0] as unknown[] | undefined) ?? null;
+        },
+        run: async (sql, params = []) => {
+          await c.query(sql, params as unknown[]);
+        },
+        now: async () => {
+          const result = await c.query({ text: "SELECT extract(epoch FROM clock_timestamp())::float8", rowMode: "array" });
+          return Number((result.rows[0] as unknown[])[0]);
+        },
+      };
+      await c.query("BEGIN");
+      let value: T;
+      try {
+        value = await body(tx);
+        await c.query("COMMIT");
+      } catch (error) {
+        await c.query("ROLLBACK").catch(() => {});
+        throw error;
+      }
+      c.release();
+      client = undefined;
+      return value;
+    } catch (error) {
+      client?.release(true); // a connection that failed is closed, never reused
+      throw StateUnavailable.of(this.backend, operation, error);
+    }
+  }
+
+  async reserve(key: string, hold: string, amount: number, options: ReserveOptions): Promise<Reservation> {
+    checkCounterArgs(key, hold, amount, { limit: options.limit, ttl: options.ttl, ttlRequired: true, life: options.life });
+    return this.#tx("reserve", (tx) => reserveTx(tx, key, hold, amount, options.limit, options.ttl, options.life));
+  }
+
+  async commit(key: string, hold: string, amount: number, options: CommitOptions = {}): Promise<number> {
+    checkCounterArgs(key, hold, amount, { ttl: options.ttl, life: options.life });
+    return this.#tx("commit", (tx) => commitTx(tx, key, hold, amount, options.ttl, options.life));
+  }
+
+  async release(key: string, hold: string): Promise<number> {
+    checkKey(key);
+    checkKey(hold, "hold id");
+    return this.#tx("release", (tx) => releaseTx(tx, key, hold));
+  }
+
+  async total(key: string): Promise<number> {
+    checkKey(key);
+    return this.#tx("total", (tx) => totalTx(tx, key));
+  }
+
+  async read(key: string): Promise<StateRecord> {
+    checkKey(key);
+    return this.#tx("read", (tx) => readTx(tx, key));
+  }
+
+  async swap(key: string, version: number, value: JsonValue, options: SwapOptions = {}): Promise<boolean> {
+    checkKey(key);
+    checkLife(options.life);
+    checkVersion(version);
+    const text = dumpJson(value);
+    return this.#tx("swap", (tx) => swapTx(tx, key, version, text, options.life));
+  }
+
+  async delete(...keys: string[]): Promise<void> {
+    for (const key of keys) checkKey(key);
+    if (keys.length === 0) return;
+    await this.#tx("delete", (tx) => deleteTx(tx, keys));
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const pool = this.#pool;
+    this.#pool = undefined;
+    if (pool !== undefined) await (await pool).end().catch(() => {});
+  }
+}

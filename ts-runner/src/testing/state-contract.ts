@@ -1,0 +1,117 @@
+/**
+ * The one contract every state store keeps (python/tests/state/contract.py says the same for
+ * Python's): run by the memory, SQLite, Redis and PostgreSQL tests. `make` gives a fresh store;
+ * each test uses keys of its own.
+ */
+
+import assert from "node:assert/strict";
+import { it } from "node:test";
+import { randomUUID } from "node:crypto";
+import type { Store } from "../state/index.js";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function contractTests(make: () => Store | Promise<Store>, options: { readonly skip?: string | false } = {}): void {
+  const skip = options.skip ?? false;
+  const key = (name: string) => `hw1/app/test/run/${randomUUID()}/${name}`;
+  const test = (name: string, body: (store: Store) => Promise<void>) =>
+    it(name, { skip }, async () => {
+      const store = await make();
+      await body(store);
+    });
+
+  test("a missing counter is 0, a missing record is (null, 0)", async (store) => {
+    assert.equal(await store.total(key("t")), 0);
+    assert.deepEqual(await store.read(key("r")), { value: null, version: 0 });
+    assert.equal(await store.release(key("t"), "h"), 0);
+  });
+
+  test("reserve holds within the limit, refuses beyond it, repeats nothing", async (store) => {
+    const k = key("tokens");
+    assert.deepEqual(await store.reserve(k, "a", 6, { limit: 10, ttl: 60 }), { granted: true, total: 6, repeated: false });
+    assert.deepEqual(await store.reserve(k, "b", 5, { limit: 10, ttl: 60 }), { granted: false, total: 6, repeated: false });
+    assert.deepEqual(await store.reserve(k, "a", 6, { limit: 10, ttl: 60 }), { granted: true, total: 6, repeated: true });
+    assert.deepEqual(await store.reserve(k, "c", 4, { limit: 10, ttl: 60 }), { granted: true, total: 10, repeated: false });
+    assert.deepEqual(await store.reserve(k, "d", 1, { limit: null, ttl: 60 }), { granted: true, total: 11, repeated: false });
+    assert.equal(await store.total(k), 11);
+  });
+
+  test("commit charges once, replacing the hold; a committed hold stays charged", async (store) => {
+    const k = key("cost");
+    await store.reserve(k, "a", 5, { limit: 100, ttl: 60 });
+    assert.equal(await store.commit(k, "a", 3.5), 3.5);
+    assert.equal(await store.commit(k, "a", 3.5), 3.5);
+    assert.deepEqual(await store.reserve(k, "a", 5, { limit: 100, ttl: 60 }), { granted: true, total: 3.5, repeated: true });
+    assert.equal(await store.release(k, "a"), 3.5);
+    assert.equal(await store.commit(k, "b", 0.25), 3.75); // without a reservation
+    assert.equal(await store.total(k), 3.75);
+  });
+
+  test("release drops a live hold", async (store) => {
+    const k = key("x");
+    await store.reserve(k, "a", 2, { limit: null, ttl: 60 });
+    await store.reserve(k, "b", 3, { limit: null, ttl: 60 });
+    assert.equal(await store.release(k, "a"), 3);
+    assert.equal(await store.release(k, "a"), 3);
+    assert.equal(await store.total(k), 3);
+  });
+
+  test("holds and expiring charges expire; an expired reservation's commit still charges", async (store) => {
+    const k = key("w");
+    await store.reserve(k, "a", 1, { limit: 1, ttl: 0.15 });
+    await store.commit(k, "b", 1, { ttl: 0.15 });
+    await store.reserve(k, "c", 1, { limit: null, ttl: 0.15 });
+    assert.equal(await store.total(k), 3);
+    await sleep(300);
+    assert.equal(await store.total(k), 0);
+    assert.equal(await store.commit(k, "c", 1), 1);
+    assert.deepEqual(await store.reserve(k, "d", 1, { limit: 1, ttl: 60 }), { granted: false, total: 1, repeated: false });
+  });
+
+  test("records: compare-and-set by version", async (store) => {
+    const k = key("rec");
+    assert.equal(await store.swap(k, 0, { calls: ["a"], n: 1.5 }), true);
+    assert.deepEqual(await store.read(k), { value: { calls: ["a"], n: 1.5 }, version: 1 });
+    assert.equal(await store.swap(k, 0, { calls: [] }), false);
+    assert.equal(await store.swap(k, 2, { calls: [] }), false);
+    assert.equal(await store.swap(k, 1, "text ü"), true);
+    assert.deepEqual(await store.read(k), { value: "text ü", version: 2 });
+  });
+
+  test("life: a key is dropped that long after its last write", async (store) => {
+    const [c, r] = [key("c"), key("r")];
+    await store.commit(c, "a", 5, { life: 0.15 });
+    await store.swap(r, 0, [1], { life: 0.15 });
+    assert.equal(await store.total(c), 5);
+    await sleep(300);
+    assert.equal(await store.total(c), 0);
+    assert.deepEqual(await store.read(r), { value: null, version: 0 });
+    assert.equal(await store.swap(r, 0, [2]), true);
+  });
+
+  test("delete drops counters and records", async (store) => {
+    const [a, b] = [key("a"), key("b")];
+    await store.commit(a, "h", 2);
+    await store.swap(a, 0, true);
+    await store.reserve(b, "h", 1, { limit: null, ttl: 60 });
+    await store.delete(a, b);
+    assert.equal(await store.total(a), 0);
+    assert.equal(await store.total(b), 0);
+    assert.deepEqual(await store.read(a), { value: null, version: 0 });
+    assert.equal(await store.commit(a, "h", 1), 1); // the mark went too
+  });
+
+  test("concurrent reserves never overspend", async (store) => {
+    const k = key("race");
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => store.reserve(k, `h${i}`, 1, { limit: 10, ttl: 60 })));
+    assert.equal(results.filter((r) => r.granted).length, 10);
+    assert.equal(await store.total(k), 10);
+  });
+
+  test("bad arguments are the caller's bug (RangeError), not an outage", async (store) => {
+    await assert.rejects(store.total(""), RangeError);
+    await assert.rejects(store.reserve(key("k"), "h", Number.NaN, { limit: null, ttl: 1 }), RangeError);
+    await assert.rejects(store.reserve(key("k"), "h", 1, { limit: null, ttl: 0 }), RangeError);
+    await assert.rejects(store.swap(key("k"), -1, 1), RangeError);
+  });
+}
