@@ -51,11 +51,11 @@ class Fleet:
 
     @property
     def budget_item(self) -> str:
-        return f"budget-{self.tag}"
+        return f"budget_{self.tag}"
 
     @property
     def rate_item(self) -> str:
-        return f"rate-{self.tag}"
+        return f"rate_{self.tag}"
 
     def spec_text(self, backend: str) -> str:
         return (

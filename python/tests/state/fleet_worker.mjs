@@ -20,8 +20,9 @@ const codes = {};
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function codeOf(outcome) {
-  if (outcome instanceof hw.Block) return outcome.code ?? "blocked";
-  if (outcome instanceof hw.Retry) return outcome.code ?? "retry";
+  // Outcomes are frozen objects discriminated on `kind` (src/outcomes.ts).
+  if (outcome.kind === "block") return outcome.code ?? "blocked";
+  if (outcome.kind === "retry") return outcome.code ?? "retry";
   return null;
 }
 
