@@ -206,7 +206,7 @@ def run_fleet(fleet: Fleet, plan: Plan, backend: str, url: str, tmp: Path) -> Ta
         for future in sessions:
             tally.add("hook", future.result(timeout=300))
     for kind, proc in procs:
-        out, err = proc.communicate(timeout=300)
+        out, err = proc.communicate(timeout=3600)
         if proc.returncode != 0:
             raise AssertionError(f"{kind} worker exited {proc.returncode}: {err.decode()[-3000:]}")
         tally.add(kind, json.loads(out.decode().strip().splitlines()[-1]))

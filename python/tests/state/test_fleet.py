@@ -94,8 +94,8 @@ def test_python_node_and_hook_workers_share_one_budget_and_one_rate_limit(
     calls=st.integers(1, 5),
     amounts=st.lists(st.integers(1, RESERVE), min_size=1, max_size=5),
     delays=st.lists(st.integers(0, 4), max_size=4),
-    budget=st.integers(0, 30 * RESERVE),
-    rate=st.integers(0, 40),
+    budget=st.integers(1, 30 * RESERVE),
+    rate=st.integers(1, 40),
     backend=st.sampled_from(BACKENDS),
 )
 def test_random_fleets_never_overspend_and_lose_no_charge(
