@@ -19,9 +19,9 @@ import contextlib
 import hashlib
 import json
 import logging
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from .agents import Agent, agent_for, parse
@@ -285,7 +285,7 @@ def _event(request: Request, step: int, task: str | None) -> Any:
 def _emit(harness: Any, hook: str, event: Any, session: str) -> Decision:
     from .. import Envelope, RunContext
 
-    ctx = RunContext(Envelope(run_id=session))
+    ctx = RunContext(Envelope(run_id=session, attributes=_attributes(session)))
     try:
         result = asyncio.run(harness.bus.emit(hook, event, ctx))
     except Exception as exc:  # a bug or a broken middleware the bus let through
@@ -300,6 +300,22 @@ def _emit(harness: Any, hook: str, event: Any, session: str) -> Decision:
         lines = tuple(f"{w.middleware}: {w.text}" for w in result.warnings)
         decision = replace(decision, warnings=lines)
     return decision
+
+
+ATTRIBUTE_ENV = {"user": "HARNESSWEAVER_USER", "app": "HARNESSWEAVER_APP"}
+"""The envelope attributes the hook command takes from its environment, for guards of scope
+``user`` and ``app`` (docs/state.md); ``session`` is the agent's session id."""
+
+
+def _attributes(session: str) -> dict[str, object]:
+    import os
+
+    found: dict[str, object] = {"session": session}
+    for name, variable in ATTRIBUTE_ENV.items():
+        value = os.environ.get(variable)
+        if value:
+            found[name] = value
+    return found
 
 
 def _decision(result: Any) -> Decision:
@@ -348,12 +364,13 @@ def _opening(open_state: Any) -> Iterator[None]:
     command is the only caller in its process."""
     from ..spec import loader
 
-    original = loader.open_store
-    loader.open_store = open_state
+    names = vars(loader)
+    original = names["open_store"]
+    names["open_store"] = open_state
     try:
         yield
     finally:
-        loader.open_store = original
+        names["open_store"] = original
 
 
 def _harness_key(options: HookOptions, harness: Any) -> str:

@@ -92,9 +92,13 @@ class Tally:
 
 
 def node_ready() -> str | None:
-    """Why the Node worker cannot run here (None: it can)."""
+    """Why the Node worker cannot run here (None: it can). A checkout whose ts-runner has its
+    packages but no build is built here (``npm run build``, about a minute)."""
     if shutil.which("node") is None:
         return "node is not on PATH"
+    npm = shutil.which("npm")
+    if not TS_DIST.is_file() and npm is not None and (TS / "node_modules").is_dir():
+        subprocess.run([npm, "run", "build"], cwd=TS, capture_output=True, check=False)
     if not TS_DIST.is_file():
         return "ts-runner/dist is not built (cd ts-runner && npm ci && npm run build)"
     return None
