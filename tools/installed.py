@@ -84,6 +84,7 @@ ELSEWHERE = (
     "state/test_postgres.py",
     "state/test_faults.py",
     "state/test_fleet.py",
+    "state/test_fleet_adapters.py",
     "spec/test_spec_fuzz.py",
 )
 """What the full run (and ``nox -s tests``) leaves to ``nox -s mcp``, ``state`` and ``fuzz``."""
