@@ -21,9 +21,9 @@ pytest.importorskip("agents")
 pytest.importorskip("langchain")
 pytest.importorskip("redis")
 
-from fleet import Fleet  # noqa: E402
+from fleet import Fleet
 
-import harnessweaver as hw  # noqa: E402
+import harnessweaver as hw
 
 RUNS = 6
 """Runs of each integration, one model call each."""
