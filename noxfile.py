@@ -120,7 +120,8 @@ def tests(session: nox.Session) -> None:
     # The two cores' runs at once (this machine has two cores); each one's output is printed
     # whole when it ends. The files of ELSEWHERE run once, in `nox -s mcp`, `state` and `fuzz`
     # (before, the MCP proxy's hostile-peer and load tests ran here on both cores and again on
-    # two installed wheels, ~2 min each time; the hostile specs 300 a run beside fuzz's 1,000).
+    # two installed wheels, ~2 min each time; the hostile specs and values, 300 and 25 a run,
+    # beside fuzz's 1,000 and 400 on each core).
     venv = {
         "VIRTUAL_ENV": session.virtualenv.location,
         "PATH": f"{session.bin}{os.pathsep}{os.environ['PATH']}",
@@ -429,11 +430,14 @@ def mcp(session: nox.Session) -> None:
             )  # fmt: skip
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    # The heavy files, each in its own pytest, two at a time (they assert no time).
     heavy = [f"python/tests/{name}" for name in ELSEWHERE if name.startswith("mcp/")]
     if heavy and not session.posargs:
-        session.run(
-            "pytest", "-p", "no:cacheprovider", "-q", *heavy, env={"HARNESSWEAVER_CORE": "rust"}
-        )
+        pytest = os.path.join(session.bin, "pytest")
+        runs = [[pytest, "-p", "no:cacheprovider", "-q", "-ra", name] for name in heavy]
+        failed = _run_two_at_a_time(session, runs, env={**env, "HARNESSWEAVER_CORE": "rust"})
+        if failed:
+            session.error(f"pytest failed: {', '.join(run[-1] for run in failed)}")
     if kit.returncode != 0:
         session.error(f"the conformance kit through the proxy failed (results in {out})")
 

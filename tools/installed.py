@@ -76,8 +76,9 @@ ELSEWHERE = (
     # not against every artifact (they test no difference between builds). The MCP proxy under
     # hostile peers and under load (~66 s and ~60 s a run): ``nox -s mcp``. The state stores
     # against real Redis and PostgreSQL servers (which an artifact's machine may not have; CI
-    # fails rather than skips them): ``nox -s state``. The hostile harness specs: ``nox -s
-    # fuzz`` runs 1,000 of them (here they were 300 a run). ``nox -s tests`` leaves them out too.
+    # fails rather than skips them): ``nox -s state``. The hostile harness specs and hostile
+    # Python values: ``nox -s fuzz`` runs them, 1,000 specs (here 300 a run) and 400 values
+    # on each core (here 25). ``nox -s tests`` leaves them out too.
     "mcp/test_hostile_peers.py",
     "mcp/test_load.py",
     "state/test_redis.py",
@@ -86,6 +87,7 @@ ELSEWHERE = (
     "state/test_fleet.py",
     "state/test_fleet_adapters.py",
     "spec/test_spec_fuzz.py",
+    "hostile",
 )
 """What the full run (and ``nox -s tests``) leaves to ``nox -s mcp``, ``state`` and ``fuzz``."""
 

@@ -101,3 +101,19 @@ export { builtinPlugin, BUILTIN_PROFILES } from "./builtins/index.js";
 export { Harness, HarnessEntry, load, type LoadOptions } from "./spec/loader.js";
 export { Problem, SpecError } from "./spec/errors.js";
 export { Provenance } from "./spec/model.js";
+// State a fleet shares (docs/state.md): the store interface, its backends, keys and views.
+export * as state from "./state/index.js";
+export {
+  attach,
+  MemoryStore,
+  openStore,
+  PostgresStore,
+  RedisStore,
+  SqliteStore,
+  stateKey,
+  StateUnavailable,
+  StateView,
+  type Reservation,
+  type StateRecord,
+  type Store,
+} from "./state/index.js";

@@ -19,6 +19,12 @@ agent) goes through two small seams: :func:`tracked` collects the ``RunStates`` 
 middleware built while a harness loads, in the order they were built, and each state can
 ``dump()`` itself to JSON and ``restore()`` a dump into a fresh state. Tracking is off unless
 a caller turns it on, so nothing changes for a harness that lives in one process.
+
+The stateful built-ins now keep their state on a state store (``harnessweaver.state``), not in
+``RunStates``: while tracking, the in-memory store a loaded harness attaches them to is
+collected instead, as a :class:`StoreSnapshot` (one per store) whose ``dump()`` and
+``restore()`` carry that store's keys. This keeps the hook command's seam working until it
+keeps its state in a store shared by its processes (an SQLite file) instead.
 """
 
 from __future__ import annotations
@@ -30,7 +36,15 @@ from typing import Any, Final, Generic, Protocol, TypeVar, cast, runtime_checkab
 
 from ..events import TaskEndEvent
 
-__all__ = ["FINAL_EXIT_REASONS", "MAX_RUNS", "Persistent", "RunStates", "tracked"]
+__all__ = [
+    "FINAL_EXIT_REASONS",
+    "MAX_RUNS",
+    "Persistent",
+    "RunStates",
+    "StoreSnapshot",
+    "track_store",
+    "tracked",
+]
 
 S = TypeVar("S")
 
@@ -56,11 +70,11 @@ class Persistent(Protocol):
         ...
 
 
-_tracking: list[RunStates[Any]] | None = None
+_tracking: list[Any] | None = None
 
 
 @contextmanager
-def tracked() -> Iterator[list[RunStates[Any]]]:
+def tracked() -> Iterator[list[Any]]:
     """Collect every ``RunStates`` made inside the block, in the order they are made.
 
     Loading one harness spec builds its middleware in the same order each time, so the n-th
@@ -135,3 +149,82 @@ class RunStates(Generic[S]):
             if not isinstance(state, Persistent):
                 raise ValueError(f"RunStates.restore: {type(state).__name__} cannot be restored")
             state.restore(item[1])
+
+
+def track_store(store: object) -> None:
+    """Collect ``store`` (once) while :func:`tracked` is on, if it is an in-memory store."""
+    from ..state.memory import MemoryStore
+
+    if _tracking is None or type(store) is not MemoryStore:
+        return
+    if not any(isinstance(s, StoreSnapshot) and s.store is store for s in _tracking):
+        _tracking.append(StoreSnapshot(store))
+
+
+class StoreSnapshot:
+    """An in-memory store's keys as JSON values, and back: ``[[key, entry], ...]``, least
+    recently used first, each time to expiry kept as seconds from now (the clocks of two
+    processes do not agree)."""
+
+    __slots__ = ("store",)
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def dump(self) -> list[list[Any]]:
+        store = self.store
+        out: list[list[Any]] = []
+        with store._lock:
+            now = store._clock()
+            for key, entry in store._keys.items():
+                entry.purge(now)
+                if entry.empty:
+                    continue
+                out.append(
+                    [
+                        key,
+                        {
+                            "counter": entry.has_counter,
+                            "base": entry.base,
+                            "live": {h: [a, at - now] for h, (a, at) in entry.live.items()},
+                            "done": {h: at - now for h, at in entry.done.items()},
+                            "counter_life": _left(entry.counter_expires, now),
+                            "record": entry.record,
+                            "version": entry.version,
+                            "record_life": _left(entry.record_expires, now),
+                        },
+                    ]
+                )
+        return out
+
+    def restore(self, data: Any) -> None:
+        from ..state.memory import _Entry
+
+        store = self.store
+        try:
+            with store._lock:
+                now = store._clock()
+                for key, item in data:
+                    entry = _Entry()
+                    entry.has_counter = bool(item["counter"])
+                    entry.base = float(item["base"])
+                    for hold, (amount, left) in item["live"].items():
+                        entry.add_live(str(hold), float(amount), now + float(left))
+                    for hold, left in item["done"].items():
+                        entry.add_done(str(hold), now + float(left))
+                    entry.counter_expires = _at(item["counter_life"], now)
+                    record = item["record"]
+                    entry.record = None if record is None else str(record)
+                    entry.version = int(item["version"])
+                    entry.record_expires = _at(item["record_life"], now)
+                    store._keys[str(key)] = entry
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not a state store snapshot: {type(exc).__name__}") from None
+
+
+def _left(at: float | None, now: float) -> float | None:
+    return None if at is None else at - now
+
+
+def _at(left: Any, now: float) -> float | None:
+    return None if left is None else now + float(left)

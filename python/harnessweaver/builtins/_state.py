@@ -29,13 +29,14 @@ from ..envelope import Envelope
 from ..events import Event, TaskEndEvent
 from ..identity import content_identity
 from ..outcomes import Block
-from ..state import StateUnavailable, StateView
-from ._runs import FINAL_EXIT_REASONS
+from ..state import Record, Stateful, StateUnavailable, StateView
+from ._runs import FINAL_EXIT_REASONS, track_store
 
 __all__ = [
     "MAX_SWAPS",
     "RESERVE_TTL",
     "Duration",
+    "Guard",
     "Scope",
     "StateSettings",
     "charge_id",
@@ -77,6 +78,15 @@ _WHERE: Final = {
     "app": "in this app",
     "org": "in this org",
 }
+
+
+class Guard(Stateful):
+    """A stateful built-in: :class:`~harnessweaver.state.Stateful`, and the in-memory store
+    it is attached to is kept across processes while ``_runs.tracked`` is on."""
+
+    def attach_state(self, view: StateView) -> None:
+        super().attach_state(view)
+        track_store(view.store)
 
 
 def duration(value: object) -> float:
@@ -155,11 +165,14 @@ async def update(
     change: Callable[[Any], tuple[Any, T]],
     *,
     life: float | None,
+    first: Record | None = None,
 ) -> T:
-    """Read record ``key``, compute ``change(value) -> (new value or None: no write, answer)``,
-    swap it in; on a lost swap start again, up to :data:`MAX_SWAPS` times."""
+    """Read record ``key`` (or take ``first``, just read), compute ``change(value) -> (new
+    value or None: no write, answer)``, swap it in; on a lost swap read again and start over,
+    up to :data:`MAX_SWAPS` times."""
     for _ in range(MAX_SWAPS):
-        record = await view.read(key)
+        record = first if first is not None else await view.read(key)
+        first = None
         value, answer = change(record.value)
         if value is None or await view.swap(key, record.version, value, life=life):
             return answer

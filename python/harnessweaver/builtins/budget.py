@@ -44,11 +44,12 @@ from ..envelope import Envelope
 from ..events import ModelRequestEvent, ModelResponseEvent, TaskEndEvent
 from ..middleware import middleware
 from ..outcomes import Block, Continue
-from ..state import Stateful, StateUnavailable, StateView
+from ..state import StateUnavailable, StateView
 from ._notes import with_note
 from ._state import (
     RESERVE_TTL,
     Duration,
+    Guard,
     StateSettings,
     charge_id,
     duration,
@@ -128,7 +129,7 @@ def _dollars(amount: float) -> str:
     sample={"max_tokens": 100_000, "max_cost_usd": 5.0, "warn_at": 0.7},
     state=True,
 )
-class BudgetGuard(Stateful):
+class BudgetGuard(Guard):
     """Refuses a model request (``Block``, ``budget_exceeded``) once its scope has spent its
     token or cost budget, and warns the model at ``warn_at`` of it."""
 

@@ -30,8 +30,8 @@ from ..envelope import Envelope
 from ..events import TaskEndEvent, ToolCallEvent, ToolResultEvent
 from ..middleware import middleware
 from ..outcomes import Block
-from ..state import Stateful, StateUnavailable, StateView
-from ._state import StateSettings, duration, final, unavailable, update, where
+from ..state import StateUnavailable, StateView
+from ._state import Guard, StateSettings, duration, final, unavailable, update, where
 
 __all__ = ["MAX_TOOLS", "RECORD", "ToolFailureGuard", "ToolFailureSettings"]
 
@@ -88,7 +88,7 @@ def _failures(value: Any) -> list[list[Any]]:
     sample={"max_consecutive": 3, "max_total": 5},
     state=True,
 )
-class ToolFailureGuard(Stateful):
+class ToolFailureGuard(Guard):
     """Refuses (``Block``, ``tool_failing``) the calls of a tool that has failed too often in
     the run (or the guard's ``scope``)."""
 

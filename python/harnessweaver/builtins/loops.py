@@ -48,9 +48,9 @@ from ..envelope import Envelope
 from ..events import ModelRequestEvent, TaskEndEvent, ToolCallEvent
 from ..middleware import middleware
 from ..outcomes import Block, Continue
-from ..state import Stateful, StateUnavailable, StateView
+from ..state import StateUnavailable, StateView
 from ._notes import with_note
-from ._state import StateSettings, duration, final, unavailable, update, where
+from ._state import Guard, StateSettings, duration, final, unavailable, update, where
 
 __all__ = ["RECORD", "LoopGuard", "LoopGuardSettings", "fingerprint"]
 
@@ -139,7 +139,7 @@ def _calls(value: Any, window: int) -> tuple[list[str], list[list[Any]]]:
     sample={"warn_after": 3, "block_after": 5, "window": 20},
     state=True,
 )
-class LoopGuard(Stateful):
+class LoopGuard(Guard):
     """Warns the model about a tool call it keeps repeating, then refuses it
     (``Block``, ``loop_detected``)."""
 
@@ -203,8 +203,8 @@ class LoopGuard(Stateful):
     async def _warn(
         self, view: StateView, event: ModelRequestEvent, env: Envelope
     ) -> Continue | None:
-        run = env.run_id
-        record = await view.read(view.key(self.scope, env, RECORD))
+        run, key = env.run_id, view.key(self.scope, env, RECORD)
+        record = await view.read(key)
         if not any(p[3] == run for p in _calls(record.value, self.window)[1]):
             return None  # nothing to tell this run: no write
 
@@ -216,7 +216,7 @@ class LoopGuard(Stateful):
             rest = [p for p in pending if p[3] != run]
             return {"recent": recent, "pending": rest}, mine
 
-        mine = await update(view, view.key(self.scope, env, RECORD), take, life=self.life)
+        mine = await update(view, key, take, life=self.life, first=record)
         if not mine:
             return None
         notes = [

@@ -23,8 +23,8 @@ from ..envelope import Envelope
 from ..events import ModelRequestEvent, ToolCallEvent
 from ..middleware import middleware
 from ..outcomes import Block, Retry
-from ..state import Stateful, StateUnavailable
-from ._state import Duration, Scope, charge_id, duration, unavailable, where, written
+from ..state import StateUnavailable
+from ._state import Duration, Guard, Scope, charge_id, duration, unavailable, where, written
 
 __all__ = ["COUNTER", "RateLimit", "RateLimitSettings"]
 
@@ -56,7 +56,7 @@ class RateLimitSettings(BaseModel):
     sample={"limit": 60, "per": "1m", "scope": "user", "on_exceed": "block"},
     state=True,
 )
-class RateLimit(Stateful):
+class RateLimit(Guard):
     """Refuses (``Block``) or defers (``Retry``) a call past ``limit`` per ``per``, code
     ``rate_limited``."""
 

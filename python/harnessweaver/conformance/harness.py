@@ -15,7 +15,6 @@ from __future__ import annotations
 import atexit
 import hashlib
 import importlib
-import inspect
 import json
 import shutil
 import sys
@@ -181,16 +180,13 @@ class HarnessCase:
             scripted = ScriptedStore(self.given["state"].get("down", []), self.emitted)
             await scripted.seed(self.given["state"].get("seed", {}))
             options["open_state"] = lambda config: scripted
-        if options and "open_state" not in inspect.signature(hw.load).parameters:
-            harness = _load_attached(self, folders, options["open_state"](None))
-        else:
-            harness = hw.load(
-                self.root / self.spec,
-                task=self.given.get("task"),
-                env=self.given.get("env"),
-                org_profiles=folders,
-                **options,
-            )
+        harness = hw.load(
+            self.root / self.spec,
+            task=self.given.get("task"),
+            env=self.given.get("env"),
+            org_profiles=folders,
+            **options,
+        )
         for entry in harness.entries:
             if entry.use is not None:
                 self.built.setdefault(entry.use, []).append(entry.name)
@@ -272,48 +268,6 @@ class HarnessCase:
         config = settings_model(decl["settings"], use) if "settings" in decl else None
         wrap: Callable[[type], type] = hw.middleware(name=decl["name"], config=config, **declared)
         return wrap(Scripted)
-
-
-def _load_attached(case: HarnessCase, folders: list[Path], store: Any) -> hw.Harness:
-    """``hw.load`` for a loader without ``open_state``: its stateful middleware attached to
-    ``store`` afterwards, as the loader would (TEMPORARY, until the loader has it)."""
-    from ..middleware import spec_of
-    from ..spec import check
-    from ..state import attach
-
-    built: list[tuple[Any, Any]] = []
-    original = check.build
-
-    def capture(checked: Any, problems: Any) -> Any:
-        made = original(checked, problems)
-        built.append((checked, made))
-        return made
-
-    loader: Any = importlib.import_module("harnessweaver.spec.loader")
-    loader.build = capture
-    try:
-        harness = hw.load(
-            case.root / case.spec,
-            task=case.given.get("task"),
-            env=case.given.get("env"),
-            org_profiles=folders,
-        )
-    finally:
-        loader.build = original
-    for checked, made in built:
-        spec = spec_of(made) if made is not None else None
-        if spec is None or not getattr(spec, "state", False):
-            continue
-        entry = harness.entry(str(checked.item.id))
-        attach(
-            made,
-            store,
-            layer=checked.item.source.layer,
-            name=entry.name,
-            fail_mode=entry.declaration.fail_mode,
-            task=case.given.get("task"),
-        )
-    return harness
 
 
 def _yaml(text: str) -> Any:

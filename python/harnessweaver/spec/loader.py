@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
@@ -44,11 +44,13 @@ if TYPE_CHECKING:
     from ..agent.state import Decision, RunState
     from ..context import RunContext
 
-__all__ = ["CONTRACT_MODES", "ContractMode", "Harness", "HarnessEntry", "load"]
+__all__ = ["CONTRACT_MODES", "ContractMode", "Harness", "HarnessEntry", "OpenState", "load"]
 
 _log = logging.getLogger(__name__)
 
 ContractMode = Literal["warn", "strict"]
+OpenState = Callable[[StateConfig | None], Store]
+"""``load(open_state=...)``: the spec's checked ``state:`` (None without one) → the store."""
 CONTRACT_MODES: tuple[ContractMode, ...] = ("warn", "strict")
 """The hook-contract modes a harness may ask its bus for."""
 MODES = ("enforce", "audit")
@@ -312,9 +314,12 @@ def _spec_state(spec: Document, base: Path, problems: Problems) -> StateConfig |
         return None
 
 
-def _open_store(config: StateConfig, spec: Document, problems: Problems) -> Store | None:
+def _open_store(
+    config: StateConfig | None, open_state: OpenState | None, spec: Document, problems: Problems
+) -> Store | None:
+    """The harness's store: ``open_state(config)`` when given, else :func:`open_store`."""
     try:
-        return open_store(config)
+        return open_store(config) if open_state is None else open_state(config)
     except ImportError as exc:  # redis or psycopg not installed: the message names the extra
         line = spec.lines.get("state")
         problems.add(spec.file, "state.backend", line, "invalid_state", str(exc))
@@ -371,6 +376,7 @@ def load(
     env: str | None = None,
     org_profiles: Iterable[str | os.PathLike[str]] | None = None,
     contracts: ContractMode | None = None,
+    open_state: OpenState | None = None,
 ) -> Harness:
     """Load a harness spec (``harness.yaml``) with one task and one env overlay, or none.
 
@@ -378,10 +384,13 @@ def load(
     ``HARNESSWEAVER_ORG_PROFILES`` environment variable, ``os.pathsep``-separated). Raises
     :class:`SpecError`, listing every problem, when anything is wrong; nothing is built then.
     ``contracts`` (``"warn"`` or ``"strict"``) is the harness's hook-contract mode.
+    ``open_state`` makes the harness's state store from the spec's checked ``state:`` (``None``
+    when it has none) instead of :func:`harnessweaver.state.open_store`: a host (the hook
+    command, the conformance runner) chooses the store or wraps it; it is ``Harness.store``.
     """
     contracts = _check_contracts(contracts)  # refused before anything is read
     try:
-        harness = _load(Path(path), task, env, org_profiles, contracts)
+        harness = _load(Path(path), task, env, org_profiles, contracts, open_state)
     except SpecError as exc:  # logged by kind only: a message may quote the spec (R9)
         kinds = ", ".join(dict.fromkeys(problem.kind for problem in exc.problems))
         _log.warning("harness spec %s rejected: %d problem(s): %s", path, len(exc.problems), kinds)
@@ -402,6 +411,7 @@ def _load(
     env: str | None,
     org_profiles: Iterable[str | os.PathLike[str]] | None,
     contracts: ContractMode | None,
+    open_state: OpenState | None = None,
 ) -> Harness:
     ctx = Context.of(spec_path, org_profiles)
     problems = ctx.problems
@@ -428,8 +438,11 @@ def _load(
         raise problems.error()
     selected = [checked[id(item)] for item in (*base, *selected_env, *selected_task)]
     chosen = [(c, build(c, problems)) for c in selected if c is not None and c.item.enabled]
-    store = None if state is None else _open_store(state, spec, problems)
-    if problems or store is None or state is None:
+    if problems or state is None:
+        raise problems.error()
+    config = state if spec.state is not None else None
+    store = _open_store(config, open_state, spec, problems)  # once nothing else is wrong
+    if store is None:
         raise problems.error()
     try:
         bus, entries = _register(

@@ -112,7 +112,8 @@ def parse_config(
         if key not in CONFIG_KEYS:
             name = key if isinstance(key, str) and len(key) <= 40 else type(key).__name__
             problems.append((str(name), f"unknown key: the keys are {', '.join(CONFIG_KEYS)}"))
-    backend = raw.get("backend", "memory")
+    backend = raw.get("backend")
+    backend = "memory" if backend is None else backend  # `backend: null` is no backend given
     if backend not in BACKENDS:
         backend = None
         problems.append(("backend", f"unknown backend: the backends are {', '.join(BACKENDS)}"))

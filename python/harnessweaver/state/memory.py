@@ -12,6 +12,7 @@ dropping a mark forgets that a hold id was committed. Both happen only past the 
 
 from __future__ import annotations
 
+import heapq
 import json
 import threading
 import time
@@ -40,13 +41,21 @@ __all__ = ["MemoryStore"]
 
 @dataclass(slots=True)
 class _Entry:
-    """One key: its counter (base, live holds, marks) and its record, and when it expires."""
+    """One key: its counter (base, live holds, marks) and its record, and when they expire.
+
+    Each call's purge must not cost the number of holds (a budget keeps a mark per charge for
+    days; a rate limit a hold per call in its window): each dict has a heap of
+    ``(expires_at, hold)``, stale entries skipped lazily, and the live amounts a running sum.
+    """
 
     base: float = 0.0
     live: dict[str, tuple[float, float]] = field(default_factory=dict)
     """hold -> (amount, expires_at)"""
     done: dict[str, float] = field(default_factory=dict)
     """hold -> expires_at of the committed mark"""
+    live_sum: float = 0.0
+    live_heap: list[tuple[float, str]] = field(default_factory=list)
+    done_heap: list[tuple[float, str]] = field(default_factory=list)
     counter_expires: float | None = None
     has_counter: bool = False
     record: str | None = None
@@ -54,20 +63,60 @@ class _Entry:
     version: int = 0
     record_expires: float | None = None
 
+    def add_live(self, hold: str, amount: float, expires: float) -> None:
+        self.drop_live(hold)
+        self.live[hold] = (amount, expires)
+        self.live_sum += amount
+        heapq.heappush(self.live_heap, (expires, hold))
+        if len(self.live_heap) > 2 * len(self.live) + 64:  # mostly stale: rebuilt
+            self.live_heap = [(exp, h) for h, (_, exp) in self.live.items()]
+            heapq.heapify(self.live_heap)
+
+    def drop_live(self, hold: str) -> None:
+        old = self.live.pop(hold, None)
+        if old is not None:
+            self.live_sum = self.live_sum - old[0] if self.live else 0.0
+
+    def add_done(self, hold: str, expires: float) -> None:
+        self.done[hold] = expires
+        heapq.heappush(self.done_heap, (expires, hold))
+        if len(self.done_heap) > 2 * len(self.done) + 64:
+            self.done_heap = [(exp, h) for h, exp in self.done.items()]
+            heapq.heapify(self.done_heap)
+
     def purge(self, now: float) -> None:
         if self.has_counter and self.counter_expires is not None and self.counter_expires <= now:
-            self.base, self.live, self.done = 0.0, {}, {}
+            self.base, self.live, self.done, self.live_sum = 0.0, {}, {}, 0.0
+            self.live_heap, self.done_heap = [], []
             self.has_counter, self.counter_expires = False, None
         if self.version and self.record_expires is not None and self.record_expires <= now:
             self.record, self.version, self.record_expires = None, 0, None
-        if self.live:
-            self.live = {h: v for h, v in self.live.items() if v[1] > now}
-        if self.done:
-            self.done = {h: e for h, e in self.done.items() if e > now}
+        live, done = self.live_heap, self.done_heap
+        while live and live[0][0] <= now:
+            expires, hold = heapq.heappop(live)
+            held = self.live.get(hold)
+            if held is not None and held[1] == expires:
+                self.drop_live(hold)
+        while done and done[0][0] <= now:
+            expires, hold = heapq.heappop(done)
+            if self.done.get(hold) == expires:
+                del self.done[hold]
+
+    def evict(self, count: int) -> None:
+        """Forget ``count`` holds: the marks expiring first, then the live holds."""
+        for heap, dict_is_done in ((self.done_heap, True), (self.live_heap, False)):
+            while count > 0 and heap:
+                expires, hold = heapq.heappop(heap)
+                if dict_is_done and self.done.get(hold) == expires:
+                    del self.done[hold]
+                    count -= 1
+                elif not dict_is_done and hold in self.live and self.live[hold][1] == expires:
+                    self.drop_live(hold)
+                    count -= 1
 
     @property
     def total(self) -> float:
-        return self.base + sum(amount for amount, _ in self.live.values())
+        return self.base + self.live_sum
 
     @property
     def empty(self) -> bool:
@@ -137,16 +186,10 @@ class MemoryStore:
 
     def _bound(self, entry: _Entry) -> None:
         """Past ``max_holds``, the marks expiring first go, then the live holds expiring
-        first (never the hold just written: it expires last or is a mark of now)."""
+        first."""
         excess = len(entry.live) + len(entry.done) - self.max_holds
-        if excess <= 0:
-            return
-        for hold, _ in sorted(entry.done.items(), key=lambda kv: kv[1])[:excess]:
-            del entry.done[hold]
-            excess -= 1
         if excess > 0:
-            for hold, _ in sorted(entry.live.items(), key=lambda kv: kv[1][1])[:excess]:
-                del entry.live[hold]
+            entry.evict(excess)
 
     # -- the Store interface -------------------------------------------------------------
 
@@ -171,7 +214,7 @@ class MemoryStore:
             if limit is not None and total + amount > limit:
                 return Reservation(False, total, False)
             entry = self._counter(key, now, life)
-            entry.live[hold] = (float(amount), now + ttl)
+            entry.add_live(hold, float(amount), now + ttl)
             self._bound(entry)
             return Reservation(True, entry.total, False)
 
@@ -192,12 +235,12 @@ class MemoryStore:
             if found is not None and hold in found.done:
                 return found.total
             entry = self._counter(key, now, life)
-            entry.live.pop(hold, None)
+            entry.drop_live(hold)
             if ttl is not None:
-                entry.live[hold] = (float(amount), now + ttl)
+                entry.add_live(hold, float(amount), now + ttl)
             else:
                 entry.base += amount
-                entry.done[hold] = now + MARK_TTL
+                entry.add_done(hold, now + MARK_TTL)
             self._bound(entry)
             return entry.total
 
@@ -209,7 +252,7 @@ class MemoryStore:
             entry = self._get(key, self._clock(), False)
             if entry is None:
                 return 0.0
-            entry.live.pop(hold, None)
+            entry.drop_live(hold)
             return entry.total
 
     async def total(self, key: str) -> float:

@@ -22,15 +22,15 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-    from pydantic import JsonValue
+from pydantic import JsonValue
 
 __all__ = [
     "BACKENDS",
     "MARK_TTL",
     "OPERATIONS",
+    "JsonValue",
     "Record",
     "Reservation",
     "StateUnavailable",

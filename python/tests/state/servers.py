@@ -95,12 +95,14 @@ def _kill_group(process: subprocess.Popen[bytes] | None) -> None:
 
 
 class RedisServer:
-    """redis-server with an append-only file fsynced on every write: a committed charge
-    survives a SIGKILL."""
+    """redis-server; ``durable`` (the default): with an append-only file fsynced on every
+    write, so a committed charge survives a SIGKILL (the fault tests). ``durable=False`` keeps
+    nothing on disk: for benchmarks, where an fsync per write would be what is measured."""
 
-    def __init__(self, binary: str, password: str | None = None) -> None:
+    def __init__(self, binary: str, password: str | None = None, durable: bool = True) -> None:
         self.binary = binary
         self.password = password
+        self.durable = durable
         self.dir = Path(tempfile.mkdtemp(prefix="hw-redis-"))
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
@@ -114,7 +116,8 @@ class RedisServer:
         log = self.dir / "redis.log"
         command = [
             self.binary, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.dir),
-            "--save", "", "--appendonly", "yes", "--appendfsync", "always",
+            "--save", "", "--appendonly", "yes" if self.durable else "no",
+            "--appendfsync", "always",
             "--logfile", str(log), "--daemonize", "no", "--protected-mode", "yes",
         ]  # fmt: skip
         if self.password:
@@ -275,11 +278,11 @@ def _postgres_bindir() -> str:
 
 
 @contextlib.contextmanager
-def redis_server(password: str | None = None) -> Iterator[RedisServer]:
+def redis_server(password: str | None = None, *, durable: bool = True) -> Iterator[RedisServer]:
     """A started redis-server (``.url``), stopped at the end; a skip (a failure in CI) when
-    there is none."""
+    there is none. ``durable=False``: no append-only file (benchmarks)."""
     pytest.importorskip("redis") if not in_ci() else __import__("redis")
-    server = RedisServer(_redis_binary(), password)
+    server = RedisServer(_redis_binary(), password, durable)
     try:
         server.start()
         yield server

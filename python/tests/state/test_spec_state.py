@@ -258,3 +258,31 @@ def test_the_config_error_lists_key_and_message() -> None:
     assert str(caught.value) == (
         "state.url: the environment variable NOPE_NOT_SET referenced by url is not set"
     )
+
+
+async def test_a_host_chooses_the_store_with_open_state(
+    tmp_path: Path, built: list[state_plugin.Cap]
+) -> None:
+    asked: list[StateConfig | None] = []
+    mine = MemoryStore()
+
+    def open_state(config: StateConfig | None) -> MemoryStore:
+        asked.append(config)
+        return mine
+
+    harness = hw.load(write(tmp_path, ITEMS), open_state=open_state)
+    assert asked == [None] and harness.store is mine  # no state: in the spec
+    assert views(built)["app_cap"].store is mine
+    spec = write(tmp_path, "state: {backend: sqlite, path: s.db, timeout: 1s}\n" + ITEMS)
+    hw.load(spec, open_state=open_state)
+    assert asked[1] == StateConfig("sqlite", None, str(tmp_path / "s.db"), 1.0)
+    assert views(built)["app_cap"].timeout == 1.0
+
+
+def test_open_state_is_not_called_for_a_bad_spec(tmp_path: Path) -> None:
+    def open_state(config: StateConfig | None) -> MemoryStore:
+        raise AssertionError("called")
+
+    spec = write(tmp_path, "state: {backend: nope}\n" + ITEMS)
+    with pytest.raises(hw.SpecError):
+        hw.load(spec, open_state=open_state)

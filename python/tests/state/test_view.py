@@ -325,3 +325,17 @@ async def test_a_missing_attribute_fails_the_middleware_under_its_fail_mode() ->
 
 def test_the_protocol_is_runtime_checkable() -> None:
     assert isinstance(MemoryStore(), Store)
+
+
+def test_importing_the_package_loads_no_backend() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, harnessweaver.state as s\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('harnessweaver.state.'))\n"
+        "s.MemoryStore\n"
+        "print(loaded, 'harnessweaver.state.sqlite' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[] False"

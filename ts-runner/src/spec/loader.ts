@@ -141,10 +141,11 @@ export interface LoadOptions {
   /** The hook-contract mode; wins over the spec's `contracts:`. */
   readonly contracts?: ContractMode | undefined;
   /**
-   * Opens the harness's state store from the spec's checked `state:` (default `openStore`):
-   * a caller's own store (a test's scripted one, a host's shared one) instead.
+   * Makes the harness's state store from the spec's checked `state:` (null when it has none)
+   * instead of `openStore`: a host (a conformance runner, a worker pool) chooses the store or
+   * wraps it; it is `harness.store`. Called once nothing else is wrong (Python's `open_state`).
    */
-  readonly openState?: ((config: StateConfig) => Store | Promise<Store>) | undefined;
+  readonly openState?: ((config: StateConfig | null) => Store | Promise<Store>) | undefined;
 }
 
 function choose(spec: Document, key: "envs" | "tasks", name: string | null, ctx: Context): readonly Item[] {
@@ -252,7 +253,7 @@ function specState(spec: Document, base: string, problems: Problems): StateConfi
   }
 }
 
-async function openState(config: StateConfig, spec: Document, problems: Problems, open: LoadOptions["openState"]): Promise<Store | null> {
+async function openState(config: StateConfig | null, spec: Document, problems: Problems, open: LoadOptions["openState"]): Promise<Store | null> {
   try {
     return await (open ?? openStore)(config);
   } catch (error) {
@@ -314,7 +315,7 @@ export async function load(path: string, options: LoadOptions = {}): Promise<Har
     if (found === null || found === undefined || !item.enabled) continue;
     chosen.push([found, found.built]);
   }
-  const store = state === null ? null : await openState(state, spec, problems, options.openState);
+  const store = state === null ? null : await openState(spec.state === null ? null : state, spec, problems, options.openState); // once nothing else is wrong
   if (problems.size > 0 || store === null || state === null) throw problems.error();
   let bus: HookBus;
   let entries: HarnessEntry[];

@@ -21,6 +21,7 @@ export {
   type SwapOptions,
 } from "./store.js";
 export { DEFAULT_LAYER, DEFAULT_TIMEOUT, StateView, UNAVAILABLE, type StateViewOptions } from "./view.js";
-export type { RedisStore, RedisStoreOptions } from "./redis.js";
-export type { PostgresStore, PostgresStoreOptions } from "./postgres.js";
-export type { SqliteStore } from "./sqlite.js";
+// The server backends load their drivers on first use, never at import.
+export { RedisStore, type RedisStoreOptions } from "./redis.js";
+export { PostgresStore, type PostgresStoreOptions } from "./postgres.js";
+export { SqliteStore } from "./sqlite.js";

@@ -45,6 +45,7 @@ const PYTHON: Record<string, [string[], "open" | "closed"]> = {
   budget_guard: [["model.before", "model.after", "task.end"], "closed"],
   tool_failure_guard: [["tool.before", "tool.after", "task.end"], "closed"],
   redact_pii: [["task.start", "model.before", "tool.before", "tool.after"], "closed"],
+  rate_limit: [["tool.before", "model.before"], "closed"],
 };
 
 function validator(configurable: Configurable) {
@@ -103,14 +104,29 @@ describe("builtins: the plugin", () => {
       ["max_messages", { limit: 0 }],
       ["redact_secrets", { patterns: [] }],
       ["require_citations", { required: "yes" }],
+      ["rate_limit", { per: "1m" }],
+      ["rate_limit", { limit: 0, per: "1m" }],
+      ["rate_limit", { limit: 1, per: "1m", scope: "planet" }],
+      ["rate_limit", { limit: 1, per: "1m", on_exceed: "wait" }],
+      ["budget_guard", { max_tokens: 9, scope: "planet" }],
     ];
     for (const [name, settings] of refused) assert.equal(validator(byName(name))(structuredClone(settings)), false, `${name} ${JSON.stringify(settings)}`);
   });
 
   it("applies Python's defaults through the schema", () => {
-    assert.deepEqual(validated(byName("loop_guard"), {}), { warn_after: 3, block_after: 5, window: 20 });
-    assert.deepEqual(validated(byName("tool_failure_guard"), {}), { max_consecutive: 3, max_total: null });
-    assert.deepEqual(validated(byName("budget_guard"), { max_tokens: 5 }), { max_tokens: 5, max_cost_usd: null, warn_at: 0.7 });
+    const state = { scope: "run", lifetime: "30d" };
+    assert.deepEqual(validated(byName("loop_guard"), {}), { ...state, warn_after: 3, block_after: 5, window: 20 });
+    assert.deepEqual(validated(byName("tool_failure_guard"), {}), { ...state, max_consecutive: 3, max_total: null });
+    assert.deepEqual(validated(byName("budget_guard"), { max_tokens: 5 }), {
+      ...state,
+      max_tokens: 5,
+      max_cost_usd: null,
+      warn_at: 0.7,
+      per: null,
+      reserve_tokens: null,
+      reserve_cost_usd: null,
+    });
+    assert.deepEqual(validated(byName("rate_limit"), { limit: 2, per: "1m" }), { limit: 2, per: "1m", scope: "run", on_exceed: "block" });
   });
 
   it("builds every item of every built-in profile", () => {
