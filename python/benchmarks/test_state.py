@@ -16,7 +16,9 @@ disk before the answer) and again with ``appendfsync everysec`` (Redis's default
 
 ``state-fleet`` row: 64 workers x 4 processes x 1,000 runs (``HARNESSWEAVER_BENCH_QUICK``: 16 x
 2 x 50) on Redis, each run one guarded model call through ``fleet_worker.py``; the budget is
-half of what they ask for: checked not overspent and every charge counted.
+half of what they ask for: checked not overspent and every charge counted. The rate limit's
+window is 2 s (a window of an hour would hold every call as a live hold, which the store sums
+on each call: docs/state.md, "Running at scale").
 """
 
 from __future__ import annotations
@@ -211,7 +213,7 @@ def test_state_fleet_run(benchmark: Any, servers: dict[str, Any], tmp_path: Path
     url = _url(servers, "redis")
     asyncio.run(_set_fsync(url, "everysec"))
     attempts = workers * processes * runs
-    fleet = Fleet(budget=attempts // 2 * RESERVE, rate=attempts)
+    fleet = Fleet(budget=attempts // 2 * RESERVE, rate=attempts, per="2s")
     plan = Plan(python=(workers,) * processes, calls=runs, node=0, hooks=0, mode="bus")
     found: dict[str, Any] = {}
 
@@ -227,7 +229,7 @@ def test_state_fleet_run(benchmark: Any, servers: dict[str, Any], tmp_path: Path
     allowed = sum(tally.allowed)
     assert allowed <= fleet.budget and tokens == allowed  # no overspend, no lost charge
     assert len(tally.allowed) == attempts // 2
-    assert calls == attempts  # the rate limit counted every call
+    assert "rate_limited" not in tally.codes and calls <= attempts  # the window's calls only
     benchmark.extra_info.update(
         workload="state-fleet",
         kind="redis",

@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import json
 import logging
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -345,32 +344,19 @@ def _load(options: HookOptions, open_state: Any) -> Any:
     from ..spec import SpecError, load
 
     try:
-        with _opening(open_state):
-            return load(
-                options.spec, task=options.task, env=options.env, org_profiles=options.org_profiles
-            )
+        return load(
+            options.spec,
+            task=options.task,
+            env=options.env,
+            org_profiles=options.org_profiles,
+            open_state=open_state,
+        )
     except SpecError as exc:
         raise _SpecFailed(f"the harness spec does not load:\n{exc}") from None
     except HookError:
         raise
     except Exception as exc:  # a loader bug: its type, never its message (R9)
         raise _SpecFailed(f"loading {options.spec} failed: {type(exc).__name__}") from None
-
-
-@contextlib.contextmanager
-def _opening(open_state: Any) -> Iterator[None]:
-    """While the harness loads, the loader opens the harness's store with ``open_state``
-    (the spec's parsed ``state:`` in, the store out). One process, one harness: the hook
-    command is the only caller in its process."""
-    from ..spec import loader
-
-    names = vars(loader)
-    original = names["open_store"]
-    names["open_store"] = open_state
-    try:
-        yield
-    finally:
-        names["open_store"] = original
 
 
 def _harness_key(options: HookOptions, harness: Any) -> str:
