@@ -107,10 +107,11 @@ def node_ready() -> str | None:
     return None
 
 
-def _env(url: str, go: Path) -> dict[str, str]:
+def _env(url: str, go: Path, ready: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["HW_FLEET_URL"] = url
     env["HW_FLEET_GO"] = str(go)
+    env["HW_FLEET_READY"] = str(ready)
     env["PYTHONPATH"] = PYTHON_PATH + os.pathsep + env.get("PYTHONPATH", "")
     return env
 
@@ -182,7 +183,9 @@ def run_fleet(fleet: Fleet, plan: Plan, backend: str, url: str, tmp: Path) -> Ta
     spec = tmp / f"fleet-{fleet.tag}.yaml"
     spec.write_text(fleet.spec_text(backend))
     go = tmp / f"go-{fleet.tag}"
-    env = _env(url, go)
+    ready = tmp / f"ready-{fleet.tag}"
+    ready.mkdir()
+    env = _env(url, go, ready)
     amounts = ",".join(str(a) for a in plan.amounts)
     delays = ",".join(str(d) for d in plan.delays_ms)
     procs: list[tuple[str, subprocess.Popen[bytes]]] = []
@@ -208,7 +211,14 @@ def run_fleet(fleet: Fleet, plan: Plan, backend: str, url: str, tmp: Path) -> Ta
             )
             for n in range(plan.hooks)
         ]
-        time.sleep(0.3 if procs else 0.0)  # the processes load their harness meanwhile
+        deadline = time.monotonic() + 300
+        while len(list(ready.iterdir())) < len(procs):  # each process has loaded its harness
+            for kind, proc in procs:
+                if proc.poll() is not None:
+                    _, err = proc.communicate()
+                    raise AssertionError(f"{kind} worker exited early: {err.decode()[-3000:]}")
+            assert time.monotonic() < deadline, "the workers did not load their harness"
+            time.sleep(0.01)
         go.touch()
         for future in sessions:
             tally.add("hook", future.result(timeout=300))

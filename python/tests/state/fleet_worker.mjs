@@ -4,12 +4,14 @@
 // Prints one JSON line: {"allowed": [amounts], "codes": {code: count}}.
 //
 //   node fleet_worker.mjs <ts-runner/dist/index.js> <spec> <worker> <calls> <amounts,...> [delay-ms,...]
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
 const [dist, spec, worker, callsText, amountsText, delaysText] = process.argv.slice(2);
 const hw = await import(pathToFileURL(dist).href);
 const harness = await hw.load(spec);
+const ready = process.env.HW_FLEET_READY;
+if (ready) writeFileSync(`${ready}/node-${worker}`, ""); // loaded: the fleet starts once every worker is
 const go = process.env.HW_FLEET_GO;
 while (go && !existsSync(go)) await new Promise((resolve) => setTimeout(resolve, 5)); // all start at once
 const calls = Number(callsText);

@@ -64,6 +64,9 @@ async def main(argv: list[str]) -> None:
     amounts = [int(a) for a in amounts_text.split(",")]
     delays = [float(d) / 1000 for d in (argv[6] if len(argv) > 6 else "").split(",") if d]
     harness = hw.load(spec)
+    ready = os.environ.get("HW_FLEET_READY")
+    if ready:  # loaded: the fleet starts once every worker is
+        open(os.path.join(ready, f"py-{name}"), "w").close()
     go = os.environ.get("HW_FLEET_GO")
     while go and not os.path.exists(go):  # every worker starts at once
         await asyncio.sleep(0.005)
