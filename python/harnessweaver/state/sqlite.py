@@ -13,7 +13,9 @@ Calls run in a worker thread (:func:`anyio.to_thread.run_sync`), so the event lo
 on the file or on another process's lock; one connection per store, used by one thread at a
 time. Any ``sqlite3`` or OS error (a read-only file, a full disk, ``SQLITE_FULL`` past
 ``max_pages``, a corrupt file) is :class:`StateUnavailable`; the connection is dropped and the
-next call opens it again, so the store recovers when the file does. Time is the process's wall
+next call opens it again, so the store recovers when the file does. A call its caller stops
+waiting for (a view's timeout) finishes in its thread: its write may still land, which the hold
+ids make harmless (a retried reserve is ``repeated``, a retried commit a no-op). Time is the process's wall
 clock (:func:`time.time`), which every process on the machine shares.
 
 The tables are the ones PostgreSQL uses (docs/state.md): ``hw_state_counter``,

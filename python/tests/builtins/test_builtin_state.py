@@ -305,3 +305,31 @@ async def test_a_tracked_store_snapshot_carries_the_guards_state_to_another_proc
     assert isinstance(await fresh(call("search"), env()), hw.Block)  # the third, as before
     with pytest.raises(ValueError, match="not a state store snapshot"):
         again[0].restore([["k", {"base": 1}]])
+
+
+async def test_two_processes_share_one_sqlite_file(tmp_path: Any) -> None:
+    from harnessweaver.builtins import RateLimit
+    from harnessweaver.builtins.rates import RateLimitSettings
+    from harnessweaver.state import SqliteStore
+
+    path = tmp_path / "state.db"
+    stores = [SqliteStore(path), SqliteStore(path)]  # as two workers' processes would open it
+    try:
+        budgets = [budget(s, max_tokens=30, warn_at=None, scope="org") for s in stores]
+        rates = [RateLimit(RateLimitSettings(limit=2, per="1m", scope="org")) for _ in stores]
+        loops = [LoopGuard(LoopGuardSettings(block_after=2, warn_after=None, scope="org"))]
+        loops.append(LoopGuard(LoopGuardSettings(block_after=2, warn_after=None, scope="org")))
+        for store, rate, loop in zip(stores, rates, loops, strict=True):
+            attach(rate, store, name="rate")
+            attach(loop, store, name="loop")
+        await budgets[0](response(input_tokens=20), env("a"))
+        await budgets[1](response(input_tokens=10), env("b"))
+        assert isinstance(await budgets[0](request(user("x")), env("a")), hw.Block)
+        assert await rates[0](call("search", n=1), env("a")) is None
+        assert await rates[1](call("search", n=2), env("b")) is None
+        assert isinstance(await rates[0](call("search", n=3), env("a")), hw.Block)
+        assert await loops[0](call("search"), env("a")) is None
+        assert isinstance(await loops[1](call("search"), env("b")), hw.Block)
+    finally:
+        for store in stores:
+            await store.close()

@@ -132,7 +132,7 @@ export const loopGuard = configurable(
         if (mine.length === 0) return [null, mine] as const;
         return [{ recent, pending: pending.filter((p) => p[3] !== run) }, mine] as const;
       };
-      const mine = await update(view, key, take, life);
+      const mine = await update(view, key, take, life, record);
       if (mine.length === 0) return null;
       const notes = mine.map(
         ([, tool, count]) =>

@@ -18,7 +18,7 @@ import type { Envelope } from "../envelope.js";
 import type { Event, TaskEndEvent } from "../events.js";
 import { contentIdentity } from "../identity.js";
 import type { Block } from "../outcomes.js";
-import { StateUnavailable, type StateView } from "../state/index.js";
+import { StateUnavailable, type StateRecord, type StateView } from "../state/index.js";
 import { pythonRepr } from "./repr.js";
 import { FINAL_EXIT_REASONS } from "./runs.js";
 import { SettingsError } from "./settings.js";
@@ -131,12 +131,21 @@ export function unavailable(view: StateView, error: unknown): Block {
 }
 
 /**
- * Read record `key`, compute `change(value) → [new value, or null: no write; answer]`, swap
- * it in; on a lost swap start again, up to `MAX_SWAPS` times.
+ * Read record `key` (or take `first`, just read), compute `change(value) → [new value, or
+ * null: no write; answer]`, swap it in; on a lost swap read again and start over, up to
+ * `MAX_SWAPS` times.
  */
-export async function update<T>(view: StateView, key: string, change: (value: unknown) => readonly [unknown, T], life: number | null): Promise<T> {
+export async function update<T>(
+  view: StateView,
+  key: string,
+  change: (value: unknown) => readonly [unknown, T],
+  life: number | null,
+  first: StateRecord | null = null,
+): Promise<T> {
+  let given = first;
   for (let i = 0; i < MAX_SWAPS; i++) {
-    const record = await view.read(key);
+    const record = given ?? (await view.read(key));
+    given = null;
     const [value, answer] = change(record.value);
     if (value === null || (await view.swap(key, record.version, value as never, { life }))) return answer;
   }

@@ -44,6 +44,7 @@ interface QueryResult {
   readonly rows: readonly unknown[];
 }
 interface PoolClient {
+  on(event: "error", listener: (error: unknown) => void): unknown;
   query(text: string | { text: string; values?: unknown[]; rowMode?: "array" }, values?: unknown[]): Promise<QueryResult>;
   release(destroy?: boolean): void;
 }
@@ -52,6 +53,8 @@ interface Pool {
   end(): Promise<void>;
   on(event: "error", listener: (error: unknown) => void): unknown;
 }
+const listened = new WeakSet<object>();
+
 type PgModule = { Pool: new (config: Readonly<Record<string, unknown>>) => Pool };
 
 async function pgModule(): Promise<PgModule> {
@@ -132,6 +135,12 @@ export class PostgresStore implements Store {
     let client: PoolClient | undefined;
     try {
       client = await (await this.#connect()).connect();
+      if (!listened.has(client)) {
+        // A connection the server drops while it is checked out says so as an event: the
+        // call in flight fails on its own, and the connection is closed at its release.
+        client.on("error", () => {});
+        listened.add(client);
+      }
       if (!this.#schemaReady) await this.#createTables(client);
       const c = client;
       const tx: Tx = {

@@ -19,9 +19,12 @@ import {
   type Store,
 } from "../state/index.js";
 import { middleware } from "../middleware.js";
-import { contractTests } from "../testing/state-contract.js";
+import { contractTests, modelTests } from "../testing/state-contract.js";
 
-describe("MemoryStore: the contract", () => contractTests(() => new MemoryStore()));
+describe("MemoryStore: the contract", () => {
+  contractTests(() => new MemoryStore());
+  modelTests(() => new MemoryStore(), { runs: 300 });
+});
 
 describe("MemoryStore: bounds and clock", () => {
   it("keeps at most maxKeys keys, the least recently used dropped first", async () => {

@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { MemoryStore, StateUnavailable, StateView } from "../state/index.js";
 import { PostgresStore } from "../state/postgres.js";
 import { counterKeys, luaScripts, RedisStore, recordKey } from "../state/redis.js";
-import { contractTests } from "../testing/state-contract.js";
+import { contractTests, modelTests } from "../testing/state-contract.js";
 import { missing, postgresBin, PostgresServer, redisBinary, RedisServer } from "../testing/servers.js";
 
 const REPO = new URL("../../../", import.meta.url);
@@ -55,6 +55,7 @@ describe("RedisStore on a real redis-server", () => {
   });
 
   contractTests(make, { skip: redisSkip });
+  modelTests(make, { skip: redisSkip, runs: 50 });
 
   it("writes Python's layout: {K}:base, {K}:live, {K}:exp, {K}:done, {K}:rec", { skip: redisSkip }, async () => {
     const store = make();
@@ -137,6 +138,7 @@ describe("PostgresStore on a real PostgreSQL", () => {
   });
 
   contractTests(make, { skip: postgresSkip });
+  modelTests(make, { skip: postgresSkip, runs: 25 });
 
   it("writes Python's rows: hw_state_counter, hw_state_hold, hw_state_record", { skip: postgresSkip }, async () => {
     const store = make();
@@ -166,6 +168,28 @@ describe("PostgresStore on a real PostgreSQL", () => {
     } finally {
       await client.end();
     }
+  });
+
+  it("is unavailable while the server is down, and recovers when it is back", { skip: postgresSkip }, async () => {
+    const store = make();
+    const view = new StateView(store, { layer: "app", item: "budget", failMode: "closed", timeout: 1 });
+    const key = "hw1/app/budget/org/-/pg-outage";
+    await view.commit(key, "a", 1);
+    await server.kill();
+    await assert.rejects(view.commit(key, "b", 1), (error: unknown) => {
+      assert.ok(error instanceof StateUnavailable, String(error));
+      assert.equal(error.backend, "postgres");
+      assert.doesNotMatch(error.message, /127\.0\.0\.1|postgresql:\/\//);
+      return true;
+    });
+    await server.start(); // the same port and data directory
+    let total: number | null = null;
+    for (let i = 0; i < 200 && total === null; i++) {
+      total = await view.commit(key, "b", 1).catch(() => null);
+      if (total === null) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(total, 2); // the charge before the outage kept, the one after counted once
+    assert.equal(await view.commit(key, "b", 1), 2);
   });
 
   it("says nothing of its URL", () => {

@@ -8,7 +8,7 @@
  */
 
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { accessSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { accessSync, chownSync, closeSync, constants, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -160,6 +160,9 @@ export class PostgresServer {
 
   async start(): Promise<void> {
     if (this.port === 0) this.port = await freePort();
+    // fsync off (the page cache keeps what is written: a SIGKILL loses nothing committed), but
+    // synchronous_commit on: with it off, a commit's WAL may still be in shared memory when
+    // the server is killed, and is lost.
     const [command, ...args] = [
       ...this.#asUser,
       join(this.bindir, "postgres"),
@@ -174,12 +177,57 @@ export class PostgresServer {
       "-c",
       "fsync=off",
       "-c",
-      "synchronous_commit=off",
-      "-c",
       "full_page_writes=off",
     ];
-    this.#child = spawn(command as string, args, { stdio: "ignore", detached: true });
-    await waitPort(this.port, this.#child, 60);
+    // After a kill the old backends linger a moment on the shared memory: a new postmaster
+    // refuses to start until they are gone, so it is tried again for a while.
+    for (let attempt = 0; ; attempt++) {
+      const log = openSync(join(this.dir, "postgres.log"), "a");
+      this.#child = spawn(command as string, args, { stdio: ["ignore", log, log], detached: true });
+      closeSync(log);
+      try {
+        await waitPort(this.port, this.#child, 60);
+        if (await this.#ready(this.#child)) return;
+        throw new Error("server exited");
+      } catch (error) {
+        if (this.#child.exitCode === null || attempt >= 50) {
+          throw new Error(`${String(error)}: ${readFileSync(join(this.dir, "postgres.log"), "utf8").slice(-2000)}`);
+        }
+        rmSync(join(this.data, "postmaster.pid"), { force: true });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  }
+
+  /** Until a query answers (not "the database system is starting up"); false if the server exited. */
+  async #ready(child: ChildProcess): Promise<boolean> {
+    const name = "pg";
+    const { Client } = (await import(name)) as { Client: new (config: object) => { connect(): Promise<void>; query(q: string): Promise<unknown>; end(): Promise<void>; on(e: string, f: () => void): void } };
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) return false;
+      const client = new Client({ connectionString: this.url, connectionTimeoutMillis: 2000 });
+      client.on("error", () => {});
+      try {
+        await client.connect();
+        await client.query("SELECT 1");
+        await client.end();
+        return child.exitCode === null;
+      } catch {
+        await client.end().catch(() => {});
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    return false;
+  }
+
+  /** SIGKILL to the postmaster and its backends: no shutdown checkpoint (start() again on the same port and data). */
+  async kill(): Promise<void> {
+    const child = this.#child;
+    killGroup(child);
+    await exited(child, 10);
+    this.#child = null;
+    rmSync(join(this.data, "postmaster.pid"), { force: true });
   }
 
   async stop(): Promise<void> {

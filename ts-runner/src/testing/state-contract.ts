@@ -115,3 +115,77 @@ export function contractTests(make: () => Store | Promise<Store>, options: { rea
     await assert.rejects(store.swap(key("k"), -1, 1), RangeError);
   });
 }
+
+type Op =
+  | { readonly op: "reserve"; readonly hold: string; readonly amount: number; readonly limit: number | null }
+  | { readonly op: "commit"; readonly hold: string; readonly amount: number }
+  | { readonly op: "release"; readonly hold: string }
+  | { readonly op: "total" };
+
+/** The plain model of one counter (nothing expires within a sequence: ttl 1 hour). */
+class Model {
+  base = 0;
+  readonly live = new Map<string, number>();
+  readonly done = new Set<string>();
+
+  get total(): number {
+    let sum = this.base;
+    for (const amount of this.live.values()) sum += amount;
+    return sum;
+  }
+
+  apply(op: Op): unknown {
+    switch (op.op) {
+      case "reserve": {
+        const total = this.total;
+        if (this.live.has(op.hold) || this.done.has(op.hold)) return { granted: true, total, repeated: true };
+        if (op.limit !== null && total + op.amount > op.limit) return { granted: false, total, repeated: false };
+        this.live.set(op.hold, op.amount);
+        return { granted: true, total: total + op.amount, repeated: false };
+      }
+      case "commit":
+        if (!this.done.has(op.hold)) {
+          this.live.delete(op.hold);
+          this.base += op.amount;
+          this.done.add(op.hold);
+        }
+        return this.total;
+      case "release":
+        this.live.delete(op.hold);
+        return this.total;
+      case "total":
+        return this.total;
+    }
+  }
+}
+
+/** Random reserve / commit / release / total sequences on one counter give the model's answers (whole amounts: no rounding). */
+export function modelTests(make: () => Store | Promise<Store>, options: { readonly skip?: string | false; readonly runs?: number } = {}): void {
+  it("random sequences on one counter answer as the plain model", { skip: options.skip ?? false }, async () => {
+    const fc = (await import("fast-check")).default;
+    const hold = fc.constantFrom("a", "b", "c", "d");
+    const amount = fc.integer({ min: 0, max: 5 });
+    const op: import("fast-check").Arbitrary<Op> = fc.oneof(
+      fc.record({ op: fc.constant("reserve" as const), hold, amount, limit: fc.option(fc.integer({ min: 0, max: 12 }), { nil: null }) }),
+      fc.record({ op: fc.constant("commit" as const), hold, amount }),
+      fc.record({ op: fc.constant("release" as const), hold }),
+      fc.record({ op: fc.constant("total" as const) }),
+    );
+    const store = await make();
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 25 }), async (ops) => {
+        const key = `hw1/app/model/run/${randomUUID()}/n`;
+        const model = new Model();
+        for (const one of ops) {
+          let got: unknown;
+          if (one.op === "reserve") got = await store.reserve(key, one.hold, one.amount, { limit: one.limit, ttl: 3600 });
+          else if (one.op === "commit") got = await store.commit(key, one.hold, one.amount);
+          else if (one.op === "release") got = await store.release(key, one.hold);
+          else got = await store.total(key);
+          assert.deepEqual(got, model.apply(one), JSON.stringify(one));
+        }
+      }),
+      { numRuns: options.runs ?? 100 },
+    );
+  });
+}
