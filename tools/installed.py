@@ -86,6 +86,7 @@ ELSEWHERE = (
     "state/test_faults.py",
     "state/test_fleet.py",
     "state/test_fleet_adapters.py",
+    "state/test_fleet_mcp.py",
     "spec/test_spec_fuzz.py",
     "hostile",
 )
