@@ -85,6 +85,7 @@ ELSEWHERE = (
     "state/test_postgres.py",
     "state/test_faults.py",
     "state/test_fleet.py",
+    "state/test_fleet_property.py",
     "state/test_fleet_adapters.py",
     "state/test_fleet_mcp.py",
     "spec/test_spec_fuzz.py",

@@ -107,6 +107,19 @@ def node_ready() -> str | None:
     return None
 
 
+def node_count() -> int:
+    """How many Node workers a test may start: 2, or 0 where Node or ts-runner/dist is
+    missing (the Python and hook-command workers still run); under CI a missing Node fails."""
+    why = node_ready()
+    if why is None:
+        return 2
+    if os.environ.get("CI", "").lower() not in ("", "0", "false", "no"):
+        import pytest
+
+        pytest.fail(f"the Node worker cannot run: {why}", pytrace=False)
+    return 0
+
+
 def _env(url: str, go: Path, ready: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["HW_FLEET_URL"] = url
