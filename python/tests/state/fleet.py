@@ -48,6 +48,8 @@ class Fleet:
     budget: int
     rate: int
     per: str = "1h"
+    reserve: int = RESERVE
+    """Tokens each model call reserves; no call may use more (else the budget can be passed)."""
     """The rate limit's window. Each call in it is a live hold the store sums on every call
     (docs/state.md, "Running at scale"): the large benchmark run keeps it short."""
     tag: str = field(default_factory=lambda: uuid.uuid4().hex[:10])
@@ -67,7 +69,7 @@ class Fleet:
             f"  - {{use: harnessweaver.rate_limit, id: {self.rate_item}, scope: org,"
             f" limit: {self.rate}, per: {self.per}}}\n"
             f"  - {{use: harnessweaver.budget_guard, id: {self.budget_item}, scope: org,"
-            f" max_tokens: {self.budget}, reserve_tokens: {RESERVE}}}\n"
+            f" max_tokens: {self.budget}, reserve_tokens: {self.reserve}}}\n"
         )
 
     def keys(self) -> tuple[str, str]:
@@ -189,6 +191,9 @@ class Plan:
     mode: str = "loop"
     amounts: tuple[int, ...] = (RESERVE,)
     delays_ms: tuple[int, ...] = ()
+    node_mode: str = "bus"
+    """``bus``: the Node worker emits on ts-runner's bus; ``ai``: each call a ``generateText``
+    of the AI SDK through harnessweaver/ai (15 tokens a call)."""
 
 
 def run_fleet(fleet: Fleet, plan: Plan, backend: str, url: str, tmp: Path) -> Tally:
@@ -209,7 +214,7 @@ def run_fleet(fleet: Fleet, plan: Plan, backend: str, url: str, tmp: Path) -> Ta
     for number in range(plan.node):
         command = ["node", str(NODE_WORKER), str(TS_DIST), str(spec), f"{fleet.tag}-{number}"]
         command += [str(plan.calls), amounts, delays]
-        procs.append(("node", _popen(command, env)))
+        procs.append(("node", _popen(command, {**env, "HW_FLEET_NODE_MODE": plan.node_mode})))
     tally = Tally()
     with ThreadPoolExecutor(max(1, plan.hooks)) as pool:
         state = tmp / f"hook-{fleet.tag}.sqlite3"

@@ -4,6 +4,9 @@
 // Prints one JSON line: {"allowed": [amounts], "codes": {code: count}}.
 //
 //   node fleet_worker.mjs <ts-runner/dist/index.js> <spec> <worker> <calls> <amounts,...> [delay-ms,...]
+//
+// With HW_FLEET_NODE_MODE=ai each call is instead a `generateText` of the AI SDK through
+// harnessweaver/ai (`AIRun` over the harness), its model the SDK's own mock (10 + 5 tokens).
 import { existsSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
@@ -26,6 +29,37 @@ function codeOf(outcome) {
   if (outcome.kind === "block") return outcome.code ?? "blocked";
   if (outcome.kind === "retry") return outcome.code ?? "retry";
   return null;
+}
+
+if (process.env.HW_FLEET_NODE_MODE === "ai") {
+  const { createRequire } = await import("node:module");
+  const ts = dist.replace(/\/dist\/index\.js$/, "");
+  const require = createRequire(`${ts}/package.json`);
+  const ai = await import(pathToFileURL(require.resolve("ai")).href);
+  const aiTest = await import(pathToFileURL(require.resolve("ai/test")).href);
+  const { AIRun, HarnessStopped } = await import(pathToFileURL(`${ts}/dist/adapters/ai.js`).href);
+  const usage = {
+    inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+    outputTokens: { total: 5, text: 5, reasoning: undefined },
+  };
+  for (let i = 0; i < calls; i++) {
+    if (delays.length > 0) await sleep(delays[i % delays.length]);
+    const turn = { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
+    const model = new aiTest.MockLanguageModelV4({ modelId: "m", doGenerate: [turn] });
+    const run = new AIRun(harness, { runId: `ai-${worker}-${i}` });
+    try {
+      await ai.generateText({ model: ai.wrapLanguageModel({ model, middleware: run.middleware }), prompt: `question ${worker}/${i}` });
+    } catch (error) {
+      if (!(error instanceof HarnessStopped)) throw error;
+      const code = error.code ?? error.outcome ?? "stopped";
+      codes[code] = (codes[code] ?? 0) + 1;
+      continue;
+    }
+    if (model.doGenerateCalls.length > 0) allowed.push(15);
+  }
+  process.stdout.write(JSON.stringify({ allowed, codes }) + "\n");
+  if (typeof harness.close === "function") await harness.close();
+  process.exit(0);
 }
 
 for (let i = 0; i < calls; i++) {

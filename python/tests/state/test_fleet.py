@@ -69,3 +69,24 @@ def test_python_node_and_hook_workers_share_one_budget_and_one_rate_limit(
     assert set(tally.codes) == {code}, tally
     assert sum(tally.codes.values()) == attempts - half
     assert set(tally.by_kind) <= {"python", "node", "hook"}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_run_loop_and_the_ai_sdk_adapter_share_one_budget(
+    backend: str, servers: Servers, node: int, tmp_path: Path
+) -> None:
+    """Python's run loop and Node's AI SDK (``generateText`` through harnessweaver/ai, the
+    SDK's mock model) on one org budget: 15 tokens a call, 15 reserved."""
+    if not node:
+        pytest.skip("needs Node and ts-runner/dist")
+    url = servers.url(backend)
+    # Python's 4 calls are fewer than the budget's 6: Node's calls go through too.
+    plan = Plan(python=(1,), calls=4, node=2, hooks=0, amounts=(15,), node_mode="ai")
+    attempts = 1 * 4 + 2 * 4
+    fleet = Fleet(budget=attempts // 2 * 15, rate=10 * attempts, reserve=15)
+    tally = run_fleet(fleet, plan, backend, url, tmp_path)
+    tokens, _ = totals(backend, url, fleet)
+    assert len(tally.allowed) == attempts // 2, tally  # exactly the budget went out
+    assert tokens == 15 * len(tally.allowed) <= fleet.budget  # each charged once, none lost
+    assert set(tally.codes) == {"budget_exceeded"}, tally
+    assert tally.by_kind["node"] > 0, tally
