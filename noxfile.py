@@ -555,6 +555,8 @@ def bench(session: nox.Session) -> None:
     install(session, "bench")
     # The MCP proxy's rows (issue 29) run the proxy, an SDK upstream and the SDK's client.
     session.install(*PYPROJECT["project"]["optional-dependencies"]["mcp"])
+    # The state rows (issue 30) run the Redis and PostgreSQL stores against real servers.
+    session.install(*STATE_DEPS)
     out = ROOT / ".bench"
     out.mkdir(exist_ok=True)
     report = ["python", "python/benchmarks/report.py"]

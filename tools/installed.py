@@ -84,6 +84,10 @@ ELSEWHERE = (
     "state/test_redis.py",
     "state/test_postgres.py",
     "state/test_faults.py",
+    "state/test_fleet.py",
+    "state/test_fleet_property.py",
+    "state/test_fleet_adapters.py",
+    "state/test_fleet_mcp.py",
     "spec/test_spec_fuzz.py",
     "hostile",
 )

@@ -234,6 +234,45 @@ def _mcp_targets(rows: list[Row]) -> list[Target]:
     return found
 
 
+STATE_ADDED_P99_MS = 1.0
+"""Issue 30's aim: the latency a store adds to a guarded model call (an org budget with a
+reservation and an org rate limit), p99, with Redis on loopback
+(python/benchmarks/test_state.py). An aim: reported beside the targets without failing the run."""
+
+
+STATE_COLUMNS = (
+    "implementation", "workload", "backend", "floor p50", "floor p99", "guarded p50",
+    "guarded p99", "added p50", "added p99", "ratio",
+)  # fmt: skip
+"""The MCP table's columns, named for the state rows (the floor: the same emits, no middleware)."""
+
+
+def state_rows(rows: Iterable[Row]) -> list[Row]:
+    return [r for r in rows if r.workload == "state" and r.p99_ms is not None]
+
+
+def _state_targets(rows: list[Row]) -> list[Target]:
+    """Issue 30's aim on the Rust core's Redis rows: the added p99 per guarded call."""
+    found = []
+    for row in state_rows(rows):
+        if row.implementation != "python-rust" or not row.kind.startswith("redis"):
+            continue
+        added = _added(row, "p99")
+        what = f"state on {row.kind}, added p99 per guarded model call (Rust core)"
+        if added is None:
+            found.append(
+                Target(what, "not measured", f"<= {STATE_ADDED_P99_MS:g} ms", False, False)
+            )
+            continue
+        measured = f"{added:.2f} ms (p50 {_added(row, 'p50') or 0:.2f} ms)"
+        found.append(
+            Target(
+                what, measured, f"<= {STATE_ADDED_P99_MS:g} ms", added <= STATE_ADDED_P99_MS, False
+            )
+        )
+    return found
+
+
 def targets(rows: list[Row]) -> list[Target]:
     """The targets of issues 5, 13, 17 and 27, each judged on this run's figures, and issue
     29's aim where the MCP rows were measured."""
@@ -298,7 +337,7 @@ def targets(rows: list[Row]) -> list[Target]:
     if ts:
         row = find(ts, workload="emit", kind="complete", n=8, timeouts="2s")
         found.append(_ratio_target("TypeScript, N=8, 2 s timeouts", row, 2.0))
-    return found + _mcp_targets(rows)
+    return found + _mcp_targets(rows) + _state_targets(rows)
 
 
 def _time(ns: float | None) -> str:
@@ -373,6 +412,12 @@ def markdown(rows: list[Row], judged: list[Target], machine: str) -> str:
         lines += ["", "MCP proxy (issue 29), per tools/call:", ""]
         lines += ["| " + " | ".join(MCP_COLUMNS) + " |", "|" + "---|" * len(MCP_COLUMNS)]
         lines += ["| " + " | ".join(mcp_cells(row)) + " |" for row in mcp]
+    state = state_rows(rows)
+    if state:
+        lines += ["", "Fleet state (issue 30), per guarded model call (two emits):", ""]
+        lines += ["| " + " | ".join(STATE_COLUMNS) + " |"]
+        lines += ["|" + "---|" * len(MCP_COLUMNS)]
+        lines += ["| " + " | ".join(mcp_cells(row)) + " |" for row in state]
     lines += ["", "| target | measured | limit | met |", "|---|---|---|---|"]
     lines += [f"| {t.what} | {t.measured} | {t.limit} | {_verdict(t)} |" for t in judged]
     return "\n".join(lines) + "\n"

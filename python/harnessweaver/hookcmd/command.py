@@ -1,10 +1,15 @@
 """``harnessweaver hook``: one event of a coding agent, through the bus of a harness spec.
 
 Per invocation: read the event document (stdin), map it to its hook point; if it has one,
-load the harness (its guards' states collected as they are built), then in one SQLite
-transaction forget the sessions past their lifetime, restore the session's states, emit, and
-write them back; answer in the agent's own terms. Anything wrong with the input, the spec, the
-state or the emit is one line on stderr and the blocking exit status: the hook fails closed.
+load the harness, its stateful guards attached to the state store (an ``SqliteStore`` on the
+hook command's state file, or the backend the spec's ``state:`` names), the run-scope keys made
+the session's (``hookcmd/state.py``); in one short SQLite transaction forget the sessions past
+their lifetime and take the session's row (its step, whether it was refused for good, its
+generation); emit; write what the emit decided about the session back; answer in the agent's
+own terms. Anything wrong with the input, the spec, the state file or the emit is one line on
+stderr and the blocking exit status: the hook fails closed. A state store that cannot answer
+during the emit is a failure of the guard that asked, under its declared fail mode
+(docs/state.md): closed blocks with ``state_unavailable``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ from .protocol import EXIT_BLOCK, Decision, HookInputError, Reply, Request
 from .trace import EventTrace, current
 
 if TYPE_CHECKING:  # the store (and sqlite3) load only for an event with a hook point
+    from ..state import StateConfig
+    from ..state import Store as StateStore
+    from .state import SessionStore
     from .store import SessionRow, Store
 
 __all__ = ["HookError", "HookOptions", "handle", "main"]
@@ -134,19 +142,43 @@ def handle(agent: Agent, options: HookOptions, raw: bytes) -> Reply:
     request = parse(agent, raw)
     if request.hook is None:
         return Reply()  # no hook point: the agent's neutral answer, nothing loaded
+    ttl = _lifetime(options)
+    path = _state_path(options)
+    opened: list[SessionStore] = []
+    harness = _load(options, lambda config: _session_store(config, path, opened))
+    try:
+        key = _harness_key(options, harness)
+        store = _open(path)
+        try:
+            row = _session(store, agent.name, request.session, key, ttl, request.hook)
+            for session_store in opened:
+                session_store.bind(key, row.epoch, float(ttl))
+            decision, blocked = _decide(request, row, harness, options.task)
+            if blocked != row.blocked:
+                _refuse(store, agent.name, request.session, key, blocked, ttl)
+        finally:
+            store.close()
+    finally:
+        _close(harness)
+    return _with_warnings(agent, agent.answer(request, decision), decision.warnings)
+
+
+def _session(store: Store, agent: str, session: str, key: str, ttl: int, hook: str) -> SessionRow:
+    """In one transaction: forget the sessions past their lifetime, take the session's row
+    (a new one gets its generation), count a step start, and write it back."""
+    import secrets
     import sqlite3
 
-    ttl = _lifetime(options)
-    harness, states = _load(options)
-    key = _harness_key(options, harness)
-    store = _open(options.state)
     try:
         store.begin()
         at = _now()
         store.expire(at)  # first: a session past its lifetime starts afresh
-        row = store.load(agent.name, request.session, key)
-        decision, row = _decide(request, row, harness, states, options.task)
-        store.save(agent.name, request.session, key, row, at, ttl)
+        row = store.load(agent, session, key)
+        if not row.epoch:
+            row = replace(row, epoch=secrets.token_hex(8))
+        if hook == "step.start" and not _refused(row, hook):
+            row = replace(row, step=row.step + 1)
+        store.save(agent, session, key, row, at, ttl)
         store.commit()
     except sqlite3.Error as exc:
         store.rollback()
@@ -154,9 +186,54 @@ def handle(agent: Agent, options: HookOptions, raw: bytes) -> Reply:
     except BaseException:
         store.rollback()
         raise
-    finally:
-        store.close()
-    return _with_warnings(agent, agent.answer(request, decision), decision.warnings)
+    return row
+
+
+def _refuse(
+    store: Store, agent: str, session: str, key: str, blocked: str | None, ttl: int
+) -> None:
+    """Record that the session was refused for good (read again: another invocation of the
+    session may have written its row meanwhile)."""
+    import sqlite3
+
+    try:
+        store.begin()
+        row = store.load(agent, session, key)
+        store.save(agent, session, key, replace(row, blocked=blocked), _now(), ttl)
+        store.commit()
+    except sqlite3.Error as exc:
+        store.rollback()
+        raise HookError(f"the state database failed: {type(exc).__name__}") from None
+    except BaseException:
+        store.rollback()
+        raise
+
+
+def _refused(row: SessionRow, hook: str) -> bool:
+    return row.blocked is not None and hook not in ("task.end", "step.end")
+
+
+def _session_store(
+    config: StateConfig | None, path: Path, opened: list[SessionStore]
+) -> StateStore:
+    """The store the harness's stateful guards use: the spec's ``state:`` backend, else an
+    ``SqliteStore`` on the hook command's state file; its run-scope keys the session's."""
+    from ..state import SqliteStore, open_store
+    from .state import SessionStore
+
+    inner = SqliteStore(path) if config is None or config.backend == "memory" else None
+    wrapped = SessionStore(inner if inner is not None else open_store(config))
+    opened.append(wrapped)
+    return wrapped
+
+
+def _close(harness: Any) -> None:
+    """Close the harness's store (its connections, its thread)."""
+    close = getattr(harness, "aclose", None)
+    if close is None:
+        return
+    with contextlib.suppress(Exception):  # the answer is decided: closing cannot change it
+        asyncio.run(close())
 
 
 # Agents whose hook output shows a ``systemMessage`` to the user whatever the decision.
@@ -177,43 +254,20 @@ def _with_warnings(agent: Agent, reply: Reply, warnings: tuple[str, ...]) -> Rep
 
 
 def _decide(
-    request: Request, row: SessionRow, harness: Any, states: list[Any], task: str | None
-) -> tuple[Decision, SessionRow]:
+    request: Request, row: SessionRow, harness: Any, task: str | None
+) -> tuple[Decision, str | None]:
+    """The decision on the event, and why the session is refused for good after it (or
+    ``None``)."""
     hook = request.hook
     assert hook is not None
-    if row.blocked is not None and hook not in ("task.end", "step.end"):
-        return Decision("block", row.blocked), row  # the session was refused for good
-    stored = _states(row)
-    try:
-        for state, data in zip(states, stored or [[]] * len(states), strict=True):
-            state.restore(data)
-    except ValueError as exc:
-        raise HookError(f"the stored guard state is unreadable ({exc})") from None
-    step = row.step + 1 if hook == "step.start" else row.step
-    event = _event(request, step, task)
+    if _refused(row, hook):
+        return Decision("block", row.blocked or ""), row.blocked  # refused for good
+    event = _event(request, row.step, task)
     decision = _emit(harness, hook, event, request.session)
     blocked = row.blocked
     if decision.kind == "stop" or (hook == "task.start" and decision.kind in ("block", "ask")):
         blocked = decision.reason
-    # SessionEnd ends an invocation, not the session (``--resume`` goes on under its id),
-    # while the built-in guards forget a run at a task.end that says it is over: keep the
-    # states from before it. The session ages out instead (hookcmd/lifetime.py).
-    dumped = row.states if hook == "task.end" else _dump(states)
-    return decision, replace(row, step=step, blocked=blocked, states=dumped)
-
-
-def _dump(states: list[Any]) -> str:
-    return json.dumps([state.dump() for state in states], separators=(",", ":"))
-
-
-def _states(row: SessionRow) -> list[Any]:
-    try:
-        data = json.loads(row.states)
-    except ValueError:
-        raise HookError("the stored guard state is not JSON") from None
-    if not isinstance(data, list):
-        raise HookError("the stored guard state is not a list")
-    return data
+    return decision, blocked
 
 
 def _event(request: Request, step: int, task: str | None) -> Any:
@@ -230,7 +284,7 @@ def _event(request: Request, step: int, task: str | None) -> Any:
 def _emit(harness: Any, hook: str, event: Any, session: str) -> Decision:
     from .. import Envelope, RunContext
 
-    ctx = RunContext(Envelope(run_id=session))
+    ctx = RunContext(Envelope(run_id=session, attributes=_attributes(session)))
     try:
         result = asyncio.run(harness.bus.emit(hook, event, ctx))
     except Exception as exc:  # a bug or a broken middleware the bus let through
@@ -245,6 +299,22 @@ def _emit(harness: Any, hook: str, event: Any, session: str) -> Decision:
         lines = tuple(f"{w.middleware}: {w.text}" for w in result.warnings)
         decision = replace(decision, warnings=lines)
     return decision
+
+
+ATTRIBUTE_ENV = {"user": "HARNESSWEAVER_USER", "app": "HARNESSWEAVER_APP"}
+"""The envelope attributes the hook command takes from its environment, for guards of scope
+``user`` and ``app`` (docs/state.md); ``session`` is the agent's session id."""
+
+
+def _attributes(session: str) -> dict[str, object]:
+    import os
+
+    found: dict[str, object] = {"session": session}
+    for name, variable in ATTRIBUTE_ENV.items():
+        value = os.environ.get(variable)
+        if value:
+            found[name] = value
+    return found
 
 
 def _decision(result: Any) -> Decision:
@@ -270,20 +340,23 @@ def _reason(outcome: Any) -> str:
     return f"{reason} ({code})" if code else reason
 
 
-def _load(options: HookOptions) -> tuple[Any, list[Any]]:
-    from ..builtins._runs import tracked
+def _load(options: HookOptions, open_state: Any) -> Any:
     from ..spec import SpecError, load
 
     try:
-        with tracked() as states:
-            harness = load(
-                options.spec, task=options.task, env=options.env, org_profiles=options.org_profiles
-            )
+        return load(
+            options.spec,
+            task=options.task,
+            env=options.env,
+            org_profiles=options.org_profiles,
+            open_state=open_state,
+        )
     except SpecError as exc:
         raise _SpecFailed(f"the harness spec does not load:\n{exc}") from None
+    except HookError:
+        raise
     except Exception as exc:  # a loader bug: its type, never its message (R9)
         raise _SpecFailed(f"loading {options.spec} failed: {type(exc).__name__}") from None
-    return harness, list(states)
 
 
 def _harness_key(options: HookOptions, harness: Any) -> str:
@@ -317,12 +390,18 @@ def _now() -> float:
     return store.now()
 
 
-def _open(path: Path | None) -> Store:
+def _state_path(options: HookOptions) -> Path:
+    from .store import default_path
+
+    return options.state or default_path()
+
+
+def _open(path: Path) -> Store:
     import sqlite3
 
-    from .store import Store, default_path
+    from .store import Store
 
     try:
-        return Store(path or default_path())
+        return Store(path)
     except (OSError, sqlite3.Error) as exc:
         raise HookError(f"cannot open the state database: {type(exc).__name__}") from None

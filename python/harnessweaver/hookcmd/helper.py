@@ -54,7 +54,8 @@ def _preload() -> None:
     from .. import builtins, cli, context  # noqa: F401
     from .._select import core
     from ..spec import loader, render  # noqa: F401  (hw.spec itself is a lazy namespace)
-    from . import command, store, translate  # noqa: F401
+    from ..state import sqlite  # noqa: F401  (the guards' store: the state file's tables)
+    from . import command, state, store, translate  # noqa: F401
 
     for name in getattr(core, "__all__", ()):  # the pure core loads its modules on first use
         getattr(core, name)

@@ -6,6 +6,15 @@ guard, budget guard, tool-failure guard) lives in SQLite: WAL mode, and one ``BE
 IMMEDIATE`` transaction per invocation around reading the state, emitting and writing it
 back, so concurrent invocations of one session take turns and no update is lost.
 
+The guards themselves keep their counts in the state store (``harnessweaver.state``): by
+default an ``SqliteStore`` on this same file (its ``hw_state_*`` tables), or the store the
+spec's ``state:`` names (Redis, PostgreSQL: an org's budget shared by every developer's
+agent). What this table keeps is the session's own: its step number, why it was refused for
+good, and its generation (``epoch``), which the run-scope keys of the store are named by
+(``hookcmd/state.py``), so a session that outlived its lifetime starts its guards afresh. Each
+invocation reads and writes its row in short transactions, never across the emit: the store's
+own calls, each one atomic, take the file's write lock in between.
+
 A session's end is no reason to forget it: Claude Code and Gemini CLI end every ``-p``
 invocation with ``SessionEnd`` and ``--resume`` goes on under the same id. So a row is
 forgotten by age only: each write sets when it expires (its event's time plus the lifetime
@@ -40,6 +49,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     states TEXT NOT NULL,
     updated REAL NOT NULL,
     expires REAL NOT NULL,
+    epoch TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (agent, session, harness)
 );
 """
@@ -64,12 +74,14 @@ def default_path() -> Path:
 
 @dataclass(frozen=True, slots=True)
 class SessionRow:
-    """What one session keeps: its step count, why it is blocked for good (or ``None``) and
-    the guards' states (JSON text)."""
+    """What one session keeps: its step count, why it is blocked for good (or ``None``), the
+    guards' states of before the state store (JSON text, ``"[]"`` now) and its generation
+    (``""``: none yet, a new session)."""
 
     step: int = 0
     blocked: str | None = None
     states: str = "[]"
+    epoch: str = ""
 
 
 _BUSY = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
@@ -115,19 +127,22 @@ class Store:
 
     def _migrate(self) -> None:
         """A database written before rows had an expiry time (``updated`` only): each row
-        expires the default lifetime after its last event, and the old index goes."""
-        if self._has_expires():
+        expires the default lifetime after its last event, and the old index goes. One
+        written before rows had a generation: each gets one at its next event."""
+        if self._has("expires") and self._has("epoch"):
             return
         self._db.execute("BEGIN IMMEDIATE")
-        if not self._has_expires():  # another process may have done it meanwhile
+        if not self._has("expires"):  # another process may have done it meanwhile
             self._db.execute("ALTER TABLE sessions ADD COLUMN expires REAL NOT NULL DEFAULT 0")
             self._db.execute("UPDATE sessions SET expires = updated + ?", (DEFAULT_TTL,))
             self._db.execute("DROP INDEX IF EXISTS sessions_updated")
+        if not self._has("epoch"):
+            self._db.execute("ALTER TABLE sessions ADD COLUMN epoch TEXT NOT NULL DEFAULT ''")
         self._db.execute("COMMIT")
 
-    def _has_expires(self) -> bool:
+    def _has(self, name: str) -> bool:
         columns = self._db.execute("PRAGMA table_info(sessions)").fetchall()
-        return any(column[1] == "expires" for column in columns)
+        return any(column[1] == name for column in columns)
 
     def close(self) -> None:
         self._db.close()
@@ -146,11 +161,13 @@ class Store:
 
     def load(self, agent: str, session: str, harness: str) -> SessionRow:
         row = self._db.execute(
-            "SELECT step, blocked, states FROM sessions"
+            "SELECT step, blocked, states, epoch FROM sessions"
             " WHERE agent = ? AND session = ? AND harness = ?",
             (agent, session, harness),
         ).fetchone()
-        return SessionRow() if row is None else SessionRow(int(row[0]), row[1], str(row[2]))
+        if row is None:
+            return SessionRow()
+        return SessionRow(int(row[0]), row[1], str(row[2]), str(row[3]))
 
     def save(
         self, agent: str, session: str, harness: str, row: SessionRow, at: float, ttl: float
@@ -158,9 +175,9 @@ class Store:
         """Write the session's row, seen at ``at``: it expires ``ttl`` seconds later."""
         self._db.execute(
             "INSERT OR REPLACE INTO sessions"
-            " (agent, session, harness, step, blocked, states, updated, expires)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (agent, session, harness, row.step, row.blocked, row.states, at, at + ttl),
+            " (agent, session, harness, step, blocked, states, updated, expires, epoch)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (agent, session, harness, row.step, row.blocked, row.states, at, at + ttl, row.epoch),
         )
 
     def expire(self, at: float) -> int:

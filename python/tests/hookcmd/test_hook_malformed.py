@@ -117,15 +117,22 @@ def test_a_state_that_is_no_database_leaves_no_connection_open(
         made[0].execute("select 1")
 
 
-def test_a_corrupted_guard_state_fails_closed(tmp_path: Path) -> None:
+def test_a_state_store_that_fails_blocks_as_the_guards_fail_mode_says(tmp_path: Path) -> None:
+    """The guards keep their state in the file's ``hw_state_*`` tables; one that cannot be
+    read is a failure of each guard that asks it, under its fail mode (closed: a refusal with
+    code ``state_unavailable``), never a silent allow (docs/state.md)."""
     from hookcmd_support import GUARDS
 
     state = tmp_path / "st.db"
     first = run_in_process("claude-code", event("claude-code", "PreToolUse"), GUARDS, state)
     assert first.code == 0
     with closing(sqlite3.connect(state)) as db:
-        db.execute('UPDATE sessions SET states = \'[[["x", {"recent": 3}]], [], []]\'')
+        db.execute("DROP TABLE hw_state_record")
+        db.execute("CREATE VIEW hw_state_record AS SELECT 1 AS broken")
         db.commit()
     ran = run_in_process("claude-code", event("claude-code", "PreToolUse"), GUARDS, state)
-    assert (ran.code, ran.stdout) == (2, "")
-    assert "the stored guard state is unreadable" in ran.stderr
+    assert ran.code == 0
+    output = ran.answer["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny"
+    reason = output["permissionDecisionReason"]
+    assert "state store unavailable (sqlite)" in reason and "state_unavailable" in reason

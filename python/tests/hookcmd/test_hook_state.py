@@ -73,7 +73,9 @@ def test_loop_guard_blocks_the_third_identical_call_across_three_processes(
 
 def test_budget_guard_adds_up_model_responses_across_invocations(tmp_path: Path) -> None:
     state = tmp_path / "st.db"
-    for _ in range(2):  # 150 tokens each, against a budget of 250
+    for _ in range(2):  # 150 tokens each, against a budget of 250, one turn (step) each:
+        # the same response again in the same step would be a redelivery, charged once
+        run_in_process("gemini", event("gemini", "BeforeAgent", "s-b"), GUARDS, state)
         assert (
             run_in_process("gemini", event("gemini", "BeforeModel", "s-b"), GUARDS, state).code == 0
         )
@@ -136,12 +138,16 @@ def test_a_changed_harness_starts_its_guards_afresh(tmp_path: Path) -> None:
 
 
 def _recent(state: Path, session: str) -> list[str]:
+    """The loop guard's window of the session: its record in the state tables of the file
+    (``hw1/app/loops/run/<session>~<harness>.<generation>/calls``)."""
     with closing(sqlite3.connect(state)) as db:
-        (text,) = db.execute("SELECT states FROM sessions WHERE session = ?", (session,)).fetchone()
+        rows = db.execute(
+            "SELECT key, value FROM hw_state_record WHERE key LIKE ?",
+            (f"hw1/app/loops/run/{session}~%/calls",),
+        ).fetchall()
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    [[run, calls]] = json.loads(text)[0]  # the loop guard's runs: this session's only
-    assert run == session
-    return list(calls["recent"])
+    [(_, text)] = rows  # the session's only record
+    return list(json.loads(text)["recent"])
 
 
 def _finish(proc: Any) -> tuple[int, bytes, bytes]:

@@ -120,8 +120,10 @@ def test_the_budget_guard_counts_what_the_session_spent_before_its_end(tmp_path:
     state = tmp_path / "st.db"
 
     def model_call(session: str = "s-budget") -> list[Any]:
-        names = ("BeforeModel", "AfterModel")  # 150 tokens, against a budget of 250
-        return [run_in_process("gemini", event("gemini", n, session), GUARDS, state) for n in names]
+        # A turn (step.start), then one model call of 150 tokens, against a budget of 250.
+        names = ("BeforeAgent", "BeforeModel", "AfterModel")
+        ran = [run_in_process("gemini", event("gemini", n, session), GUARDS, state) for n in names]
+        return ran[1:]
 
     model_call()
     run_in_process("gemini", event("gemini", "SessionEnd", "s-budget"), GUARDS, state)
