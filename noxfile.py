@@ -451,12 +451,14 @@ def state(session: nox.Session) -> None:
     ``redis-server`` and PostgreSQL (``initdb``, ``postgres``; as the ``postgres`` user when
     run as root) on random 127.0.0.1 ports in temporary directories; ``.ci/run`` installs
     them from the system's packages. Here a missing server fails, never skips (``CI=true``).
-    The stores are Python over the clients: one core is enough (Rust).
+    The stores are Python over the clients: one core is enough (Rust). The fleet tests run
+    Node workers on ts-runner's build and the adapters inside their real frameworks: the
+    ``test`` group (which holds the state extra) and a built ts-runner.
 
     Extra arguments go to pytest (e.g. ``-- -k redis``).
     """
-    install(session)
-    session.install("pytest>=8", "trio>=0.25", *STATE_DEPS)
+    install(session, "test")
+    build_ts(session)
     files = [f"python/tests/{name}" for name in ELSEWHERE if name.startswith("state/")]
     session.run(
         "pytest", "-p", "no:cacheprovider", "-ra", "--durations=10", *files, *session.posargs,
