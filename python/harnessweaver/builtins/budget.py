@@ -34,6 +34,7 @@ envelope's clock.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Self
@@ -46,6 +47,7 @@ from ..middleware import middleware
 from ..outcomes import Block, Continue
 from ..state import StateUnavailable, StateView
 from ._notes import with_note
+from ._runs import MAX_RUNS
 from ._state import (
     RESERVE_TTL,
     Duration,
@@ -145,6 +147,8 @@ class BudgetGuard(Guard):
         life = duration(config.lifetime)
         self.life = life if self.per is None else max(life, self.per)
         self.limits: list[_Limit] = []
+        # run id -> (hold, keys) of the reservation awaiting its response (bounded: MAX_RUNS)
+        self._pending: OrderedDict[str, tuple[str, list[str]]] = OrderedDict()
         if config.max_tokens is not None:
             self.limits.append(_Limit("tokens", config.max_tokens, _tokens, self.reserve_tokens))
         if config.max_cost_usd is not None:
@@ -161,6 +165,7 @@ class BudgetGuard(Guard):
                 return None
             if isinstance(event, ModelRequestEvent):
                 return await self._before(view, event, env)
+            await self._let_go(view, env.run_id)
             if final(event):
                 keys = [view.key("run", env, WARNED)]
                 if self.scope == "run":
@@ -189,6 +194,8 @@ class BudgetGuard(Guard):
         # charges every response it is shown, as before stores (I33).
         hold = charge_id(env, event, once=self.scope != "run")
         held = _held(env, event.step)
+        if (pending := self._pending.get(env.run_id)) is not None and pending[0] == held:
+            del self._pending[env.run_id]
         for limit in self.limits:
             key = view.key(self.scope, env, self._name(limit, env))
             await view.commit(key, hold, float(spent[limit.name]), life=self.life)
@@ -228,7 +235,23 @@ class BudgetGuard(Guard):
             for key in made:  # the request does not go out: what it held is let go
                 await view.release(key, hold)
             return refusal
+        if made:
+            self._pending[env.run_id] = (hold, made)
+            self._pending.move_to_end(env.run_id)
+            if len(self._pending) > MAX_RUNS:
+                self._pending.popitem(last=False)
         return await self._warn(view, event, env, spent)
+
+    async def _let_go(self, view: StateView, run_id: str) -> None:
+        """At ``task.end``, whatever the exit reason, release the run's reservation whose
+        response never came: a run ended between request and response (an adapter that cannot
+        send a request with the guard's note, a cancelled run) would otherwise hold the budget
+        for ``RESERVE_TTL``. Kept in this process only; elsewhere the hold expires."""
+        pending = self._pending.pop(run_id, None)
+        if pending is not None:
+            hold, keys = pending
+            for key in keys:
+                await view.release(key, hold)
 
     def _exceeded(self, limit: _Limit, spent: float) -> Block:
         return Block(

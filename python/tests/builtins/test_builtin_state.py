@@ -333,3 +333,21 @@ async def test_two_processes_share_one_sqlite_file(tmp_path: Any) -> None:
     finally:
         for store in stores:
             await store.close()
+
+
+@pytest.mark.parametrize("exit_reason", ["not_expressible", "completed", "suspended"])
+async def test_a_run_that_ends_before_its_response_lets_its_reservation_go(
+    exit_reason: str,
+) -> None:
+    # An adapter that cannot send the request with the guard's note ends the run between
+    # model.before and model.after: the hold must not stay on the shared budget for 10 min.
+    store = MemoryStore()
+    guard = budget(store, max_tokens=1000, reserve_tokens=300, warn_at=None, scope="org")
+    assert await guard(request(user("go")), env("a")) is None
+    assert await guard(request(user("go")), env("b")) is None
+    assert await store.total("hw1/app/budget/org/-/tokens") == 600
+    await guard(task_end(exit_reason), env("a"))
+    assert await store.total("hw1/app/budget/org/-/tokens") == 300  # b's request still holds
+    await guard(response(input_tokens=40), env("b"))
+    await guard(task_end(exit_reason), env("b"))
+    assert await store.total("hw1/app/budget/org/-/tokens") == 40

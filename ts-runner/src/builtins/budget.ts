@@ -98,6 +98,9 @@ export function budgetSettings(settings: Readonly<Record<string, unknown>>): Bud
   return { maxTokens, maxCostUsd, warnAt, scope, lifetime, per, reserveTokens, reserveCostUsd };
 }
 
+/** How many runs' open reservations one guard remembers (Python's `MAX_RUNS`). */
+const MAX_PENDING = 4096;
+
 /** The hold id of a request's reservation: `{run}/{step}/model`. */
 function heldId(envelope: Envelope, step: number): string {
   return `${envelope.runId}/${step}/model`;
@@ -121,6 +124,18 @@ export const budgetGuard = configurable(
     if (config.maxTokens !== null) limits.push({ name: "tokens", limit: config.maxTokens, unit: tokens, reserve: config.reserveTokens });
     if (config.maxCostUsd !== null) limits.push({ name: "cost_usd", limit: config.maxCostUsd, unit: dollars, reserve: config.reserveCostUsd });
     const slot = new StateSlot("budget_guard", "closed");
+    // run id -> [hold, keys] of the reservation awaiting its response (bounded: MAX_PENDING)
+    const pending = new Map<string, readonly [string, string[]]>();
+
+    /** At `task.end`, whatever the exit reason, release the run's reservation whose response
+     * never came (a run ended between request and response); kept in this process only. */
+    const letGo = async (view: StateView, runId: string): Promise<void> => {
+      const open = pending.get(runId);
+      if (open === undefined) return;
+      pending.delete(runId);
+      const [hold, keys] = open;
+      for (const key of keys) await view.release(key, hold);
+    };
 
     /** A limit's counter: `tokens` or `cost_usd`, with the window's number `floor(now / per)` under `per`. */
     const nameOf = (limit: Limit, envelope: Envelope): string =>
@@ -136,6 +151,7 @@ export const budgetGuard = configurable(
       // charges every response it is shown (I33).
       const hold = chargeId(envelope, event, scope !== "run");
       const held = heldId(envelope, event.step);
+      if (pending.get(envelope.runId)?.[0] === held) pending.delete(envelope.runId);
       for (const limit of limits) {
         const key = view.key(scope, envelope, nameOf(limit, envelope));
         await view.commit(key, hold, spent[limit.name], { life });
@@ -205,6 +221,11 @@ export const budgetGuard = configurable(
         for (const key of made) await view.release(key, hold); // the request does not go out: what it held is let go
         return refusal;
       }
+      if (made.length > 0) {
+        pending.delete(envelope.runId);
+        pending.set(envelope.runId, [hold, made]);
+        if (pending.size > MAX_PENDING) pending.delete(pending.keys().next().value as string);
+      }
       return warn(view, event, envelope, spent);
     };
 
@@ -216,6 +237,7 @@ export const budgetGuard = configurable(
           return null;
         }
         if (event instanceof ModelRequestEvent) return await before(view, event, envelope);
+        if (event instanceof TaskEndEvent) await letGo(view, envelope.runId);
         if (event instanceof TaskEndEvent && final(event)) {
           const keys = [view.key("run", envelope, WARNED)];
           if (scope === "run") for (const limit of limits) keys.push(view.key("run", envelope, nameOf(limit, envelope)));

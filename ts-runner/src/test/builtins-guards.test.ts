@@ -29,6 +29,7 @@ import {
 import { budgetGuard, fingerprint, FINAL_EXIT_REASONS, loopGuard, RunStates, SettingsError, toolFailureGuard } from "../builtins/index.js";
 import { dollars } from "../builtins/budget.js";
 import { NOTE_PREFIX, withNote } from "../builtins/notes.js";
+import { attach, MemoryStore } from "../state/index.js";
 
 const CLOCK = new FixedClock("2026-11-30T12:00:00+00:00");
 const run = (runId = "run-1") => new RunContext({ envelope: new Envelope({ clock: CLOCK, runId }) });
@@ -172,6 +173,26 @@ describe("builtins: budget_guard", () => {
     assert.deepEqual((await bus.emit("model.after", response(input, output, cost), ctx)).outcome, Continue());
   };
   const ask = (bus: HookBus, ctx: RunContext) => bus.emit("model.before", request(user("next")), ctx);
+
+  it("lets a run that ends before its response release its reservation (any exit reason)", async () => {
+    for (const exitReason of ["not_expressible", "completed", "suspended"]) {
+      const store = new MemoryStore();
+      const guard = budgetGuard.build({ max_tokens: 1000, reserve_tokens: 300, warn_at: null, scope: "org" });
+      attach(guard, store, { name: "budget" });
+      const bus = new HookBus();
+      bus.register(guard);
+      const [a, b] = [run("a"), run("b")];
+      assert.deepEqual((await ask(bus, a)).outcome, Continue());
+      assert.deepEqual((await ask(bus, b)).outcome, Continue());
+      const key = "hw1/app/budget/org/-/tokens";
+      assert.equal(await store.total(key), 600);
+      await bus.emit("task.end", taskEnd(exitReason), a);
+      assert.equal(await store.total(key), 300); // b's request still holds
+      await spend(bus, b, 40);
+      await bus.emit("task.end", taskEnd(exitReason), b);
+      assert.equal(await store.total(key), 40);
+    }
+  });
 
   it("lets a fresh run's request through untouched", async () => {
     const got = await ask(busWith(budgetGuard, { max_tokens: 1000 }), run());
