@@ -301,20 +301,12 @@ def _emit(harness: Any, hook: str, event: Any, session: str) -> Decision:
     return decision
 
 
-ATTRIBUTE_ENV = {"user": "HARNESSWEAVER_USER", "app": "HARNESSWEAVER_APP"}
-"""The envelope attributes the hook command takes from its environment, for guards of scope
-``user`` and ``app`` (docs/state.md); ``session`` is the agent's session id."""
-
-
 def _attributes(session: str) -> dict[str, object]:
-    import os
+    """``session`` is the agent's session id; ``user``/``app`` come from the environment
+    (``harnessweaver.state.scope.ATTRIBUTE_ENV``, docs/state.md)."""
+    from ..state.scope import environ_attributes
 
-    found: dict[str, object] = {"session": session}
-    for name, variable in ATTRIBUTE_ENV.items():
-        value = os.environ.get(variable)
-        if value:
-            found[name] = value
-    return found
+    return environ_attributes(session)
 
 
 def _decision(result: Any) -> Decision:

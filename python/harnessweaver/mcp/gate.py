@@ -21,6 +21,7 @@ from ..context import RunContext, Trace
 from ..envelope import Envelope
 from ..events import TaskEndEvent, TaskStartEvent, ToolCallEvent
 from ..identity import content_identity
+from ..state.scope import environ_attributes
 from .convert import arguments_of, call_event, refusal, result_event, rewritten, tool_spec
 from .export import RunRecords
 
@@ -116,7 +117,10 @@ class Gate:
             trace = Trace(sink=self.sink)
         else:
             trace = Trace(limit=_UNTRACED_LIMIT)
-        run = Run(RunContext(Envelope(run_id=run_id), trace=trace), records=records)
+        # The session scope is the MCP session; user and app come from the proxy's environment
+        # (the protocol names no principal the proxy could trust): docs/state.md.
+        env = Envelope(run_id=run_id, attributes=environ_attributes(run_id))
+        run = Run(RunContext(env, trace=trace), records=records)
         if self.bus.chain("task.start"):
             event = TaskStartEvent(task=self.task, input={"source": "mcp"})
             outcome = await self._emit(run, "task.start", event)

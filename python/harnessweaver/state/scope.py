@@ -9,6 +9,7 @@ Node worker and a Python worker count in one place.
 
 from __future__ import annotations
 
+import os
 import urllib.parse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal, TypeAlias
@@ -17,11 +18,13 @@ if TYPE_CHECKING:
     from ..envelope import Envelope
 
 __all__ = [
+    "ATTRIBUTE_ENV",
     "KEY_PREFIX",
     "NO_SUBJECT",
     "SCOPES",
     "Scope",
     "envelope_subject",
+    "environ_attributes",
     "scope_subject",
     "state_key",
 ]
@@ -73,3 +76,20 @@ def scope_subject(
 def envelope_subject(scope: str, env: Envelope, task: str | None) -> str:
     """:func:`scope_subject` for an envelope."""
     return scope_subject(scope, run_id=env.run_id, attributes=env.attributes, task=task)
+
+
+ATTRIBUTE_ENV = {"user": "HARNESSWEAVER_USER", "app": "HARNESSWEAVER_APP"}
+"""The envelope attributes a host that has no caller identity of its own (the hook command,
+the MCP proxy) takes from its environment, for guards of scope ``user`` and ``app``."""
+
+
+def environ_attributes(session: str, environ: Mapping[str, str] | None = None) -> dict[str, object]:
+    """The attributes of such a host's envelope: ``session`` (the agent's or the MCP
+    client's session id) and ``user``/``app`` from :data:`ATTRIBUTE_ENV` where set."""
+    source = os.environ if environ is None else environ
+    found: dict[str, object] = {"session": session}
+    for name, variable in ATTRIBUTE_ENV.items():
+        value = source.get(variable)
+        if value:
+            found[name] = value
+    return found

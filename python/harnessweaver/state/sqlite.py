@@ -15,8 +15,8 @@ time. Any ``sqlite3`` or OS error (a read-only file, a full disk, ``SQLITE_FULL`
 ``max_pages``, a corrupt file) is :class:`StateUnavailable`; the connection is dropped and the
 next call opens it again, so the store recovers when the file does. A call its caller stops
 waiting for (a view's timeout) finishes in its thread: its write may still land, which the hold
-ids make harmless (a retried reserve is ``repeated``, a retried commit a no-op). Time is the process's wall
-clock (:func:`time.time`), which every process on the machine shares.
+ids make harmless (a retried reserve is ``repeated``, a retried commit a no-op). Time is the
+process's wall clock (:func:`time.time`), which every process on the machine shares.
 
 The tables are the ones PostgreSQL uses (docs/state.md): ``hw_state_counter``,
 ``hw_state_hold`` (live holds ``done = 0``, committed marks ``done = 1``) and

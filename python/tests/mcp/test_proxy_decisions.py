@@ -319,3 +319,18 @@ async def test_a_changed_tool_list_is_passed_on_and_listed_again(tmp_path: Path)
     assert before == ["grow"]
     assert after == ["grow", "grown"]
     assert any(isinstance(m, types.ToolListChangedNotification) for m in heard)
+
+
+async def test_a_session_carries_its_session_and_the_environments_user_and_app(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Guards of scope session, user and app need those attributes (docs/state.md): the MCP
+    session is the session, user and app come from the proxy's environment."""
+    from harnessweaver.mcp.gate import Gate
+    from harnessweaver.spec import load
+
+    monkeypatch.setenv("HARNESSWEAVER_USER", "alice")
+    monkeypatch.delenv("HARNESSWEAVER_APP", raising=False)
+    gate = Gate(load(spec_file(tmp_path)))
+    run = await gate.open("session-1")
+    assert dict(run.ctx.envelope.attributes) == {"session": "session-1", "user": "alice"}
