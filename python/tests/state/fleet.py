@@ -53,6 +53,8 @@ class Fleet:
     """The rate limit's window. Each call in it is a live hold the store sums on every call
     (docs/state.md, "Running at scale"): the large benchmark run keeps it short."""
     tag: str = field(default_factory=lambda: uuid.uuid4().hex[:10])
+    warn: bool = True
+    """Whether the budget warns the model at 70% (``warn_at``'s default); False: no warning."""
 
     @property
     def budget_item(self) -> str:
@@ -69,7 +71,8 @@ class Fleet:
             f"  - {{use: harnessweaver.rate_limit, id: {self.rate_item}, scope: org,"
             f" limit: {self.rate}, per: {self.per}}}\n"
             f"  - {{use: harnessweaver.budget_guard, id: {self.budget_item}, scope: org,"
-            f" max_tokens: {self.budget}, reserve_tokens: {self.reserve}}}\n"
+            f" max_tokens: {self.budget}, reserve_tokens: {self.reserve}"
+            f"{'' if self.warn else ', warn_at: null'}}}\n"
         )
 
     def keys(self) -> tuple[str, str]:

@@ -7,6 +7,11 @@
 //
 // With HW_FLEET_NODE_MODE=ai each call is instead a `generateText` of the AI SDK through
 // harnessweaver/ai (`AIRun` over the harness), its model the SDK's own mock (10 + 5 tokens).
+// With HW_FLEET_NODE_MODE=openai-agents each call is instead a run of the OpenAI Agents SDK
+// (`@openai/agents`) through harnessweaver/openai-agents (`OpenAIAgentsAdapter` over the
+// harness): a guarded agent whose model is the SDK's ScriptedModel, one answer of 10 + 5
+// tokens. No tool call: the rate limit counts tool calls too, and a refused tool call does not
+// end the run, so the worker could not tell what the limit let through.
 import { existsSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
@@ -56,6 +61,61 @@ if (process.env.HW_FLEET_NODE_MODE === "ai") {
       continue;
     }
     if (model.doGenerateCalls.length > 0) allowed.push(15);
+  }
+  process.stdout.write(JSON.stringify({ allowed, codes }) + "\n");
+  if (typeof harness.close === "function") await harness.close();
+  process.exit(0);
+}
+
+if (process.env.HW_FLEET_NODE_MODE === "openai-agents") {
+  const { createRequire } = await import("node:module");
+  const { readFileSync } = await import("node:fs");
+  const { dirname, join } = await import("node:path");
+  const ts = dist.replace(/\/dist\/index\.js$/, "");
+  const require = createRequire(`${ts}/package.json`);
+  // The ESM entry ts-runner's adapter imports too (require.resolve would give the CommonJS
+  // copy: another Agent class, another tracing switch).
+  const esm = async (name, sub = ".") => {
+    let dir = dirname(require.resolve(sub === "." ? name : `${name}/${sub.slice(2)}`));
+    while (!existsSync(join(dir, "package.json")) || JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).name !== name) {
+      dir = dirname(dir);
+    }
+    const entry = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).exports[sub].import;
+    return import(pathToFileURL(join(dir, entry)).href);
+  };
+  const agents = await esm("@openai/agents");
+  const testing = await esm("@openai/agents", "./testing");
+  const { OpenAIAgentsAdapter, HarnessStopped } = await import(pathToFileURL(`${ts}/dist/adapters/openai-agents.js`).href);
+  agents.setTracingDisabled(true); // nothing is exported anywhere
+  const adapter = new OpenAIAgentsAdapter(harness);
+  const turn = (output) => ({
+    output,
+    usage: new agents.Usage({ requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 }),
+  });
+  const stopIn = (error) => {
+    // The SDK may wrap what the guarded model throws (`error`, `cause`).
+    let current = error;
+    for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
+      if (current instanceof HarnessStopped) return current;
+      current = current.error instanceof Error ? current.error : current.cause;
+    }
+    return null;
+  };
+  for (let i = 0; i < calls; i++) {
+    if (delays.length > 0) await sleep(delays[i % delays.length]);
+    const model = new testing.ScriptedModel([turn([testing.assistantMessage(`order ${i} has shipped`)])]);
+    const agent = adapter.guard(new agents.Agent({ name: "support", instructions: "Help.", model }));
+    const run = adapter.newRun({ runId: `agents-${worker}-${i}` });
+    try {
+      const result = await run.run(agent, `Where is order ${i}?`);
+      if (result.finalOutput !== `order ${i} has shipped`) throw new Error(`unexpected final output ${result.finalOutput}`);
+    } catch (error) {
+      const stop = stopIn(error);
+      if (stop === null) throw error;
+      const code = stop.code ?? stop.outcome ?? "stopped";
+      codes[code] = (codes[code] ?? 0) + 1;
+    }
+    for (let n = 0; n < model.calls.length; n++) allowed.push(15);
   }
   process.stdout.write(JSON.stringify({ allowed, codes }) + "\n");
   if (typeof harness.close === "function") await harness.close();

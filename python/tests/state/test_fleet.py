@@ -90,3 +90,34 @@ def test_the_run_loop_and_the_ai_sdk_adapter_share_one_budget(
     assert tokens == 15 * len(tally.allowed) <= fleet.budget  # each charged once, none lost
     assert set(tally.codes) == {"budget_exceeded"}, tally
     assert tally.by_kind["node"] > 0, tally
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("binding", ["budget", "rate"])
+def test_the_run_loop_and_the_openai_agents_adapter_share_one_budget_and_one_rate_limit(
+    backend: str, binding: str, servers: Servers, node: int, tmp_path: Path
+) -> None:
+    """Python's run loop and Node's OpenAI Agents SDK (``@openai/agents``: runs of a guarded
+    agent through harnessweaver/openai-agents, the SDK's ScriptedModel answering, 15 tokens a
+    run) on one org budget and one org rate limit.
+
+    The budget does not warn (``warn_at: null``): the warning is a note added to the request,
+    which the SDK cannot carry out, so the adapter would end the run (``not_expressible``,
+    docs/integrations/openai-agents-js.md) with the request's reservation still held."""
+    if not node:
+        pytest.skip("needs Node and ts-runner/dist")
+    url = servers.url(backend)
+    plan = Plan(python=(1,), calls=4, node=2, hooks=0, amounts=(15,), node_mode="openai-agents")
+    attempts = 1 * 4 + 2 * 4
+    limit = attempts // 2  # more than Python's 4: Node's runs go through too
+    fleet = Fleet(budget=limit * 15, rate=10 * attempts, reserve=15, warn=False)
+    if binding == "rate":
+        fleet = Fleet(budget=10 * attempts * 15, rate=limit, reserve=15, warn=False)
+    tally = run_fleet(fleet, plan, backend, url, tmp_path)
+    tokens, _ = check(backend, url, fleet, tally)
+    assert len(tally.allowed) == limit, tally  # exactly the limit went through
+    assert tokens == 15 * limit  # the store holds each run's charge once, none lost
+    code = "budget_exceeded" if binding == "budget" else "rate_limited"
+    assert set(tally.codes) == {code}, tally
+    assert sum(tally.codes.values()) == attempts - limit, tally
+    assert tally.by_kind["node"] >= limit - plan.calls, tally  # the SDK's runs went through
