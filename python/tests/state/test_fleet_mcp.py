@@ -1,12 +1,23 @@
-"""MCP proxy replicas on one Redis rate limit (issue 30: "several MCP proxy replicas"): two
-servers guarded by ``harnessweaver.mcp.guard`` (the proxy's gate, in process), each with its
-own harness loaded from one spec whose ``state:`` is a real Redis on loopback, take tool calls
-at once from two SDK clients. The org rate limit lets exactly its limit of calls reach the
-tools, across both replicas, and the store counts each once."""
+"""MCP proxy replicas on one shared store (issue 30: "several MCP proxy replicas").
+
+- ``harnessweaver mcp`` as processes of its own (stdio, each fronting its own
+  :mod:`mcp_servers` upstream) on one harness spec whose ``state:`` names a real Redis or
+  PostgreSQL on loopback (``servers.py``; the URL through ``${HW_FLEET_URL}``) and an org rate
+  limit: two SDK clients at once make more tool calls than the limit allows. Exactly the limit
+  reaches the tools, every other call is refused as the proxy reports a Block (an error result,
+  code ``rate_limited``), and the store's counter holds exactly what went through.
+- The store killed (SIGKILL) under a running proxy: its calls are refused (fail closed,
+  ``state_unavailable``) and never reach the tool; the store started again, they go through.
+- Two servers guarded by ``harnessweaver.mcp.guard`` (the proxy's gate, in process), each with
+  its own harness from one spec, on one Redis rate limit: the same count.
+
+Each test names its items with a fresh tag, so its keys are its own on the shared server.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,42 +26,132 @@ from typing import Any
 import pytest
 
 pytest.importorskip("mcp")
-pytest.importorskip("redis")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
 
-from fleet import Fleet, totals
+from fleet import Fleet, Servers, totals
 from inproc import upstream_server
 from mcp import Client
+from proxy_procs import proxy_stdio, records
 
 import harnessweaver as hw
 from harnessweaver.mcp import guard
+from harnessweaver.mcp.convert import META_KEY
 
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
+
+BACKENDS = ("redis", "postgres")
 CALLS = 8
 """Tool calls per client."""
 
 
 @pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    from servers import redis_server
-
-    with redis_server() as server:
-        yield server.url
+def servers() -> Iterator[Servers]:
+    with contextlib.ExitStack() as stack:
+        yield Servers(stack)
 
 
-def test_mcp_replicas_share_one_rate_limit(
-    redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("HW_FLEET_URL", redis_url)
-    limit = CALLS  # half of the two clients' calls
-    fleet = Fleet(budget=10, rate=limit)
-    spec = tmp_path / "harness.yaml"
+def spec_file(folder: Path, backend: str, fleet: Fleet, *, timeout: str = "5s") -> Path:
+    """One org rate limit of ``fleet.rate`` calls per hour on ``backend`` (``${HW_FLEET_URL}``)."""
+    spec = folder / "harness.yaml"
     spec.write_text(
-        f"state: {{backend: redis, url: '${{HW_FLEET_URL}}', timeout: 5s}}\n"
+        f"state: {{backend: {backend}, url: '${{HW_FLEET_URL}}', timeout: {timeout}}}\n"
         "middleware:\n"
         f"  - {{use: harnessweaver.rate_limit, id: {fleet.rate_item}, scope: org,"
-        f" limit: {limit}, per: 1h}}\n"
+        f" limit: {fleet.rate}, per: 1h}}\n",
+        encoding="utf-8",
     )
+    return spec
+
+
+def decision(result: Any) -> tuple[bool, str | None]:
+    """(the tool answered, the refusal's code): a Block is an error result whose ``_meta``
+    carries the decision (docs/integrations/mcp.md, "What each outcome does")."""
+    if not result.is_error:
+        return True, None
+    meta = result.meta or {}
+    assert meta.get(META_KEY, {}).get("outcome") == "block", result
+    return False, str(meta[META_KEY]["code"])
+
+
+def ran(record: Path) -> list[str]:
+    """The texts the upstream's ``echo`` got, in order (its ``--record`` file)."""
+    return [r["arguments"]["text"] for r in records(record)] if record.exists() else []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_proxy_processes_share_one_rate_limit(
+    backend: str, servers: Servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = servers.url(backend)
+    monkeypatch.setenv("HW_FLEET_URL", url)  # the proxies' environment (child_env)
+    limit = CALLS  # half of the two clients' calls
+    fleet = Fleet(budget=10, rate=limit)
+    spec = spec_file(tmp_path, backend, fleet)
+    logs = [tmp_path / f"upstream-{n}.jsonl" for n in range(2)]
+
+    async def client(number: int) -> list[tuple[bool, str | None]]:
+        proxy = proxy_stdio(spec, record=logs[number])
+        async with Client(proxy) as session:  # type: ignore[arg-type]
+            return [
+                decision(await session.call_tool("echo", {"text": f"p{number}-{n}"}))
+                for n in range(CALLS)
+            ]
+
+    async def both() -> list[list[tuple[bool, str | None]]]:
+        return list(await asyncio.gather(client(0), client(1)))
+
+    answered = asyncio.run(both())
+    through = [sum(ok for ok, _ in replica) for replica in answered]
+    codes = [code for replica in answered for ok, code in replica if not ok]
+    # Exactly the limit went through, across both proxies; every other call was refused.
+    assert sum(through) == limit, answered
+    assert codes == ["rate_limited"] * (2 * CALLS - limit), answered
+    # The tools ran exactly for the calls that went through, and for no refused one.
+    for number, replica in enumerate(answered):
+        passed = [f"p{number}-{n}" for n, (ok, _) in enumerate(replica) if ok]
+        assert ran(logs[number]) == passed
+    # The store counted each call that went through once.
+    _, counted = totals(backend, url, fleet)
+    assert counted == limit
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_proxy_fails_closed_while_the_store_is_down_and_recovers(
+    backend: str, servers: Servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = servers.url(backend)
+    server = servers.found[backend]
+    monkeypatch.setenv("HW_FLEET_URL", url)
+    fleet = Fleet(budget=10, rate=1000)
+    spec = spec_file(tmp_path, backend, fleet, timeout="2s")
+    log = tmp_path / "upstream.jsonl"
+
+    async def session() -> list[tuple[bool, str | None]]:
+        async with Client(proxy_stdio(spec, record=log)) as client:  # type: ignore[arg-type]
+            found = [decision(await client.call_tool("echo", {"text": "before"}))]
+            await asyncio.to_thread(server.kill)
+            try:
+                found.append(decision(await client.call_tool("echo", {"text": "down"})))
+            finally:
+                await asyncio.to_thread(server.start)
+            found.append(decision(await client.call_tool("echo", {"text": "after"})))
+            return found
+
+    assert asyncio.run(session()) == [(True, None), (False, "state_unavailable"), (True, None)]
+    assert ran(log) == ["before", "after"]  # the refused call never reached the tool
+    _, counted = totals(backend, url, fleet)
+    assert counted == 2  # the append-only file / WAL kept the first charge
+
+
+def test_in_process_guards_share_one_rate_limit(
+    servers: Servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = servers.url("redis")
+    monkeypatch.setenv("HW_FLEET_URL", url)
+    limit = CALLS
+    fleet = Fleet(budget=10, rate=limit)
+    spec = spec_file(tmp_path, "redis", fleet)
     calls: list[dict[str, Any]] = []
 
     async def client(number: int) -> list[bool]:
@@ -73,5 +174,5 @@ def test_mcp_replicas_share_one_rate_limit(
     through = sum(sum(replica) for replica in answered)
     assert through == limit == len(calls)  # exactly the limit reached the tools
     assert all(any(replica) for replica in answered)  # both replicas served calls
-    _, counted = totals("redis", redis_url, fleet)
+    _, counted = totals("redis", url, fleet)
     assert counted == limit
