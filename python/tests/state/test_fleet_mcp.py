@@ -92,7 +92,7 @@ def test_two_proxy_processes_share_one_rate_limit(
 
     async def client(number: int) -> list[tuple[bool, str | None]]:
         proxy = proxy_stdio(spec, record=logs[number])
-        async with Client(proxy) as session:  # type: ignore[arg-type]
+        async with Client(proxy) as session:
             return [
                 decision(await session.call_tool("echo", {"text": f"p{number}-{n}"}))
                 for n in range(CALLS)
@@ -128,7 +128,7 @@ def test_a_proxy_fails_closed_while_the_store_is_down_and_recovers(
     log = tmp_path / "upstream.jsonl"
 
     async def session() -> list[tuple[bool, str | None]]:
-        async with Client(proxy_stdio(spec, record=log)) as client:  # type: ignore[arg-type]
+        async with Client(proxy_stdio(spec, record=log)) as client:
             found = [decision(await client.call_tool("echo", {"text": "before"}))]
             await asyncio.to_thread(server.kill)
             try:
@@ -158,7 +158,7 @@ def test_in_process_guards_share_one_rate_limit(
         harness = hw.load(spec)
         try:
             server = guard(upstream_server(calls), harness)
-            async with Client(server) as session:  # type: ignore[arg-type]
+            async with Client(server) as session:
                 results = [
                     await session.call_tool("echo", {"text": f"r{number}-{n}"})
                     for n in range(CALLS)
