@@ -1,15 +1,15 @@
 """MCP proxy replicas on one shared store (issue 30: "several MCP proxy replicas").
 
 - ``harnessweaver mcp`` as processes of its own (stdio, each fronting its own
-  :mod:`mcp_servers` upstream) on one harness spec whose ``state:`` names a real Redis or
-  PostgreSQL on loopback (``servers.py``; the URL through ``${HW_FLEET_URL}``) and an org rate
-  limit: two SDK clients at once make more tool calls than the limit allows. Exactly the limit
-  reaches the tools, every other call is refused as the proxy reports a Block (an error result,
-  code ``rate_limited``), and the store's counter holds exactly what went through.
+  :mod:`mcp_servers` upstream) and an SDK server guarded in process by
+  ``harnessweaver.mcp.guard`` (the proxy's gate), all on one harness spec whose ``state:``
+  names a real Redis or PostgreSQL on loopback (``servers.py``; the URL through
+  ``${HW_FLEET_URL}``) and an org rate limit: three SDK clients at once make twice the calls
+  the limit allows. Exactly the limit reaches the tools, every other call is refused as the
+  proxy reports a Block (an error result, code ``rate_limited``), and the store's counter
+  holds exactly what went through.
 - The store killed (SIGKILL) under a running proxy: its calls are refused (fail closed,
   ``state_unavailable``) and never reach the tool; the store started again, they go through.
-- Two servers guarded by ``harnessweaver.mcp.guard`` (the proxy's gate, in process), each with
-  its own harness from one spec, on one Redis rate limit: the same count.
 
 Each test names its items with a fresh tag, so its keys are its own on the shared server.
 """
@@ -80,37 +80,52 @@ def ran(record: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_two_proxy_processes_share_one_rate_limit(
+def test_two_proxy_processes_and_an_in_process_guard_share_one_rate_limit(
     backend: str, servers: Servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = servers.url(backend)
-    monkeypatch.setenv("HW_FLEET_URL", url)  # the proxies' environment (child_env)
-    limit = CALLS  # half of the two clients' calls
+    monkeypatch.setenv("HW_FLEET_URL", url)  # the proxies' environment (child_env), and ours
+    clients = 3  # two proxy processes, one in-process guard
+    limit = clients * CALLS // 2  # half of the calls
     fleet = Fleet(budget=10, rate=limit)
     spec = spec_file(tmp_path, backend, fleet)
     logs = [tmp_path / f"upstream-{n}.jsonl" for n in range(2)]
+    guarded: list[dict[str, Any]] = []  # the in-process upstream's calls
+    ready: asyncio.Barrier
 
-    async def client(number: int) -> list[tuple[bool, str | None]]:
-        proxy = proxy_stdio(spec, record=logs[number])
-        async with Client(proxy) as session:
-            return [
-                decision(await session.call_tool("echo", {"text": f"p{number}-{n}"}))
-                for n in range(CALLS)
-            ]
+    async def calls(session: Any, number: int) -> list[tuple[bool, str | None]]:
+        await ready.wait()  # every session is open (the proxies started): all call at once
+        return [
+            decision(await session.call_tool("echo", {"text": f"c{number}-{n}"}))
+            for n in range(CALLS)
+        ]
 
-    async def both() -> list[list[tuple[bool, str | None]]]:
-        return list(await asyncio.gather(client(0), client(1)))
+    async def proxied(number: int) -> list[tuple[bool, str | None]]:
+        async with Client(proxy_stdio(spec, record=logs[number])) as session:
+            return await calls(session, number)
 
-    answered = asyncio.run(both())
-    through = [sum(ok for ok, _ in replica) for replica in answered]
-    codes = [code for replica in answered for ok, code in replica if not ok]
-    # Exactly the limit went through, across both proxies; every other call was refused.
-    assert sum(through) == limit, answered
-    assert codes == ["rate_limited"] * (2 * CALLS - limit), answered
+    async def in_process(number: int) -> list[tuple[bool, str | None]]:
+        harness = hw.load(spec)
+        try:
+            async with Client(guard(upstream_server(guarded), harness)) as session:
+                return await calls(session, number)
+        finally:
+            await harness.aclose()
+
+    async def together() -> list[list[tuple[bool, str | None]]]:
+        nonlocal ready
+        ready = asyncio.Barrier(clients)
+        return list(await asyncio.gather(proxied(0), proxied(1), in_process(2)))
+
+    answered = asyncio.run(together())
+    codes = [code for client in answered for ok, code in client if not ok]
+    # Exactly the limit went through, across the three; every other call was refused.
+    assert sum(ok for client in answered for ok, _ in client) == limit, answered
+    assert codes == ["rate_limited"] * (clients * CALLS - limit), answered
     # The tools ran exactly for the calls that went through, and for no refused one.
-    for number, replica in enumerate(answered):
-        passed = [f"p{number}-{n}" for n, (ok, _) in enumerate(replica) if ok]
-        assert ran(logs[number]) == passed
+    ran_for = [ran(logs[0]), ran(logs[1]), [call["text"] for call in guarded]]
+    for number, client in enumerate(answered):
+        assert ran_for[number] == [f"c{number}-{n}" for n, (ok, _) in enumerate(client) if ok]
     # The store counted each call that went through once.
     _, counted = totals(backend, url, fleet)
     assert counted == limit
@@ -142,37 +157,3 @@ def test_a_proxy_fails_closed_while_the_store_is_down_and_recovers(
     assert ran(log) == ["before", "after"]  # the refused call never reached the tool
     _, counted = totals(backend, url, fleet)
     assert counted == 2  # the append-only file / WAL kept the first charge
-
-
-def test_in_process_guards_share_one_rate_limit(
-    servers: Servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    url = servers.url("redis")
-    monkeypatch.setenv("HW_FLEET_URL", url)
-    limit = CALLS
-    fleet = Fleet(budget=10, rate=limit)
-    spec = spec_file(tmp_path, "redis", fleet)
-    calls: list[dict[str, Any]] = []
-
-    async def client(number: int) -> list[bool]:
-        harness = hw.load(spec)
-        try:
-            server = guard(upstream_server(calls), harness)
-            async with Client(server) as session:
-                results = [
-                    await session.call_tool("echo", {"text": f"r{number}-{n}"})
-                    for n in range(CALLS)
-                ]
-            return [not result.is_error for result in results]
-        finally:
-            await harness.aclose()
-
-    async def both() -> list[list[bool]]:
-        return list(await asyncio.gather(client(0), client(1)))
-
-    answered = asyncio.run(both())
-    through = sum(sum(replica) for replica in answered)
-    assert through == limit == len(calls)  # exactly the limit reached the tools
-    assert all(any(replica) for replica in answered)  # both replicas served calls
-    _, counted = totals("redis", url, fleet)
-    assert counted == limit
