@@ -31,6 +31,8 @@ from .protocol import EXIT_BLOCK, Decision, HookInputError, Reply, Request
 from .trace import EventTrace, current
 
 if TYPE_CHECKING:  # the store (and sqlite3) load only for an event with a hook point
+    from collections.abc import Iterator
+
     from ..state import StateConfig
     from ..state import Store as StateStore
     from .state import SessionStore
@@ -167,10 +169,8 @@ def _session(store: Store, agent: str, session: str, key: str, ttl: int, hook: s
     """In one transaction: forget the sessions past their lifetime, take the session's row
     (a new one gets its generation), count a step start, and write it back."""
     import secrets
-    import sqlite3
 
-    try:
-        store.begin()
+    with _transaction(store):
         at = _now()
         store.expire(at)  # first: a session past its lifetime starts afresh
         row = store.load(agent, session, key)
@@ -179,13 +179,6 @@ def _session(store: Store, agent: str, session: str, key: str, ttl: int, hook: s
         if hook == "step.start" and not _refused(row, hook):
             row = replace(row, step=row.step + 1)
         store.save(agent, session, key, row, at, ttl)
-        store.commit()
-    except sqlite3.Error as exc:
-        store.rollback()
-        raise HookError(f"the state database failed: {type(exc).__name__}") from None
-    except BaseException:
-        store.rollback()
-        raise
     return row
 
 
@@ -194,12 +187,20 @@ def _refuse(
 ) -> None:
     """Record that the session was refused for good (read again: another invocation of the
     session may have written its row meanwhile)."""
+    with _transaction(store):
+        row = store.load(agent, session, key)
+        store.save(agent, session, key, replace(row, blocked=blocked), _now(), ttl)
+
+
+@contextlib.contextmanager
+def _transaction(store: Store) -> Iterator[None]:
+    """One short ``BEGIN IMMEDIATE`` transaction on the session table, committed at the end
+    of the block; a database error is a HookError naming its type only (fail closed)."""
     import sqlite3
 
     try:
         store.begin()
-        row = store.load(agent, session, key)
-        store.save(agent, session, key, replace(row, blocked=blocked), _now(), ttl)
+        yield
         store.commit()
     except sqlite3.Error as exc:
         store.rollback()
