@@ -69,8 +69,13 @@ _PURGE = (
     # (index hw_state_hold_live: the marks are not read), the hold's own live amount and
     # whether it is marked (its own row, by the primary key).
     "WITH clock AS MATERIALIZED (SELECT extract(epoch FROM clock_timestamp())::float8 AS now), "
-    "gone AS (DELETE FROM hw_state_hold WHERE key = %(key)s "
-    "AND expires_at <= (SELECT now FROM clock)) "
+    # The expired rows are found in the order of hw_state_hold_expiry (so the planner walks
+    # that index, whatever it estimates of the clock's value or of a key that fills the
+    # table) and deleted by their row ids; at most 1,000 a call, the rest by the next call
+    # (every read below filters expires_at, so a row left behind counts for nothing).
+    "gone AS (DELETE FROM hw_state_hold WHERE ctid = ANY(ARRAY(SELECT ctid FROM hw_state_hold "
+    "WHERE key = %(key)s AND expires_at <= (SELECT now FROM clock) ORDER BY expires_at "
+    "LIMIT 1000)) AND key = %(key)s AND expires_at <= (SELECT now FROM clock)) "
     "SELECT clock.now, "
     "coalesce((SELECT sum(h.amount) FROM hw_state_hold h WHERE h.key = %(key)s "
     "AND h.done = false AND h.expires_at > clock.now), 0), "
