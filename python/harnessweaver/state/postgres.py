@@ -53,7 +53,8 @@ SCHEMA = (
     "version BIGINT NOT NULL, value TEXT NOT NULL, expires_at DOUBLE PRECISION)",
     # A call reads a key's live sum and purges its expired rows through these, never all the
     # rows of the key (thousands of committed marks cost nothing).
-    "CREATE INDEX IF NOT EXISTS hw_state_hold_live ON hw_state_hold (key, done, expires_at)",
+    "CREATE INDEX IF NOT EXISTS hw_state_hold_live ON hw_state_hold (key, expires_at) "
+    "WHERE NOT done",
     "CREATE INDEX IF NOT EXISTS hw_state_hold_expiry ON hw_state_hold (key, expires_at)",
 )
 _SCHEMA_LOCK = 0x68775F7374617465  # "hw_state": the advisory lock around the CREATEs
@@ -78,9 +79,9 @@ _PURGE = (
     "LIMIT 1000)) AND key = %(key)s AND expires_at <= (SELECT now FROM clock)) "
     "SELECT clock.now, "
     "coalesce((SELECT sum(h.amount) FROM hw_state_hold h WHERE h.key = %(key)s "
-    "AND h.done = false AND h.expires_at > clock.now), 0), "
+    "AND NOT h.done AND h.expires_at > clock.now), 0), "
     "(SELECT h.amount FROM hw_state_hold h WHERE h.key = %(key)s AND h.hold = %(hold)s "
-    "AND h.done = false AND h.expires_at > clock.now), "
+    "AND NOT h.done AND h.expires_at > clock.now), "
     "coalesce((SELECT h.done AND h.expires_at > clock.now FROM hw_state_hold h "
     "WHERE h.key = %(key)s AND h.hold = %(hold)s), false) "
     "FROM clock"

@@ -66,7 +66,8 @@ SCHEMA = (
     "version BIGINT NOT NULL, value TEXT NOT NULL, expires_at DOUBLE PRECISION)",
     # A call reads a key's live sum and purges its expired rows through these, never all the
     # rows of the key (thousands of committed marks cost nothing).
-    "CREATE INDEX IF NOT EXISTS hw_state_hold_live ON hw_state_hold (key, done, expires_at)",
+    "CREATE INDEX IF NOT EXISTS hw_state_hold_live ON hw_state_hold (key, expires_at) "
+    "WHERE NOT done",
     "CREATE INDEX IF NOT EXISTS hw_state_hold_expiry ON hw_state_hold (key, expires_at)",
 )
 """The tables and their indexes, created when missing (the same as PostgreSQL's)."""
@@ -81,7 +82,7 @@ def _total(conn: sqlite3.Connection, key: str, now: float) -> float:
     """Base + the live holds' sum, through the index hw_state_hold_live (marks not read)."""
     row = conn.execute(
         "SELECT c.base + COALESCE((SELECT SUM(amount) FROM hw_state_hold h "
-        "WHERE h.key = ? AND h.done = 0 AND h.expires_at > ?), 0) "
+        "WHERE h.key = ? AND NOT h.done AND h.expires_at > ?), 0) "
         "FROM hw_state_counter c WHERE c.key = ?",
         (key, now, key),
     ).fetchone()
@@ -318,7 +319,7 @@ class SqliteStore:
         def work(conn: sqlite3.Connection, now: float) -> float:
             row = conn.execute(
                 "SELECT c.base + COALESCE((SELECT SUM(amount) FROM hw_state_hold h "
-                "WHERE h.key = ? AND h.done = 0 AND h.expires_at > ?), 0) "
+                "WHERE h.key = ? AND NOT h.done AND h.expires_at > ?), 0) "
                 "FROM hw_state_counter c WHERE c.key = ? "
                 "AND (c.expires_at IS NULL OR c.expires_at > ?)",
                 (key, now, key, now),

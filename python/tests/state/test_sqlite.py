@@ -277,7 +277,7 @@ def test_the_indexes_serve_a_call(tmp_path: Path) -> None:
             conn.execute(statement)
         plans = {
             "hw_state_hold_live": "SELECT SUM(amount) FROM hw_state_hold "
-            "WHERE key = ? AND done = 0 AND expires_at > ?",
+            "WHERE key = ? AND NOT done AND expires_at > ?",
             "hw_state_hold_expiry": "DELETE FROM hw_state_hold WHERE key = ? AND expires_at <= ?",
         }
         for index, query in plans.items():

@@ -35,7 +35,7 @@ export const SCHEMA: readonly string[] = [
     "amount DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, " +
     "done BOOLEAN NOT NULL, PRIMARY KEY (key, hold))",
   "CREATE TABLE IF NOT EXISTS hw_state_record (key TEXT PRIMARY KEY, " + "version BIGINT NOT NULL, value TEXT NOT NULL, expires_at DOUBLE PRECISION)",
-  "CREATE INDEX IF NOT EXISTS hw_state_hold_live ON hw_state_hold (key, done, expires_at)",
+  "CREATE INDEX IF NOT EXISTS hw_state_hold_live ON hw_state_hold (key, expires_at) WHERE NOT done",
   "CREATE INDEX IF NOT EXISTS hw_state_hold_expiry ON hw_state_hold (key, expires_at)",
 ];
 /** "hw_state": the advisory lock around the CREATEs (Python's `_SCHEMA_LOCK`). */

@@ -7,7 +7,7 @@
  *   hw_state_hold(key TEXT, hold TEXT, amount DOUBLE PRECISION NOT NULL,
  *                 expires_at DOUBLE PRECISION NOT NULL, done BOOLEAN NOT NULL, PRIMARY KEY (key, hold))
  *   hw_state_record(key TEXT PRIMARY KEY, version BIGINT NOT NULL, value TEXT NOT NULL, expires_at DOUBLE PRECISION)
- *   indexes hw_state_hold_live (key, done, expires_at) and hw_state_hold_expiry (key, expires_at)
+ *   indexes hw_state_hold_live (key, expires_at) WHERE NOT done and hw_state_hold_expiry (key, expires_at)
  *
  * A call reads the hold's own row, the live sum and the expired rows through those, never all
  * the rows of a key (thousands of committed marks cost nothing).
@@ -48,12 +48,13 @@ const CREATE = "INSERT INTO hw_state_counter (key, base, expires_at) VALUES ($1,
 /**
  * What is left after the purge, never reading all the rows of a key: the live sum (index
  * hw_state_hold_live: the committed marks are not read), the hold's own live amount and its
- * `done` (its own row, by the primary key). $1 key, $2 false, $3 now, $4 hold.
+ * `done` (its own row, by the primary key). $1 key, $2 now, $3 hold. `NOT done` as written in
+ * the partial index (SQLite uses it only for the same term).
  */
 const HOLDS =
-  "SELECT coalesce((SELECT sum(amount) FROM hw_state_hold WHERE key = $1 AND done = $2 AND expires_at > $3), 0), " +
-  "(SELECT amount FROM hw_state_hold WHERE key = $1 AND hold = $4 AND done = $2), " +
-  "(SELECT done FROM hw_state_hold WHERE key = $1 AND hold = $4)";
+  "SELECT coalesce((SELECT sum(amount) FROM hw_state_hold WHERE key = $1 AND NOT done AND expires_at > $2), 0), " +
+  "(SELECT amount FROM hw_state_hold WHERE key = $1 AND hold = $3 AND NOT done), " +
+  "(SELECT done FROM hw_state_hold WHERE key = $1 AND hold = $3)";
 const PUT =
   "INSERT INTO hw_state_hold (key, hold, amount, expires_at, done) VALUES ($1, $2, $3, $4, $5) " +
   "ON CONFLICT (key, hold) DO UPDATE SET amount = excluded.amount, expires_at = excluded.expires_at, done = excluded.done";
@@ -75,7 +76,7 @@ async function counter(tx: Tx, key: string, hold: string, create: boolean): Prom
   }
   await tx.run("DELETE FROM hw_state_hold WHERE key = $1 AND expires_at <= $2", [key, now]);
   // The expired rows go through the index hw_state_hold_expiry (key, expires_at).
-  const [live, held, marked] = (await tx.one(HOLDS, [key, tx.bool(false), now, hold])) as unknown[];
+  const [live, held, marked] = (await tx.one(HOLDS, [key, now, hold])) as unknown[];
   return { base: num(base), live: num(live), held: held === null || held === undefined ? null : num(held), marked: num(marked) === 1 || marked === true, now };
 }
 
