@@ -51,6 +51,11 @@ SCHEMA = (
     "done BOOLEAN NOT NULL, PRIMARY KEY (key, hold))",
     "CREATE TABLE IF NOT EXISTS hw_state_record (key TEXT PRIMARY KEY, "
     "version BIGINT NOT NULL, value TEXT NOT NULL, expires_at DOUBLE PRECISION)",
+    # A call reads a key's live sum and purges its expired rows through these, never all the
+    # rows of the key (thousands of committed marks cost nothing).
+    "CREATE INDEX IF NOT EXISTS hw_state_hold_live ON hw_state_hold (key, expires_at) "
+    "WHERE NOT done",
+    "CREATE INDEX IF NOT EXISTS hw_state_hold_expiry ON hw_state_hold (key, expires_at)",
 )
 _SCHEMA_LOCK = 0x68775F7374617465  # "hw_state": the advisory lock around the CREATEs
 
@@ -60,17 +65,26 @@ _CREATE += "ON CONFLICT (key) DO NOTHING"
 _LOCK = "SELECT base, expires_at FROM hw_state_counter WHERE key = %s FOR UPDATE"
 _PURGE = (
     # The server's now, read with the counter locked; the holds and marks expired by then
-    # deleted; and what is left (the delete's effect is not seen by this statement's SELECT,
-    # hence the same condition in its filters): the live sum, the hold's own live amount and
-    # whether it is marked.
+    # deleted (index hw_state_hold_expiry); and what is left (the delete's effect is not seen
+    # by this statement's SELECT, hence the same condition in its filters): the live sum
+    # (index hw_state_hold_live: the marks are not read), the hold's own live amount and
+    # whether it is marked (its own row, by the primary key).
     "WITH clock AS MATERIALIZED (SELECT extract(epoch FROM clock_timestamp())::float8 AS now), "
-    "gone AS (DELETE FROM hw_state_hold WHERE key = %(key)s "
-    "AND expires_at <= (SELECT now FROM clock)) "
+    # The expired rows are found in the order of hw_state_hold_expiry (so the planner walks
+    # that index, whatever it estimates of the clock's value or of a key that fills the
+    # table) and deleted by their row ids; at most 1,000 a call, the rest by the next call
+    # (every read below filters expires_at, so a row left behind counts for nothing).
+    "gone AS (DELETE FROM hw_state_hold WHERE ctid = ANY(ARRAY(SELECT ctid FROM hw_state_hold "
+    "WHERE key = %(key)s AND expires_at <= (SELECT now FROM clock) ORDER BY expires_at "
+    "LIMIT 1000)) AND key = %(key)s AND expires_at <= (SELECT now FROM clock)) "
     "SELECT clock.now, "
-    "coalesce(sum(h.amount) FILTER (WHERE NOT h.done AND h.expires_at > clock.now), 0), "
-    "max(h.amount) FILTER (WHERE h.hold = %(hold)s AND NOT h.done AND h.expires_at > clock.now), "
-    "coalesce(bool_or(h.hold = %(hold)s AND h.done AND h.expires_at > clock.now), false) "
-    "FROM clock LEFT JOIN hw_state_hold h ON h.key = %(key)s GROUP BY clock.now"
+    "coalesce((SELECT sum(h.amount) FROM hw_state_hold h WHERE h.key = %(key)s "
+    "AND NOT h.done AND h.expires_at > clock.now), 0), "
+    "(SELECT h.amount FROM hw_state_hold h WHERE h.key = %(key)s AND h.hold = %(hold)s "
+    "AND NOT h.done AND h.expires_at > clock.now), "
+    "coalesce((SELECT h.done AND h.expires_at > clock.now FROM hw_state_hold h "
+    "WHERE h.key = %(key)s AND h.hold = %(hold)s), false) "
+    "FROM clock"
 )
 _PUT = (
     "INSERT INTO hw_state_hold (key, hold, amount, expires_at, done) VALUES (%s, %s, %s, %s, %s) "

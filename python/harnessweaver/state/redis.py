@@ -9,7 +9,9 @@ also caches it there.
 Layout for a counter key ``K`` (wrapped as the hash tag ``{K}``, so a cluster keeps a key's
 parts on one slot): ``{K}:base`` (the committed sum, a float as a string), ``{K}:live`` (hash
 hold -> amount), ``{K}:exp`` (zset hold -> expires_at in ms), ``{K}:done`` (zset hold ->
-expires_at in ms: the committed marks); a record: ``{K}:rec`` (hash ``v`` version, ``d`` JSON).
+expires_at in ms: the committed marks), ``{K}:held`` (the running sum of the live holds'
+amounts, a float as a string, absent while there is none: no call reads all the holds of a
+key); a record: ``{K}:rec`` (hash ``v`` version, ``d`` JSON).
 
 Committed charges survive a crash of the server only as far as its persistence does: run it
 with ``appendonly yes`` (the tests use ``appendfsync always``).
@@ -60,10 +62,10 @@ SCRIPTS = _load_scripts()
 """Script name -> (its text, its SHA-1), read once at import."""
 
 
-def redis_keys(key: str) -> tuple[str, str, str, str]:
-    """A counter's Redis keys: base, live, exp, done."""
+def redis_keys(key: str) -> tuple[str, str, str, str, str]:
+    """A counter's Redis keys: base, live, exp, done, held (the running sum of the live holds)."""
     tag = "{" + key + "}"
-    return f"{tag}:base", f"{tag}:live", f"{tag}:exp", f"{tag}:done"
+    return f"{tag}:base", f"{tag}:live", f"{tag}:exp", f"{tag}:done", f"{tag}:held"
 
 
 def _record_key(key: str) -> str:

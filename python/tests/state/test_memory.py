@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import pytest
 from contract import StoreContract
+from many import check_many_marks
 
 from harnessweaver.state import MemoryStore, Record, Reservation, Store
 
@@ -122,3 +124,8 @@ def test_it_is_safe_across_threads() -> None:
     for thread in threads:
         thread.join()
     assert granted.count(True) == 100
+
+
+def test_many_marks_exact_totals() -> None:
+    store = MemoryStore()
+    asyncio.run(check_many_marks(lambda: store, "hw1/many/memory"))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 from concurrency import check_processes, check_tasks
 from contract import StoreContract
+from many import check_many_marks
 from servers import SECRET, postgres_url
 
 from harnessweaver.state import Store
@@ -74,3 +75,7 @@ def test_the_tables_are_the_briefs(postgres_url: str) -> None:
             "SELECT version, value, expires_at FROM hw_state_record WHERE key = 'hw1/layout/k'"
         ).fetchone()
         assert record == (1, '{"n":1}', None)
+
+
+def test_many_marks_exact_totals(postgres_url: str) -> None:
+    asyncio.run(check_many_marks(lambda: PostgresStore(postgres_url), "hw1/many/postgres"))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 from concurrency import check_processes, check_tasks
 from contract import StoreContract
+from many import check_many_marks
 from servers import SECRET, redis_url
 
 from harnessweaver.state import Store
@@ -48,7 +49,8 @@ def test_several_processes_one_limit(redis_url: str) -> None:
 
 
 def test_the_layout_is_the_briefs(redis_url: str) -> None:
-    """The keys a TypeScript worker reads: {K}:base, {K}:live, {K}:exp, {K}:done, {K}:rec."""
+    """The keys a TypeScript worker reads: {K}:base, {K}:live, {K}:exp, {K}:done, {K}:held and
+    {K}:rec."""
     import redis
 
     async def fill() -> None:
@@ -68,6 +70,7 @@ def test_the_layout_is_the_briefs(redis_url: str) -> None:
         assert client.hgetall(f"{tag}:live") == {b"b": b"3.0"}
         assert client.zscore(f"{tag}:exp", "b") is not None
         assert client.zscore(f"{tag}:done", "a") is not None
+        assert float(client.get(f"{tag}:held") or 0) == 3
         assert client.hgetall(f"{tag}:rec") == {b"v": b"1", b"d": b'{"n":1}'}
     finally:
         client.close()
@@ -103,3 +106,39 @@ def test_the_scripts_are_the_typescript_packages_byte_for_byte() -> None:
     assert names == sorted(path.name for path in (theirs / "lua").glob("*.lua"))
     for name in names:
         assert (ours / name).read_bytes() == (theirs / "lua" / name).read_bytes(), name
+
+
+def test_many_marks_exact_totals(redis_url: str) -> None:
+    asyncio.run(check_many_marks(lambda: RedisStore(redis_url), "hw1/many/redis"))
+
+
+def test_held_is_dropped_with_the_last_hold_and_by_delete(redis_url: str) -> None:
+    import redis
+
+    key = "hw1/held/k"
+
+    async def step(n: int) -> None:
+        store = RedisStore(redis_url)
+        try:
+            if n == 0:
+                await store.reserve(key, "a", 0.1, limit=None, ttl=60, life=30)
+                await store.reserve(key, "b", 0.2, limit=None, ttl=60, life=30)
+            elif n == 1:
+                await store.release(key, "a")
+                assert await store.commit(key, "b", 0.2) == 0.2
+            else:
+                await store.delete(key)
+        finally:
+            await store.close()
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        asyncio.run(step(0))
+        assert 0 < client.pttl("{hw1/held/k}:held") <= 30000
+        asyncio.run(step(1))
+        assert client.exists("{hw1/held/k}:held") == 0  # no drift once no hold is live
+        asyncio.run(step(0))
+        asyncio.run(step(2))
+        assert client.exists("{hw1/held/k}:held", "{hw1/held/k}:live") == 0
+    finally:
+        client.close()

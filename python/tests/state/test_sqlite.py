@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 from contract import StoreContract
+from many import check_many_marks
 
 from harnessweaver.state import Record, SqliteStore, StateUnavailable, StateView, Store
 
@@ -260,3 +261,29 @@ async def test_the_tables_are_the_shared_layout(tmp_path: Path) -> None:
 
 def test_repr_hides_the_path(tmp_path: Path) -> None:
     assert repr(SqliteStore(tmp_path / "secret")) == "SqliteStore()"
+
+
+def test_many_marks_exact_totals(tmp_path: Path) -> None:
+    anyio.run(check_many_marks, lambda: SqliteStore(tmp_path / "many.db"), "hw1/many/sqlite")
+
+
+def test_the_indexes_serve_a_call(tmp_path: Path) -> None:
+    """The live sum and the purge go through the indexes, never all the rows of a key."""
+    from harnessweaver.state.sqlite import SCHEMA
+
+    conn = sqlite3.connect(tmp_path / "plan.db")
+    try:
+        for statement in SCHEMA:
+            conn.execute(statement)
+        plans = {
+            "hw_state_hold_live": "SELECT SUM(amount) FROM hw_state_hold "
+            "WHERE key = ? AND NOT done AND expires_at > ?",
+            "hw_state_hold_expiry": "DELETE FROM hw_state_hold WHERE key = ? AND expires_at <= ?",
+        }
+        for index, query in plans.items():
+            plan = " ".join(
+                str(row) for row in conn.execute("EXPLAIN QUERY PLAN " + query, ("k", 1.0))
+            )
+            assert index in plan, plan
+    finally:
+        conn.close()

@@ -35,6 +35,8 @@ export const SCHEMA: readonly string[] = [
     "amount DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, " +
     "done BOOLEAN NOT NULL, PRIMARY KEY (key, hold))",
   "CREATE TABLE IF NOT EXISTS hw_state_record (key TEXT PRIMARY KEY, " + "version BIGINT NOT NULL, value TEXT NOT NULL, expires_at DOUBLE PRECISION)",
+  "CREATE INDEX IF NOT EXISTS hw_state_hold_live ON hw_state_hold (key, expires_at) WHERE NOT done",
+  "CREATE INDEX IF NOT EXISTS hw_state_hold_expiry ON hw_state_hold (key, expires_at)",
 ];
 /** "hw_state": the advisory lock around the CREATEs (Python's `_SCHEMA_LOCK`). */
 const SCHEMA_LOCK = "7527590251651495013"; // 0x68775F7374617465

@@ -5,7 +5,8 @@
  * The layout is Python's, so a Node and a Python worker share one budget. For state key K
  * (wrapped as the hash tag `{K}`, so one key's parts live on one cluster slot):
  * `{K}:base` (a string float), `{K}:live` (hash hold → amount), `{K}:exp` (zset hold →
- * expires_at ms), `{K}:done` (zset hold → expires_at ms: committed marks), and the record
+ * expires_at ms), `{K}:done` (zset hold → expires_at ms: committed marks), `{K}:held` (a string
+ * float: the running sum of the live holds, so no call reads them all), and the record
  * `{K}:rec` (hash `v` version, `d` JSON). Every operation is one Lua script (`lua/*.lua`,
  * byte-identical copies of python/harnessweaver/state/lua/), loaded once and run by EVALSHA
  * (loaded again on NOSCRIPT, after a server restart); time is the server's (`TIME`).
@@ -57,9 +58,9 @@ export function luaScripts(): ReadonlyMap<ScriptName, Script> {
 }
 
 /** The Redis keys of counter K, in the scripts' KEYS order. */
-export function counterKeys(key: string): [string, string, string, string] {
+export function counterKeys(key: string): [string, string, string, string, string] {
   const tag = `{${key}}`;
-  return [`${tag}:base`, `${tag}:live`, `${tag}:exp`, `${tag}:done`];
+  return [`${tag}:base`, `${tag}:live`, `${tag}:exp`, `${tag}:done`, `${tag}:held`];
 }
 
 /** The Redis key of record K. */

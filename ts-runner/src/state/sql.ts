@@ -7,6 +7,10 @@
  *   hw_state_hold(key TEXT, hold TEXT, amount DOUBLE PRECISION NOT NULL,
  *                 expires_at DOUBLE PRECISION NOT NULL, done BOOLEAN NOT NULL, PRIMARY KEY (key, hold))
  *   hw_state_record(key TEXT PRIMARY KEY, version BIGINT NOT NULL, value TEXT NOT NULL, expires_at DOUBLE PRECISION)
+ *   indexes hw_state_hold_live (key, expires_at) WHERE NOT done and hw_state_hold_expiry (key, expires_at)
+ *
+ * A call reads the hold's own row, the live sum and the expired rows through those, never all
+ * the rows of a key (thousands of committed marks cost nothing).
  *
  * Times are seconds since the epoch. One transaction per operation: a counter's row is made
  * if missing and locked (PostgreSQL `SELECT ... FOR UPDATE`; SQLite's `BEGIN IMMEDIATE` locks
@@ -41,10 +45,16 @@ interface Counter {
 }
 
 const CREATE = "INSERT INTO hw_state_counter (key, base, expires_at) VALUES ($1, 0, NULL) ON CONFLICT (key) DO NOTHING";
+/**
+ * What is left after the purge, never reading all the rows of a key: the live sum (index
+ * hw_state_hold_live: the committed marks are not read), the hold's own live amount and its
+ * `done` (its own row, by the primary key). $1 key, $2 now, $3 hold. `NOT done` as written in
+ * the partial index (SQLite uses it only for the same term).
+ */
 const HOLDS =
-  "SELECT coalesce(sum(CASE WHEN NOT done THEN amount END), 0), " +
-  "max(CASE WHEN hold = $1 AND NOT done THEN amount END), " +
-  "coalesce(max(CASE WHEN hold = $2 AND done THEN 1 ELSE 0 END), 0) FROM hw_state_hold WHERE key = $3";
+  "SELECT coalesce((SELECT sum(amount) FROM hw_state_hold WHERE key = $1 AND NOT done AND expires_at > $2), 0), " +
+  "(SELECT amount FROM hw_state_hold WHERE key = $1 AND hold = $3 AND NOT done), " +
+  "(SELECT done FROM hw_state_hold WHERE key = $1 AND hold = $3)";
 const PUT =
   "INSERT INTO hw_state_hold (key, hold, amount, expires_at, done) VALUES ($1, $2, $3, $4, $5) " +
   "ON CONFLICT (key, hold) DO UPDATE SET amount = excluded.amount, expires_at = excluded.expires_at, done = excluded.done";
@@ -65,7 +75,8 @@ async function counter(tx: Tx, key: string, hold: string, create: boolean): Prom
     return { base: 0, live: 0, held: null, marked: false, now };
   }
   await tx.run("DELETE FROM hw_state_hold WHERE key = $1 AND expires_at <= $2", [key, now]);
-  const [live, held, marked] = (await tx.one(HOLDS, [hold, hold, key])) as unknown[];
+  // The expired rows go through the index hw_state_hold_expiry (key, expires_at).
+  const [live, held, marked] = (await tx.one(HOLDS, [key, now, hold])) as unknown[];
   return { base: num(base), live: num(live), held: held === null || held === undefined ? null : num(held), marked: num(marked) === 1 || marked === true, now };
 }
 

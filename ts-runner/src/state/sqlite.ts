@@ -35,6 +35,8 @@ export const SQLITE_SCHEMA: readonly string[] = [
   "CREATE TABLE IF NOT EXISTS hw_state_hold (key TEXT NOT NULL, hold TEXT NOT NULL, amount DOUBLE PRECISION NOT NULL, " +
     "expires_at DOUBLE PRECISION NOT NULL, done INTEGER NOT NULL, PRIMARY KEY (key, hold))",
   "CREATE TABLE IF NOT EXISTS hw_state_record (key TEXT PRIMARY KEY, version BIGINT NOT NULL, value TEXT NOT NULL, expires_at DOUBLE PRECISION)",
+  "CREATE INDEX IF NOT EXISTS hw_state_hold_live ON hw_state_hold (key, expires_at) WHERE NOT done",
+  "CREATE INDEX IF NOT EXISTS hw_state_hold_expiry ON hw_state_hold (key, expires_at)",
 ];
 
 /** What this module uses of `node:sqlite` (Node >= 22.5), declared here: Node 20's types have none. */

@@ -19,11 +19,12 @@ import {
   type Store,
 } from "../state/index.js";
 import { middleware } from "../middleware.js";
-import { contractTests, modelTests } from "../testing/state-contract.js";
+import { contractTests, manyMarksTests, modelTests } from "../testing/state-contract.js";
 
 describe("MemoryStore: the contract", () => {
   contractTests(() => new MemoryStore());
   modelTests(() => new MemoryStore(), { runs: 300 });
+  manyMarksTests(() => new MemoryStore());
 });
 
 describe("MemoryStore: bounds and clock", () => {

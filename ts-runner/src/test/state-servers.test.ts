@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { MemoryStore, StateUnavailable, StateView } from "../state/index.js";
 import { PostgresStore } from "../state/postgres.js";
 import { counterKeys, luaScripts, RedisStore, recordKey } from "../state/redis.js";
-import { contractTests, modelTests } from "../testing/state-contract.js";
+import { contractTests, manyMarksTests, modelTests } from "../testing/state-contract.js";
 import { missing, postgresBin, PostgresServer, redisBinary, RedisServer } from "../testing/servers.js";
 
 const REPO = new URL("../../../", import.meta.url);
@@ -56,8 +56,9 @@ describe("RedisStore on a real redis-server", () => {
 
   contractTests(make, { skip: redisSkip });
   modelTests(make, { skip: redisSkip, runs: 50 });
+  manyMarksTests(make, { skip: redisSkip });
 
-  it("writes Python's layout: {K}:base, {K}:live, {K}:exp, {K}:done, {K}:rec", { skip: redisSkip }, async () => {
+  it("writes Python's layout: {K}:base, {K}:live, {K}:exp, {K}:done, {K}:held, {K}:rec", { skip: redisSkip }, async () => {
     const store = make();
     const key = "hw1/app/budget/org/-/tokens";
     await store.commit(key, "run1/1/abc", 120);
@@ -65,16 +66,18 @@ describe("RedisStore on a real redis-server", () => {
     await store.swap(key, 0, { n: 1 });
     const raw = await rawRedis(server.url);
     try {
-      const [base, live, exp, done] = counterKeys(key);
+      const [base, live, exp, done, held] = counterKeys(key);
       assert.equal(base, "{hw1/app/budget/org/-/tokens}:base");
       assert.equal(Number(await raw.call("GET", base)), 120);
       assert.deepEqual(await raw.call("HGETALL", live), ["run2/1/model", "30"]);
       assert.deepEqual(await raw.call("ZRANGE", exp, "0", "-1"), ["run2/1/model"]);
       assert.deepEqual(await raw.call("ZRANGE", done, "0", "-1"), ["run1/1/abc"]);
+      assert.equal(Number(await raw.call("GET", held)), 30); // the live holds' running sum
       assert.deepEqual(await raw.call("HMGET", recordKey(key), "v", "d"), ["1", '{"n":1}']);
       // What a Python worker wrote (repr floats) reads the same here.
       await raw.call("SET", base, "0.10000000000000001");
       await raw.call("HSET", live, "py/1/x", "2.5");
+      await raw.call("SET", held, "32.5");
       await raw.call("ZADD", exp, String(Date.now() + 60_000), "py/1/x");
       assert.equal(await store.total(key), 0.1 + 30 + 2.5);
     } finally {
@@ -139,6 +142,7 @@ describe("PostgresStore on a real PostgreSQL", () => {
 
   contractTests(make, { skip: postgresSkip });
   modelTests(make, { skip: postgresSkip, runs: 25 });
+  manyMarksTests(make, { skip: postgresSkip });
 
   it("writes Python's rows: hw_state_counter, hw_state_hold, hw_state_record", { skip: postgresSkip }, async () => {
     const store = make();

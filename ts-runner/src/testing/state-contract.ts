@@ -189,3 +189,30 @@ export function modelTests(make: () => Store | Promise<Store>, options: { readon
     );
   });
 }
+
+/**
+ * A counter key with thousands of committed marks and expired holds still gives exact totals
+ * (python/tests/state/many.py): every store keeps a call's cost independent of how many holds
+ * and marks a key has (Redis: the running sum `{K}:held`; SQL: the indexes).
+ */
+export function manyMarksTests(make: () => Store | Promise<Store>, options: { readonly skip?: string | false; readonly n?: number } = {}): void {
+  const n = options.n ?? 5000;
+  it(`a key with ${n} committed marks and expired holds gives exact totals`, { skip: options.skip ?? false, timeout: 120_000 }, async () => {
+    const store = await make();
+    const k = `hw1/app/test/run/${randomUUID()}/many`;
+    for (let i = 0; i < n; i++) assert.equal(await store.commit(k, `m${i}`, 1), i + 1);
+    for (let i = 0; i < n / 10; i++) await store.reserve(k, `x${i}`, 2, { limit: null, ttl: 0.05 });
+    const live = await store.reserve(k, "live", 5, { limit: null, ttl: 600 });
+    assert.ok(live.granted && !live.repeated); // its total: some of the 0.05 s holds may be gone
+    await sleep(200);
+    assert.equal(await store.total(k), n + 5); // the expired holds are gone, exactly
+    assert.deepEqual(await store.reserve(k, "m7", 1, { limit: null, ttl: 600 }), { granted: true, total: n + 5, repeated: true });
+    assert.equal(await store.commit(k, "m8", 1), n + 5);
+    assert.equal(await store.release(k, "live"), n);
+    assert.deepEqual(await store.reserve(k, "over", 1, { limit: n, ttl: 600 }), { granted: false, total: n, repeated: false });
+    assert.equal(await store.commit(k, "late", 0.5, { ttl: 600 }), n + 0.5);
+    assert.equal(await store.release(k, "late"), n);
+    await store.delete(k);
+    assert.equal(await store.total(k), 0);
+  });
+}

@@ -1,37 +1,54 @@
 -- harnessweaver state (issue 30): one counter, atomically. Byte-identical copies in
 -- python/harnessweaver/state/lua/ and ts-runner/src/state/lua/ (a test checks it).
 -- KEYS: {K}:base (string float), {K}:live (hash hold -> amount), {K}:exp (zset hold ->
---   expires_at ms), {K}:done (zset hold -> expires_at ms: committed marks)
+--   expires_at ms), {K}:done (zset hold -> expires_at ms: committed marks), {K}:held
+--   (string float: the sum of the live holds' amounts)
 -- commit. ARGV: hold, amount, ttl seconds ("" = a committed charge: base += amount and the hold
 -- marked for MARK_TTL, 7 days; else the charge stays a live hold for ttl), life ("" = kept).
 -- Returns the total as a string. A hold already marked: nothing changes.
 -- Shared prelude (the same in every counter script). Time is the server's own (TIME), in
--- milliseconds; a hold or mark whose expires_at <= now is gone.
+-- milliseconds; a hold or mark whose expires_at <= now is gone. {K}:held is the running sum of
+-- the live holds' amounts, adjusted on every change of {K}:live (absent while it is empty), so
+-- no call reads all the holds of a key.
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local function num(x)
   return string.format("%.17g", x)
 end
+local function held()
+  return tonumber(redis.call("GET", KEYS[5]) or "0")
+end
+local function adjust(delta)
+  if redis.call("EXISTS", KEYS[2]) == 0 then
+    redis.call("DEL", KEYS[5])
+  else
+    redis.call("SET", KEYS[5], num(held() + delta), "KEEPTTL")
+  end
+end
 local function purge()
   local gone = redis.call("ZRANGEBYSCORE", KEYS[3], "-inf", num(now))
-  for i = 1, #gone, 1000 do
-    redis.call("HDEL", KEYS[2], unpack(gone, i, math.min(i + 999, #gone)))
-  end
   if #gone > 0 then
+    local delta = 0
+    for i = 1, #gone, 1000 do
+      local chunk = {unpack(gone, i, math.min(i + 999, #gone))}
+      local amounts = redis.call("HMGET", KEYS[2], unpack(chunk))
+      for j = 1, #amounts do
+        if amounts[j] then
+          delta = delta - tonumber(amounts[j])
+        end
+      end
+      redis.call("HDEL", KEYS[2], unpack(chunk))
+    end
     redis.call("ZREMRANGEBYSCORE", KEYS[3], "-inf", num(now))
+    adjust(delta)
   end
   redis.call("ZREMRANGEBYSCORE", KEYS[4], "-inf", num(now))
 end
 local function total()
-  local sum = tonumber(redis.call("GET", KEYS[1]) or "0")
-  local amounts = redis.call("HVALS", KEYS[2])
-  for i = 1, #amounts do
-    sum = sum + tonumber(amounts[i])
-  end
-  return sum
+  return tonumber(redis.call("GET", KEYS[1]) or "0") + held()
 end
 local function touch(life)
-  for i = 1, 4 do
+  for i = 1, 5 do
     if life == "" then
       redis.call("PERSIST", KEYS[i])
     else
@@ -44,11 +61,15 @@ local hold = ARGV[1]
 if redis.call("ZSCORE", KEYS[4], hold) then
   return num(total())
 end
+local old = tonumber(redis.call("HGET", KEYS[2], hold) or "0")
 if ARGV[3] ~= "" then
   redis.call("HSET", KEYS[2], hold, ARGV[2])
+  adjust(tonumber(ARGV[2]) - old)
   redis.call("ZADD", KEYS[3], num(now + tonumber(ARGV[3]) * 1000), hold)
 else
-  redis.call("HDEL", KEYS[2], hold)
+  if redis.call("HDEL", KEYS[2], hold) == 1 then
+    adjust(-old)
+  end
   redis.call("ZREM", KEYS[3], hold)
   local base = tonumber(redis.call("GET", KEYS[1]) or "0")
   redis.call("SET", KEYS[1], num(base + tonumber(ARGV[2])))
