@@ -49,11 +49,18 @@ if TYPE_CHECKING:
 __all__ = ["SCRIPTS", "RedisStore", "redis_keys"]
 
 
+COUNTER_SCRIPTS = frozenset({"reserve", "commit", "release", "total"})
+"""The scripts that run on one counter: each is ``lua/counter.lua`` followed by its own text."""
+
+
 def _load_scripts() -> dict[str, tuple[str, str]]:
     folder = resources.files(__package__).joinpath("lua")
     scripts: dict[str, tuple[str, str]] = {}
+    prelude = folder.joinpath("counter.lua").read_text(encoding="utf-8")
     for name in ("reserve", "commit", "release", "total", "read", "swap", "delete"):
         body = folder.joinpath(f"{name}.lua").read_text(encoding="utf-8")
+        if name in COUNTER_SCRIPTS:  # one prelude (time, purge, total, touch), written once
+            body = prelude + body
         scripts[name] = (body, hashlib.sha1(body.encode("utf-8")).hexdigest())
     return scripts
 

@@ -44,12 +44,18 @@ interface Script {
 
 let scripts: ReadonlyMap<ScriptName, Script> | undefined;
 
+/** The scripts that run on one counter: each is `lua/counter.lua` followed by its own text. */
+const COUNTER_SCRIPTS: ReadonlySet<ScriptName> = new Set<ScriptName>(["reserve", "commit", "release", "total"]);
+
 /** The Lua scripts, read once (from `lua/` beside this module: src/state/lua, dist/state/lua). */
 export function luaScripts(): ReadonlyMap<ScriptName, Script> {
   if (scripts === undefined) {
     const found = new Map<ScriptName, Script>();
+    const prelude = readFileSync(new URL("./lua/counter.lua", import.meta.url), "utf8");
     for (const name of SCRIPT_NAMES) {
-      const text = readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), "utf8");
+      const own = readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), "utf8");
+      // One prelude (time, purge, total, touch) before each counter script, as Python's loader.
+      const text = COUNTER_SCRIPTS.has(name) ? prelude + own : own;
       found.set(name, { text, sha: createHash("sha1").update(text).digest("hex") });
     }
     scripts = found;
