@@ -11,22 +11,8 @@
  * server comes back. The URL never appears in an error or `toString()`.
  */
 
-import type { JsonValue } from "../json.js";
-import { commitTx, deleteTx, readTx, releaseTx, reserveTx, swapTx, totalTx, type Tx } from "./sql.js";
-import {
-  checkCounterArgs,
-  checkKey,
-  checkLife,
-  checkVersion,
-  dumpJson,
-  StateUnavailable,
-  type CommitOptions,
-  type Reservation,
-  type ReserveOptions,
-  type StateRecord,
-  type Store,
-  type SwapOptions,
-} from "./store.js";
+import { SqlStore, type Tx } from "./sql.js";
+import { StateUnavailable } from "./store.js";
 
 /** The tables, as Python makes them (python/harnessweaver/state/postgres.py `SCHEMA`). */
 export const SCHEMA: readonly string[] = [
@@ -77,7 +63,7 @@ export interface PostgresStoreOptions {
   readonly connectTimeout?: number;
 }
 
-export class PostgresStore implements Store {
+export class PostgresStore extends SqlStore {
   readonly backend = "postgres" as const;
   readonly #url: string;
   readonly #options: PostgresStoreOptions;
@@ -86,12 +72,13 @@ export class PostgresStore implements Store {
   #closed = false;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
+    super();
     if (typeof url !== "string" || url === "") throw new RangeError("a postgres state URL is non-empty text");
     this.#url = url;
     this.#options = options;
   }
 
-  toString(): string {
+  override toString(): string {
     return "PostgresStore(postgres)";
   }
 
@@ -132,7 +119,7 @@ export class PostgresStore implements Store {
   }
 
   /** `body` in a transaction of its own; any failure of the server is StateUnavailable. */
-  async #tx<T>(operation: string, body: (tx: Tx) => Promise<T>): Promise<T> {
+  protected override async transaction<T>(operation: string, body: (tx: Tx) => Promise<T>): Promise<T> {
     if (this.#closed) throw new StateUnavailable(this.backend, operation, "closed");
     let client: PoolClient | undefined;
     try {
@@ -178,47 +165,7 @@ export class PostgresStore implements Store {
     }
   }
 
-  async reserve(key: string, hold: string, amount: number, options: ReserveOptions): Promise<Reservation> {
-    checkCounterArgs(key, hold, amount, { limit: options.limit, ttl: options.ttl, ttlRequired: true, life: options.life });
-    return this.#tx("reserve", (tx) => reserveTx(tx, key, hold, amount, options.limit, options.ttl, options.life));
-  }
-
-  async commit(key: string, hold: string, amount: number, options: CommitOptions = {}): Promise<number> {
-    checkCounterArgs(key, hold, amount, { ttl: options.ttl, life: options.life });
-    return this.#tx("commit", (tx) => commitTx(tx, key, hold, amount, options.ttl, options.life));
-  }
-
-  async release(key: string, hold: string): Promise<number> {
-    checkKey(key);
-    checkKey(hold, "hold id");
-    return this.#tx("release", (tx) => releaseTx(tx, key, hold));
-  }
-
-  async total(key: string): Promise<number> {
-    checkKey(key);
-    return this.#tx("total", (tx) => totalTx(tx, key));
-  }
-
-  async read(key: string): Promise<StateRecord> {
-    checkKey(key);
-    return this.#tx("read", (tx) => readTx(tx, key));
-  }
-
-  async swap(key: string, version: number, value: JsonValue, options: SwapOptions = {}): Promise<boolean> {
-    checkKey(key);
-    checkLife(options.life);
-    checkVersion(version);
-    const text = dumpJson(value);
-    return this.#tx("swap", (tx) => swapTx(tx, key, version, text, options.life));
-  }
-
-  async delete(...keys: string[]): Promise<void> {
-    for (const key of keys) checkKey(key);
-    if (keys.length === 0) return;
-    await this.#tx("delete", (tx) => deleteTx(tx, keys));
-  }
-
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     this.#closed = true;
     const pool = this.#pool;
     this.#pool = undefined;

@@ -20,7 +20,22 @@
  */
 
 import type { JsonValue } from "../json.js";
-import { MARK_TTL, reservation, stateRecord, type Reservation, type StateRecord } from "./store.js";
+import {
+  checkCounterArgs,
+  checkKey,
+  checkLife,
+  checkVersion,
+  dumpJson,
+  MARK_TTL,
+  reservation,
+  stateRecord,
+  type CommitOptions,
+  type Reservation,
+  type ReserveOptions,
+  type StateRecord,
+  type Store,
+  type SwapOptions,
+} from "./store.js";
 
 /** One transaction: statements written with `$1, $2…` parameters. */
 export interface Tx {
@@ -161,5 +176,58 @@ export async function deleteTx(tx: Tx, keys: readonly string[]): Promise<void> {
     await tx.run("DELETE FROM hw_state_hold WHERE key = $1", [key]);
     await tx.run("DELETE FROM hw_state_counter WHERE key = $1", [key]);
     await tx.run("DELETE FROM hw_state_record WHERE key = $1", [key]);
+  }
+}
+
+/**
+ * A store on the SQL tables above: each operation checks its arguments, then runs as one
+ * transaction of the backend (`transaction`, which turns any failure into StateUnavailable).
+ * PostgresStore and SqliteStore differ only in how they open and run a transaction.
+ */
+export abstract class SqlStore implements Store {
+  abstract readonly backend: "postgres" | "sqlite";
+
+  protected abstract transaction<T>(operation: string, body: (tx: Tx) => Promise<T>): Promise<T>;
+
+  abstract close(): Promise<void>;
+
+  async reserve(key: string, hold: string, amount: number, options: ReserveOptions): Promise<Reservation> {
+    checkCounterArgs(key, hold, amount, { limit: options.limit, ttl: options.ttl, ttlRequired: true, life: options.life });
+    return this.transaction("reserve", (tx) => reserveTx(tx, key, hold, amount, options.limit, options.ttl, options.life));
+  }
+
+  async commit(key: string, hold: string, amount: number, options: CommitOptions = {}): Promise<number> {
+    checkCounterArgs(key, hold, amount, { ttl: options.ttl, life: options.life });
+    return this.transaction("commit", (tx) => commitTx(tx, key, hold, amount, options.ttl, options.life));
+  }
+
+  async release(key: string, hold: string): Promise<number> {
+    checkKey(key);
+    checkKey(hold, "hold id");
+    return this.transaction("release", (tx) => releaseTx(tx, key, hold));
+  }
+
+  async total(key: string): Promise<number> {
+    checkKey(key);
+    return this.transaction("total", (tx) => totalTx(tx, key));
+  }
+
+  async read(key: string): Promise<StateRecord> {
+    checkKey(key);
+    return this.transaction("read", (tx) => readTx(tx, key));
+  }
+
+  async swap(key: string, version: number, value: JsonValue, options: SwapOptions = {}): Promise<boolean> {
+    checkKey(key);
+    checkLife(options.life);
+    checkVersion(version);
+    const text = dumpJson(value);
+    return this.transaction("swap", (tx) => swapTx(tx, key, version, text, options.life));
+  }
+
+  async delete(...keys: string[]): Promise<void> {
+    for (const key of keys) checkKey(key);
+    if (keys.length === 0) return;
+    await this.transaction("delete", (tx) => deleteTx(tx, keys));
   }
 }

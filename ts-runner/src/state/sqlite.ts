@@ -12,22 +12,8 @@
 
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import type { JsonValue } from "../json.js";
-import { commitTx, deleteTx, readTx, releaseTx, reserveTx, swapTx, totalTx, type Tx } from "./sql.js";
-import {
-  checkCounterArgs,
-  checkKey,
-  checkLife,
-  checkVersion,
-  dumpJson,
-  StateUnavailable,
-  type CommitOptions,
-  type Reservation,
-  type ReserveOptions,
-  type StateRecord,
-  type Store,
-  type SwapOptions,
-} from "./store.js";
+import { SqlStore, type Tx } from "./sql.js";
+import { StateUnavailable } from "./store.js";
 
 /** The tables (Python's: `done` is an INTEGER 0/1 in SQLite). */
 export const SQLITE_SCHEMA: readonly string[] = [
@@ -69,7 +55,7 @@ export async function sqliteDatabase(): Promise<DatabaseClass> {
 /** `$1, $2…` as SQLite's numbered parameters `?1, ?2…`. */
 const numbered = (sql: string): string => sql.replace(/\$(\d+)/g, "?$1");
 
-export class SqliteStore implements Store {
+export class SqliteStore extends SqlStore {
   readonly backend = "sqlite" as const;
   readonly path: string;
   readonly #db: Database;
@@ -79,6 +65,7 @@ export class SqliteStore implements Store {
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(path: string, db: Database, clock: () => number) {
+    super();
     this.path = path;
     this.#db = db;
     this.#clock = clock;
@@ -96,7 +83,7 @@ export class SqliteStore implements Store {
     return new SqliteStore(path, db, options.clock ?? (() => Date.now() / 1000));
   }
 
-  toString(): string {
+  override toString(): string {
     return "SqliteStore(sqlite)";
   }
 
@@ -110,7 +97,7 @@ export class SqliteStore implements Store {
   }
 
   /** One operation at a time on the one connection (its body awaits between statements). */
-  #tx<T>(operation: string, body: (tx: Tx) => Promise<T>): Promise<T> {
+  protected override transaction<T>(operation: string, body: (tx: Tx) => Promise<T>): Promise<T> {
     const run = this.#queue.then(() => this.#run(operation, body));
     this.#queue = run.catch(() => undefined);
     return run;
@@ -151,47 +138,7 @@ export class SqliteStore implements Store {
     }
   }
 
-  async reserve(key: string, hold: string, amount: number, options: ReserveOptions): Promise<Reservation> {
-    checkCounterArgs(key, hold, amount, { limit: options.limit, ttl: options.ttl, ttlRequired: true, life: options.life });
-    return this.#tx("reserve", (tx) => reserveTx(tx, key, hold, amount, options.limit, options.ttl, options.life));
-  }
-
-  async commit(key: string, hold: string, amount: number, options: CommitOptions = {}): Promise<number> {
-    checkCounterArgs(key, hold, amount, { ttl: options.ttl, life: options.life });
-    return this.#tx("commit", (tx) => commitTx(tx, key, hold, amount, options.ttl, options.life));
-  }
-
-  async release(key: string, hold: string): Promise<number> {
-    checkKey(key);
-    checkKey(hold, "hold id");
-    return this.#tx("release", (tx) => releaseTx(tx, key, hold));
-  }
-
-  async total(key: string): Promise<number> {
-    checkKey(key);
-    return this.#tx("total", (tx) => totalTx(tx, key));
-  }
-
-  async read(key: string): Promise<StateRecord> {
-    checkKey(key);
-    return this.#tx("read", (tx) => readTx(tx, key));
-  }
-
-  async swap(key: string, version: number, value: JsonValue, options: SwapOptions = {}): Promise<boolean> {
-    checkKey(key);
-    checkLife(options.life);
-    checkVersion(version);
-    const text = dumpJson(value);
-    return this.#tx("swap", (tx) => swapTx(tx, key, version, text, options.life));
-  }
-
-  async delete(...keys: string[]): Promise<void> {
-    for (const key of keys) checkKey(key);
-    if (keys.length === 0) return;
-    await this.#tx("delete", (tx) => deleteTx(tx, keys));
-  }
-
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#statements.clear();
