@@ -30,7 +30,7 @@ from ..events import Event, TaskEndEvent
 from ..identity import content_identity
 from ..outcomes import Block
 from ..state import Record, Stateful, StateUnavailable, StateView
-from ._runs import FINAL_EXIT_REASONS, track_store
+from ._runs import FINAL_EXIT_REASONS
 
 __all__ = [
     "MAX_SWAPS",
@@ -81,12 +81,8 @@ _WHERE: Final = {
 
 
 class Guard(Stateful):
-    """A stateful built-in: :class:`~harnessweaver.state.Stateful`, and the in-memory store
-    it is attached to is kept across processes while ``_runs.tracked`` is on."""
-
-    def attach_state(self, view: StateView) -> None:
-        super().attach_state(view)
-        track_store(view.store)
+    """A stateful built-in: :class:`~harnessweaver.state.Stateful`, its view attached by the
+    spec loader (or a private in-memory one)."""
 
 
 def duration(value: object) -> float:

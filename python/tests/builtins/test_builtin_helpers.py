@@ -1,9 +1,9 @@
-"""What the built-ins share: per-run state, notes to the model, rewriting an event's text."""
+"""What the built-ins share: notes to the model, rewriting an event's text."""
 
 from __future__ import annotations
 
 import pytest
-from builtins_support import call, request, result, task_end, user
+from builtins_support import call, request, result, user
 
 import harnessweaver as hw
 from harnessweaver.builtins._notes import NOTE_PREFIX, with_note
@@ -14,47 +14,10 @@ from harnessweaver.builtins._rewrite import (
     rewrite_tool_call,
     rewrite_tool_result,
 )
-from harnessweaver.builtins._runs import FINAL_EXIT_REASONS, RunStates
 
 
 def upper_x(text: str) -> str:
     return text.replace("x", "X")
-
-
-def test_run_states_are_made_on_first_use_and_bounded() -> None:
-    states: RunStates[list[int]] = RunStates(list, limit=2)
-    states["a"].append(1)
-    states["b"].append(2)
-    states["a"].append(3)  # "a" is now the most recent, so "b" goes first
-    states["c"].append(4)
-    assert len(states) == 2 and "b" not in states and states["a"] == [1, 3]
-    assert states.peek("b") is None and "b" not in states  # peek creates nothing
-    assert states.peek("a") == [1, 3]  # ... but it is a use: "c" is now the oldest
-    states["d"].append(5)
-    assert "c" not in states and "a" in states
-
-
-@pytest.mark.parametrize("reason", ["suspended", "provider_error", "error", "max_steps"])
-def test_a_run_that_can_be_resumed_keeps_its_state(reason: str) -> None:
-    # harness.resume goes on with the same run id: the counts must still be there
-    states: RunStates[list[int]] = RunStates(list)
-    states["a"].append(1)
-    states.end("a", task_end(reason))
-    assert states["a"] == [1]
-
-
-@pytest.mark.parametrize("reason", sorted(FINAL_EXIT_REASONS))
-def test_a_run_over_for_good_is_forgotten(reason: str) -> None:
-    states: RunStates[list[int]] = RunStates(list)
-    states["a"].append(1)
-    states.end("a", task_end(reason))
-    assert "a" not in states
-    states.end("never-seen", task_end(reason))  # a run with no state ends quietly
-
-
-def test_run_states_refuse_a_limit_below_one() -> None:
-    with pytest.raises(ValueError, match="at least 1"):
-        RunStates(list, limit=0)
 
 
 def test_a_note_extends_a_last_user_message() -> None:

@@ -280,33 +280,6 @@ async def test_an_unattached_guard_keeps_its_own_memory() -> None:
     assert isinstance(await one(call("search"), env()), hw.Block)
 
 
-async def test_a_tracked_store_snapshot_carries_the_guards_state_to_another_process() -> None:
-    from harnessweaver.builtins._runs import StoreSnapshot, tracked
-
-    with tracked() as states:
-        guard = LoopGuard(LoopGuardSettings(block_after=3, warn_after=2))
-        store = MemoryStore()
-        attach(guard, store, name="loop")
-        attach(budget(store, max_tokens=100, scope="org"), store, name="budget")
-    assert len(states) == 1 and isinstance(states[0], StoreSnapshot)  # one per store
-    for _ in range(2):
-        await guard(call("search"), env())
-    await store.commit("hw1/app/budget/org/-/tokens", "r/1/x", 40)
-    await store.reserve("hw1/app/budget/org/-/tokens", "r/2/model", 10, limit=None, ttl=60)
-    dumped = states[0].dump()
-    with tracked() as again:
-        fresh, other = LoopGuard(LoopGuardSettings(block_after=3, warn_after=2)), MemoryStore()
-        attach(fresh, other, name="loop")
-    again[0].restore(dumped)
-    assert await other.total("hw1/app/budget/org/-/tokens") == 50
-    assert (
-        await other.reserve("hw1/app/budget/org/-/tokens", "r/1/x", 1, limit=None, ttl=1)
-    ).repeated
-    assert isinstance(await fresh(call("search"), env()), hw.Block)  # the third, as before
-    with pytest.raises(ValueError, match="not a state store snapshot"):
-        again[0].restore([["k", {"base": 1}]])
-
-
 async def test_two_processes_share_one_sqlite_file(tmp_path: Any) -> None:
     from harnessweaver.builtins import RateLimit
     from harnessweaver.builtins.rates import RateLimitSettings
