@@ -261,7 +261,7 @@ class SqliteStore:
                 "VALUES (?, ?, ?, ?, 0)",
                 (key, hold, float(amount), now + ttl),
             )
-            return Reservation(True, _total(conn, key, now), False)
+            return Reservation(True, total + amount, False)  # as memory and PostgreSQL answer
 
         return await self._call("reserve", work)
 
