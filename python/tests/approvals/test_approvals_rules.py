@@ -55,7 +55,13 @@ def record(**changes: Any) -> ApprovalRecord:
 
 
 def approve(**changes: Any) -> dict[str, Any]:
-    return {"approved": True, "role": "finance", "by": "ana", "reason": "ok", "edited": None} | changes
+    return {
+        "approved": True,
+        "role": "finance",
+        "by": "ana",
+        "reason": "ok",
+        "edited": None,
+    } | changes
 
 
 def refused(code: str, call: Any, *args: Any, **kwargs: Any) -> ApprovalRefused:
@@ -88,7 +94,11 @@ def test_decide_approves_with_the_decision_filled_in() -> None:
     done = decide(record(), approve(), T0 + 5)
     assert done.status == "approved"
     assert done.decision is not None
-    assert (done.decision.approved, done.decision.role, done.decision.by) == (True, "finance", "ana")
+    assert (done.decision.approved, done.decision.role, done.decision.by) == (
+        True,
+        "finance",
+        "ana",
+    )
     assert done.decision.at == T0 + 5
     assert done.decision.edited is None
     assert record().status == "pending"  # the record given is unchanged (frozen)
@@ -109,7 +119,9 @@ def test_decide_edits() -> None:
 def test_a_used_record_is_replayed_before_anything_else() -> None:
     # expired, another spec, the wrong role and a bad edit too: replayed comes first
     rec = record(status="used")
-    refused("approval_replayed", decide, rec, approve(role="x", edited=[1]), EXPIRES + 1, OTHER_SPEC)
+    refused(
+        "approval_replayed", decide, rec, approve(role="x", edited=[1]), EXPIRES + 1, OTHER_SPEC
+    )
 
 
 @pytest.mark.parametrize("status", ["approved", "denied", "closed"])
@@ -253,7 +265,9 @@ def test_the_binding_changes_with_each_part() -> None:
     assert base != binding_of("sha256:" + "2" * 64, SPEC, None)
     assert base != binding_of("sha256:" + "1" * 64, OTHER_SPEC, None)
     assert base != binding_of("sha256:" + "1" * 64, SPEC, "run:r1")
-    assert base == content_identity({"identity": "sha256:" + "1" * 64, "spec": SPEC, "subject": None})
+    assert base == content_identity(
+        {"identity": "sha256:" + "1" * 64, "spec": SPEC, "subject": None}
+    )
 
 
 def test_refusal_codes_and_pickling() -> None:
