@@ -48,6 +48,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "task": schema.Task,
     "validation": schema.Validation,
     "state": schema.State,
+    "approvals": schema.Approvals,
+    "notify": schema.Notify,
 }
 """The ``$defs`` name of each model (pydantic would name them by their class)."""
 _NAMED = ("properties", "$defs", "patternProperties")
