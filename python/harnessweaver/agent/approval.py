@@ -29,7 +29,7 @@ from .errors import AgentError
 from .state import Decision, PendingApproval, RunState
 
 if TYPE_CHECKING:
-    from ..approvals import Approvals, ApprovalRecord, Verdict
+    from ..approvals import ApprovalRecord, Approvals, Verdict
 
 __all__ = ["claimed_decision", "consumer", "file_pending", "settle"]
 
@@ -129,7 +129,9 @@ def _edited_value(pending: PendingApproval, decision: Decision) -> dict[str, obj
     return dict(edited)
 
 
-async def _decide_record(approvals: Approvals, pending: PendingApproval, decision: Decision) -> None:
+async def _decide_record(
+    approvals: Approvals, pending: PendingApproval, decision: Decision
+) -> None:
     """Record the caller's decision in the store. A record the CLI (or anyone) already
     decided the same way is taken as it is; decided otherwise, the refusal stands."""
     from ..approvals import ApprovalRefused

@@ -345,7 +345,13 @@ def decode_line(raw: Json, base: Base) -> Line:
         decision = _undecision(raw["decision"], base)
         approval = raw.get("approval")
         return DecisionLine.model_validate(
-            {**head, "hook": raw["hook"], "decision": decision, "approval": approval, "state": state}
+            {
+                **head,
+                "hook": raw["hook"],
+                "decision": decision,
+                "approval": approval,
+                "state": state,
+            }
         )
     if kind == "end":
         fields = ("exit", "output", "steps", "usage")

@@ -280,8 +280,6 @@ async def resume_run(
     journal, trace_path = options.journal_path, options.trace_path
     with Recorder(journal, trace_path, ctx.trace, resume=True, scanned=scanned) as rec:
         seg = _segment(bus, options, ctx, rec, state)
-        moved = (
-            state if decision is None else await _decide(seg, state, decision, edited, approval)
-        )
+        moved = state if decision is None else await _decide(seg, state, decision, edited, approval)
         stopped = moved if isinstance(moved, Stopped) else await _drive(seg, moved)
         return await _end(seg, stopped)
