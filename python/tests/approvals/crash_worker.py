@@ -11,7 +11,7 @@ so every process, the real ``harnessweaver approvals`` CLI included, loads the s
 - ``resume SPEC JOURNAL STATE_FILE|-``: resume with no decision (``-``: the state
   ``hw.recover`` reads from the journal): the approval record is claimed.
 - ``decide SPEC ID approve|deny [ROLE]``: decide through the ``Approvals`` API.
-- ``measure SPEC_DIR`` / ``sweep SPEC_DIR POINT...``: the crash sweep (``test_crash.py``).
+- ``sweep SPEC_DIR COUNT SHARD SHARDS``: the crash sweep (``test_crash.py``).
 """
 
 from __future__ import annotations
@@ -136,17 +136,26 @@ async def decide(spec: str, ident: str, verdict: str, role: str | None = ROLE) -
 
 class _KillAt:
     """A profiler that counts the calls of harnessweaver's Python functions in this thread
-    and sends this process SIGKILL at call ``at`` (``None``: it only counts)."""
+    from the run's first emit (``Segment.emit``) on, and sends this process SIGKILL at call
+    ``at`` (``None``: it only counts). The store's SQLite work runs in a worker thread, which
+    is not counted: a kill lands before or after each of its transactions, which SQLite makes
+    atomic."""
 
     def __init__(self, at: int | None) -> None:
         self.at = at
         self.count = 0
+        self.armed = False
 
     def __call__(self, frame: Any, event: str, arg: object) -> None:
         if event != "call":
             return
-        if not str(frame.f_globals.get("__name__", "")).startswith("harnessweaver"):
+        module = str(frame.f_globals.get("__name__", ""))
+        if not module.startswith("harnessweaver"):
             return
+        if not self.armed:
+            self.armed = module == "harnessweaver.agent.segment" and frame.f_code.co_name == "emit"
+            if not self.armed:
+                return
         self.count += 1
         if self.count == self.at:
             os.kill(os.getpid(), signal.SIGKILL)
@@ -196,9 +205,19 @@ def _crash_run(spec: str, journal: str, at: int | None) -> dict[str, Any]:
     return {**outcome, "calls": killer.count}
 
 
+def _kinds(journal: str) -> list[str]:
+    return [line.kind for line in hw.read_journal(journal)] if Path(journal).exists() else []
+
+
 async def _recover(spec: str, journal: str) -> dict[str, Any]:
-    """After the crash: go on from the journal until the run is suspended again (or run it
-    anew when the journal holds no line); the approval id, and the records waiting."""
+    """After the crash: what it left (the journal's lines, the records filed), then go on
+    from the journal until the run is suspended again (or run it anew when the journal holds
+    no line); the approval id, and the records waiting."""
+    h = hw.load(spec)
+    try:
+        left = {"journal": _kinds(journal), "records": len(await h.approvals.list())}
+    finally:
+        await h.aclose()
     state = hw.recover(journal)
     if state is None:
         outcome = await suspend(spec, journal)
@@ -215,7 +234,7 @@ async def _recover(spec: str, journal: str) -> dict[str, Any]:
         waiting = await h.approvals.list(status="pending")
     finally:
         await h.aclose()
-    return {**outcome, "pending": [record.id for record in waiting]}
+    return {**outcome, "left": left, "pending": [record.id for record in waiting]}
 
 
 def _approve_with_cli(spec: str, ident: str) -> dict[str, Any]:
@@ -250,15 +269,38 @@ def _point(spec_dir: Path, at: int) -> dict[str, Any]:
     return seen
 
 
-def measure(spec_dir: Path) -> dict[str, Any]:
-    """An uncrashed run: the length of the span the kill points are spread over."""
+def _warm(spec_dir: Path) -> None:
+    """Import and build once, in this process, what every child needs (the plugin, the spec
+    machinery, the SQLite store, the CLI): the children, forked from here, then count the
+    same calls and start in milliseconds. Nothing is left open at the fork (no thread, no
+    connection)."""
+    where = spec_dir / "warm"
+    where.mkdir()
+    spec = _point_spec(spec_dir, where)
+    os.environ[EFFECTS] = str(where / "effects.txt")
+    anyio.run(_recover, spec, str(where / "run.jsonl"))
+    import harnessweaver.cli  # noqa: F401 - loaded before the fork
+
+
+def measure(spec_dir: Path) -> int:
+    """An uncrashed run: the calls from its first emit to its end, the span the kill points
+    are spread over."""
     where = spec_dir / "measure"
     where.mkdir()
     spec = _point_spec(spec_dir, where)
     os.environ[EFFECTS] = str(where / "effects.txt")
     _, answer = _in_child(lambda: _crash_run(spec, str(where / "run.jsonl"), None))
-    assert answer is not None
-    return answer
+    assert answer is not None and answer["exit"] == "suspended", answer
+    return int(answer["calls"])
+
+
+def sweep(spec_dir: Path, count: int, shard: int, shards: int) -> dict[str, Any]:
+    """``count`` kill points spread evenly over the measured span (the first call and the
+    last included); this process runs every ``shards``-th of them, from ``shard``."""
+    _warm(spec_dir)
+    calls = measure(spec_dir)
+    points = sorted({1 + round(i * (calls - 1) / (count - 1)) for i in range(count)})
+    return {"calls": calls, "points": [_point(spec_dir, at) for at in points[shard::shards]]}
 
 
 def main(argv: list[str]) -> None:
@@ -269,10 +311,8 @@ def main(argv: list[str]) -> None:
         answer = anyio.run(resume, *args)
     elif command == "decide":
         answer = anyio.run(decide, *args)
-    elif command == "measure":
-        answer = measure(Path(args[0]))
     elif command == "sweep":
-        answer = {"points": [_point(Path(args[0]), int(at)) for at in args[1:]]}
+        answer = sweep(Path(args[0]), *map(int, args[1:]))
     else:
         raise SystemExit(f"unknown command {command!r}")
     print(json.dumps(answer))
