@@ -10,7 +10,6 @@ so every process, the real ``harnessweaver approvals`` CLI included, loads the s
   ``JOURNAL.state.json``.
 - ``resume SPEC JOURNAL STATE_FILE|-``: resume with no decision (``-``: the state
   ``hw.recover`` reads from the journal): the approval record is claimed.
-- ``decide SPEC ID approve|deny [ROLE]``: decide through the ``Approvals`` API.
 - ``sweep SPEC_DIR COUNT SHARD SHARDS``: the crash sweep (``test_crash.py``).
 """
 
@@ -39,7 +38,8 @@ EFFECTS = "HW_EFFECTS"
 @hw.middleware(hooks=["tool.before"], fail_mode="closed")
 async def needs_approval(event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Outcome | None:
     """Refunds over 100 USD wait for finance."""
-    if float(event.call.arguments.get("amount_usd", 0)) > 100:
+    amount = event.call.arguments.get("amount_usd", 0)
+    if isinstance(amount, int | float) and amount > 100:
         return hw.Suspend(
             reason="refunds over 100 USD need approval", approver_role=ROLE, code="refund"
         )
@@ -112,21 +112,6 @@ async def resume(spec: str, journal: str, state_file: str) -> dict[str, Any]:
         return {"refused": refused.code, "approval": refused.approval}
     except hw.AgentError as error:
         return {"agent_error": error.kind}
-    finally:
-        await h.aclose()
-
-
-async def decide(spec: str, ident: str, verdict: str, role: str | None = ROLE) -> dict[str, Any]:
-    h = hw.load(spec)
-    try:
-        book = h.approvals
-        if verdict == "approve":
-            record = await book.approve(ident, role=role, by="test")
-        else:
-            record = await book.deny(ident, role=role, by="test", reason="no")
-        return {"status": record.status}
-    except ApprovalRefused as refused:
-        return {"refused": refused.code}
     finally:
         await h.aclose()
 
@@ -306,11 +291,9 @@ def sweep(spec_dir: Path, count: int, shard: int, shards: int) -> dict[str, Any]
 def main(argv: list[str]) -> None:
     command, *args = argv
     if command == "suspend":
-        answer = anyio.run(suspend, *args)
+        answer = anyio.run(suspend, args[0], args[1], args[2])
     elif command == "resume":
-        answer = anyio.run(resume, *args)
-    elif command == "decide":
-        answer = anyio.run(decide, *args)
+        answer = anyio.run(resume, args[0], args[1], args[2])
     elif command == "sweep":
         answer = sweep(Path(args[0]), *map(int, args[1:]))
     else:

@@ -23,6 +23,8 @@ from typing import Any
 
 import crash_worker
 
+import harnessweaver as hw
+
 POINTS = 120
 SHARDS = 2
 WORKER = Path(crash_worker.__file__)
@@ -36,7 +38,7 @@ approvals: {expires_after: 3600}
 
 
 def environment() -> dict[str, str]:
-    paths = [str(WORKER.parent), str(Path(crash_worker.hw.__file__).parent.parent)]
+    paths = [str(WORKER.parent), str(Path(hw.__file__).parent.parent)]
     given = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, *([given] if given else [])])}
 

@@ -274,3 +274,27 @@ async def test_a_store_that_fails_while_filing_runs_nothing(journal: Path) -> No
     assert type(caught.value).__name__ == "StateUnavailable"
     state = hw.recover(journal)
     assert state is not None and state.pending is None and made(journal) == 0
+
+
+async def test_two_resumes_at_once_run_the_tool_once(journal: Path, tmp_path: Path) -> None:
+    import anyio
+
+    book = book_on(MemoryStore())
+    result = await suspended(harness(journal, book))
+    await book.approve(str(result.approval), role=ROLE)
+    outcomes: list[str] = []
+
+    async def resume_in(name: str) -> None:  # each with its own journal, as two workers would
+        other = tmp_path / name / "run.jsonl"
+        other.parent.mkdir()
+        try:
+            done = await harness(other, book).resume(result.state)
+            outcomes.append(done.exit_reason)
+        except ApprovalRefused as refused:
+            outcomes.append(refused.code)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(resume_in, "a")
+        group.start_soon(resume_in, "b")
+    assert sorted(outcomes) == ["approval_replayed", "completed"]
+    assert made(journal) == 1
