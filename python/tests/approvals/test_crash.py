@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import crash_worker
+import pytest
 
 import harnessweaver as hw
 
@@ -90,6 +91,7 @@ def situation(point: dict[str, Any]) -> str:
     return f"journal {'+'.join(left['journal']) or '(none)'}, records {left['records']}"
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the sweep forks its processes (POSIX)")
 def test_a_kill_anywhere_between_the_ask_and_the_answer(tmp_path: Path) -> None:
     answers = sweep(tmp_path)
     spans = {answer["calls"] for answer in answers}
