@@ -314,7 +314,8 @@ def encode_line(line: Line, base: Base) -> Json:
         }
     if isinstance(line, DecisionLine):
         decision = _decision(line.decision, base)
-        return {**head, "hook": line.hook, "decision": decision, "state": state}
+        approval = {} if line.approval is None else {"approval": line.approval}
+        return {**head, "hook": line.hook, "decision": decision, **approval, "state": state}
     return {
         **head,
         "exit": _dump(line.exit),
@@ -342,8 +343,15 @@ def decode_line(raw: Json, base: Base) -> Line:
         )
     if kind == "decision":
         decision = _undecision(raw["decision"], base)
+        approval = raw.get("approval")
         return DecisionLine.model_validate(
-            {**head, "hook": raw["hook"], "decision": decision, "state": state}
+            {
+                **head,
+                "hook": raw["hook"],
+                "decision": decision,
+                "approval": approval,
+                "state": state,
+            }
         )
     if kind == "end":
         fields = ("exit", "output", "steps", "usage")

@@ -39,6 +39,7 @@ from ..events import (
 )
 from ..identity import content_identity
 from ..outcomes import Block, Continue, Escalate, Outcome, Retry, Suspend
+from .approval import file_pending
 from .journal import StartLine
 from .segment import Segment, Stopped, ended
 from .state import (
@@ -272,7 +273,12 @@ async def _retried(
     return _rewind(state, gate.again)
 
 
-def _suspended(seg: Segment, state: RunState, gate: Gate, outcome: Suspend, event: Any) -> Stopped:
+async def _suspended(
+    seg: Segment, state: RunState, gate: Gate, outcome: Suspend, event: Any
+) -> Stopped:
+    """The run stops, waiting for a decision. With approvals set, a record is filed first and
+    its id kept in the pending approval and the exit (a store that fails raises: the run
+    stops with ``error`` before the suspension, and nothing ran)."""
     pending = PendingApproval(
         hook=gate.hook,
         reason=outcome.reason,
@@ -282,12 +288,17 @@ def _suspended(seg: Segment, state: RunState, gate: Gate, outcome: Suspend, even
         # I27: the identity the bus traced as enforced, when it traces identities
         identity=content_identity(event) if seg.bus.identity is not None else None,
     )
+    approvals = seg.options.approvals
+    if approvals is not None:
+        record = await file_pending(approvals, state, pending)
+        pending = pending.model_copy(update={"approval": record.id})
     why = Exit(
         exit_reason="suspended",
         hook=gate.hook,
         reason=outcome.reason,
         code=outcome.code,
         approver_role=outcome.approver_role,
+        approval=pending.approval,
     )
     return Stopped(state.model_copy(update={"pending": pending}), why)
 
@@ -322,7 +333,7 @@ async def pass_gate(
         why = Exit(exit_reason="blocked", hook=hook, reason=outcome.reason, code=outcome.code)
         return Stopped(ended(state), why)
     if isinstance(outcome, Suspend):
-        return _suspended(seg, state, gate, outcome, result.event)
+        return await _suspended(seg, state, gate, outcome, result.event)
     if isinstance(outcome, Escalate):
         why = Exit(
             exit_reason="escalated",

@@ -7,7 +7,9 @@ file keeps it in (format 2 writes only what changed since the line before: see
 - ``start``: the task was admitted (``task.start``); the state before the first step.
 - ``step``: a completed step (admitted by ``step.end``): the state before it, the action
   (request sent, response received), the observation (tool messages), usage and wall time.
-- ``decision``: ``resume`` applied an approver's decision; the state after it.
+- ``decision``: ``resume`` applied an approver's decision; the state after it. ``approval``
+  names the durable approval record the decision came from (or was recorded in), if any: a
+  run recovered after this line does not claim it again.
 - ``end``: a run (or a segment of it) stopped: the exit, the output and the state.
 
 A line of any kind also holds the warnings middleware gave since the line before it (I24),
@@ -50,6 +52,7 @@ class DecisionLine(_Frozen):
     run_id: str
     hook: str
     decision: Decision
+    approval: str | None = None
     state: RunState
     warnings: tuple[RunWarning, ...] = ()
 

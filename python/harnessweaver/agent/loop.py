@@ -17,6 +17,7 @@ from ..context import RunContext
 from ..envelope import Envelope
 from ..events import Event, TaskEndEvent
 from ..outcomes import Block, Continue, HookResult
+from .approval import claimed_decision, settle
 from .edits import checked_edit, checked_identity
 from .errors import AgentError
 from .gates import pass_edit, resolve
@@ -159,6 +160,8 @@ def _check_resumable(state: RunState, decision: Decision | None) -> Event | None
         )
     if pending is None:
         return None
+    if decision is None and pending.approval is not None:
+        return None  # the decision is the approval record's: claimed before anything runs
     if not isinstance(decision, Decision):
         raise AgentError(
             "decision_required",
@@ -203,10 +206,11 @@ def _resume_context(options: AgentOptions, state: RunState, ctx: RunContext | No
 
 
 async def _decide(
-    seg: Segment, state: RunState, decision: Decision, edited: Event | None
+    seg: Segment, state: RunState, decision: Decision, edited: Event | None, approval: str | None
 ) -> RunState | Stopped:
     """Apply the decision to the suspended run, and journal it with the state it leads to
-    (an edit: the state after the chain's answer to the edited event, I23)."""
+    (an edit: the state after the chain's answer to the edited event, I23) and the approval
+    record it came from: a run recovered after the line does not claim it again."""
     assert state.pending is not None
     if edited is None:
         moved = resolve(seg, state, decision)
@@ -214,10 +218,37 @@ async def _decide(
         moved = await pass_edit(seg, state, edited)
     after = moved.state if isinstance(moved, Stopped) else moved
     line = DecisionLine(
-        run_id=state.run_id, hook=state.pending.hook, decision=decision, state=after
+        run_id=state.run_id,
+        hook=state.pending.hook,
+        decision=decision,
+        approval=approval,
+        state=after,
     )
     seg.recorder.write(line)
     return moved
+
+
+async def _through_record(
+    options: AgentOptions, state: RunState, decision: Decision | None, edited: Event | None
+) -> tuple[Decision, Event | None]:
+    """A pending approval with a durable record: the record is claimed (and, given a
+    decision, decided with it first) before anything runs, so it is used once. No decision:
+    the record's decision, checked as a given one is (role, identity, edit: I23)."""
+    assert state.pending is not None and state.pending.approval is not None
+    approvals = options.approvals
+    if approvals is None:
+        raise AgentError(
+            "approvals_required",
+            _RULE,
+            f"run {state.run_id} waits for approval {state.pending.approval}, a durable record: "
+            f"resume it with the harness's approvals (harness.with_agent(approvals=...)), "
+            f"so the approval is used once ({_RULE})",
+        )
+    if decision is not None:
+        await settle(approvals, state, decision)
+        return decision, edited
+    claimed = await claimed_decision(approvals, state)
+    return claimed, _check_resumable(state, claimed)
 
 
 async def resume_run(
@@ -228,9 +259,14 @@ async def resume_run(
     *,
     ctx: RunContext | None = None,
 ) -> RunResult:
-    """Go on with a stopped run exactly where it stopped; a journal, if set, is appended to."""
+    """Go on with a stopped run exactly where it stopped; a journal, if set, is appended to.
+    A pending approval with a durable record is settled through the store first
+    (:mod:`.approval`)."""
     _need_provider(options)
     edited = _check_resumable(state, decision)
+    approval = None if state.pending is None else state.pending.approval
+    if approval is not None:
+        decision, edited = await _through_record(options, state, decision, edited)
     scanned = prepare_resume(options.journal_path, options.trace_path)  # before the trace is read
     ctx = _resume_context(options, state, ctx)
     logger.info(
@@ -244,6 +280,6 @@ async def resume_run(
     journal, trace_path = options.journal_path, options.trace_path
     with Recorder(journal, trace_path, ctx.trace, resume=True, scanned=scanned) as rec:
         seg = _segment(bus, options, ctx, rec, state)
-        moved = state if decision is None else await _decide(seg, state, decision, edited)
+        moved = state if decision is None else await _decide(seg, state, decision, edited, approval)
         stopped = moved if isinstance(moved, Stopped) else await _drive(seg, moved)
         return await _end(seg, stopped)

@@ -8,7 +8,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import anyio
 
@@ -17,6 +17,9 @@ from .errors import AgentError
 from .exporter import TraceExporter
 from .provider import ModelProvider
 from .tools import DEFAULT_OUTPUT_LIMIT, Tool, toolbox
+
+if TYPE_CHECKING:
+    from ..approvals import Approvals
 
 __all__ = ["AgentChanges", "AgentOptions"]
 
@@ -33,7 +36,9 @@ class AgentOptions:
 
     ``clock`` is a monotonic clock in seconds (wall-time budgets; inject one in tests) and
     ``sleep`` waits out a ``Retry``'s delay. ``journal`` is the path of the JSON Lines
-    trajectory journal; the bus trace is written beside it (``trace_path``).
+    trajectory journal; the bus trace is written beside it (``trace_path``). ``approvals``:
+    where a suspended run files its approval record and a resumed one claims it
+    (``harness.with_agent(approvals=harness.approvals)``; ``None``: no record is filed).
     """
 
     provider: ModelProvider | None = None
@@ -50,6 +55,7 @@ class AgentOptions:
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep
     exporters: Sequence[TraceExporter] = ()
+    approvals: Approvals | None = None
 
     def __post_init__(self) -> None:
         setter = object.__setattr__  # normalise once, so the frozen object is what was checked
@@ -67,6 +73,11 @@ class AgentOptions:
             raise _bad("max_tool_output", limit, "an output limit is a whole number > 0")
         if self.journal is not None and not isinstance(self.journal, str | os.PathLike):
             raise _bad("journal", self.journal, "a journal is a path")
+        if self.approvals is not None:
+            from ..approvals import Approvals
+
+            if not isinstance(self.approvals, Approvals):
+                raise _bad("approvals", self.approvals, "approvals are an hw Approvals book")
 
     @property
     def journal_path(self) -> Path | None:
@@ -100,3 +111,4 @@ class AgentChanges(TypedDict, total=False):
     clock: Callable[[], float]
     sleep: Callable[[float], Awaitable[None]]
     exporters: Sequence[TraceExporter]
+    approvals: Approvals | None

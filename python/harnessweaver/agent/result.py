@@ -44,6 +44,12 @@ class RunResult:
         return self.state.pending
 
     @property
+    def approval(self) -> str | None:
+        """The id of the approval record a suspended run filed (``AgentOptions.approvals``):
+        decide it with ``harnessweaver approvals approve <id>`` or the ``Approvals`` API."""
+        return self.exit.approval
+
+    @property
     def usage(self) -> Usage:
         return self.state.usage
 

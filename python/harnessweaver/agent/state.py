@@ -67,7 +67,9 @@ class PendingApproval(_Frozen):
     ``event`` is the event as the chain left it (its modifications included, JSON form):
     approved, the run goes on with exactly this event. ``identity`` is its content identity
     (I27) when the run's bus has an identity scheme: the ``enforced_identity`` of the hook
-    record that suspended, which a :class:`Decision` may echo.
+    record that suspended, which a :class:`Decision` may echo. ``approval`` is the id of the
+    durable approval record filed for it (``AgentOptions.approvals``; ``None`` without one):
+    ``resume`` claims it, so the decision is used once, in whichever process resumes.
     """
 
     hook: str
@@ -76,6 +78,7 @@ class PendingApproval(_Frozen):
     code: str | None = None
     event: dict[str, JsonValue]
     identity: str | None = None
+    approval: str | None = None
 
     def event_model(self) -> Event:
         """``event`` as the hook point's typed event."""
@@ -186,7 +189,8 @@ class Exit(_Frozen):
     """Why a run (or one segment of it) stopped.
 
     ``reason``, ``code``, ``approver_role`` and ``to`` come from the outcome that stopped it;
-    ``error`` is an exception's type name, never its message (R9).
+    ``error`` is an exception's type name, never its message (R9). ``approval``: the id of
+    the approval record a suspended run filed (``how_to_decide`` says where to decide it).
     """
 
     exit_reason: str
@@ -196,6 +200,7 @@ class Exit(_Frozen):
     approver_role: str | None = None
     to: str | None = None
     error: str | None = None
+    approval: str | None = None
 
 
 class Action(_Frozen):

@@ -41,7 +41,11 @@ def test_with_agent_checks_what_it_is_given() -> None:
 
 
 def test_with_agent_takes_exactly_the_fields_of_the_options() -> None:
-    keys = set(typing.get_type_hints(hw.AgentChanges))  # type: ignore[attr-defined]
+    # Approvals is imported for type checking only (the approvals package loads on first use)
+    from harnessweaver.approvals import Approvals
+
+    hints = typing.get_type_hints(hw.AgentChanges, localns={"Approvals": Approvals})  # type: ignore[attr-defined]
+    keys = set(hints)
     assert keys == {field.name for field in dataclasses.fields(hw.AgentOptions)}
 
 
