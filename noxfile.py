@@ -447,9 +447,11 @@ def state(session: nox.Session) -> None:
     """The state stores against real servers (python/tests/state): the contract suite, many
     tasks and several processes on one limit, and a server killed mid-run and restarted, for
     Redis and PostgreSQL (the files of ``ELSEWHERE`` under state/; the in-process stores'
-    tests run in ``nox -s tests``). The tests start their own
-    ``redis-server`` and PostgreSQL (``initdb``, ``postgres``; as the ``postgres`` user when
-    run as root) on random 127.0.0.1 ports in temporary directories; ``.ci/run`` installs
+    tests run in ``nox -s tests``). Then the durable approvals that live in those stores
+    (``ELSEWHERE`` under approvals/): on real servers, across processes with the real CLI, and
+    the run killed with SIGKILL at 120 points between the ask and the answer. The tests start
+    their own ``redis-server`` and PostgreSQL (``initdb``, ``postgres``; as the ``postgres``
+    user when run as root) on random 127.0.0.1 ports in temporary directories; ``.ci/run`` installs
     them from the system's packages. Here a missing server fails, never skips (``CI=true``).
     The stores are Python over the clients: one core is enough (Rust). The fleet tests run
     Node workers on ts-runner's build and the adapters inside their real frameworks: the
@@ -459,7 +461,8 @@ def state(session: nox.Session) -> None:
     """
     install(session, "test")
     build_ts(session)
-    files = [f"python/tests/{name}" for name in ELSEWHERE if name.startswith("state/")]
+    shared = ("state/", "approvals/")
+    files = [f"python/tests/{name}" for name in ELSEWHERE if name.startswith(shared)]
     session.run(
         "pytest", "-p", "no:cacheprovider", "-ra", "--durations=10", *files, *session.posargs,
         env={"HARNESSWEAVER_CORE": "rust", "CI": "true"},

@@ -76,9 +76,10 @@ ELSEWHERE = (
     # not against every artifact (they test no difference between builds). The MCP proxy under
     # hostile peers and under load (~66 s and ~60 s a run): ``nox -s mcp``. The state stores
     # against real Redis and PostgreSQL servers (which an artifact's machine may not have; CI
-    # fails rather than skips them): ``nox -s state``. The hostile harness specs and hostile
-    # Python values: ``nox -s fuzz`` runs them, 1,000 specs (here 300 a run) and 400 values
-    # on each core (here 25). ``nox -s tests`` leaves them out too.
+    # fails rather than skips them), and the durable approvals on those servers, across
+    # processes and under kill -9 at 120 points (~1 min): ``nox -s state``. The hostile harness
+    # specs and hostile Python values: ``nox -s fuzz`` runs them, 1,000 specs (here 300 a run)
+    # and 400 values on each core (here 25). ``nox -s tests`` leaves them out too.
     "mcp/test_hostile_peers.py",
     "mcp/test_load.py",
     "state/test_redis.py",
@@ -88,6 +89,9 @@ ELSEWHERE = (
     "state/test_fleet_property.py",
     "state/test_fleet_adapters.py",
     "state/test_fleet_mcp.py",
+    "approvals/test_approvals_servers.py",
+    "approvals/test_approvals_processes.py",
+    "approvals/test_crash.py",
     "spec/test_spec_fuzz.py",
     "hostile",
 )

@@ -49,6 +49,8 @@ class ApprovalsConfig:
     expires_after: float = DEFAULT_EXPIRES_AFTER
     url: str | None = None
     secret: str | None = None
+    declared: bool = False
+    """The spec has an ``approvals:`` key: its run loop files records (docs/approvals.md)."""
 
     def __repr__(self) -> str:
         notify = "yes" if self.url is not None else "no"
@@ -152,4 +154,4 @@ def parse_approvals(raw: object, *, environ: Mapping[str, str] | None = None) ->
             secret = _expand("notify.secret", notify["secret"], environ, problems)
     if problems:
         raise ApprovalsConfigError(tuple(problems))
-    return ApprovalsConfig(expires_after, url, secret)
+    return ApprovalsConfig(expires_after, url, secret, declared=True)

@@ -173,7 +173,8 @@ class Harness:
         completes, a middleware stops it, a budget ends it... (docs/agent.md)."""
         from ..agent.loop import start_run
 
-        return await start_run(self.bus, self.agent, task=self.task, task_input=task_input, ctx=ctx)
+        agent = self._agent()
+        return await start_run(self.bus, agent, task=self.task, task_input=task_input, ctx=ctx)
 
     async def resume(
         self, state: RunState, decision: Decision | None = None, *, ctx: RunContext | None = None
@@ -183,7 +184,14 @@ class Harness:
         resumes with none."""
         from ..agent.loop import resume_run
 
-        return await resume_run(self.bus, self.agent, state, decision, ctx=ctx)
+        return await resume_run(self.bus, self._agent(), state, decision, ctx=ctx)
+
+    def _agent(self) -> AgentOptions:
+        """The agent options a run uses: a spec that declares ``approvals:`` files its
+        suspended calls in :attr:`approvals` unless the options name another book."""
+        if self.agent.approvals is not None or not self.approvals_config.declared:
+            return self.agent
+        return replace(self.agent, approvals=self.approvals)
 
     def run_sync(
         self, task_input: JsonValue, *, ctx: RunContext | None = None, backend: str = "asyncio"

@@ -298,3 +298,28 @@ async def test_two_resumes_at_once_run_the_tool_once(journal: Path, tmp_path: Pa
         group.start_soon(resume_in, "b")
     assert sorted(outcomes) == ["approval_replayed", "completed"]
     assert made(journal) == 1
+
+
+async def test_a_spec_that_declares_approvals_files_without_being_told(tmp_path: Path) -> None:
+    # `approvals:` in the spec is the opt-in: hw.load's harness files its suspended calls in
+    # harness.approvals (here on the spec's SQLite store) with no with_agent(approvals=...)
+    spec = tmp_path / "harness.yaml"
+    base = (
+        'plugins: {local: ["crash_worker"]}\n'
+        "middleware:\n  - {use: loopapp.needs_approval, id: needs_approval}\n"
+        f"state: {{backend: sqlite, path: {tmp_path / 'state.sqlite3'}}}\n"
+    )
+    for declared, filed in (("", False), ("approvals: {}\n", True)):
+        spec.write_text(base + declared, encoding="utf-8")
+        loaded = hw.load(spec)
+        try:
+            h = loaded.with_agent(provider=Agent(), tools=[refund])
+            assert h.agent.approvals is None
+            result = await suspended(h)
+            assert (result.approval is not None) is filed
+            if filed:
+                assert result.approval is not None
+                record = await loaded.approvals.get(result.approval)
+                assert record.status == "pending" and record.filed_by == "run loop"
+        finally:
+            await loaded.aclose()
