@@ -127,7 +127,11 @@ async def openai(phase: str, folder: Path) -> dict[str, Any]:
         ]
         return {
             "interruptions": [
-                {"tool": i.tool_name, "arguments": json.loads(i.arguments or "{}")}
+                {
+                    "tool": i.tool_name,
+                    "arguments": json.loads(i.arguments or "{}"),
+                    "approval": getattr(run.approval(i), "id", None),
+                }
                 for i in result.interruptions
             ],
             "tools": outputs,
