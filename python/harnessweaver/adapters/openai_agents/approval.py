@@ -27,8 +27,16 @@ from typing import TYPE_CHECKING, Any
 from ...agent.edits import checked_edit
 from ...agent.errors import AgentError
 from ...agent.state import Decision
-from ...approvals import ApprovalRecord, ApprovalRefused
+from ...approvals import (
+    ApprovalRecord,
+    ApprovalRefused,
+    action_of,
+    binding_key,
+    binding_of,
+    status_at,
+)
 from ...approvals import Verdict as BookVerdict
+from ...identity import content_identity
 from ...outcomes import Suspend
 from ...state.store import StateUnavailable
 from .convert import arguments_of
@@ -107,15 +115,20 @@ async def _chain(run: GuardedRun, item: Any) -> ToolCallRecord | None:
 async def _settle_one(run: GuardedRun, state: Any, item: Any) -> None:
     book = run.approvals
     assert book is not None
+    call_id = call_id_of(item)
+    context: Any = getattr(state, "_context", None)
+    on_state = context.is_tool_approved(item.tool_name, call_id) if context is not None else None
+    if on_state is False and run.call(call_id) is None:
+        # rejected on a restored state: the call never runs, and the chain is not asked
+        # again for it (as before the book); its pending record is closed as denied
+        await _close_rejected(run, state, item)
+        return
     record = await _chain(run, item)
     if record is None or not isinstance(record.before.outcome, Suspend):
         return  # not a call the chain suspends: the input guardrail answers for it
     outcome = record.before.outcome
-    call_id = call_id_of(item)
     event = record.before.event
     consumer = _consumer(run, call_id)
-    context = getattr(state, "_context", None)
-    on_state = context.is_tool_approved(item.tool_name, call_id) if context is not None else None
     try:
         verdict = await book.consult(
             hook="tool.before",
@@ -137,7 +150,42 @@ async def _settle_one(run: GuardedRun, state: Any, item: Any) -> None:
         run.forget(call_id)
         state.reject(item, rejection_message=refusal("tool.before", _why(exc)))
         return
-    await _apply(run, state, item, record, verdict)
+    await _apply(run, state, item, record, verdict, on_state)
+
+
+async def _close_rejected(run: GuardedRun, state: Any, item: Any) -> None:
+    """Deny the pending record of a call rejected on the state, found by its binding with the
+    arguments the model gave (a call whose arguments the chain rewrote before suspending it
+    is not found: its record expires undecided). Best effort: the call is rejected anyway."""
+    book = run.approvals
+    assert book is not None
+    raw = getattr(item, "raw_item", None)
+    text = raw.get("arguments") if isinstance(raw, dict) else getattr(raw, "arguments", None)
+    arguments = arguments_of(text if isinstance(text, str) else None)
+    if arguments is None:
+        return
+    call = {"id": call_id_of(item), "name": item.tool_name, "arguments": arguments}
+    identity = content_identity(action_of("tool.before", {"call": call}))
+    if identity is None:
+        return
+    try:
+        found = await book.store.read(binding_key(binding_of(identity, book.spec, _subject(run))))
+        current = found.value.get("id") if isinstance(found.value, dict) else None
+        if not isinstance(current, str):
+            return
+        record = await book.get(current)
+        if status_at(record, book.clock()) != "pending":
+            return
+        await book.deny(record.id, role=record.approver_role, by=BY, reason=_rejection(state, item))
+        await book.claim(
+            record.id,
+            hook="tool.before",
+            event={"call": call},
+            consumer=_consumer(run, call_id_of(item)),
+        )
+    except (ApprovalRefused, StateUnavailable) as exc:
+        why = type(exc).__name__
+        logger.info("run %s: a rejected call's record stays open: %s", run.run_id, why)
 
 
 def _why(exc: Exception) -> str:
@@ -183,7 +231,12 @@ def _rejection(state: Any, item: Any) -> str:
 
 
 async def _apply(
-    run: GuardedRun, state: Any, item: Any, record: ToolCallRecord, verdict: BookVerdict
+    run: GuardedRun,
+    state: Any,
+    item: Any,
+    record: ToolCallRecord,
+    verdict: BookVerdict,
+    on_state: bool | None,
 ) -> None:
     call_id = call_id_of(item)
     if verdict.kind == "pending":
@@ -191,9 +244,8 @@ async def _apply(
     decision = verdict.record.decision
     if verdict.kind == "denied":
         run.forget(call_id)
-        reason = decision.reason if decision is not None else ""
-        text = reason if reason.startswith("The approver denied") else denial(reason)
-        state.reject(item, rejection_message=text)
+        if on_state is not False:  # a rejection on the state keeps its own message
+            state.reject(item, rejection_message=denial(decision.reason if decision else ""))
         return
     if decision is not None and decision.edited is not None:
         event = record.before.event
