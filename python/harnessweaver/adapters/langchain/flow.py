@@ -12,7 +12,7 @@ import asyncio
 import contextvars
 import inspect
 import time
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -21,7 +21,7 @@ from ...bus import HookBus
 from ...context import RunContext
 from ...outcomes import HookResult
 
-__all__ = ["Call", "Emit", "Flow", "Sleep", "drive", "drive_async", "replay"]
+__all__ = ["Await", "Call", "Emit", "Flow", "Sleep", "drive", "drive_async", "replay"]
 
 R = TypeVar("R")
 
@@ -49,7 +49,20 @@ class Sleep:
     seconds: float
 
 
-Op = Emit | Call | Sleep
+@dataclass(frozen=True, slots=True)
+class Await:
+    """Await ``work()`` (the approvals book: the store is asynchronous).
+
+    A node run again answers it from memory (what was done is not done again: a claim, a
+    decision), but with ``settled`` given, only a value for which ``settled(value)`` holds is
+    remembered: a look at the book that found the approval still pending is made afresh each
+    time the node runs, since someone may have decided it meanwhile."""
+
+    work: Callable[[], Awaitable[Any]]
+    settled: Callable[[Any], bool] | None = None
+
+
+Op = Emit | Call | Sleep | Await
 Flow = Generator[Op, Any, R]
 
 
@@ -82,6 +95,10 @@ def replay(flow: Flow[R], memo: list[tuple[bool, Any]]) -> Flow[R]:
                 raised, got = False, (yield op)
             except Exception as exc:
                 raised, got = True, exc
+            check = op.settled if isinstance(op, Await) and not raised else None
+            if check is not None and not check(got):
+                value, error = got, None  # asked afresh next time: not kept, not counted
+                continue
             memo.append((raised, got))
         done += 1
         value, error = (None, got) if raised else (got, None)
@@ -104,6 +121,10 @@ async def _emit(op: Emit) -> HookResult:
     return await op.bus.emit(op.hook, op.event, op.ctx)
 
 
+async def _awaited(op: Await) -> Any:
+    return await op.work()
+
+
 def drive(flow: Flow[R]) -> R:
     """Run ``flow`` synchronously: each emit on its own event loop, the handler called as it
     is (LangChain gives a synchronous one to synchronous hooks)."""
@@ -118,6 +139,8 @@ def drive(flow: Flow[R]) -> R:
         try:
             if isinstance(op, Emit):
                 value = _run_coroutine(_emit(op))
+            elif isinstance(op, Await):
+                value = _run_coroutine(_awaited(op))
             elif isinstance(op, Call):
                 value = op.handler(op.request)
             else:
@@ -139,6 +162,8 @@ async def drive_async(flow: Flow[R]) -> R:
         try:
             if isinstance(op, Emit):
                 value = await _emit(op)
+            elif isinstance(op, Await):
+                value = await op.work()
             elif isinstance(op, Call):
                 result = op.handler(op.request)
                 value = await result if inspect.isawaitable(result) else result

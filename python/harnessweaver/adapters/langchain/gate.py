@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Literal
 
 from langgraph.errors import GraphInterrupt
@@ -28,10 +29,12 @@ from langgraph.types import interrupt
 from ...agent.edits import checked_edit
 from ...agent.errors import AgentError
 from ...agent.state import Decision
-from ...events import TaskEndEvent, ToolCallEvent, Usage
+from ...approvals import Approvals, how_to_decide
+from ...events import TaskEndEvent, ToolCallEvent, ToolResultEvent, Usage
 from ...outcomes import Block, Continue, Escalate, Retry, Suspend
+from .approval import Pause, Resolution, edit_of, poll, settle, settled
 from .decisions import Answer, read_answer
-from .flow import Emit, Flow
+from .flow import Await, Emit, Flow
 
 __all__ = ["Place", "Verdict", "ask"]
 
@@ -54,6 +57,10 @@ class Place:
 
     run_id: str
     usage: Usage
+    approvals: Approvals | None = None
+    """The book a pause is filed in (docs/approvals.md); ``None``: in memory only."""
+    subject: str | None = None
+    """The record's subject: ``thread:<thread id>`` when the run has a thread."""
 
 
 def ask(
@@ -76,6 +83,8 @@ def ask(
     assert isinstance(outcome, Suspend), f"unknown outcome {outcome!r}"
     event = result.event
     payload = _payload(place, hook, event, outcome)
+    if place.approvals is not None:
+        return (yield from _durable(place, hook, event, outcome, payload, emit))
     answer = read_answer((yield from _wait(place, payload, event, emit)))
     refused, edited = _judge(hook, event, outcome, answer)
     while refused is not None:
@@ -94,6 +103,86 @@ def ask(
         "an edit applies only to a tool call" if answer.kind == "edit" else ""
     )
     return Verdict("deny", event, reason, outcome.code)
+
+
+def _durable(
+    place: Place,
+    hook: str,
+    event: Any,
+    outcome: Suspend,
+    payload: dict[str, Any],
+    emit: Callable[[str, Any], Emit],
+) -> Flow[Verdict]:
+    """A ``Suspend`` kept in the approvals book (``approval.py``): the book is consulted
+    before anything waits, and a resume value decides the record before it is claimed.
+
+    LangGraph pairs a node's interrupts with resume values by their order, so a node run
+    again calls ``interrupt`` for every pause a resume value settled before (it returns that
+    value at once); a pause the book alone settled never called it."""
+    assert place.approvals is not None
+    call = event.call if isinstance(event, ToolCallEvent | ToolResultEvent) else None
+    pause = Pause(
+        place.approvals,
+        hook,
+        event,
+        outcome,
+        place.subject,
+        f"langchain {place.run_id} step {getattr(event, 'step', 0)} {hook}"
+        + (f" call {call.id}" if call is not None else ""),
+        call.id if call is not None else None,
+    )
+    first = True
+    while True:
+        got: Resolution = yield Await(partial(poll, pause), settled)
+        if got.how != "book":
+            assert got.record is not None or got.how == "asked"
+            if got.record is not None:
+                payload = {
+                    **payload,
+                    "approval": got.record.id,
+                    "how_to_decide": how_to_decide(got.record),
+                }
+            value = (yield from _wait(place, payload, event, emit)) if first else interrupt(payload)
+            first = False
+            record = got.record
+            if got.how == "pending" and record is not None:
+                answer = read_answer(value)
+                refused, edited = _judge(hook, event, outcome, answer)
+                if refused is not None:
+                    got = yield Await(partial(_refused, record, refused))
+                else:
+                    got = yield Await(partial(settle, pause, record.id, answer, edited))
+        if got.kind == "refused":
+            payload = {**payload, "refused": got.reason}
+            continue
+        return (yield from _verdict(place, hook, event, outcome, got, emit))
+
+
+async def _refused(record: Any, why: str) -> Resolution:
+    return Resolution("asked", "refused", record, reason=why)
+
+
+def _verdict(
+    place: Place,
+    hook: str,
+    event: Any,
+    outcome: Suspend,
+    got: Resolution,
+    emit: Callable[[str, Any], Emit],
+) -> Flow[Verdict]:
+    """A settled pause as the gate's verdict; an approved edit passes the chain again."""
+    if got.kind == "go" and got.edited and got.event is not None:
+        try:
+            edited = checked_edit(hook, event, edit_of(hook, event, got.event))
+        except AgentError as exc:  # our own message: types, fields, rule ids, never a value
+            why = f"the approved edit was refused: {exc}"
+            return Verdict("block", event, why, "approval_invalid_edit")
+        return (yield from ask(place, hook, edited, emit))  # what will run passes the chain
+    if got.kind == "go":
+        return Verdict("go", event, outcome.reason, outcome.code)
+    if got.kind == "deny":
+        return Verdict("deny", event, got.reason, outcome.code)
+    return Verdict("block", event, got.reason, got.code)
 
 
 def _judge(hook: str, event: Any, outcome: Suspend, answer: Answer) -> tuple[str | None, Any]:

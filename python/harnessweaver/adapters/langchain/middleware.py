@@ -23,6 +23,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from typing import Annotated, Any, NotRequired, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
@@ -40,6 +41,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from ...approvals import Approvals
 from ...bus import HookBus
 from ...context import RunContext, Trace
 from ...envelope import Envelope
@@ -59,6 +61,7 @@ from ...events import (
 )
 from ...events import ModelResponse as HwResponse
 from ...outcomes import Block, Continue, Retry
+from .approval import ran_before
 from .convert import (
     ai_message,
     hw_call,
@@ -72,7 +75,7 @@ from .convert import (
     model_name,
     tool_message,
 )
-from .flow import Call, Emit, Flow, Sleep, drive, drive_async, replay
+from .flow import Await, Call, Emit, Flow, Sleep, drive, drive_async, replay
 from .gate import Place, Verdict, ask
 
 __all__ = ["DEFAULT_MAX_RETRIES", "HarnessMiddleware", "HarnessState"]
@@ -182,6 +185,16 @@ def _usage(state: Mapping[str, Any]) -> Usage:
     return usage
 
 
+def _subject() -> str | None:
+    """``thread:<id>`` of the LangGraph run in flight (``None`` without a thread: no other
+    process can resume it)."""
+    try:
+        thread = (get_config().get("configurable") or {}).get("thread_id")
+    except RuntimeError:  # outside a runnable context
+        return None
+    return f"thread:{thread}" if thread is not None else None
+
+
 def _last(messages: list[AnyMessage], kind: type[Any]) -> Any:
     return next((m for m in reversed(messages) if isinstance(m, kind)), None)
 
@@ -207,6 +220,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         task: str | None = None,
         trace: Trace | None = None,
         max_retries: int | None = None,
+        approvals: Approvals | None = None,
     ) -> None:
         bus = source if isinstance(source, HookBus) else getattr(source, "bus", None)
         if not isinstance(bus, HookBus):
@@ -220,6 +234,11 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         self.task = task if task is not None else (getattr(source, "task", None) or "")
         self.max_retries = bound if isinstance(bound, int) else DEFAULT_MAX_RETRIES
         self.trace = trace if trace is not None else Trace()
+        own = getattr(source, "approvals", None)
+        self.approvals = (
+            approvals if approvals is not None else (own if isinstance(own, Approvals) else None)
+        )
+        """Where a pause is filed (docs/approvals.md): ``approvals=``, else the harness's."""
         self._contexts: dict[str, RunContext] = {}
         self._suspended: dict[tuple[str, str], list[Any]] = {}
         self._lock = threading.Lock()
@@ -246,6 +265,10 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             with self._lock:
                 self._suspended[(run_id, key)] = memo
             raise
+
+    def _place(self, run_id: str, usage: Usage) -> Place:
+        """Where the bus is asked; a pause there is filed for the run's thread."""
+        return Place(run_id, usage, self.approvals, _subject())
 
     def _emitter(self, run_id: str) -> Callable[[str, Any], Emit]:
         ctx = self.context(run_id)
@@ -289,7 +312,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         }
         asked = _last(messages, HumanMessage)
         event = TaskStartEvent(task=self.task, input=asked.text if asked else None)
-        place = Place(run_id, Usage())
+        place = self._place(run_id, Usage())
         verdict = yield from self._gate(place, "task.start", event, self._emitter(run_id))
         if not isinstance(verdict, Verdict):
             return {
@@ -325,7 +348,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         step = state.get("hw_step", 0)
         usage = _add(hw_usage(_last(state["messages"], AIMessage)), _dropped(state, step))
         event = StepEndEvent(step=step, usage=usage)
-        place = Place(run_id, _usage(state))
+        place = self._place(run_id, _usage(state))
         verdict = yield from self._gate(place, "step.end", event, self._emitter(run_id))
         return None if isinstance(verdict, Verdict) else verdict
 
@@ -347,7 +370,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         step = state.get("hw_step", 0) + 1
         messages = state["messages"]
         event = StepStartEvent(step=step, messages=hw_messages(None, messages))
-        place = Place(run_id, _usage(state))
+        place = self._place(run_id, _usage(state))
         verdict = yield from self._gate(place, "step.start", event, self._emitter(run_id))
         if isinstance(verdict, Verdict) and verdict.event.tools:
             # LangChain gives the tools to the model call only: a change to them here has
@@ -416,7 +439,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         )
         retries = 0
         while True:
-            before = yield from self._gate(Place(run_id, spent), "model.before", asked, emit)
+            before = yield from self._gate(self._place(run_id, spent), "model.before", asked, emit)
             if not isinstance(before, Verdict):
                 return _end_model(before)
             response = yield Call(handler, _sent(request, asked, before.event))
@@ -430,7 +453,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             )
             spent = _add(spent, got.usage)
             after = yield from ask(
-                Place(run_id, spent),
+                self._place(run_id, spent),
                 "model.after",
                 ModelResponseEvent(step=step, response=got),
                 emit,
@@ -483,39 +506,57 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         step = int(state.get("hw_step", 0))
         asked_call = request.tool_call
         emit = self._emitter(run_id)
-        place = Place(run_id, _usage(state))
+        place = self._place(run_id, _usage(state))
         spec = (
             hw_tool(request.tool) if request.tool is not None else ToolSpec(name=asked_call["name"])
         )
         asked = ToolCallEvent(step=step, tool=spec, call=hw_call(asked_call))
         retries = 0
+        ran = None
+        if self.approvals is not None:
+            # a pause at tool.after (in this or another process) came after the tool ran:
+            # its result is in the record, and the tool does not run a second time
+            ran = yield Await(partial(ran_before, self.approvals, place.subject, asked.call.id))
+            if ran is not None and ran.unavailable:
+                why = "the approvals store could not answer whether this call ran: refused"
+                return _refuse_tool(
+                    request, "tool.before", Verdict("block", asked, why, "state_unavailable")
+                )
         while True:
-            before = yield from ask(place, "tool.before", asked, emit)
-            if before.action == "go" and before.event.call.name != asked.call.name:
-                # the tool object is the one the model named: a call of another tool
-                # cannot be run in its place, so it is refused rather than misrouted
-                before = Verdict("block", asked, "a middleware renamed the call's tool")
-            if before.action == "retry":
-                if retries >= self._bound(before.retry):
-                    return _refuse_tool(
-                        request,
-                        "tool.before",
-                        Verdict("block", asked, f"out of retries: {before.reason}", before.code),
-                    )
-                retries += 1
-                if before.retry is not None and before.retry.delay:
-                    yield Sleep(before.retry.delay)
-                continue
-            if before.action != "go":
-                return _refuse_tool(request, "tool.before", before)
-            call = before.event.call
-            run = (
-                request
-                if call == asked.call
-                else request.override(tool_call=lc_call(call, asked_call))
-            )
-            out = yield Call(handler, run)
-            result = hw_result(out) if isinstance(out, ToolMessage) else ToolResult()
+            if ran is not None:
+                call = asked.call.model_copy(update={"arguments": ran.arguments})
+                result = ToolResult.model_validate(ran.result or {})
+                out: Any = tool_message(result, _refused_message(request, ""))
+                ran = None
+            else:
+                before = yield from ask(place, "tool.before", asked, emit)
+                if before.action == "go" and before.event.call.name != asked.call.name:
+                    # the tool object is the one the model named: a call of another tool
+                    # cannot be run in its place, so it is refused rather than misrouted
+                    before = Verdict("block", asked, "a middleware renamed the call's tool")
+                if before.action == "retry":
+                    if retries >= self._bound(before.retry):
+                        return _refuse_tool(
+                            request,
+                            "tool.before",
+                            Verdict(
+                                "block", asked, f"out of retries: {before.reason}", before.code
+                            ),
+                        )
+                    retries += 1
+                    if before.retry is not None and before.retry.delay:
+                        yield Sleep(before.retry.delay)
+                    continue
+                if before.action != "go":
+                    return _refuse_tool(request, "tool.before", before)
+                call = before.event.call
+                run = (
+                    request
+                    if call == asked.call
+                    else request.override(tool_call=lc_call(call, asked_call))
+                )
+                out = yield Call(handler, run)
+                result = hw_result(out) if isinstance(out, ToolMessage) else ToolResult()
             event = ToolResultEvent(step=step, tool=spec, call=call, result=result)
             after = yield from ask(place, "tool.after", event, emit)
             if after.action == "retry":

@@ -20,6 +20,7 @@ from typing import Any
 
 from agents import Agent, FunctionTool
 
+from ...approvals import Approvals
 from ...bus import HookBus
 from ...context import Trace
 from .run import GuardedRun, GuardedStream
@@ -45,7 +46,7 @@ class OpenAIAgentsAdapter:
     run whose ``RunHooks`` emit the model and step points.
     """
 
-    def __init__(self, source: Any) -> None:
+    def __init__(self, source: Any, *, approvals: Approvals | None = None) -> None:
         bus = source if isinstance(source, HookBus) else getattr(source, "bus", None)
         if not isinstance(bus, HookBus):
             raise TypeError(
@@ -53,6 +54,12 @@ class OpenAIAgentsAdapter:
                 f"{type(source).__name__}"
             )
         self.bus = bus
+        own = getattr(source, "approvals", None)
+        self.approvals = (
+            approvals if approvals is not None else (own if isinstance(own, Approvals) else None)
+        )
+        """Where a suspended call is filed and consulted (docs/approvals.md): ``approvals=``,
+        else the harness's."""
 
     def guard(self, agent: Agent[Any]) -> Agent[Any]:
         """A clone of ``agent`` whose function tools are guarded (others stay as they are:
@@ -82,4 +89,10 @@ class OpenAIAgentsAdapter:
         """A run under the bus: a new ``hw.RunContext`` with ``run_id`` (random when not
         given) and ``trace`` (a new one when not given); ``max_retries`` bounds how often a
         ``Retry`` asks the chain again, as the run loop's option does."""
-        return GuardedRun(self.bus, run_id=run_id, trace=trace, max_retries=max_retries)
+        return GuardedRun(
+            self.bus,
+            run_id=run_id,
+            trace=trace,
+            max_retries=max_retries,
+            approvals=self.approvals,
+        )

@@ -50,6 +50,7 @@ from .stops import HarnessStopped, stop_for
 
 if TYPE_CHECKING:
     from ...agent.state import Decision, PendingApproval
+    from ...approvals import ApprovalRecord, Approvals
     from ...bus import HookBus
 
 __all__ = ["GuardedRun", "GuardedStream", "ToolCallRecord", "call_id_of", "current_run"]
@@ -72,6 +73,8 @@ class ToolCallRecord:
     approval_asked: bool
     """The answer came through ``needs_approval``: a ``Suspend`` became an SDK approval."""
     after: HookResult | None = None
+    approval: ApprovalRecord | None = None
+    """The call's record in the approvals book, when it was filed or consulted."""
 
 
 def current_run() -> GuardedRun | None:
@@ -90,6 +93,7 @@ class GuardedRun:
         trace: Trace | None = None,
         *,
         max_retries: int = 2,
+        approvals: Approvals | None = None,
     ):
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(
@@ -99,6 +103,8 @@ class GuardedRun:
         envelope = Envelope() if run_id is None else Envelope(run_id=run_id)
         self.bus = bus
         self.max_retries = max_retries
+        self.approvals = approvals
+        """Where a suspended call is filed and consulted (docs/approvals.md)."""
         self.ctx = (
             RunContext(envelope=envelope)
             if trace is None
@@ -187,6 +193,9 @@ class GuardedRun:
         in another process) takes the step count and the calls awaiting a decision from it."""
         if isinstance(input, RunState):
             self.adopt(input)
+            from .approval import settle
+
+            await settle(self, input)  # the book's decisions, before the SDK resumes
             return
         if not self._started:
             await self._task_start(agent, input)
@@ -292,6 +301,12 @@ class GuardedRun:
 
     def call(self, call_id: str) -> ToolCallRecord | None:
         return self._calls.get(call_id)
+
+    def approval(self, item: Any) -> ApprovalRecord | None:
+        """The approvals book's record for the call of the approval ``item`` (its ``id``, and
+        ``harnessweaver.approvals.how_to_decide(record)`` to show), when this run filed it."""
+        record = self._calls.get(call_id_of(item))
+        return record.approval if record is not None else None
 
     def forget(self, call_id: str) -> None:
         self._calls.pop(call_id, None)

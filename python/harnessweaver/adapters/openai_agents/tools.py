@@ -126,8 +126,13 @@ def guard_tool(tool: FunctionTool) -> FunctionTool:
         run = _run_of(tool)
         record = await run.tool_before(tool, call_id, dict(params), approval_asked=True)
         outcome = record.before.outcome
+        if isinstance(outcome, Suspend):
+            from .approval import file_call
+
+            await file_call(run, record)  # the approvals book, when the run has one
+            return True
         if not isinstance(outcome, Continue):
-            return isinstance(outcome, Suspend)  # a refusal needs no approver
+            return False  # a refusal needs no approver
         if callable(own_policy):  # the tool's own policy, for what the harness admits
             answer = own_policy(ctx, params, call_id)
             return bool(await answer if inspect.isawaitable(answer) else answer)
