@@ -143,7 +143,7 @@ def test_a_blocked_tool_call_never_runs_and_the_model_reads_why(mode: str) -> No
             "The approver denied this tool call: too much",
         ),
         (
-            {"decision": "edit", "arguments": {"order": 42, "amount_usd": 90}},
+            {"decision": "edit", "arguments": {"order": 42, "amount_usd": 90}, "role": "finance"},
             [(42, 90.0)],
             "refunded 90.0 USD for order 42",
         ),
@@ -195,6 +195,12 @@ def test_a_decision_by_the_wrong_role_is_refused_and_the_call_waits_again(mode: 
     [waiting] = again["__interrupt__"]
     assert waiting.value["refused"] == (
         "the decision by role 'intern' was refused: this call waits for 'finance'"
+    )
+    anonymous = a.resume({"decision": "approve"})  # naming no role is not finance either
+    assert a.shop.refunds == []
+    [waiting] = anonymous["__interrupt__"]
+    assert waiting.value["refused"] == (
+        "the decision naming no role was refused: this call waits for 'finance'"
     )
     done = a.resume({"decision": "approve", "role": "finance"})  # still waiting for finance
     assert a.shop.refunds == [(42, 250.0)]
@@ -365,7 +371,7 @@ def test_the_trace_records_carry_the_run_the_step_and_the_tool(mode: str) -> Non
         mode, bus, [call("refund_payment", {"order": 1, "amount_usd": 5}, "c1"), REFUND, "Done."]
     )
     a.run("Refund orders 1 and 42")
-    a.resume({"decision": "approve"})
+    a.resume({"decision": "approve", "role": "finance"})
     records = a.records()
     hooks = [(r["hook"], r.get("step"), r.get("tool")) for r in records if r["kind"] != "outcome"]
     assert hooks == [

@@ -167,10 +167,9 @@ async def settle(pause: Pause, approval_id: str, answer: Answer, edited: Any) ->
     an edit) as the record's decision, then claim the record. Someone who decided first (the
     CLI) wins: the claim applies the record's decision, whatever the answer."""
     book = pause.book
-    outcome = pause.outcome
-    # the answer passed the adapter's own role check; the graph's caller is trusted with the
-    # role the pause asks for when it names none (as before the book)
-    role = answer.role or outcome.approver_role
+    # it passed the adapter's role check: the pause's role when it names one; an unreadable
+    # value is the adapter's own denial, for the role the pause waits for
+    role = pause.outcome.approver_role if answer.unreadable else answer.role
     reason = answer.reason
     try:
         if answer.kind == "approve":

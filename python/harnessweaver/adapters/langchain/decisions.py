@@ -26,6 +26,9 @@ class Answer:
     """The new arguments of a ``{"decision": "edit"}`` answer (a tool call's only)."""
     decision: Decision | None = None
     """An ``hw.Decision.edit``: the whole edited event, checked as I23 says."""
+    unreadable: bool = False
+    """No decision at all: the adapter's own denial (it fails closed), made for the role the
+    pause waits for, which no caller's role is checked against."""
 
 
 def read_answer(value: Any) -> Answer:
@@ -49,4 +52,5 @@ def read_answer(value: Any) -> Answer:
         if kind_ == "edit" and isinstance(arguments, Mapping):
             return Answer("edit", reason, role, {str(k): v for k, v in arguments.items()})
     name = type(value).__name__
-    return Answer("deny", f"the resume value ({name}) is not a decision the adapter reads")
+    why = f"the resume value ({name}) is not a decision the adapter reads"
+    return Answer("deny", why, unreadable=True)

@@ -187,10 +187,12 @@ def _verdict(
 
 def _judge(hook: str, event: Any, outcome: Suspend, answer: Answer) -> tuple[str | None, Any]:
     """Why ``answer`` is refused (``None``: it is not), and the edited event it holds."""
-    if outcome.approver_role and answer.role and answer.role != outcome.approver_role:
+    if outcome.approver_role and not answer.unreadable and answer.role != outcome.approver_role:
+        # a decision that names no role is not the named approver's either (issue 31, as the
+        # run loop's wrong_approver and the approvals book's approval_wrong_role)
+        who = "naming no role" if answer.role is None else f"by role {answer.role!r}"
         return (
-            f"the decision by role {answer.role!r} was refused: this call waits for "
-            f"{outcome.approver_role!r}",
+            f"the decision {who} was refused: this call waits for {outcome.approver_role!r}",
             None,
         )
     if answer.kind != "edit":
