@@ -15,6 +15,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -150,7 +151,17 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
                 _log.error("harnessweaver mcp: the upstream failed to start: %s", kind)
                 raise _Unavailable(f"the upstream MCP server cannot be reached ({kind})") from None
             exporters = () if telemetry is None else telemetry.exporters
-            gate = Gate(harness, sink=sink, task=args.task, exporters=exporters)
+            book, own = _approvals(harness, getattr(args, "state_file", None))
+            if own is not None:
+                group.start_soon(_closed_at_exit, own)
+            gate = Gate(
+                harness,
+                sink=sink,
+                task=args.task,
+                exporters=exporters,
+                approvals=book,
+                subject=f"mcp:{args.name}",
+            )
             proxy = Proxy(
                 gate, upstream, group, relay, call_timeout=args.call_timeout, telemetry=telemetry
             )
@@ -166,6 +177,36 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
     finally:
         if proxy is None:  # the upstream never started: nothing was written yet
             _close_outputs(sink, telemetry)
+
+
+def _approvals(harness: Any, state_file: Path | None) -> tuple[Any, Any]:
+    """The approvals book calls are filed in when the client cannot ask a person, and the
+    store the proxy opened for it (``None``: the harness's own). The spec's ``state:`` when it
+    names a shared backend; else an SQLite file (``--state-file``, else the hook command's
+    state file), where ``harnessweaver approvals`` looks by default: a record in the proxy's
+    memory could be decided by nobody."""
+    from ..approvals import Approvals, spec_identity
+
+    book = harness.approvals
+    if harness.store.backend != "memory":
+        return book, None
+    from ..hookcmd.store import default_path
+    from ..state import SqliteStore
+
+    store = SqliteStore(state_file or default_path())
+    own = Approvals(
+        store, spec=spec_identity(harness), expires_after=book.expires_after, notify=book.notify
+    )
+    return own, store
+
+
+async def _closed_at_exit(store: Any) -> None:
+    """Close the approvals' own store when the proxy's task group ends."""
+    try:
+        await anyio.sleep_forever()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await store.close()
 
 
 def _options(server: Server[Any], proxy: Proxy) -> Any:
