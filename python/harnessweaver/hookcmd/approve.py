@@ -30,7 +30,7 @@ from typing import Any
 
 from .protocol import Decision, Request
 
-__all__ = ["APPROVING", "consult", "consumer_of", "filed_by", "subject_of"]
+__all__ = ["APPROVING", "book_of", "consult", "consumer_of", "filed_by", "subject_of"]
 
 _log = logging.getLogger(__name__)
 
@@ -38,6 +38,18 @@ APPROVING = frozenset({"claude-code", "codex"})
 """Agents whose ``PreToolUse`` answer can say "allow" (the call runs without the agent's own
 permission prompt: a person already approved it). The others get their neutral answer (the
 agent's own permission settings still apply) or their rewrite for an edited approval."""
+
+
+def book_of(harness: Any) -> Any:
+    """The harness's approvals book (``Harness.approvals``: on its store, under its spec's
+    identity and the spec's ``approvals:`` settings); for a harness without one, a book on its
+    store with the defaults."""
+    book = getattr(harness, "approvals", None)
+    if book is not None:
+        return book
+    from ..approvals import Approvals, spec_identity
+
+    return Approvals(harness.store, spec=spec_identity(harness))
 
 
 def subject_of(agent: str, session: str) -> str:
@@ -80,8 +92,7 @@ def consult(request: Request, decision: Decision, harness: Any) -> Decision:
 
 async def _consult(request: Request, decision: Decision, harness: Any) -> Any:
     outcome = decision.outcome
-    book = harness.approvals
-    return await book.consult(
+    return await book_of(harness).consult(
         hook="tool.before",
         event=decision.event,
         reason=str(outcome.reason),

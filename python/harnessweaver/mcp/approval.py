@@ -138,7 +138,6 @@ class Approvals:
             return _refused("a person declined the call", "approval_declined", asked.kind)
         return Admit(asked.event)
 
-
     async def filed(self, asked: Ask, why: str, code: str, consumer: str) -> Answer:
         """The approvals book's answer to ``asked`` (the module docstring); without a book,
         the refusal ``why``."""

@@ -83,7 +83,8 @@ def proxy_argv(
 ) -> list[str]:
     """The proxy's command line: ``PROGRAM mcp --spec ABS_SPEC [options] -- SERVER...`` for a
     stdio upstream, or ``... --upstream URL --listen ADDRESS`` for an HTTP one. Paths (spec,
-    trace, org profile folders, the state file) are made absolute against this process's working folder."""
+    trace, org profile folders, the state file) are made absolute against this process's
+    working folder."""
     if bool(server) == (upstream is not None):
         raise ValueError("give either the server's command or --upstream URL, not both")
     argv = [program, "mcp", "--spec", str(Path(spec).absolute())]

@@ -186,8 +186,9 @@ def _approvals(harness: Any, state_file: Path | None) -> tuple[Any, Any]:
     state file), where ``harnessweaver approvals`` looks by default: a record in the proxy's
     memory could be decided by nobody."""
     from ..approvals import Approvals, spec_identity
+    from ..hookcmd.approve import book_of
 
-    book = harness.approvals
+    book = book_of(harness)
     if harness.store.backend != "memory":
         return book, None
     from ..hookcmd.store import default_path
