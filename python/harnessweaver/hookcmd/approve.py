@@ -115,7 +115,7 @@ def _decided(request: Request, decision: Decision, verdict: Any) -> Decision:
         why = f"approval {record.id} was denied" + (f": {said}" if said else "")
         return Decision("block", f"{why} (approval_denied)")
     event = _event(decision.event, verdict.event)
-    edited = _arguments(event) != _arguments(decision.event)
+    edited = _arguments(event) != _sent(request)  # an edit, or the chain's own rewrite
     reason = f"harnessweaver: approval {record.id} approved this call (used once)"
     if request.agent in APPROVING:
         return Decision("allow", reason, event if edited else None)
@@ -138,4 +138,15 @@ def _event(original: Any, given: Any) -> Any:
 
 
 def _arguments(event: Any) -> Any:
-    return dict(event.call.arguments)
+    return event.call.model_dump(mode="json")["arguments"]
+
+
+def _sent(request: Request) -> Any:
+    """The arguments the agent sent, as the harness judged them (``freetext``): the call runs
+    as sent only when the approved event's arguments are these."""
+    from .freetext import judged
+
+    tool_input = request.doc.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return None
+    return judged(request.agent, str(request.doc.get("tool_name")), tool_input)
