@@ -152,8 +152,6 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
                 raise _Unavailable(f"the upstream MCP server cannot be reached ({kind})") from None
             exporters = () if telemetry is None else telemetry.exporters
             book, own = _approvals(harness, getattr(args, "state_file", None))
-            if own is not None:
-                group.start_soon(_closed_at_exit, own)
             gate = Gate(
                 harness,
                 sink=sink,
@@ -169,6 +167,9 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
                 yield proxy
             finally:
                 await _wind_down(proxy)
+                if own is not None:  # the approvals' own store (no spec state:)
+                    with anyio.CancelScope(shield=True):
+                        await own.close()
     except BaseExceptionGroup as group_error:
         unavailable = group_error.subgroup(_Unavailable)
         if unavailable is not None:
@@ -199,15 +200,6 @@ def _approvals(harness: Any, state_file: Path | None) -> tuple[Any, Any]:
         store, spec=spec_identity(harness), expires_after=book.expires_after, notify=book.notify
     )
     return own, store
-
-
-async def _closed_at_exit(store: Any) -> None:
-    """Close the approvals' own store when the proxy's task group ends."""
-    try:
-        await anyio.sleep_forever()
-    finally:
-        with anyio.CancelScope(shield=True):
-            await store.close()
 
 
 def _options(server: Server[Any], proxy: Proxy) -> Any:
