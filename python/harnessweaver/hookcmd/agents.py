@@ -140,6 +140,10 @@ def _claude_like(agent: Agent, request: Request, decision: Decision) -> Reply:
     if name == "PreToolUse":
         if kind == "modify":
             return Reply(_pre_tool_rewrite(agent, request, decision))
+        if kind == "allow":  # approved through the approvals book (hookcmd/approve.py)
+            if codex and decision.event is None:
+                return Reply()  # Codex's "allow" is its rewrite form: the neutral answer runs it
+            return Reply(_approved(request, decision, reason=not codex))
         if kind == "ask" and not codex:
             return Reply(_specific(name, permissionDecision="ask", permissionDecisionReason=reason))
         out = _specific(name, permissionDecision="deny", permissionDecisionReason=reason)
@@ -166,6 +170,24 @@ def _claude_like(agent: Agent, request: Request, decision: Decision) -> Reply:
     if name == "SessionStart":
         return Reply(_stop(reason or "harnessweaver: the harness refused the session"))
     return Reply()  # SessionEnd: nothing can be refused any more
+
+
+def _approved(request: Request, decision: Decision, *, reason: bool) -> dict[str, Any]:
+    """``allow``: a person approved this very call (``harnessweaver approvals approve``);
+    with ``updatedInput`` when the approval edited its arguments (Codex: no reason, as in its
+    rewrite form)."""
+    fields: dict[str, Any] = {"permissionDecision": "allow"}
+    if reason:
+        fields["permissionDecisionReason"] = decision.reason
+    if decision.event is not None:
+        original = request.doc.get("tool_input")
+        fields["updatedInput"] = restored(
+            request.agent,
+            str(request.doc.get("tool_name")),
+            decision.event.call.arguments,
+            original if isinstance(original, dict) else {},
+        )
+    return _specific(request.name, **fields)
 
 
 def _pre_tool_rewrite(agent: Agent, request: Request, decision: Decision) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .agents import Agent, agent_for, parse
+from .approve import consult
 from .limits import LimitError, check_depth, max_input, read_input
 from .options import HookOptions
 from .output import write_answer
@@ -156,6 +157,7 @@ def handle(agent: Agent, options: HookOptions, raw: bytes) -> Reply:
             for session_store in opened:
                 session_store.bind(key, row.epoch, float(ttl))
             decision, blocked = _decide(request, row, harness, options.task)
+            decision = consult(request, decision, harness)
             if blocked != row.blocked:
                 _refuse(store, agent.name, request.session, key, blocked, ttl)
         finally:
@@ -317,7 +319,7 @@ def _decision(result: Any) -> Decision:
     if isinstance(outcome, Block):
         return Decision("block", _reason(outcome))
     if isinstance(outcome, Suspend):
-        return Decision("ask", _reason(outcome))
+        return Decision("ask", _reason(outcome), result.event, outcome=outcome)
     if isinstance(outcome, Escalate):
         return Decision("stop", _reason(outcome))
     if isinstance(outcome, Retry):

@@ -51,11 +51,11 @@ def _preload() -> None:
     import asyncio  # noqa: F401
     import sqlite3  # noqa: F401
 
-    from .. import builtins, cli, context  # noqa: F401
+    from .. import approvals, builtins, cli, context  # noqa: F401  (approvals: a Suspend)
     from .._select import core
     from ..spec import loader, render  # noqa: F401  (hw.spec itself is a lazy namespace)
     from ..state import sqlite  # noqa: F401  (the guards' store: the state file's tables)
-    from . import command, state, store, translate  # noqa: F401
+    from . import approve, command, state, store, translate  # noqa: F401
 
     for name in getattr(core, "__all__", ()):  # the pure core loads its modules on first use
         getattr(core, name)

@@ -11,7 +11,7 @@ __all__ = ["EXIT_BLOCK", "Decision", "HookInputError", "Reply", "Request"]
 EXIT_BLOCK = 2
 """The exit status that blocks in all three agents (stderr is the reason)."""
 
-DecisionKind = Literal["continue", "modify", "block", "ask", "stop", "retry"]
+DecisionKind = Literal["continue", "modify", "block", "ask", "stop", "retry", "allow"]
 
 
 class HookInputError(ValueError):
@@ -35,14 +35,18 @@ class Request:
 class Decision:
     """The bus's outcome, as an agent can act on it.
 
-    ``block`` (Block), ``ask`` (Suspend), ``stop`` (Escalate: the run ends), ``retry``
-    (Retry), ``modify`` (Continue with a modified ``event``), ``continue``. ``warnings``: the
-    result's warnings (I24) as ``middleware: text`` lines."""
+    ``block`` (Block), ``ask`` (Suspend: ``event`` is the chain's event, ``outcome`` the
+    Suspend, for the approvals book), ``stop`` (Escalate: the run ends), ``retry`` (Retry),
+    ``modify`` (Continue with a modified ``event``), ``continue``, ``allow`` (a person approved
+    the call through the approvals book: it runs without the agent's own prompt; ``event``
+    set when the approval edited its arguments). ``warnings``: the result's warnings (I24)
+    as ``middleware: text`` lines."""
 
     kind: DecisionKind
     reason: str = ""
     event: Any = None
     warnings: tuple[str, ...] = ()
+    outcome: Any = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,15 @@ An approval is bound to the content identity (I27) of the exact call: the harnes
 and the arguments. A retry whose arguments differ is refused, never approved. A client that
 cannot elicit gets a refusal that says so: a call that needs a person never goes on without
 one (never fail open).
+
+Where a person cannot be asked through the client (it declared no elicitation capability, or
+there is no channel to ask on), the proxy files the call in the approvals book
+(``docs/approvals.md``; ``filed_by`` ``mcp proxy``, subject ``mcp:<server name>``) and refuses
+it, naming the record and how to decide it (``harnessweaver approvals approve ID``). The same
+call made again consults the book: approved, it runs once (edited: with the edited
+arguments); denied, it is refused as a denial; still pending, refused again naming the same
+record. A store that cannot answer refuses (``state_unavailable``). A call elicited from a
+person is not filed: the person's answer binds to the call there and then.
 """
 
 from __future__ import annotations
@@ -23,15 +32,19 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ..events import ToolCallEvent
 from .convert import arguments_of, call_event, refusal, tool_spec
 from .gate import UNIDENTIFIABLE, Admit, Ask, Gate, call_identity
 
-__all__ = ["APPROVAL", "Approvals"]
+__all__ = ["APPROVAL", "FILED_BY", "Approvals"]
 
 _log = logging.getLogger("harnessweaver.mcp")
 
 APPROVAL = "dev.harnessweaver/approval"
 """The key of the approval among a 2026-07-28 call's input requests and responses."""
+
+FILED_BY = "mcp proxy"
+"""The ``filed_by`` of the records the proxy files."""
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -91,13 +104,18 @@ class Approvals:
         }
         return asked.model_copy(update={"request_state": json.dumps(state, separators=(",", ":"))})
 
-    async def ask(self, ctx: Ctx, params: types.CallToolRequestParams, asked: Ask) -> Answer:
+    async def ask(
+        self, ctx: Ctx, params: types.CallToolRequestParams, asked: Ask, consumer: str = ""
+    ) -> Answer:
         """Ask the client's person about ``asked``: the approved event, a refusal, or (2026-07-28)
-        the input request the client answers by calling again."""
+        the input request the client answers by calling again. Where nobody can be asked, the
+        approvals book decides (``consumer``: who claims an approval, this run and call)."""
         code = asked.code or "approval_required"
         if not ctx.session.check_client_capability(_ELICIT):
             why = f"{asked.reason}; a person must approve it, and this client cannot ask one"
-            return _refused(why + " (it declared no elicitation capability)", code, asked.kind)
+            return await self.filed(
+                asked, why + " (it declared no elicitation capability)", code, consumer
+            )
         message = _message(params, asked)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             state = {"identity": asked.identity, "arguments": arguments_of(asked.event)}
@@ -109,7 +127,8 @@ class Approvals:
                 request_state=json.dumps(state, separators=(",", ":")),
             )
         if not ctx.session.can_send_request:
-            return _refused(f"{asked.reason}; no channel to ask a person on", code, asked.kind)
+            why = f"{asked.reason}; no channel to ask a person on"
+            return await self.filed(asked, why, code, consumer)
         try:
             answer = await ctx.session.elicit_form(message, SCHEMA, ctx.request_id)
         except Exception as exc:  # the client failed to ask: nobody approved
@@ -118,6 +137,62 @@ class Approvals:
         if not _approved(answer):
             return _refused("a person declined the call", "approval_declined", asked.kind)
         return Admit(asked.event)
+
+    async def filed(self, asked: Ask, why: str, code: str, consumer: str) -> Answer:
+        """The approvals book's answer to ``asked`` (the module docstring); without a book,
+        the refusal ``why``."""
+        book = self.gate.approvals
+        if book is None:
+            return _refused(why, code, asked.kind)
+        from ..approvals import ApprovalRefused, how_to_decide
+        from ..state import StateUnavailable
+
+        try:
+            verdict = await book.consult(
+                hook="tool.before",
+                event=asked.event,
+                reason=asked.reason,
+                code=asked.code,
+                approver_role=asked.role,
+                subject=self.gate.subject,
+                filed_by=FILED_BY,
+                consumer=consumer,
+            )
+        except StateUnavailable as exc:
+            _log.error("harnessweaver mcp: the approvals store failed: %s", type(exc).__name__)
+            why = f"{asked.reason}; the approvals store cannot answer, so nobody approved it"
+            return _refused(why, "state_unavailable", asked.kind)
+        except ApprovalRefused as exc:
+            return _refused(str(exc), exc.code, asked.kind, exc.approval)
+        except Exception as exc:  # a bug in the book: nobody approved the call (fail closed)
+            _log.error("harnessweaver mcp: consulting the approvals failed: %s", type(exc).__name__)
+            why = f"{asked.reason}; consulting the approvals failed ({type(exc).__name__})"
+            return _refused(why, "approval_failed", asked.kind)
+        record = verdict.record
+        if verdict.kind == "pending":
+            return _refused(f"{why}; {how_to_decide(record)}", code, asked.kind, record.id)
+        if verdict.kind == "denied":
+            said = record.decision.reason if record.decision is not None else ""
+            why = f"approval {record.id} was denied" + (f": {said}" if said else "")
+            return _refused(why, "approval_denied", asked.kind, record.id)
+        _log.info("harnessweaver mcp: approval %s admitted a call (used once)", record.id)
+        return Admit(_event(asked.event, verdict.event))
+
+
+def _event(original: ToolCallEvent, given: Any) -> ToolCallEvent:
+    """The event to go on with, as an event (the book may give its JSON form): the approved
+    call, with the edited arguments when the approval edited them."""
+    if given is None:
+        return original
+    if isinstance(given, dict):
+        call = given.get("call")
+        arguments = call.get("arguments") if isinstance(call, dict) else None
+        if not isinstance(arguments, dict):
+            return original
+        return original.updated({"call.arguments": arguments})
+    if isinstance(given, ToolCallEvent):
+        return given
+    return original
 
 
 def _approved(answer: Any) -> bool:
@@ -135,6 +210,8 @@ def _message(params: types.CallToolRequestParams, asked: Ask) -> str:
     )
 
 
-def _refused(reason: str, code: str, kind: str = "block") -> types.CallToolResult:
+def _refused(
+    reason: str, code: str, kind: str = "block", approval: str | None = None
+) -> types.CallToolResult:
     _log.warning("harnessweaver mcp: refused a call needing approval (%s)", code)
-    return refusal(kind, reason, code)
+    return refusal(kind, reason, code, approval)

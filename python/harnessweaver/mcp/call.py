@@ -56,7 +56,8 @@ async def through(
             verdict = resumed or await gate.before(run, tool, params.name, params.arguments)
             resumed = None  # an approval admits the call once; a retry of its result asks again
             if isinstance(verdict, Ask):
-                answer = await approvals.ask(ctx, params, verdict)
+                consumer = f"mcp:{run.ctx.envelope.run_id}#{verdict.event.call.id}"
+                answer = await approvals.ask(ctx, params, verdict, consumer)
                 if not isinstance(answer, Admit):
                     return answer
                 verdict = answer

@@ -78,11 +78,13 @@ def proxy_argv(
     call_timeout: float | None = None,
     otel: str | None = None,
     name: str | None = None,
+    state_file: str | Path | None = None,
     program: str = "harnessweaver",
 ) -> list[str]:
     """The proxy's command line: ``PROGRAM mcp --spec ABS_SPEC [options] -- SERVER...`` for a
     stdio upstream, or ``... --upstream URL --listen ADDRESS`` for an HTTP one. Paths (spec,
-    trace, org profile folders) are made absolute against this process's working folder."""
+    trace, org profile folders, the state file) are made absolute against this process's
+    working folder."""
     if bool(server) == (upstream is not None):
         raise ValueError("give either the server's command or --upstream URL, not both")
     argv = [program, "mcp", "--spec", str(Path(spec).absolute())]
@@ -96,6 +98,8 @@ def proxy_argv(
         argv += ["--org-profiles", str(Path(folder).absolute())]
     if call_timeout is not None:
         argv += ["--call-timeout", repr(call_timeout)]
+    if state_file is not None:
+        argv += ["--state-file", str(Path(state_file).absolute())]
     if upstream is not None:
         argv += ["--upstream", upstream]
         if listen is not None:

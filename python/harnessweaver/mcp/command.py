@@ -41,6 +41,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "as the OTEL_EXPORTER_OTLP_* variables say (otlp)",
     )
     parser.add_argument(
+        "--state-file",
+        type=Path,
+        metavar="FILE",
+        help="the SQLite file calls needing a person's approval are filed in when the client "
+        "cannot ask one and the spec names no state: (default: the hook command's state file, "
+        "where `harnessweaver approvals` looks)",
+    )
+    parser.add_argument(
         "--upstream", metavar="URL", help="the Streamable HTTP server to front (with --listen)"
     )
     parser.add_argument(
@@ -169,6 +177,7 @@ def _print_config(args: argparse.Namespace, argv: list[str]) -> int:
                 call_timeout=args.call_timeout,
                 otel=args.otel,
                 name=None if args.name == _DEFAULT_NAME else args.name,
+                state_file=args.state_file,
                 program=proxy_program(),
             )
             text = print_config(args.client, args.name, command)

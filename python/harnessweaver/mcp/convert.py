@@ -81,13 +81,18 @@ def rewritten(event: ToolResultEvent, original: types.CallToolResult) -> types.C
     return types.CallToolResult.model_validate(data, by_alias=True)
 
 
-def refusal(decision: str, reason: str, code: str | None) -> types.CallToolResult:
+def refusal(
+    decision: str, reason: str, code: str | None, approval: str | None = None
+) -> types.CallToolResult:
     """A result the proxy answers itself: ``isError`` with the reason and code as text (the
-    MCP way to tell a model a call failed), the decision and code under ``_meta``."""
+    MCP way to tell a model a call failed), the decision and code under ``_meta`` (and the
+    approval record it names, when it filed one)."""
     text = f"{REFUSED}: {reason}" + (f" (code: {code})" if code else "")
     meta: dict[str, Any] = {"outcome": decision}
     if code:
         meta["code"] = code
+    if approval:
+        meta["approval"] = approval
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         is_error=True,

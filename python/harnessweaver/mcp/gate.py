@@ -65,6 +65,8 @@ class Ask:
     code: str | None
     event: ToolCallEvent
     identity: str
+    role: str | None = None
+    """Who may decide: the Suspend's ``approver_role``, the Escalate's ``to``."""
 
 
 Verdict = Admit | Refuse | Ask
@@ -93,8 +95,15 @@ class Gate:
         sink: Any = None,
         task: str | None = None,
         exporters: Sequence[Any] = (),
+        approvals: Any = None,
+        subject: str | None = None,
     ) -> None:
         self.harness = harness
+        self.approvals = approvals
+        """The approvals book a call a person must approve is filed in when the client cannot
+        be asked (``approval.py``); ``None``: such a call is refused, as before."""
+        self.subject = subject
+        """The subject of the records filed (``mcp:<server name>``)."""
         self.bus = harness.bus
         self.sink = sink
         self.exporters = tuple(exporters)
@@ -166,7 +175,9 @@ class Gate:
                 return Admit(result.event)
             if kind in ("suspend", "escalate"):
                 identity = call_identity(self.key, name, arguments)
-                return Ask(kind, str(outcome.reason), outcome.code, result.event, identity)
+                role = getattr(outcome, "approver_role" if kind == "suspend" else "to", None)
+                reason, code = str(outcome.reason), outcome.code
+                return Ask(kind, reason, code, result.event, identity, role)
             if kind == "retry" and attempt < _bound(outcome, self.max_retries):
                 await _pause(outcome)
                 continue

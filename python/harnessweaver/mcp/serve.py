@@ -15,6 +15,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -150,7 +151,15 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
                 _log.error("harnessweaver mcp: the upstream failed to start: %s", kind)
                 raise _Unavailable(f"the upstream MCP server cannot be reached ({kind})") from None
             exporters = () if telemetry is None else telemetry.exporters
-            gate = Gate(harness, sink=sink, task=args.task, exporters=exporters)
+            book, own = _approvals(harness, getattr(args, "state_file", None))
+            gate = Gate(
+                harness,
+                sink=sink,
+                task=args.task,
+                exporters=exporters,
+                approvals=book,
+                subject=f"mcp:{args.name}",
+            )
             proxy = Proxy(
                 gate, upstream, group, relay, call_timeout=args.call_timeout, telemetry=telemetry
             )
@@ -158,6 +167,9 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
                 yield proxy
             finally:
                 await _wind_down(proxy)
+                if own is not None:  # the approvals' own store (no spec state:)
+                    with anyio.CancelScope(shield=True):
+                        await own.close()
     except BaseExceptionGroup as group_error:
         unavailable = group_error.subgroup(_Unavailable)
         if unavailable is not None:
@@ -166,6 +178,28 @@ async def _proxy(harness: Any, args: argparse.Namespace, target: Any) -> AsyncIt
     finally:
         if proxy is None:  # the upstream never started: nothing was written yet
             _close_outputs(sink, telemetry)
+
+
+def _approvals(harness: Any, state_file: Path | None) -> tuple[Any, Any]:
+    """The approvals book calls are filed in when the client cannot ask a person, and the
+    store the proxy opened for it (``None``: the harness's own). The spec's ``state:`` when it
+    names a shared backend; else an SQLite file (``--state-file``, else the hook command's
+    state file), where ``harnessweaver approvals`` looks by default: a record in the proxy's
+    memory could be decided by nobody."""
+    from ..approvals import Approvals, spec_identity
+    from ..hookcmd.approve import book_of
+
+    book = book_of(harness)
+    if harness.store.backend != "memory":
+        return book, None
+    from ..hookcmd.store import default_path
+    from ..state import SqliteStore
+
+    store = SqliteStore(state_file or default_path())
+    own = Approvals(
+        store, spec=spec_identity(harness), expires_after=book.expires_after, notify=book.notify
+    )
+    return own, store
 
 
 def _options(server: Server[Any], proxy: Proxy) -> Any:

@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -168,3 +169,24 @@ def warm_helper(idle: int = 300) -> Iterator[dict[str, str]]:
     finally:
         stop_helpers(folder)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+_PENDING = re.compile(
+    r"; approval ap_[0-9a-f]{16}_[0-9]+ is pending \((?:role [^,]*, )?expires [0-9TZ:-]+\): "
+    r"decide it with `harnessweaver approvals approve ap_[0-9a-f]{16}_[0-9]+` or "
+    r"`harnessweaver approvals deny ap_[0-9a-f]{16}_[0-9]+`"
+)
+PENDING = "; <approval pending>"
+"""How :func:`filed` shows the note a Suspend at a tool call adds (hookcmd/approve.py)."""
+
+
+def filed(value: Any) -> Any:
+    """``value`` (an answer) with each pending approval's note (its id, expiry and the
+    commands that decide it) as :data:`PENDING`: the rest stays as it was, to compare."""
+    if isinstance(value, str):
+        return _PENDING.sub(PENDING, value)
+    if isinstance(value, dict):
+        return {key: filed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [filed(item) for item in value]
+    return value

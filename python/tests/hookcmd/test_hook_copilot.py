@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from agent_cases import doc, hooks_seen, recorded, run
-from hookcmd_support import SCRIPTED, command, run_process, warm_helper
+from hookcmd_support import PENDING, SCRIPTED, command, filed, run_process, warm_helper
 
 from harnessweaver.hookcmd.agents import AGENTS, parse
 from harnessweaver.hookcmd.copilot import COPILOT_EVENTS, fail
@@ -59,7 +59,8 @@ CASES: list[tuple[str, str, str, int, Any, str]] = [
         0,
         _both(
             permissionDecision="deny",
-            permissionDecisionReason="harnessweaver: approval required: a person must approve this",
+            permissionDecisionReason="harnessweaver: approval required: a person must approve this"
+            + PENDING,
         ),
         "",
     ),
@@ -122,7 +123,7 @@ def test_outcome_as_copilots_decision(
     monkeypatch.setenv("HW_TEST_HOOK", hook)
     monkeypatch.setenv("HW_TEST_OUTCOME", outcome)
     ran = run(AGENT, doc(AGENT, name), tmp_path)
-    assert (ran.code, ran.answer, ran.stderr) == (code, answer, stderr)
+    assert (ran.code, filed(ran.answer), ran.stderr) == (code, answer, stderr)
 
 
 def test_a_refused_session_start_refuses_its_tool_calls(

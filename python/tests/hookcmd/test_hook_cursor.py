@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from agent_cases import doc, hooks_seen, recorded, run
+from hookcmd_support import PENDING, filed
 
 from harnessweaver.hookcmd.agents import AGENTS, parse
 from harnessweaver.hookcmd.config import snippet
@@ -48,7 +49,7 @@ DENY = {
     "user_message": "scripted refusal (scripted)",
     "agent_message": "scripted refusal (scripted)",
 }
-ASKED = "harnessweaver: approval required: a person must approve this"
+ASKED = "harnessweaver: approval required: a person must approve this" + PENDING
 RESULT_REFUSED = (
     "harnessweaver refused this tool result: scripted refusal (scripted). Do not rely on it."
 )
@@ -102,7 +103,7 @@ def test_outcome_as_cursors_decision(
     monkeypatch.setenv("HW_TEST_HOOK", hook)
     monkeypatch.setenv("HW_TEST_OUTCOME", outcome)
     ran = run(AGENT, doc(AGENT, name), tmp_path)
-    assert (ran.code, ran.answer, ran.stderr) == (0, answer, "")
+    assert (ran.code, filed(ran.answer), ran.stderr) == (0, answer, "")
 
 
 def test_a_rewritten_result_cannot_be_applied(

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hookcmd_support import SCRIPTED, event, run_in_process, run_process
+from hookcmd_support import PENDING, SCRIPTED, event, filed, run_in_process, run_process
 
 DENY_CC = {
     "hookSpecificOutput": {
@@ -29,7 +29,7 @@ CASES: list[tuple[str, str, str, str, Any]] = [
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "ask",
-                "permissionDecisionReason": "a person must approve this",
+                "permissionDecisionReason": "a person must approve this" + PENDING,
             }
         },
     ),
@@ -112,7 +112,7 @@ CASES: list[tuple[str, str, str, str, Any]] = [
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
-                "permissionDecisionReason": "a person must approve this",
+                "permissionDecisionReason": "a person must approve this" + PENDING,
             }
         },
     ),
@@ -172,7 +172,7 @@ CASES: list[tuple[str, str, str, str, Any]] = [
         "BeforeTool",
         "tool.before",
         "suspend",
-        {"decision": "deny", "reason": "a person must approve this"},
+        {"decision": "deny", "reason": "a person must approve this" + PENDING},
     ),
     (
         "gemini",
@@ -281,7 +281,7 @@ def test_outcome_as_the_agents_decision(
     monkeypatch.setenv("HW_TEST_HOOK", hook)
     monkeypatch.setenv("HW_TEST_OUTCOME", outcome)
     ran = run_in_process(agent, event(agent, name), SCRIPTED, tmp_path / "st.db")
-    assert (ran.code, ran.answer, ran.stderr) == (0, answer, "")
+    assert (ran.code, filed(ran.answer), ran.stderr) == (0, answer, "")
 
 
 def test_continue_answers_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

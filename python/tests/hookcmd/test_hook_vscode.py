@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from agent_cases import doc, hooks_seen, recorded, run
+from hookcmd_support import PENDING, filed
 
 from harnessweaver.hookcmd.config import snippet
 from harnessweaver.hookcmd.vscode import VSCODE_EVENTS
@@ -50,7 +51,10 @@ CASES: list[tuple[str, str, str, Any]] = [
         "PreToolUse",
         "tool.before",
         "suspend",
-        _pre(permissionDecision="ask", permissionDecisionReason="a person must approve this"),
+        _pre(
+            permissionDecision="ask",
+            permissionDecisionReason="a person must approve this" + PENDING,
+        ),
     ),
     (
         "PreToolUse",
@@ -106,7 +110,7 @@ def test_outcome_as_vscodes_decision(
     monkeypatch.setenv("HW_TEST_HOOK", hook)
     monkeypatch.setenv("HW_TEST_OUTCOME", outcome)
     ran = run(AGENT, doc(AGENT, name), tmp_path)
-    assert (ran.code, ran.answer, ran.stderr) == (0, answer, "")
+    assert (ran.code, filed(ran.answer), ran.stderr) == (0, answer, "")
 
 
 def test_a_rewritten_prompt_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
