@@ -138,11 +138,9 @@ class ApprovalsCase:
 
 
 def _record(record: Any) -> dict[str, Any]:
-    dumped: dict[str, Any] = record.model_dump(mode="json")
+    dumped: dict[str, Any] = record.to_json()
     return dumped
 
 
 def _verdict(verdict: Any) -> dict[str, Any]:
-    from .behaviours import json_form
-
-    return {"kind": verdict.kind, "event": json_form(verdict.event), "record": _record(verdict.record)}
+    return {"kind": verdict.kind, "event": dict(verdict.event), "record": _record(verdict.record)}
