@@ -16,14 +16,15 @@ import inspect
 import json
 import logging
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
 from typing import TypeAlias
-from urllib.parse import urlsplit
 
 import anyio
 import anyio.to_thread
 
+from .config import web_url
 from .record import ApprovalRecord
 
 __all__ = [
@@ -81,8 +82,7 @@ class HttpNotifier:
     __slots__ = ("_secret", "_url", "timeout")
 
     def __init__(self, url: str, secret: str, timeout: float = 5.0) -> None:
-        parts = urlsplit(url) if isinstance(url, str) else None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        if not isinstance(url, str) or not web_url(url):
             raise ValueError("a notifier url is an http:// or https:// URL")
         if not isinstance(secret, str) or not secret:
             raise ValueError("a notifier secret is non-empty text")
@@ -110,8 +110,12 @@ class HttpNotifier:
         )
 
     def _send(self, request: urllib.request.Request) -> None:
-        with urllib.request.urlopen(request, timeout=self.timeout) as answer:
-            answer.read()  # a status >= 400 raised HTTPError already
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+                answer.read()
+        except urllib.error.HTTPError as exc:  # a status >= 400: its answer is still open
+            exc.close()
+            raise
 
     async def __call__(self, record: ApprovalRecord) -> None:
         request = self.request(record)
