@@ -38,7 +38,7 @@ export {
   HttpNotifier,
   NotifyFailed,
   SIGNATURE_HEADER,
-  signature,
+  sign,
   TIMESTAMP_HEADER,
   verifySignature,
   type HttpNotifierOptions,
