@@ -22,7 +22,7 @@ export { claim, decide, statusAt, type DecisionInput, type VerdictKind } from ".
 export {
   Approvals,
   bindingKey,
-  DEFAULT_EXPIRES_AFTER,
+
   howToDecide,
   INDEX_KEY,
   MAX_OPEN,
@@ -45,3 +45,13 @@ export {
   type Notifier,
   type NotifyCallback,
 } from "./notify.js";
+export {
+  APPROVALS_KEYS,
+  DEFAULT_EXPIRES_AFTER,
+  ApprovalsConfig,
+  ApprovalsConfigError,
+  NOTIFY_KEYS,
+  parseApprovals,
+  webUrl,
+  type ParseApprovalsOptions,
+} from "./config.js";
