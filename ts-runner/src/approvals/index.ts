@@ -22,7 +22,6 @@ export { claim, decide, statusAt, type DecisionInput, type VerdictKind } from ".
 export {
   Approvals,
   bindingKey,
-
   howToDecide,
   INDEX_KEY,
   MAX_OPEN,
