@@ -5,8 +5,8 @@
  * Keys (the same as Python's, so the languages share one book):
  * - `hw1/approvals/record/<id>`: the record;
  * - `hw1/approvals/binding/<binding's 64 hex>`: `{"id": <current id>, "serial": n}`;
- * - `hw1/approvals/index`: `{"ids": [[id, drop_at], ...]}`, at most `MAX_OPEN` entries whose
- *   `drop_at` (the record's expiry) is still ahead, pruned on each write.
+ * - `hw1/approvals/index`: `{"ids": [[id, drop_at], ...]}` (drop_at: when the record is
+ *   dropped, its expiry + KEEP), at most `MAX_OPEN` entries, pruned on each write.
  *
  * Every write is a compare-and-set loop (read, compute, `swap(version)`, again on a lost race)
  * bounded to `MAX_TRIES`; a store that fails raises `StateUnavailable`, which an integration
@@ -16,7 +16,8 @@
 import { eventFromJSON, isEvent, type Event } from "../events.js";
 import type { HookPoint } from "../catalogue.js";
 import { isPlainObject, type JsonObject, type JsonValue } from "../json.js";
-import { StateUnavailable, type Store } from "../state/store.js";
+import { StateUnavailable, type StateRecord, type Store } from "../state/store.js";
+import { DEFAULT_EXPIRES_AFTER } from "./config.js";
 import { deliver, type Notifier } from "./notify.js";
 import {
   actionOf,
@@ -27,7 +28,9 @@ import {
   isoTime,
   KEEP,
   parseRecord,
+  pyType,
   recordId,
+  STATUSES,
   TOOL_HOOKS,
   type ApprovalRecord,
   type Status,
@@ -37,12 +40,10 @@ import { claim as claimRule, decide, statusAt, type DecisionInput, type VerdictK
 /** The store keys' prefix. */
 export const PREFIX = "hw1/approvals";
 export const INDEX_KEY = `${PREFIX}/index`;
-/** The most open (unexpired) records the index holds; one more is refused (`approvals_full`). */
+/** The most entries the index holds (each until its record is dropped); one more is refused (`approvals_full`). */
 export const MAX_OPEN = 10_000;
 /** The most compare-and-set attempts one write makes before the store counts as unavailable. */
 export const MAX_TRIES = 64;
-/** How long a record stays pending by default: one day, in seconds. */
-export const DEFAULT_EXPIRES_AFTER = 86_400;
 
 export function recordKey(id: string): string {
   return `${PREFIX}/record/${id}`;
@@ -97,15 +98,6 @@ export interface ClaimOptions<E extends Event | JsonObject = Event | JsonObject>
   readonly consumer: string;
 }
 
-type Binding = { id: string; serial: number };
-
-function parseBinding(value: JsonValue | null): Binding | null {
-  if (!isPlainObject(value)) return null;
-  const { id, serial } = value as { id?: unknown; serial?: unknown };
-  if (typeof id !== "string" || typeof serial !== "number" || !Number.isSafeInteger(serial)) return null;
-  return { id, serial };
-}
-
 function parseIndex(value: JsonValue | null): [string, number][] {
   if (!isPlainObject(value) || !Array.isArray(value["ids"])) return [];
   const out: [string, number][] = [];
@@ -139,7 +131,19 @@ function applied<E extends Event | JsonObject>(hook: string, event: E, record: A
   return (isEvent(event) ? eventFromJSON(hook as HookPoint, data) : data) as E;
 }
 
-/** A book of approvals in `store` for one spec (Python's `Approvals`). */
+/** An approval id: `ap_<16 hex>_<serial>`. */
+const ID = /^ap_[0-9a-f]{16}_[1-9][0-9]{0,15}$/;
+
+function text(name: string, value: unknown, optional = false): void {
+  if ((value === null || value === undefined) && optional) return;
+  if (typeof value !== "string") throw new TypeError(`${name} is text, got ${pyType(value)}`);
+}
+
+function unknown(id: string): ApprovalRefused {
+  return new ApprovalRefused("approval_unknown", `no approval ${id}: never filed, or dropped ${KEEP / 86400} days after it expired`, id);
+}
+
+/** A book of approvals in `store` for one spec version (Python's `Approvals`; the same keys and steps). */
 export class Approvals {
   readonly store: Store;
   readonly spec: string;
@@ -148,10 +152,10 @@ export class Approvals {
   readonly #clock: () => number;
 
   constructor(store: Store, options: ApprovalsOptions) {
-    if (typeof options.spec !== "string" || options.spec === "") throw new RangeError("Approvals needs the spec's identity (spec)");
+    if (typeof options.spec !== "string" || options.spec === "") throw new RangeError("an approvals book's spec is its spec identity, non-empty text");
     const expiresAfter = options.expiresAfter ?? DEFAULT_EXPIRES_AFTER;
     if (typeof expiresAfter !== "number" || !Number.isFinite(expiresAfter) || expiresAfter <= 0) {
-      throw new RangeError("expiresAfter is a number of seconds > 0");
+      throw new RangeError("expires_after is a number of seconds > 0");
     }
     this.store = store;
     this.spec = options.spec;
@@ -160,50 +164,78 @@ export class Approvals {
     this.#clock = options.clock ?? (() => Date.now() / 1000);
   }
 
-  #now(): number {
-    return this.#clock();
+  /** Never the store's URL. */
+  toString(): string {
+    return `Approvals(backend=${this.store.backend}, spec=${this.spec})`;
   }
 
-  #contention(operation: string): StateUnavailable {
-    return new StateUnavailable(this.store.backend, `approvals ${operation}`, "too many concurrent writes");
-  }
+  // -- the store, every failure a StateUnavailable -----------------------------------------
 
-  async #read(id: string): Promise<[ApprovalRecord | null, number]> {
-    const found = await this.store.read(recordKey(id));
+  async #readKey(key: string): Promise<StateRecord> {
     try {
-      return [parseRecord(found.value), found.version];
-    } catch {
-      // A record no implementation wrote: refused (fail closed), never trusted.
-      throw new StateUnavailable(this.store.backend, "approvals read", "malformed record");
+      return await this.store.read(key);
+    } catch (error) {
+      throw StateUnavailable.of(this.store.backend, "read", error);
     }
+  }
+
+  async #swap(key: string, version: number, value: JsonValue, life: number | null): Promise<boolean> {
+    try {
+      return await this.store.swap(key, version, value, { life });
+    } catch (error) {
+      throw StateUnavailable.of(this.store.backend, "swap", error);
+    }
+  }
+
+  #contended(): StateUnavailable {
+    return new StateUnavailable(this.store.backend, "swap", `contended ${MAX_TRIES} times`);
   }
 
   #life(record: ApprovalRecord, now: number): number {
-    return Math.max(record.expires_at - now, 0) + KEEP;
+    return Math.max(record.expires_at - now + KEEP, 1);
   }
 
-  /** The binding's current record, if its id is known and the record is there. */
-  async #current(binding: string): Promise<[Binding | null, number, ApprovalRecord | null]> {
-    const found = await this.store.read(bindingKey(binding));
-    const current = parseBinding(found.value);
-    if (current === null) return [null, found.version, null];
-    const [record] = await this.#read(current.id);
-    return [current, found.version, record];
-  }
-
-  /** Adds `id` to the index (pruned of what has expired); `approvals_full` when `MAX_OPEN` are open. */
-  async #index(id: string, dropAt: number): Promise<void> {
-    for (let i = 0; i < MAX_TRIES; i++) {
-      const now = this.#now();
-      const found = await this.store.read(INDEX_KEY);
-      const ids = parseIndex(found.value).filter(([, drop]) => drop >= now);
-      if (ids.length >= MAX_OPEN) {
-        throw new ApprovalRefused("approvals_full", `${ids.length} approvals are open, the most the book holds is ${MAX_OPEN}`, id);
-      }
-      ids.push([id, dropAt]);
-      if (await this.store.swap(INDEX_KEY, found.version, { ids })) return;
+  async #record(id: string): Promise<[ApprovalRecord | null, number]> {
+    const found = await this.#readKey(recordKey(id));
+    try {
+      return [parseRecord(found.value), found.version];
+    } catch {
+      // Not a record this version reads: never guessed at (fail closed).
+      throw new StateUnavailable(this.store.backend, "read", "invalid approval record");
     }
-    throw this.#contention("index");
+  }
+
+  // -- filing --------------------------------------------------------------------------------
+
+  async #indexAdd(id: string, dropAt: number): Promise<void> {
+    for (let i = 0; i < MAX_TRIES; i++) {
+      const now = this.#clock();
+      const found = await this.#readKey(INDEX_KEY);
+      const kept = parseIndex(found.value).filter(([, at]) => at >= now);
+      if (kept.some(([keptId]) => keptId === id)) return;
+      if (kept.length >= MAX_OPEN) {
+        throw new ApprovalRefused(
+          "approvals_full",
+          `the approvals index holds ${MAX_OPEN} records already: decide or let some expire before filing more`,
+          null,
+        );
+      }
+      kept.push([id, dropAt]);
+      if (await this.#swap(INDEX_KEY, found.version, { ids: kept }, null)) return;
+    }
+    throw this.#contended();
+  }
+
+  /** The binding's current record (or null), its serial, the binding as read. */
+  async #current(binding: string): Promise<[ApprovalRecord | null, number, StateRecord]> {
+    const found = await this.#readKey(bindingKey(binding));
+    if (!isPlainObject(found.value)) return [null, 0, found];
+    const value = found.value as JsonObject;
+    const serial = typeof value["serial"] === "number" && Number.isSafeInteger(value["serial"]) ? value["serial"] : 0;
+    const currentId = value["id"];
+    let record: ApprovalRecord | null = null;
+    if (typeof currentId === "string" && ID.test(currentId)) [record] = await this.#record(currentId);
+    return [record, serial, found];
   }
 
   /**
@@ -212,22 +244,29 @@ export class Approvals {
    * (serial + 1), indexed and notified.
    */
   async file(options: FileOptions): Promise<ApprovalRecord> {
+    text("reason", options.reason);
+    text("code", options.code, true);
+    text("approver_role", options.approverRole, true);
+    text("subject", options.subject, true);
+    text("filed_by", options.filedBy);
+    if (options.filedBy === "") throw new RangeError("filed_by names who files (run loop, langchain, mcp proxy...)");
     const action = actionOf(options.hook, options.event);
-    const identity = identityOf(action, "the action");
+    const identity = identityOf(action, `the action at ${options.hook}`);
     const subject = options.subject ?? null;
     const binding = bindingOf(identity, this.spec, subject);
     for (let i = 0; i < MAX_TRIES; i++) {
-      const [current, version, existing] = await this.#current(binding);
-      const now = this.#now();
-      if (existing !== null) {
-        const status = statusAt(existing, now);
-        if (status === "pending" || status === "approved") return existing;
-      }
-      const serial = (current?.serial ?? 0) + 1;
+      const now = this.#clock();
+      const [current, last, found] = await this.#current(binding);
+      if (current !== null && ["pending", "approved"].includes(statusAt(current, now))) return current;
+      const serial = last + 1;
       const id = recordId(binding, serial);
-      // The binding first: its compare-and-set makes the serial (and so the id) this filer's own.
-      if (!(await this.store.swap(bindingKey(binding), version, { id, serial }, { life: this.expiresAfter + KEEP }))) continue;
-      const tool = TOOL_HOOKS.includes(options.hook) ? (action["tool"] as string) : null;
+      const [existing] = await this.#record(id);
+      if (existing !== null) {
+        // Another filer wrote it first (or crashed before moving the binding on): point the
+        // binding at it and look again.
+        await this.#swap(bindingKey(binding), found.version, { id, serial }, null);
+        continue;
+      }
       const record: ApprovalRecord = {
         v: 1,
         id,
@@ -237,7 +276,7 @@ export class Approvals {
         spec: this.spec,
         subject,
         hook: options.hook,
-        tool,
+        tool: typeof action["tool"] === "string" ? action["tool"] : null,
         reason: options.reason,
         code: options.code ?? null,
         approver_role: options.approverRole ?? null,
@@ -248,65 +287,76 @@ export class Approvals {
         decision: null,
         used: null,
       };
-      await this.#index(id, record.expires_at);
-      if (!(await this.store.swap(recordKey(id), 0, record as unknown as JsonValue, { life: this.#life(record, now) }))) {
-        throw this.#contention("file"); // the serial was ours: another writer of this id is a bug
-      }
-      await this.#tell(record);
+      await this.#indexAdd(id, record.expires_at + KEEP);
+      // A racing filer wrote this serial: it is the one (next round finds it).
+      if (!(await this.#swap(recordKey(id), 0, record as unknown as JsonValue, this.#life(record, now)))) continue;
+      await this.#swap(bindingKey(binding), found.version, { id, serial }, null);
+      if (this.#notify !== null) await this.#tell(record);
       return record;
     }
-    throw this.#contention("file");
+    throw this.#contended();
   }
 
   async #tell(record: ApprovalRecord): Promise<void> {
-    if (this.#notify === null) return;
     try {
-      await deliver(this.#notify, record);
+      await deliver(this.#notify as Notifier, record);
     } catch (error) {
       // Only the kind: a notifier's message may quote its URL, its secret or the record.
       const kind = error instanceof Error && /^[A-Za-z_][A-Za-z0-9_]*$/.test(error.name) ? error.name : typeof error;
-      process.emitWarning(`harnessweaver approvals: notifying of ${record.id} failed (${kind})`);
+      process.emitWarning(`approval ${record.id}: the notifier failed: ${kind}`);
     }
   }
+
+  // -- reading -------------------------------------------------------------------------------
 
   /** The record `id`; `approval_unknown` when there is none. */
   async get(id: string): Promise<ApprovalRecord> {
-    const [record] = await this.#read(id);
-    if (record === null) throw new ApprovalRefused("approval_unknown", `no approval ${id} in this store`, id);
+    if (typeof id !== "string" || !ID.test(id)) {
+      throw new ApprovalRefused("approval_unknown", "no such approval: an id looks like ap_<16 hex>_<serial>", null);
+    }
+    const [record] = await this.#record(id);
+    if (record === null) throw unknown(id);
     return record;
   }
 
-  /** The indexed records, oldest first; with `status`, those whose `statusAt` now is it. */
+  /** The index's records in filing order; with `status`, those whose `statusAt` now is it ("expired" included). */
   async list(options: { readonly status?: Status | "expired" | null } = {}): Promise<ApprovalRecord[]> {
-    const found = await this.store.read(INDEX_KEY);
-    const now = this.#now();
+    const status = options.status ?? null;
+    if (status !== null && !([...STATUSES, "expired"] as string[]).includes(status)) {
+      throw new RangeError(`a status is one of ${[...STATUSES, "expired"].join(", ")}`);
+    }
+    const found = await this.#readKey(INDEX_KEY);
+    const now = this.#clock();
     const out: ApprovalRecord[] = [];
     for (const [id] of parseIndex(found.value)) {
-      const [record] = await this.#read(id);
-      if (record === null) continue;
-      if (options.status !== undefined && options.status !== null && statusAt(record, now) !== options.status) continue;
-      out.push(record);
+      if (!ID.test(id)) continue;
+      const [record] = await this.#record(id);
+      if (record !== null && (status === null || statusAt(record, now) === status)) out.push(record);
     }
-    return out.sort((a, b) => a.filed_at - b.filed_at);
+    return out;
   }
+
+  // -- deciding ------------------------------------------------------------------------------
 
   async #decide(id: string, decision: DecisionInput, spec: string | null): Promise<ApprovalRecord> {
+    await this.get(id); // approval_unknown before anything else
     for (let i = 0; i < MAX_TRIES; i++) {
-      const [record, version] = await this.#read(id);
-      if (record === null) throw new ApprovalRefused("approval_unknown", `no approval ${id} in this store`, id);
-      const now = this.#now();
+      const now = this.#clock();
+      const [record, version] = await this.#record(id);
+      if (record === null) throw unknown(id);
       const decided = decide(record, decision, now, spec);
-      if (await this.store.swap(recordKey(id), version, decided as unknown as JsonValue, { life: this.#life(decided, now) })) return decided;
+      if (await this.#swap(recordKey(id), version, decided as unknown as JsonValue, this.#life(decided, now))) return decided;
     }
-    throw this.#contention("decide");
+    throw this.#contended();
   }
 
+  /** Approves `id` (`spec`: refused unless it was filed under that spec). */
   async approve(id: string, options: DecideOptions = {}): Promise<ApprovalRecord> {
-    return this.#decide(id, { approved: true, role: options.role, by: options.by, reason: options.reason }, options.spec ?? null);
+    return this.#decide(id, { approved: true, role: options.role, by: options.by, reason: options.reason, edited: null }, options.spec ?? null);
   }
 
   async deny(id: string, options: DecideOptions = {}): Promise<ApprovalRecord> {
-    return this.#decide(id, { approved: false, role: options.role, by: options.by, reason: options.reason }, options.spec ?? null);
+    return this.#decide(id, { approved: false, role: options.role, by: options.by, reason: options.reason, edited: null }, options.spec ?? null);
   }
 
   /** Approves `id` with `edited`: at tool hooks the call's new arguments, elsewhere the whole new event JSON. */
@@ -314,41 +364,47 @@ export class Approvals {
     return this.#decide(id, { approved: true, role: options.role, by: options.by, reason: options.reason, edited }, options.spec ?? null);
   }
 
-  /** The rules' claim on the stored record `id`, for the call `event` at `hook`, written back (compare-and-set). */
+  // -- claiming ------------------------------------------------------------------------------
+
+  /**
+   * What the record `id` says to the call at `hook` with `event`, about to run (`consumer`
+   * names it): approved → the record is used (once: whoever asks next is refused
+   * `approval_replayed`); denied → closed; pending → unchanged.
+   */
   async claim<E extends Event | JsonObject>(id: string, options: ClaimOptions<E>): Promise<Verdict<E>> {
-    const identity = identityOf(actionOf(options.hook, options.event), "the action");
+    text("consumer", options.consumer);
+    const identity = identityOf(actionOf(options.hook, options.event), `the action at ${options.hook}`);
+    await this.get(id); // approval_unknown before anything else
     for (let i = 0; i < MAX_TRIES; i++) {
-      const [record, version] = await this.#read(id);
-      if (record === null) throw new ApprovalRefused("approval_unknown", `no approval ${id} in this store`, id);
-      const now = this.#now();
-      const [kind, after] = claimRule(record, identity, this.spec, options.consumer, now);
-      if (kind === "pending") return { kind, record, event: options.event };
-      if (await this.store.swap(recordKey(id), version, after as unknown as JsonValue, { life: this.#life(after, now) })) {
-        return { kind, record: after, event: applied(options.hook, options.event, after) };
+      const now = this.#clock();
+      const [record, version] = await this.#record(id);
+      if (record === null) throw unknown(id);
+      const [kind, claimed] = claimRule(record, identity, this.spec, options.consumer, now);
+      if (claimed === record || (await this.#swap(recordKey(id), version, claimed as unknown as JsonValue, this.#life(claimed, now)))) {
+        const event = kind === "approved" ? applied(options.hook, options.event, claimed) : options.event;
+        return { kind, record: claimed, event };
       }
     }
-    throw this.#contention("claim");
+    throw this.#contended();
   }
 
   /**
-   * Asks again for a call (the hook command, the MCP proxy, an adapter after a restart): the
-   * binding's current record approved or denied → claimed; pending → pending; none, used,
-   * closed or expired → a new record is filed → pending.
+   * Asks again (the hook command, the MCP proxy, an adapter after a restart): the binding's
+   * current record decided → claimed; pending → pending; none, used, closed or expired → a new
+   * record filed → pending.
    */
   async consult<E extends Event | JsonObject>(options: FileOptions<E> & { readonly consumer: string }): Promise<Verdict<E>> {
-    const identity = identityOf(actionOf(options.hook, options.event), "the action");
-    const binding = bindingOf(identity, this.spec, options.subject ?? null);
-    for (let i = 0; i < MAX_TRIES; i++) {
-      const [, , record] = await this.#current(binding);
-      const status = record === null ? null : statusAt(record, this.#now());
-      if (record !== null && (status === "approved" || status === "denied")) {
-        return this.claim(record.id, { hook: options.hook, event: options.event, consumer: options.consumer });
-      }
-      if (record !== null && status === "pending") return { kind: "pending", record, event: options.event };
-      const filed = await this.file(options);
-      // Decided between the look and the filing: claim it on the next round.
-      if (statusAt(filed, this.#now()) === "pending") return { kind: "pending", record: filed, event: options.event };
+    const identity = identityOf(actionOf(options.hook, options.event), `the action at ${options.hook}`);
+    const claimOptions = { hook: options.hook, event: options.event, consumer: options.consumer };
+    const [current] = await this.#current(bindingOf(identity, this.spec, options.subject ?? null));
+    if (current !== null) {
+      const status = statusAt(current, this.#clock());
+      if (status === "approved" || status === "denied") return this.claim(current.id, claimOptions);
+      if (status === "pending") return { kind: "pending", record: current, event: options.event };
     }
-    throw this.#contention("consult");
+    const filed = await this.file(options);
+    // Approved between the look and the filing.
+    if (filed.status === "approved") return this.claim(filed.id, claimOptions);
+    return { kind: "pending", record: filed, event: options.event };
   }
 }

@@ -22,7 +22,6 @@ export { claim, decide, statusAt, type DecisionInput, type VerdictKind } from ".
 export {
   Approvals,
   bindingKey,
-  DEFAULT_EXPIRES_AFTER,
   howToDecide,
   INDEX_KEY,
   MAX_OPEN,
@@ -38,10 +37,20 @@ export {
   HttpNotifier,
   NotifyFailed,
   SIGNATURE_HEADER,
-  signature,
+  sign,
   TIMESTAMP_HEADER,
   verifySignature,
   type HttpNotifierOptions,
   type Notifier,
   type NotifyCallback,
 } from "./notify.js";
+export {
+  APPROVALS_KEYS,
+  DEFAULT_EXPIRES_AFTER,
+  ApprovalsConfig,
+  ApprovalsConfigError,
+  NOTIFY_KEYS,
+  parseApprovals,
+  webUrl,
+  type ParseApprovalsOptions,
+} from "./config.js";

@@ -28,7 +28,7 @@ export class NotifyFailed extends Error {
 }
 
 /** `sha256=<hex>` of HMAC-SHA256(secret, "<timestamp>.<body>"). */
-export function signature(secret: string, timestamp: number | string, body: string): string {
+export function sign(secret: string, timestamp: number | string, body: string): string {
   return `sha256=${createHmac("sha256", secret).update(`${timestamp}.${body}`, "utf8").digest("hex")}`;
 }
 
@@ -52,8 +52,8 @@ export function verifySignature(
   const stamp = typeof timestamp === "number" ? timestamp : /^-?\d+$/.test(timestamp.trim()) ? Number(timestamp.trim()) : Number.NaN;
   if (!Number.isSafeInteger(stamp) || Math.abs(now - stamp) > tolerance) return false;
   if (typeof header !== "string") return false;
-  const expected = Buffer.from(signature(secret, stamp, body), "utf8");
-  const given = Buffer.from(header.trim(), "utf8");
+  const expected = Buffer.from(sign(secret, stamp, body), "utf8");
+  const given = Buffer.from(header, "utf8");
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
@@ -93,7 +93,7 @@ export class HttpNotifier {
         headers: {
           "Content-Type": "application/json",
           [TIMESTAMP_HEADER]: String(timestamp),
-          [SIGNATURE_HEADER]: signature(this.#secret, timestamp, body),
+          [SIGNATURE_HEADER]: sign(this.#secret, timestamp, body),
         },
         signal: AbortSignal.timeout(this.timeout * 1000),
         redirect: "error",

@@ -72,14 +72,14 @@ export interface ApprovalRecord {
   readonly used: ApprovalUse | null;
 }
 
-/** A refused approval operation: `code` says which rule, `approval` the record's id (or null). */
+/** A refused approval operation: `code` says which rule, `approval` the record's id (or null); the message is Python's. */
 export class ApprovalRefused extends Error {
   override readonly name = "ApprovalRefused";
   readonly code: RefusalCode;
   readonly approval: string | null;
 
   constructor(code: RefusalCode, message: string, approval: string | null = null) {
-    super(`${code}: ${message}`);
+    super(message);
     this.code = code;
     this.approval = approval;
   }
@@ -88,31 +88,42 @@ export class ApprovalRefused extends Error {
 /** The tool hook points, where an action binds the call's name and arguments (not its id). */
 export const TOOL_HOOKS: readonly string[] = ["tool.before", "tool.after"];
 
-function field(data: JsonObject, key: string, hook: string): JsonObject {
-  const value = data[key];
-  if (!isPlainObject(value)) throw new TypeError(`a ${hook} event has an object ${key}`);
-  return value as JsonObject;
-}
-
 /** An event (or its JSON form) as JSON. */
 export function eventJson(event: Event | JsonObject): JsonObject {
   if (isEvent(event)) return event.toJSON() as JsonObject;
-  if (!isPlainObject(event)) throw new TypeError("an event is an event object or its JSON form");
+  if (!isPlainObject(event)) throw new TypeError(`an event is an event model or its JSON object, got ${pyType(event)}`);
   return event;
 }
 
+/** Python's name of a JSON value's type, as the Python messages say it. */
+export function pyType(value: unknown): string {
+  if (value === null || value === undefined) return "NoneType";
+  if (typeof value === "boolean") return "bool";
+  if (typeof value === "number") return Number.isInteger(value) ? "int" : "float";
+  if (typeof value === "string") return "str";
+  if (Array.isArray(value)) return "list";
+  if (isPlainObject(value)) return "dict";
+  return typeof value;
+}
+
+/** Python's `repr` of a string (the simple cases: what a role name is). */
+export function pyRepr(text: string): string {
+  return text.includes("'") && !text.includes('"') ? `"${text}"` : `'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
+}
+
 /**
- * What an approval binds (Python's `action_of`): at `tool.before` the call's tool name and
- * arguments (never the call id, which changes when an agent asks again); at `tool.after` the
- * result too; at any other hook point the whole event's JSON form.
+ * What an approval at `hook` binds (Python's `action_of`): at `tool.before` the call's name and
+ * arguments (never the call id, which changes when an agent calls again); at `tool.after` the
+ * result too; at any other hook point `{"hook", "event"}`, the event's JSON form.
  */
 export function actionOf(hook: string, event: Event | JsonObject): JsonObject {
+  if (typeof hook !== "string" || hook === "") throw new RangeError("an approval's hook is a hook point name such as 'tool.before'");
   const data = eventJson(event);
   if (!TOOL_HOOKS.includes(hook)) return { hook, event: data };
-  const name = field(data, "tool", hook)["name"];
-  if (typeof name !== "string") throw new TypeError(`a ${hook} event names its tool (tool.name)`);
-  const action: Record<string, JsonValue> = { hook, tool: name, arguments: field(data, "call", hook)["arguments"] ?? {} };
-  if (hook === "tool.after") action["result"] = field(data, "result", hook);
+  const call = data["call"];
+  if (!isPlainObject(call) || typeof call["name"] !== "string") throw new RangeError(`an event at ${hook} holds its call: an object with a name`);
+  const action: Record<string, JsonValue> = { hook, tool: call["name"], arguments: (call["arguments"] ?? {}) as JsonValue };
+  if (hook === "tool.after") action["result"] = data["result"] ?? null;
   return action;
 }
 
@@ -130,6 +141,8 @@ export function bindingOf(identity: string, spec: string, subject: string | null
 
 /** What `specIdentity` reads of a harness (a loaded one: `Harness`). */
 export interface SpecSource {
+  /** The spec's path; null for a harness built in code (its identity is "code"). */
+  readonly spec: string | null;
   readonly task: string | null;
   readonly env: string | null;
   readonly entries: readonly { readonly name: string; readonly use: string | null; readonly settings: Readonly<Record<string, unknown>> }[];
@@ -150,9 +163,11 @@ function settingsJson(settings: unknown): JsonValue {
 /**
  * The spec's identity (Python's `spec_identity`): the content identity of the selected task and
  * env and every entry's name, `use` and settings, in order. A decision made for one spec
- * version is refused by another (`approval_spec_changed`).
+ * version is refused by another (`approval_spec_changed`). A harness built in code (no spec)
+ * is "code": an approval filed there is bound to no spec version.
  */
 export function specIdentity(harness: SpecSource): string {
+  if (harness.spec === null) return "code";
   const entries = harness.entries.map((entry) => ({ name: entry.name, use: entry.use, settings: settingsJson(entry.settings) }));
   return identityOf({ task: harness.task, env: harness.env, entries }, "the spec");
 }

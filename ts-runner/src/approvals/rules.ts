@@ -6,7 +6,7 @@
  */
 
 import { isPlainObject, type JsonObject } from "../json.js";
-import { ApprovalRefused, isoTime, type ApprovalDecision, type ApprovalRecord, type Status } from "./record.js";
+import { ApprovalRefused, isoTime, pyRepr, pyType, type ApprovalDecision, type ApprovalRecord, type Status } from "./record.js";
 
 /** What a person decides: `edited` (approvals only) replaces the arguments (tool hooks) or the event. */
 export interface DecisionInput {
@@ -27,11 +27,11 @@ export function statusAt(record: ApprovalRecord, now: number): Status | "expired
 }
 
 function expired(record: ApprovalRecord, now: number): ApprovalRefused {
-  return new ApprovalRefused("approval_expired", `approval ${record.id} expired at ${isoTime(record.expires_at)} (now ${isoTime(now)})`, record.id);
+  return new ApprovalRefused("approval_expired", `approval ${record.id} expired at ${isoTime(record.expires_at)} (now ${isoTime(now)}): file it again`, record.id);
 }
 
 function specChanged(record: ApprovalRecord, spec: string): ApprovalRefused {
-  return new ApprovalRefused("approval_spec_changed", `approval ${record.id} was filed for spec ${record.spec}, not ${spec}`, record.id);
+  return new ApprovalRefused("approval_spec_changed", `approval ${record.id} was filed under spec ${record.spec}, not ${spec}: an approval holds for the spec version it was filed under`, record.id);
 }
 
 /**
@@ -41,7 +41,7 @@ function specChanged(record: ApprovalRecord, spec: string): ApprovalRefused {
  */
 export function decide(record: ApprovalRecord, decision: DecisionInput, now: number, spec: string | null = null): ApprovalRecord {
   if (record.status === "used") {
-    throw new ApprovalRefused("approval_replayed", `approval ${record.id} was used already`, record.id);
+    throw new ApprovalRefused("approval_replayed", `approval ${record.id} was used already: it is single use`, record.id);
   }
   if (record.status !== "pending") {
     throw new ApprovalRefused("approval_decided", `approval ${record.id} is ${record.status} already: a decision is made once`, record.id);
@@ -50,13 +50,13 @@ export function decide(record: ApprovalRecord, decision: DecisionInput, now: num
   if (spec !== null && spec !== record.spec) throw specChanged(record, spec);
   const role = decision.role ?? null;
   if (record.approver_role !== null && role !== record.approver_role) {
-    const given = role === null ? "no role" : `role ${role}`;
-    throw new ApprovalRefused("approval_wrong_role", `approval ${record.id} needs role ${record.approver_role}, got ${given}`, record.id);
+    const given = role === null ? "no role" : `role ${pyRepr(role)}`;
+    throw new ApprovalRefused("approval_wrong_role", `approval ${record.id} is decided by role ${pyRepr(record.approver_role)}, not ${given}`, record.id);
   }
   const edited = decision.edited ?? null;
   if (edited !== null && (!isPlainObject(edited) || decision.approved !== true)) {
-    const why = isPlainObject(edited) ? "an edit comes with an approval, not a denial" : "an edit is a JSON object";
-    throw new ApprovalRefused("approval_invalid_edit", `approval ${record.id}: ${why}`, record.id);
+    const why = isPlainObject(edited) ? "an approval" : `a JSON object, not a ${pyType(edited)}`;
+    throw new ApprovalRefused("approval_invalid_edit", `approval ${record.id}: an edit is ${why}`, record.id);
   }
   const made: ApprovalDecision = {
     approved: decision.approved === true,
@@ -79,11 +79,11 @@ export function decide(record: ApprovalRecord, decision: DecisionInput, now: num
 export function claim(record: ApprovalRecord, identity: string, spec: string, consumer: string, now: number): [VerdictKind, ApprovalRecord] {
   if (spec !== record.spec) throw specChanged(record, spec);
   if (identity !== record.identity) {
-    throw new ApprovalRefused("approval_mismatch", `approval ${record.id} is for action ${record.identity}, not ${identity}`, record.id);
+    throw new ApprovalRefused("approval_mismatch", `approval ${record.id} binds action ${record.identity}, not ${identity}: an approval holds for the exact action it was filed for`, record.id);
   }
   if (record.status === "used" || record.status === "closed") {
-    const by = record.used === null ? "" : ` (at ${isoTime(record.used.at)})`;
-    throw new ApprovalRefused("approval_replayed", `approval ${record.id} was ${record.status} already${by}: an approval is used once`, record.id);
+    const by = record.used === null ? "" : ` by ${record.used.by}`;
+    throw new ApprovalRefused("approval_replayed", `approval ${record.id} was ${record.status}${by} already: it is single use`, record.id);
   }
   if (now >= record.expires_at) throw expired(record, now);
   if (record.status === "pending") return ["pending", record];
