@@ -90,6 +90,9 @@ export interface ApprovalsIO {
 
 class Usage extends Error {}
 
+/** The store could not be opened: nothing was read or decided (exit 1). */
+class NoStore extends Error {}
+
 /** The hook command's default state file (Python's `harnessweaver.hookcmd.store.default_path()`). */
 export function defaultStateFile(environ: Readonly<Record<string, string | undefined>> = process.env): string {
   const given = environ["HARNESSWEAVER_HOOK_STATE"];
@@ -178,7 +181,13 @@ async function run(command: Command, io: ApprovalsIO): Promise<number> {
   const openState = async (config: StateConfig | null): Promise<Store> => {
     if (config !== null) return openStore(config);
     const { SqliteStore } = await import("../state/sqlite.js");
-    return SqliteStore.open(values["state-file"] ?? defaultStateFile(io.environ));
+    try {
+      return await SqliteStore.open(values["state-file"] ?? defaultStateFile(io.environ));
+    } catch (error) {
+      // No node:sqlite (Node < 22.5: the message says so), or a file that cannot be opened.
+      const why = error instanceof Error && error.message.startsWith("the sqlite state backend needs") ? error.message : "cannot open the state file";
+      throw new NoStore(why);
+    }
   };
   const harness = await load(values.spec as string, {
     task: values.task ?? null,
@@ -248,6 +257,10 @@ export async function approvalsMain(args: readonly string[], io: ApprovalsIO): P
     }
     if (error instanceof ApprovalRefused) {
       io.stderr(`${PROGRAM}: refused: ${error.code}: ${error.message}\n`);
+      return EXIT_REFUSED;
+    }
+    if (error instanceof NoStore) {
+      io.stderr(`${PROGRAM}: refused: state_unavailable: ${error.message}\n`);
       return EXIT_REFUSED;
     }
     if (error instanceof StateUnavailable) {
