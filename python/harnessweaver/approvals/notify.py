@@ -16,6 +16,7 @@ import inspect
 import json
 import logging
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
 from typing import TypeAlias
@@ -109,8 +110,12 @@ class HttpNotifier:
         )
 
     def _send(self, request: urllib.request.Request) -> None:
-        with urllib.request.urlopen(request, timeout=self.timeout) as answer:
-            answer.read()  # a status >= 400 raised HTTPError already
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+                answer.read()
+        except urllib.error.HTTPError as exc:  # a status >= 400: its answer is still open
+            exc.close()
+            raise
 
     async def __call__(self, record: ApprovalRecord) -> None:
         request = self.request(record)
