@@ -77,7 +77,7 @@ async function python(): Promise<string | null> {
   for (const candidate of [process.env["HARNESSWEAVER_TEST_PYTHON"], "python3"]) {
     if (!candidate) continue;
     try {
-      await run(candidate, ["-c", "import harnessweaver.approvals.book, harnessweaver.state.redis, redis"], { env: pyEnv() });
+      await run(candidate, ["-c", "import redis; from harnessweaver.spec.loader import load; from harnessweaver.state.redis import RedisStore; from harnessweaver.approvals import spec_identity; import harnessweaver.cli"], { env: pyEnv() });
       return candidate;
     } catch {
       // not this one
