@@ -51,7 +51,8 @@ __all__ = [
 PREFIX: Final = "hw1/approvals/"
 INDEX_KEY: Final = PREFIX + "index"
 MAX_OPEN: Final = 10_000
-"""Entries the index holds at most (each until its record is dropped); full: ``approvals_full``."""
+"""Entries the index holds at most (each until its record expires: ``drop_at`` is the record's
+``expires_at``); full: ``approvals_full``."""
 MAX_TRIES: Final = 64
 """Compare-and-set attempts before a write gives up as contended (StateUnavailable)."""
 _ID = re.compile(r"ap_[0-9a-f]{16}_[1-9][0-9]{0,15}\Z")
@@ -270,7 +271,10 @@ class Approvals:
                 # Another filer wrote it first (or crashed before moving the binding on):
                 # point the binding at it and look again.
                 await self._swap(
-                    binding_key(binding), found.version, {"id": approval_id, "serial": serial}, None
+                    binding_key(binding),
+                    found.version,
+                    {"id": approval_id, "serial": serial},
+                    self._life(existing, now),
                 )
                 continue
             record = ApprovalRecord(
@@ -289,13 +293,17 @@ class Approvals:
                 filed_at=now,
                 expires_at=now + self.expires_after,
             )
-            await self._index_add(approval_id, record.expires_at + KEEP)
+            await self._index_add(approval_id, record.expires_at)  # open until it expires
             if not await self._swap(
                 record_key(approval_id), 0, record.to_json(), self._life(record, now)
             ):
                 continue  # a racing filer wrote this serial: it is the one
+            # the binding lives as long as its record: both go KEEP after the expiry
             await self._swap(
-                binding_key(binding), found.version, {"id": approval_id, "serial": serial}, None
+                binding_key(binding),
+                found.version,
+                {"id": approval_id, "serial": serial},
+                self._life(record, now),
             )
             if self.notify is not None:
                 await notify_safely(self.notify, record)

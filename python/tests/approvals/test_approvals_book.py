@@ -18,6 +18,7 @@ from harnessweaver.approvals import (
     ApprovalRecord,
     ApprovalRefused,
     Approvals,
+    binding_key,
     record_key,
 )
 from harnessweaver.state import MemoryStore, SqliteStore, StateUnavailable, Store
@@ -230,12 +231,13 @@ async def test_the_index_is_bounded(book: Approvals, store: Store) -> None:
     filed = await file(book)
     index = (await store.read(INDEX_KEY)).value
     assert isinstance(index, dict)
-    assert index["ids"] == [[filed.id, filed.expires_at + 7 * 24 * 3600]]
+    assert index["ids"] == [[filed.id, filed.expires_at]]
 
 
-async def test_records_live_until_a_week_after_expiry(book: Approvals, store: Store) -> None:
+async def test_the_record_and_its_binding_are_stored(book: Approvals, store: Store) -> None:
     filed = await file(book)
     assert (await store.read(record_key(filed.id))).value == filed.to_json()
+    assert (await store.read(binding_key(filed.binding))).value == {"id": filed.id, "serial": 1}
 
 
 async def test_many_tasks_filing_one_binding_share_one_record(book: Approvals) -> None:
