@@ -9,6 +9,7 @@
  */
 
 import { isPlainObject } from "../json.js";
+import { webUrl } from "./notify.js";
 import { pyType } from "./record.js";
 
 export const APPROVALS_KEYS = ["expires_after", "notify"] as const;
@@ -50,16 +51,6 @@ export class ApprovalsConfigError extends Error {
   constructor(problems: readonly (readonly [string, string])[]) {
     super(problems.map(([key, message]) => `approvals${key ? "." : ""}${key}: ${message}`).join("; "));
     this.problems = problems;
-  }
-}
-
-/** Whether `url` is an http(s) URL with a host (Python's `web_url`). */
-export function webUrl(url: string): boolean {
-  try {
-    const parts = new URL(url);
-    return (parts.protocol === "http:" || parts.protocol === "https:") && parts.hostname !== "";
-  } catch {
-    return false;
   }
 }
 

@@ -40,6 +40,7 @@ export {
   sign,
   TIMESTAMP_HEADER,
   verifySignature,
+  webUrl,
   type HttpNotifierOptions,
   type Notifier,
   type NotifyCallback,
@@ -51,6 +52,5 @@ export {
   ApprovalsConfigError,
   NOTIFY_KEYS,
   parseApprovals,
-  webUrl,
   type ParseApprovalsOptions,
 } from "./config.js";
