@@ -52,8 +52,9 @@ RENAMED = {
     "emitExpected": "emit",
     "problemExpected": "problem",
 }
-OPTIONAL = ("harness",)
-"""Keys of an observation present only sometimes: ``harness`` when a spec was loaded (§6.1)."""
+OPTIONAL = ("harness", "approvals")
+"""Keys of an observation present only sometimes: ``harness`` when a spec was loaded (§6.1),
+``approvals`` in a case of an approvals book (I34)."""
 TIMING = {"type": "integer", "minimum": 0}  # t_ns and duration_ns (I8), never compared
 PROTOCOL = 1
 IMPLEMENTATION = ("name", "language", "version", "core")
@@ -120,9 +121,28 @@ def _complete(case_schema: dict[str, Any], made: dict[str, Any]) -> None:
     emit["required"] = list(emit["properties"])
     problem = made["problem"]  # its message is free text, but always sent
     problem["required"] = list(problem["properties"])
+    _complete_approvals(made)
     record = made["record"]
     record["properties"] |= {"t_ns": TIMING, "duration_ns": TIMING}
     record["description"] = "One trace record (INTERPRETING.md I8)."
+
+
+def _complete_approvals(made: dict[str, Any]) -> None:
+    """An approval step's answer is sent whole (I34): every key of a record, of its decision
+    and use, of a verdict and of a refusal (``then`` writes only those a case pins)."""
+    record = made["approvalRecord"]
+    record["required"] = list(record["properties"])
+    for key in ("decision", "used"):
+        for option in record["properties"][key]["oneOf"]:
+            if option.get("type") == "object":
+                option["required"] = list(option["properties"])
+    for option in made["approvalSeen"]["oneOf"]:
+        if "action" in option["properties"]:
+            option["required"] = list(option["properties"])
+        for key in ("verdict", "refused"):
+            inner = option["properties"].get(key)
+            if inner is not None:
+                inner["required"] = list(inner["properties"])
 
 
 def _closed(properties: dict[str, Any]) -> dict[str, Any]:

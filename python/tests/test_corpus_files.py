@@ -32,11 +32,12 @@ KNOWN_RULES = (
     + ["I29"]  # hostile answers and events
     + ["I31"]  # odd names at emit and unregister
     + ["I33"]  # state stores: scripted stores, scopes, outages
+    + ["I34"]  # durable approvals: binding, decide, claim, expiry, filing
 )
 # No step can express I12 (cancellation from outside), nor read a trace back (I19) or fill one
 # to its limit (I20); the test suites pin those.
 REQUIRED_RULES = [r for r in KNOWN_RULES if r not in ("I12", "I19", "I20")]
-FEATURES = {"timeouts", "concurrency", "throw-values", "harness-spec"}
+FEATURES = {"timeouts", "concurrency", "throw-values", "harness-spec", "approvals"}
 ERROR_NAMES = {
     "timeout": "MiddlewareTimeout",
     "invalid_return": "InvalidReturn",
@@ -296,6 +297,10 @@ def test_features_match_steps(case: Case) -> None:
     features = set(case.get("features", []))
     assert features <= FEATURES
     assert ("harness" in case["given"]) == ("harness-spec" in features)
+    assert ("approvals" in case["given"]) == ("approvals" in features)
+    assert ("approvals" in case["given"]) == ("approvals" in case["then"])
+    if "approvals" in case["given"]:  # one answer per step (§4)
+        assert len(case["then"]["approvals"]) == len(case["when"])
     groups = [step["concurrent"] for step in case["when"] if "concurrent" in step]
     assert bool(groups) == ("concurrency" in features)
     for group in groups:

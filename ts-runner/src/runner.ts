@@ -14,7 +14,7 @@ import { loadSamples } from "./conformance/corpus.js";
 import { VERSION } from "./index.js";
 
 const PROTOCOL = 1;
-const FEATURES = ["timeouts", "concurrency", THROW_VALUES, "harness-spec"];
+const FEATURES = ["timeouts", "concurrency", THROW_VALUES, "harness-spec", "approvals"];
 
 function hello(features: readonly string[]): object {
   return {

@@ -143,11 +143,12 @@ def pinned(observation: Any) -> Any:
     ``then`` compares through matchers alone (§6.4), so its wording is each implementation's.
     Everything else an observation holds is pinned: kinds, rules, a problem's file, item and
     line, outcomes (their reasons are fixed texts, I6), events, chains, the harness loaded and
-    trace records (which hold no message, R9). ``--require-identical`` compares what this
-    leaves (§7).
+    trace records (which hold no message, R9). An approval refusal's ``message`` (I34) is free
+    text too. ``--require-identical`` compares what this leaves (§7).
     """
     if not isinstance(observation, dict):
         return observation
+    observation = _without_refusal_messages(observation)
     error = observation.get("error")
     if not isinstance(error, dict):
         return dict(observation)
@@ -159,6 +160,20 @@ def pinned(observation: Any) -> Any:
             for p in problems
         ]
     return {**observation, "error": kept}
+
+
+def _without_refusal_messages(observation: dict[str, Any]) -> dict[str, Any]:
+    """An approval refusal's ``message`` (I34) is free text like an error's."""
+    steps = observation.get("approvals")
+    if not isinstance(steps, list):
+        return observation
+    kept = [
+        {**step, "refused": {k: v for k, v in step["refused"].items() if k != "message"}}
+        if isinstance(step, dict) and isinstance(step.get("refused"), dict)
+        else step
+        for step in steps
+    ]
+    return {**observation, "approvals": kept}
 
 
 def _strip_record(record: Any) -> Any:

@@ -207,6 +207,8 @@ def _problems(raw: dict[str, Any]) -> list[str]:
     given = raw["given"]
     if isinstance(given, dict) and "harness" in given and "harness-spec" not in features:
         problems.append("a case with given.harness carries the feature harness-spec (§8)")
+    if isinstance(given, dict) and "approvals" in given and "approvals" not in features:
+        problems.append("a case with given.approvals carries the feature approvals (§8)")
     then = raw["then"]
     if isinstance(then, dict):
         error = then.get("error")
@@ -216,6 +218,14 @@ def _problems(raw: dict[str, Any]) -> list[str]:
             if isinstance(message, str):
                 problems.append(
                     f"then.error.problems[{i}].message: free text, compared through a "
+                    "matcher only (§6.4)"
+                )
+        steps = then.get("approvals", [])
+        for i, step in enumerate(steps if isinstance(steps, list) else []):
+            refused = step.get("refused") if isinstance(step, dict) else None
+            if isinstance(refused, dict) and isinstance(refused.get("message"), str):
+                problems.append(
+                    f"then.approvals[{i}].refused.message: free text, compared through a "
                     "matcher only (§6.4)"
                 )
         excludes = then.get("excludes", [])

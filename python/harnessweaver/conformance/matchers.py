@@ -183,6 +183,8 @@ def compare_observation(then: Mapping[str, Any], actual: Any) -> list[Diff]:
             diffs.extend(_compare_error(expected, got))
         elif key == "chains":
             diffs.extend(_compare_chains(expected, got))
+        elif key == "approvals":
+            diffs.extend(_compare_approvals(expected, got))
         else:
             diffs.extend(compare_value(expected, got, pointer("", key)))
     diffs.extend(_compare_excludes(then.get("excludes", []), actual))
@@ -203,6 +205,37 @@ def _compare_emits(expected: Any, actual: Any) -> list[Diff]:
             continue
         for key in sorted(want):
             diffs.extend(compare_value(want[key], got.get(key, ABSENT), pointer(here, key)))
+    return diffs
+
+
+def _compare_approvals(expected: Any, actual: Any) -> list[Diff]:
+    """One entry per approval step (I34); inside an entry, a verdict, a refusal and a record
+    (at any depth of those) only the keys written in ``then`` are compared, each exactly: a
+    case pins what it is about, ``--require-identical`` pins the rest."""
+    if not (isinstance(expected, list) and isinstance(actual, list)):
+        return compare_value(expected, actual, "/approvals")
+    if len(expected) != len(actual):
+        return [Diff("/approvals", expected, actual)]
+    diffs: list[Diff] = []
+    for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
+        diffs.extend(_compare_keys(want, got, pointer("/approvals", index), depth=0))
+    return diffs
+
+
+_PARTIAL = frozenset({"record", "verdict", "refused"})
+"""Keys of an approval step's answer whose objects are compared by the keys written."""
+
+
+def _compare_keys(want: Any, got: Any, here: str, depth: int) -> list[Diff]:
+    if not (isinstance(want, dict) and isinstance(got, dict)) or is_matcher(want):
+        return compare_value(want, got, here)
+    diffs: list[Diff] = []
+    for key in sorted(want):
+        at = pointer(here, key)
+        if key in _PARTIAL and depth < 2:
+            diffs.extend(_compare_keys(want[key], got.get(key, ABSENT), at, depth + 1))
+        else:
+            diffs.extend(compare_value(want[key], got.get(key, ABSENT), at))
     return diffs
 
 

@@ -21,7 +21,7 @@ __all__ = ["FEATURES", "main", "observe"]
 
 PROTOCOL = 1
 BACKENDS = ("asyncio", "trio")
-FEATURES = ("timeouts", "concurrency", "harness-spec")
+FEATURES = ("timeouts", "concurrency", "harness-spec", "approvals")
 """The feature tags this testee declares (INTERPRETING.md §8)."""
 
 
@@ -58,6 +58,10 @@ class _CaseRun:
         self.harness: dict[str, Any] | None = None
         self.emitted = 0
         """How many emits the case has begun (the scripted store's ``down`` counts them)."""
+        self.approvals: Any = None
+        """An approvals case's book and clock (``given.approvals``, I34); None otherwise."""
+        self.answers: list[dict[str, Any]] = []
+        """An approvals case's answers, one per step."""
 
     def register(self, decl: dict[str, Any]) -> None:
         from .behaviours import CaseFault
@@ -132,6 +136,8 @@ class _CaseRun:
             self.register(step["register"])
         elif "unregister" in step:
             self.bus.unregister(step["unregister"])
+        elif self.approvals is not None:
+            self.answers.append(await self.approvals.step(step))
         elif "concurrent" in step:
             group: list[dict[str, Any] | None] = [None] * len(step["concurrent"])
             raised: list[BaseException | None] = [None] * len(step["concurrent"])
@@ -155,6 +161,11 @@ class _CaseRun:
 
     async def run(self) -> dict[str, Any]:
         given = self.case.get("given", {})
+        if "approvals" in given:  # no bus of its own: its steps are the book's (I34)
+            from .approvals import ApprovalsCase
+
+            self.approvals = ApprovalsCase(given["approvals"], self.behaviours._samples)
+            return await self.observe()
         if "harness" not in given:
             return await self.observe()
         from .harness import HarnessCase
@@ -184,7 +195,9 @@ class _CaseRun:
                 from .harness import problems_json
 
                 error["problems"] = problems_json(exc)
-        seen = {} if self.harness is None else {"harness": self.harness}
+        seen: dict[str, Any] = {} if self.harness is None else {"harness": self.harness}
+        if self.approvals is not None:
+            seen["approvals"] = self.answers
         return seen | {
             "error": error,
             "chains": {

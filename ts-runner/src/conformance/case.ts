@@ -18,6 +18,7 @@ import { declareIn, type Layer } from "../layer.js";
 import { middleware, type MiddlewareOptions } from "../middleware.js";
 import { outcomeJSON } from "../outcomes.js";
 import { Behaviours, BehaviourError } from "./behaviours.js";
+import { ApprovalsCase } from "./approvals.js";
 import { HarnessCase, problemsJson } from "./harness.js";
 import { SpecError } from "../spec/errors.js";
 
@@ -85,6 +86,9 @@ class CaseRun {
   /** How many emits the case has begun (the scripted store's `down` counts them, I33). */
   #emitted = 0;
   #fatal: { error: unknown } | undefined;
+  /** An approvals case's book and clock (`given.approvals`, I34); its steps' answers. */
+  #approvals: ApprovalsCase | undefined;
+  readonly #answers: Json[] = [];
 
   constructor(
     readonly testCase: Json,
@@ -120,6 +124,11 @@ class CaseRun {
 
   async run(): Promise<Reply> {
     const given = object(this.testCase["given"] ?? {}, "given");
+    if ("approvals" in given) {
+      // No bus of its own: its steps are the book's (I34).
+      this.#approvals = new ApprovalsCase(object(given["approvals"], "approvals"), this.samples);
+      return this.#observe(given);
+    }
     if (!("harness" in given)) return this.#observe(given);
     const spec = new HarnessCase(object(given["harness"], "harness"), this.#behaviours, () => RAN.getStore(), () => this.#emitted);
     try {
@@ -161,7 +170,8 @@ class CaseRun {
         context.trace.records().map(({ t_ns: _t, duration_ns: _d, ...record }) => record),
       ]),
     );
-    const seen = this.#harness === undefined ? {} : { harness: this.#harness };
+    const seen: Record<string, unknown> = this.#harness === undefined ? {} : { harness: this.#harness };
+    if (this.#approvals !== undefined) seen["approvals"] = this.#answers;
     return { actual: { ...seen, error, chains, emits: this.#emits, traces } };
   }
 
@@ -197,6 +207,7 @@ class CaseRun {
     if ("emit" in step) this.#emits.push(await this.#emit(step));
     else if ("register" in step) this.#register(step["register"]);
     else if ("unregister" in step) this.#bus.unregister(step["unregister"] as string);
+    else if (this.#approvals !== undefined) this.#answers.push(await this.#approvals.step(step));
     else if ("concurrent" in step) await this.#concurrent(list(step["concurrent"]));
     else throw new BehaviourError(`unknown step ${JSON.stringify(step)}`);
   }
