@@ -5,8 +5,8 @@
  * Keys (the same as Python's, so the languages share one book):
  * - `hw1/approvals/record/<id>`: the record;
  * - `hw1/approvals/binding/<binding's 64 hex>`: `{"id": <current id>, "serial": n}`;
- * - `hw1/approvals/index`: `{"ids": [[id, drop_at], ...]}` (drop_at: when the record is
- *   dropped, its expiry + KEEP), at most `MAX_OPEN` entries, pruned on each write.
+ * - `hw1/approvals/index`: `{"ids": [[id, drop_at], ...]}` (drop_at: the record's expiry: an
+ *   entry is open until then), at most `MAX_OPEN` entries, pruned on each write.
  *
  * Every write is a compare-and-set loop (read, compute, `swap(version)`, again on a lost race)
  * bounded to `MAX_TRIES`; a store that fails raises `StateUnavailable`, which an integration
@@ -40,7 +40,7 @@ import { claim as claimRule, decide, statusAt, type DecisionInput, type VerdictK
 /** The store keys' prefix. */
 export const PREFIX = "hw1/approvals";
 export const INDEX_KEY = `${PREFIX}/index`;
-/** The most entries the index holds (each until its record is dropped); one more is refused (`approvals_full`). */
+/** The most entries the index holds (each until its record expires); one more is refused (`approvals_full`). */
 export const MAX_OPEN = 10_000;
 /** The most compare-and-set attempts one write makes before the store counts as unavailable. */
 export const MAX_TRIES = 64;
@@ -264,7 +264,7 @@ export class Approvals {
       if (existing !== null) {
         // Another filer wrote it first (or crashed before moving the binding on): point the
         // binding at it and look again.
-        await this.#swap(bindingKey(binding), found.version, { id, serial }, null);
+        await this.#swap(bindingKey(binding), found.version, { id, serial }, this.#life(existing, now));
         continue;
       }
       const record: ApprovalRecord = {
@@ -287,10 +287,11 @@ export class Approvals {
         decision: null,
         used: null,
       };
-      await this.#indexAdd(id, record.expires_at + KEEP);
+      await this.#indexAdd(id, record.expires_at); // open until it expires
       // A racing filer wrote this serial: it is the one (next round finds it).
       if (!(await this.#swap(recordKey(id), 0, record as unknown as JsonValue, this.#life(record, now)))) continue;
-      await this.#swap(bindingKey(binding), found.version, { id, serial }, null);
+      // The binding lives as long as its record: both go KEEP after the expiry.
+      await this.#swap(bindingKey(binding), found.version, { id, serial }, this.#life(record, now));
       if (this.#notify !== null) await this.#tell(record);
       return record;
     }

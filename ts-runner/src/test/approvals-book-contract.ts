@@ -49,7 +49,7 @@ export function bookTests(make: () => Store | Promise<Store>, options: { readonl
     assert.deepEqual(await approvals.get(record.id), record);
     assert.deepEqual((await store.read(bindingKey(record.binding))).value, { id: record.id, serial: 1 });
     const index = (await store.read(INDEX_KEY)).value as { ids: [string, number][] };
-    assert.ok(index.ids.some(([id]) => id === record.id));
+    assert.ok(index.ids.some(([id, at]) => id === record.id && at === record.expires_at)); // open until it expires
     assert.equal((await store.read(recordKey(record.id))).version, 1);
   });
 
