@@ -246,7 +246,7 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS): Promis
     }
     if (command === undefined) throw new UsageError("the following arguments are required: COMMAND", TOP_USAGE, PROGRAM);
     const python = ["conformance", "fuzz", "hook"].includes(command) ? ": that command is in the Python package" : "";
-    throw new UsageError(`argument COMMAND: invalid choice: '${command}' (choose from 'hooks')${python}`, TOP_USAGE, PROGRAM);
+    throw new UsageError(`argument COMMAND: invalid choice: '${command}' (choose from 'hooks', 'approvals')${python}`, TOP_USAGE, PROGRAM);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.stderr(`${error.usage}${error.program}: error: ${error.message}\n`);
