@@ -117,3 +117,17 @@ export {
   type StateRecord,
   type Store,
 } from "./state/index.js";
+// Durable approvals (docs/approvals.md): records in the state store, decided anywhere, claimed once.
+export * as approvals from "./approvals/index.js";
+export {
+  actionOf,
+  ApprovalRefused,
+  Approvals,
+  howToDecide,
+  HttpNotifier,
+  specIdentity,
+  verifySignature,
+  type ApprovalRecord,
+  type Notifier,
+  type Verdict,
+} from "./approvals/index.js";
