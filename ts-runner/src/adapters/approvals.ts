@@ -106,7 +106,8 @@ export function pendingText(reason: string, record: ApprovalRecord): string {
 
 /** Why a call the record refused does not run (the refusal's code and message: ids, rules, times, never arguments). */
 export function refusedText(consulted: Extract<Consulted, { kind: "refused" }>): string {
-  return `the approval was refused (${consulted.message})`;
+  const message = consulted.message.startsWith(`${consulted.code}:`) ? consulted.message : `${consulted.code}: ${consulted.message}`;
+  return `the approval was refused (${message})`;
 }
 
 const RECORD_ID = /\bapproval (ap_[0-9a-f]{16}_[0-9]+)\b/;
