@@ -501,6 +501,18 @@ def _run_mcp(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _configure_approvals(parser: argparse.ArgumentParser) -> None:
+    from harnessweaver.approvals.cli import configure
+
+    configure(parser)
+
+
+def _run_approvals(args: argparse.Namespace) -> int:
+    from harnessweaver.approvals.cli import run
+
+    return run(args)
+
+
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Runner]] = {
     "conformance": (
         "run implementations over the conformance corpus and judge them",
@@ -529,6 +541,11 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Run
         "Streamable HTTP with --upstream and --listen)",
         _configure_mcp,
         _run_mcp,
+    ),
+    "approvals": (
+        "list, show and decide the durable approvals of a harness spec (approve, deny, edit)",
+        _configure_approvals,
+        _run_approvals,
     ),
 }
 

@@ -7,13 +7,15 @@
  * (long options may be shortened to an unambiguous prefix, as argparse allows), the same output
  * byte for byte (`spec/render.ts`), the same exit statuses (0; 2 for a spec with problems,
  * printed one per line on stderr exactly as Python prints them, and for bad arguments) and,
- * for a failure that is a bug, one line naming the error's type, never a stack trace. The
- * other commands of the Python package (`conformance`, `fuzz`, `hook`) are not here.
+ * for a failure that is a bug, one line naming the error's type, never a stack trace.
+ * `harnessweaver approvals ...` is Python's too (`approvals/cli.ts`). The other commands of the
+ * Python package (`conformance`, `fuzz`, `hook`) are not here.
  */
 
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { approvalsMain } from "./approvals/cli.js";
 import { VERSION } from "./index.js";
 import { load } from "./spec/loader.js";
 import { FORMATS, isFormat, render, type ShownHarness } from "./spec/render.js";
@@ -51,6 +53,7 @@ positional arguments:
   COMMAND
     hooks     print every hook point's middleware, in run order, as a harness
               spec loads them
+    approvals list, show and decide durable approvals (docs/approvals.md)
 
 options:
   -h, --help  show this help message and exit
@@ -232,6 +235,7 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS): Promis
   try {
     const [command, ...rest] = argv;
     if (command === "hooks") return await runHooks(rest, io);
+    if (command === "approvals") return await approvalsMain(rest, io);
     if (command === "-h" || command === "--help") {
       io.stdout(TOP_HELP);
       return EXIT_OK;

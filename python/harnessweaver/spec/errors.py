@@ -42,6 +42,7 @@ RULES: dict[str, str] = {
     "invalid_identity": "I27",
     "invalid_mode": "I25",
     "invalid_state": "state",
+    "invalid_approvals": "approvals",
 }
 """The spec-level problem kinds and the rule each enforces (docs/harness-spec.md)."""
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
 from .._pycore.catalogue import HOOKS
 from .._pycore.matcher import CARRIED
 from ..agent.options import AgentChanges, AgentOptions
+from ..approvals.config import ApprovalsConfig, ApprovalsConfigError, parse_approvals
 from ..bus import HookBus
 from ..errors import HarnessweaverError
 from ..identity import IdentityScheme
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from .._pycore.declaration import Declaration
     from ..agent.result import RunResult
     from ..agent.state import Decision, RunState
+    from ..approvals.book import Approvals
     from ..context import RunContext
 
 __all__ = ["CONTRACT_MODES", "ContractMode", "Harness", "HarnessEntry", "OpenState", "load"]
@@ -110,6 +112,33 @@ class Harness:
     """The state store of this harness's stateful middleware (the spec's ``state:``; a
     MemoryStore of its own when it names none: two harnesses never share counts by accident).
     Close it with :meth:`aclose`; :meth:`with_agent` copies share it."""
+    approvals_config: ApprovalsConfig = field(default_factory=ApprovalsConfig)
+    """The spec's checked ``approvals:`` (the defaults when it has none)."""
+    _books: dict[str, Approvals] = field(default_factory=dict, repr=False, compare=False)
+    """Where :attr:`approvals` keeps the one book it makes (shared by :meth:`with_agent`
+    copies, as the store is)."""
+
+    @property
+    def approvals(self) -> Approvals:
+        """The durable approvals of this harness (docs/approvals.md): an
+        :class:`~harnessweaver.approvals.Approvals` on :attr:`store` bound to this spec's
+        identity, made on first use, one per harness."""
+        book = self._books.get("book")
+        if book is None:
+            from ..approvals import Approvals, HttpNotifier, spec_identity
+
+            config = self.approvals_config
+            notify = None
+            if config.url is not None and config.secret is not None:
+                notify = HttpNotifier(config.url, config.secret)
+            book = Approvals(
+                self.store,
+                spec=spec_identity(self),
+                expires_after=config.expires_after,
+                notify=notify,
+            )
+            book = self._books.setdefault("book", book)
+        return book
 
     async def aclose(self) -> None:
         """Close the state store (its connections, its file); the harness is done."""
@@ -314,6 +343,25 @@ def _spec_state(spec: Document, base: Path, problems: Problems) -> StateConfig |
         return None
 
 
+def _spec_approvals(spec: Document, problems: Problems) -> ApprovalsConfig | None:
+    """The spec's ``approvals:`` checked (docs/approvals.md); a problem names the key and the
+    variable, never a value (a URL may hold a token; the secret is one)."""
+    node = spec.approvals
+    try:
+        return parse_approvals(plain(node))
+    except ApprovalsConfigError as exc:
+        for key, message in exc.problems:
+            head, _, rest = key.partition(".")
+            line = line_of(node, head) if head else None
+            if rest and head and isinstance(node, Mapping):
+                line = line_of(node[head], rest) if isinstance(node.get(head), Mapping) else line
+            where = f"approvals.{key}" if key else "approvals"
+            problems.add(
+                spec.file, where, line or spec.lines.get("approvals"), "invalid_approvals", message
+            )
+        return None
+
+
 def _open_store(
     config: StateConfig | None, open_state: OpenState | None, spec: Document, problems: Problems
 ) -> Store | None:
@@ -424,6 +472,7 @@ def _load(
     mode = _harness_mode(spec, env, task, problems)
     identity = _spec_identity(spec, problems)
     state = _spec_state(spec, spec_path.parent, problems)
+    approvals = _spec_approvals(spec, problems)
     plugins = Plugins(problems)
     plugins.load(spec, ctx.root)
     profiles = _profiles(spec, ctx, plugins)
@@ -438,7 +487,7 @@ def _load(
         raise problems.error()
     selected = [checked[id(item)] for item in (*base, *selected_env, *selected_task)]
     chosen = [(c, build(c, problems)) for c in selected if c is not None and c.item.enabled]
-    if problems or state is None:
+    if problems or state is None or approvals is None:
         raise problems.error()
     config = state if spec.state is not None else None
     store = _open_store(config, open_state, spec, problems)  # once nothing else is wrong
@@ -451,4 +500,14 @@ def _load(
     except HarnessweaverError as exc:  # every check ran already; this would be a core bug
         problems.core(spec.file, "", None, exc)
         raise problems.error() from exc
-    return Harness(bus, entries, spec_path, task, env, contracts, mode=mode, store=store)
+    return Harness(
+        bus,
+        entries,
+        spec_path,
+        task,
+        env,
+        contracts,
+        mode=mode,
+        store=store,
+        approvals_config=approvals,
+    )

@@ -100,6 +100,9 @@ class Document:
     state: object = None
     """The spec's ``state:`` (the state store, docs/state.md) as read, with lines; checked
     by the loader."""
+    approvals: object = None
+    """The spec's ``approvals:`` (durable approvals, docs/approvals.md) as read, with lines;
+    checked by the loader."""
     env_modes: Mapping[str, object] = field(default_factory=dict)
     """Each env overlay's ``mode:`` as written (absent when it gives none)."""
     env_lines: Mapping[str, int | None] = field(default_factory=dict)
@@ -353,6 +356,7 @@ def parse_spec(doc: object, file: str, problems: Problems) -> Document:
         },
         mode=plain(root.get("mode")),
         state=root.get("state"),
+        approvals=root.get("approvals"),
         env_modes=env_modes,
         env_lines=env_lines,
         task_modes=task_modes,

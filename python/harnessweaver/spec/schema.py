@@ -182,6 +182,34 @@ class State(_Closed):
     )
 
 
+class Notify(_Closed):
+    """Whom to tell when an approval is filed (``approvals.notify``): a signed POST."""
+
+    url: Any = Field(
+        None,
+        description="The receiver (http or https); ${NAME} reads an environment variable",
+        examples=["${APPROVALS_URL}", "https://approvals.example.invalid/hook"],
+    )
+    secret: Any = Field(
+        None,
+        description="The HMAC-SHA256 key of X-Harnessweaver-Signature; keep it in the "
+        "environment: ${NAME}",
+        examples=["${APPROVALS_SECRET}"],
+    )
+
+
+class Approvals(_Closed):
+    """Durable approvals (``approvals:``, docs/approvals.md): records in the state store,
+    decided with ``harnessweaver approvals``."""
+
+    expires_after: Any = Field(
+        None,
+        description="Seconds a filed approval waits for its decision (default 86400)",
+        examples=[3600],
+    )
+    notify: Notify | None = None
+
+
 class Spec(_Closed):
     """A harness spec (``harness.yaml``): every key is optional."""
 
@@ -206,6 +234,7 @@ class Spec(_Closed):
         examples=["jcs-sha256"],
     )
     state: State | None = None
+    approvals: Approvals | None = None
 
 
 class Profile(_Closed):

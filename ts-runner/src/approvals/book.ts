@@ -17,6 +17,7 @@ import { eventFromJSON, isEvent, type Event } from "../events.js";
 import type { HookPoint } from "../catalogue.js";
 import { isPlainObject, type JsonObject, type JsonValue } from "../json.js";
 import { StateUnavailable, type StateRecord, type Store } from "../state/store.js";
+import { DEFAULT_EXPIRES_AFTER } from "./config.js";
 import { deliver, type Notifier } from "./notify.js";
 import {
   actionOf,
@@ -43,8 +44,6 @@ export const INDEX_KEY = `${PREFIX}/index`;
 export const MAX_OPEN = 10_000;
 /** The most compare-and-set attempts one write makes before the store counts as unavailable. */
 export const MAX_TRIES = 64;
-/** How long a record stays pending by default: one day, in seconds. */
-export const DEFAULT_EXPIRES_AFTER = 86_400;
 
 export function recordKey(id: string): string {
   return `${PREFIX}/record/${id}`;

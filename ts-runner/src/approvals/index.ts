@@ -22,7 +22,6 @@ export { claim, decide, statusAt, type DecisionInput, type VerdictKind } from ".
 export {
   Approvals,
   bindingKey,
-  DEFAULT_EXPIRES_AFTER,
   howToDecide,
   INDEX_KEY,
   MAX_OPEN,
@@ -41,7 +40,17 @@ export {
   sign,
   TIMESTAMP_HEADER,
   verifySignature,
+  webUrl,
   type HttpNotifierOptions,
   type Notifier,
   type NotifyCallback,
 } from "./notify.js";
+export {
+  APPROVALS_KEYS,
+  DEFAULT_EXPIRES_AFTER,
+  ApprovalsConfig,
+  ApprovalsConfigError,
+  NOTIFY_KEYS,
+  parseApprovals,
+  type ParseApprovalsOptions,
+} from "./config.js";

@@ -12,6 +12,16 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { ApprovalRecord } from "./record.js";
 
+/** Whether `url` is an http(s) URL with a host (Python's `web_url`). */
+export function webUrl(url: string): boolean {
+  try {
+    const parts = new URL(url);
+    return (parts.protocol === "http:" || parts.protocol === "https:") && parts.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
 /** A callback given each new record (sync or async). */
 export type NotifyCallback = (record: ApprovalRecord) => void | Promise<void>;
 
@@ -72,7 +82,7 @@ export class HttpNotifier {
   readonly #clock: () => number;
 
   constructor(url: string, secret: string, options: HttpNotifierOptions = {}) {
-    if (typeof url !== "string" || !/^https?:\/\//i.test(url)) throw new RangeError("a notifier url is an http(s) URL");
+    if (typeof url !== "string" || !webUrl(url)) throw new RangeError("a notifier url is an http:// or https:// URL");
     if (typeof secret !== "string" || secret === "") throw new RangeError("a notifier secret is non-empty text");
     const timeout = options.timeout ?? 5;
     if (!Number.isFinite(timeout) || timeout <= 0) throw new RangeError("a notifier timeout is a number of seconds > 0");

@@ -33,6 +33,7 @@ export const RULES = Object.freeze({
   invalid_identity: "I27",
   invalid_mode: "I25",
   invalid_state: "state",
+  invalid_approvals: "approvals",
 } as const);
 
 export type SpecKind = keyof typeof RULES;

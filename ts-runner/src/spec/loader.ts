@@ -13,6 +13,10 @@
  */
 
 import { dirname } from "node:path";
+import { Approvals } from "../approvals/book.js";
+import { ApprovalsConfig, ApprovalsConfigError, parseApprovals } from "../approvals/config.js";
+import { HttpNotifier } from "../approvals/notify.js";
+import { specIdentity as approvalsSpec } from "../approvals/record.js";
 import { HookBus, type HookBusOptions } from "../bus.js";
 import { HOOK_POINTS, type HookPoint } from "../catalogue.js";
 import { contractMode, type ContractMode } from "../contracts.js";
@@ -92,8 +96,27 @@ export class Harness {
      * accident). Close it with `close()`.
      */
     readonly store: Store = new MemoryStore(),
+    /** The spec's checked `approvals:` (the defaults when it has none). */
+    readonly approvalsConfig: ApprovalsConfig = new ApprovalsConfig(),
   ) {
     Object.freeze(this);
+  }
+
+  // A private field, not a property: the harness stays frozen, the book is made on first use.
+  #approvals: Approvals | null = null;
+
+  /**
+   * The durable approvals of this harness (docs/approvals.md): an `Approvals` on `store` bound
+   * to this spec's identity (`specIdentity`; "code" for a harness built in code), made on first
+   * use, one per harness.
+   */
+  get approvals(): Approvals {
+    if (this.#approvals === null) {
+      const config = this.approvalsConfig;
+      const notify = config.url !== null && config.secret !== null ? new HttpNotifier(config.url, config.secret) : null;
+      this.#approvals = new Approvals(this.store, { spec: approvalsSpec(this), expiresAfter: config.expiresAfter, notify });
+    }
+    return this.#approvals;
   }
 
   /** Closes the state store (its connections, its file): the harness is done. */
@@ -253,6 +276,27 @@ function specState(spec: Document, base: string, problems: Problems): StateConfi
   }
 }
 
+/** The spec's `approvals:` checked; a problem names the key and the variable, never a value (a URL may hold a token; the secret is one). */
+function specApprovals(spec: Document, problems: Problems): ApprovalsConfig | null {
+  const node = spec.approvals;
+  try {
+    return parseApprovals(plain(node));
+  } catch (error) {
+    if (!(error instanceof ApprovalsConfigError)) throw error;
+    for (const [key, message] of error.problems) {
+      const dot = key.indexOf(".");
+      const [head, rest] = dot < 0 ? [key, ""] : [key.slice(0, dot), key.slice(dot + 1)];
+      let line = head ? lineOf(node, head) : null;
+      if (rest && head) {
+        const inner = node instanceof Map ? (node as Map<unknown, unknown>).get(head) : undefined;
+        if (inner instanceof Map) line = lineOf(inner, rest);
+      }
+      problems.add(spec.file, key ? `approvals.${key}` : "approvals", line ?? spec.lines.get("approvals") ?? null, "invalid_approvals", message);
+    }
+    return null;
+  }
+}
+
 async function openState(config: StateConfig | null, spec: Document, problems: Problems, open: LoadOptions["openState"]): Promise<Store | null> {
   try {
     return await (open ?? openStore)(config);
@@ -297,6 +341,7 @@ export async function load(path: string, options: LoadOptions = {}): Promise<Har
   const mode = harnessMode(spec, env, task, problems);
   const identity = specIdentity(spec, problems);
   const state = specState(spec, dirname(path), problems);
+  const approvals = specApprovals(spec, problems);
   const plugins = new Plugins(problems);
   await plugins.load(spec, ctx.root);
   const documents: Read[] = [[content, file, "spec"]];
@@ -308,7 +353,7 @@ export async function load(path: string, options: LoadOptions = {}): Promise<Har
   const checked = new Map(everything.map((item) => [item, checkItem(item, plugins, problems)]));
   checkIds(base, spec.envs, spec.tasks, problems);
   for (const [found, shown, what] of documents) checkStructure(found, shown, what, problems);
-  if (problems.size > 0) throw problems.error();
+  if (problems.size > 0 || approvals === null) throw problems.error();
   const chosen: [Checked, Middleware][] = [];
   for (const item of [...base, ...selectedEnv, ...selectedTask]) {
     const found = checked.get(item);
@@ -332,7 +377,7 @@ export async function load(path: string, options: LoadOptions = {}): Promise<Har
     problems.core(spec.file, "", null, error);
     throw problems.error();
   }
-  return new Harness(bus, entries, path, task, env, contracts ?? null, mode, store);
+  return new Harness(bus, entries, path, task, env, contracts ?? null, mode, store, approvals);
 }
 
 export { SpecError };

@@ -11,7 +11,7 @@ import type { Problems, SpecKind } from "./errors.js";
 import { shownValue as shown } from "./shown.js";
 import { lineOf, plain, YamlList, YamlMap, YamlTimestamp } from "./yaml.js";
 
-export const SPEC_KEYS = ["plugins", "profiles", "middleware", "envs", "tasks", "contracts", "deadlines", "mode", "identity", "state"] as const;
+export const SPEC_KEYS = ["plugins", "profiles", "middleware", "envs", "tasks", "contracts", "deadlines", "mode", "identity", "state", "approvals"] as const;
 export const PROFILE_KEYS = ["profile", "plugins", "middleware"] as const;
 /** The keys of an item that are not settings. */
 export const RESERVED = ["id", "use", "band", "hooks", "fail_mode", "timeout", "match", "mode", "enabled"] as const;
@@ -83,6 +83,8 @@ export interface Document {
   readonly mode: unknown;
   /** The spec's `state:` (the state store, docs/state.md) as read, with lines; checked by the loader. */
   readonly state: unknown;
+  /** The spec's `approvals:` (durable approvals, docs/approvals.md) as read, with lines; checked by the loader. */
+  readonly approvals: unknown;
   readonly envModes: ReadonlyMap<string, unknown>;
   readonly envLines: ReadonlyMap<string, number | null>;
   readonly taskModes: ReadonlyMap<string, unknown>;
@@ -322,6 +324,7 @@ export function parseSpec(doc: unknown, file: string, problems: Problems): Docum
     taskDeadlines,
     mode: plain(root.get("mode") ?? null),
     state: root.get("state") ?? null,
+    approvals: root.get("approvals") ?? null,
     envModes,
     envLines,
     taskModes,
@@ -354,6 +357,7 @@ export function parseProfile(doc: unknown, file: string, layer: Layer, problems:
     taskDeadlines: new Map(),
     mode: null,
     state: null,
+    approvals: null,
     envModes: new Map(),
     envLines: new Map(),
     taskModes: new Map(),
