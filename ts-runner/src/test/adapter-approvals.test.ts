@@ -11,6 +11,7 @@
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,6 +28,7 @@ import { Approvals, type ApprovalRecord } from "../approvals/index.js";
 import { HookBus } from "../bus.js";
 import { middleware } from "../middleware.js";
 import { Suspend } from "../outcomes.js";
+import { load } from "../spec/loader.js";
 import { RedisStore } from "../state/redis.js";
 import { missing, redisBinary, RedisServer } from "../testing/servers.js";
 
@@ -177,12 +179,14 @@ interface Job {
   readonly paid: string;
   readonly runId: string;
   readonly policy?: "toolApproval" | "needsApproval";
+  /** The spec identity the book is for (default "code": a harness built in code). */
+  readonly spec?: string;
 }
 
 async function work(job: Job): Promise<unknown> {
   const store = new RedisStore(job.url);
   try {
-    const approvals = new Approvals(store, { spec: SPEC });
+    const approvals = new Approvals(store, { spec: job.spec ?? SPEC });
     const decision = { role: ROLE, by: "worker", reason: job.reason ?? "" };
     switch (job.op) {
       case "approve":
@@ -202,6 +206,21 @@ async function work(job: Job): Promise<unknown> {
 }
 
 const THIS_FILE = fileURLToPath(import.meta.url);
+const REPO = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** A Python that runs this checkout's `harnessweaver approvals` CLI on Redis (HARNESSWEAVER_TEST_PYTHON, else python3), or null. */
+async function python(): Promise<string | null> {
+  for (const candidate of [process.env["HARNESSWEAVER_TEST_PYTHON"], "python3"]) {
+    if (!candidate) continue;
+    try {
+      await promisify(execFile)(candidate, ["-c", "import harnessweaver.approvals.cli, harnessweaver.state.redis, redis"], { env: { ...process.env, PYTHONPATH: join(REPO, "python") } });
+      return candidate;
+    } catch {
+      // not this one
+    }
+  }
+  return null;
+}
 
 /** Runs `job` in a child node process (this file as a worker); its JSON answer. */
 async function inChild<T>(job: Job): Promise<T> {
@@ -227,6 +246,7 @@ if (WORKER !== undefined) {
     let dir: string;
     let serial = 0;
     before(async () => {
+      if (skip !== false) return;
       server = new RedisServer(redisBinary() as string);
       await server.start();
       store = new RedisStore(server.url);
@@ -349,9 +369,9 @@ if (WORKER !== undefined) {
     // --- Vercel AI SDK ---
 
     /** The first request, here: the call suspends into the SDK's approval request; the messages are written out. */
-    async function aiSuspend(amount: number, policy: "toolApproval" | "needsApproval" = "toolApproval") {
+    async function aiSuspend(amount: number, policy: "toolApproval" | "needsApproval" = "toolApproval", book: Approvals = approvals) {
       const where = files();
-      const run = new AIRun(bus(), { runId: where.runId, approvals });
+      const run = new AIRun(bus(), { runId: where.runId, approvals: book });
       const model = new MockLanguageModelV4({ modelId: "mock-1", doGenerate: [callTurn("c1", { order: 7, amount_usd: amount })] });
       const messages: ModelMessage[] = [{ role: "user", content: `Refund order 7: $${amount}` }];
       const options = { model, tools: aiTools(where.paid), stopWhen: isStepCount(5), messages };
@@ -368,9 +388,9 @@ if (WORKER !== undefined) {
       return { ...where, record: pending.approval, request, first, approved, policy };
     }
 
-    async function aiResumeIn(where: { file: string; paid: string; runId: string; policy: "toolApproval" | "needsApproval" }, messages: ModelMessage[]) {
+    async function aiResumeIn(where: { file: string; paid: string; runId: string; policy: "toolApproval" | "needsApproval" }, messages: ModelMessage[], spec = SPEC) {
       writeFileSync(where.file, JSON.stringify(messages));
-      return inChild<Resumed>({ op: "ai-resume", url: server.url, file: where.file, paid: where.paid, runId: where.runId, policy: where.policy });
+      return inChild<Resumed>({ op: "ai-resume", url: server.url, file: where.file, paid: where.paid, runId: where.runId, policy: where.policy, spec });
     }
 
     it("Vercel AI: the approval request carries the record's id and how to decide it", async () => {
@@ -442,6 +462,30 @@ if (WORKER !== undefined) {
       const denied = await aiResumeIn(deniedCase, deniedCase.approved(true));
       assert.deepEqual(JSON.parse(denied.read ?? "null"), { type: "text", value: "The approver denied this tool call: no" });
       assert.deepEqual(paidIn(deniedCase.paid), []);
+    });
+
+    it("Vercel AI across languages: approved with Python's CLI, the resumption in another Node process runs the tool once", async (t) => {
+      const py = await python();
+      if (py === null) return t.skip("no Python with harnessweaver's dependencies and redis (set HARNESSWEAVER_TEST_PYTHON)");
+      const spec = join(dir, "harness.yaml");
+      writeFileSync(spec, 'middleware:\n  - {use: harnessweaver.tool_allowlist, id: tools, allow: [refund]}\nstate: {backend: redis, url: "${HW_TEST_REDIS}"}\n');
+      process.env["HW_TEST_REDIS"] = server.url; // the spec's state: reads it, in both languages
+      t.after(() => delete process.env["HW_TEST_REDIS"]);
+      const harness = await load(spec, { openState: () => new RedisStore(server.url) });
+      try {
+        const suspended = await aiSuspend(70, "toolApproval", harness.approvals);
+        const cli = ["-m", "harnessweaver.cli", "approvals"];
+        const env = { ...process.env, PYTHONPATH: join(REPO, "python"), HW_TEST_REDIS: server.url };
+        const approved = await promisify(execFile)(py, [...cli, "approve", suspended.record.id, "--spec", spec, "--role", ROLE, "--by", "ana"], { env });
+        assert.equal(approved.stdout.trim(), `approval ${suspended.record.id} approved`);
+        const resumed = await aiResumeIn(suspended, suspended.approved(true), harness.approvals.spec);
+        assert.deepEqual(JSON.parse(resumed.read ?? "null"), { type: "json", value: { refunded: 70 } });
+        assert.deepEqual(paidIn(suspended.paid), [70]);
+        const used = await harness.approvals.get(suspended.record.id);
+        assert.deepEqual([used.status, used.decision?.by], ["used", "ana"]);
+      } finally {
+        await harness.close();
+      }
     });
   });
 }
