@@ -488,4 +488,62 @@ if (WORKER !== undefined) {
       }
     });
   });
+
+  describe("durable approvals fail closed when the store is down", () => {
+    // A real RedisStore on a port nothing listens on: every operation is StateUnavailable.
+    const down = () => new Approvals(new RedisStore("redis://127.0.0.1:1/0", { connectTimeout: 200 }), { spec: SPEC });
+    let dir: string;
+    before(() => {
+      dir = mkdtempSync(join(tmpdir(), "hw-approvals-down-"));
+    });
+    after(() => rmSync(dir, { recursive: true, force: true }));
+
+    it("OpenAI Agents JS: a suspended call whose record cannot be filed ends the run; nothing runs", async () => {
+      const approvals = down();
+      const paid = join(dir, "oa.txt");
+      const adapter = new OpenAIAgentsAdapter(bus(), { approvals });
+      const model = new ScriptedModel([[functionCall("refund", { amount: 70 }, { callId: "call_1" })], [assistantMessage("All done.")]]);
+      const agent = oaAgent(adapter, paid, model);
+      await assert.rejects(adapter.newRun({ runId: "down-1" }).run(agent, "Refund $70."), (error: unknown) => {
+        assert.match(String(error), /state store redis/);
+        assert.doesNotMatch(String(error), /127\.0\.0\.1/);
+        return true;
+      });
+      assert.deepEqual(paidIn(paid), []);
+      // A paused run (paused without approvals) resumed while the store is down: rejected before
+      // anything runs, the state left as it was (resumable later).
+      const plain = new OpenAIAgentsAdapter(bus());
+      const first = await plain.newRun({ runId: "down-1" }).run(oaAgent(plain, paid, new ScriptedModel([[functionCall("refund", { amount: 70 }, { callId: "call_1" })]])), "Refund $70.");
+      const text = first.state.toString();
+      const state = await RunState.fromString(agent, text);
+      await assert.rejects(adapter.newRun({ runId: "down-1" }).run(agent, state), /state store redis/);
+      assert.equal(state.getInterruptions().length, 1);
+      assert.equal(state._context.isToolApproved({ toolName: "refund", callId: "call_1" }), undefined, "undecided still");
+      assert.deepEqual(paidIn(paid), []);
+      await approvals.store.close();
+    });
+
+    it("Vercel AI: a suspended call whose record cannot be filed rejects the request; a resumption that cannot consult is refused", async () => {
+      const approvals = down();
+      const paid = join(dir, "ai.txt");
+      const run = new AIRun(bus(), { runId: "down-2", approvals });
+      const model = new MockLanguageModelV4({ modelId: "mock-1", doGenerate: [callTurn("c1", { order: 7, amount_usd: 70 }), textTurn("Refunded.")] });
+      const messages: ModelMessage[] = [{ role: "user", content: "Refund order 7: $70" }];
+      await assert.rejects(run.generateText({ model, tools: aiTools(paid), stopWhen: isStepCount(5), messages, toolApproval: run.toolApproval }), /state store redis/);
+      // The resumption (messages with an approving response) in a run whose store is down: the SDK's denial.
+      const resumedModel = new MockLanguageModelV4({ modelId: "mock-1", doGenerate: [textTurn("Sorry.")] });
+      const again = new AIRun(bus(), { runId: "down-2", approvals });
+      const history: ModelMessage[] = [
+        ...messages,
+        { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "refund", input: { order: 7, amount_usd: 70 } }, { type: "tool-approval-request", approvalId: "a1", toolCallId: "c1" }] },
+        { role: "tool", content: [{ type: "tool-approval-response", approvalId: "a1", approved: true }] },
+      ];
+      await again.generateText({ model: resumedModel, tools: aiTools(paid), stopWhen: isStepCount(5), messages: history, toolApproval: again.toolApproval });
+      const read = aiToolOutput(resumedModel) as { type: string; reason?: string };
+      assert.equal(read.type, "execution-denied");
+      assert.match(read.reason ?? "", /state store redis/);
+      assert.deepEqual(paidIn(paid), []);
+      await approvals.store.close();
+    });
+  });
 }
