@@ -20,7 +20,7 @@
  */
 
 import { generateText, streamText, wrapLanguageModel } from "ai";
-import type { LanguageModelMiddleware, Tool, ToolApprovalStatus, ToolExecutionOptions, ToolSet } from "ai";
+import type { LanguageModelMiddleware, ModelMessage, Tool, ToolApprovalStatus, ToolExecutionOptions, ToolSet } from "ai";
 import { HookBus } from "../bus.js";
 import { RunContext } from "../context.js";
 import { Envelope } from "../envelope.js";
@@ -39,7 +39,10 @@ import {
 import { jsonEqual, type JsonValue } from "../json.js";
 import type { HookResult, Outcome } from "../outcomes.js";
 import type { Trace } from "../trace.js";
+import { howToDecide, type Approvals, type ApprovalRecord } from "../approvals/index.js";
+import { denial, pendingText, refusedText, type Consulted } from "./approvals.js";
 import { approvedIn } from "./ai/approval.js";
+import { CallRecords } from "./ai/records.js";
 import { jsonObject, jsonValue, promptWith, requestOf, toolsWith, toolSpecs } from "./ai/request.js";
 import { partsWith, readAll, responseOf, resultWith, streamOf } from "./ai/response.js";
 import { escalation, HarnessStopped, refusal } from "./ai/stopped.js";
@@ -56,6 +59,13 @@ export interface AIRunOptions {
   readonly context?: RunContext;
   readonly runId?: string;
   readonly trace?: Trace;
+  /**
+   * Durable approvals (`harness.approvals`, or an `Approvals` on a store the deciders share): a
+   * Suspend at `tool.before` files a record whose id the SDK's approval request carries, and an
+   * approved call runs only once its record is approved, once (docs/approvals.md). Absent or
+   * null: the SDK's approval response alone decides.
+   */
+  readonly approvals?: Approvals | null;
 }
 
 /** What the chain answered at `tool.before` for one call, kept by call id. */
@@ -75,6 +85,8 @@ export interface PendingApproval {
   readonly code: string | null;
   /** The call as the chain left it (what runs once approved). */
   readonly event: ToolCallEvent;
+  /** The durable record filed for the call (with `approvals`): its `id` is what `harnessweaver approvals approve` takes. */
+  readonly approval: ApprovalRecord | null;
 }
 
 type Stop = Exclude<Outcome, { kind: "continue" }>;
@@ -124,6 +136,8 @@ export class AIRun {
   #stepTokens = { input: 0, output: 0 };
   /** The task of this SDK call ended with the model's final answer (`run.generateText`/`streamText`). */
   #endedByAnswer = false;
+  /** The durable approval records of suspended calls (null: no `approvals`). */
+  readonly #records: CallRecords | null;
   /** Errors the model threw (not the harness): a task they end ends as "provider_error". */
   readonly #providerErrors = new WeakSet<object>();
 
@@ -133,6 +147,8 @@ export class AIRun {
     this.bus = bus;
     const envelope = new Envelope(options.runId === undefined ? {} : { runId: options.runId });
     this.context = options.context ?? new RunContext(options.trace === undefined ? { envelope } : { envelope, trace: options.trace });
+    const approvals = options.approvals ?? null;
+    this.#records = approvals === null ? null : new CallRecords(approvals, () => this.context.envelope.runId);
     this.middleware = {
       transformParams: async ({ params, model }) => this.#modelBefore(params, model.modelId),
       wrapGenerate: async ({ doGenerate, params }) => {
@@ -358,6 +374,7 @@ export class AIRun {
       // Nothing resumes a task that ended for good: what its tool calls were answered goes too.
       this.#before.clear();
       this.#callSteps.clear();
+      this.#records?.clear();
     }
     const usage = new Usage({ inputTokens: task.inputTokens, outputTokens: task.outputTokens });
     return this.bus.emit("task.end", new TaskEndEvent({ output, exitReason, steps: task.steps, usage }), this.context);
@@ -489,6 +506,11 @@ export class AIRun {
     const needsApproval = async (input: unknown, options: { toolCallId: string; messages: unknown[]; context: unknown }) => {
       const before = await this.#askBefore(name, tool, options.toolCallId, input);
       const outcome = before.result?.outcome;
+      if (outcome?.kind === "suspend" && before.result !== null && this.#records !== null) {
+        // A new pause files its record; a resumption is decided by the record, in `execute`.
+        if (!approvedIn(options.messages as ModelMessage[], options.toolCallId)) await this.#records.file(before.result.event, outcome);
+        return true;
+      }
       if (outcome === undefined || outcome.kind !== "continue") return outcome?.kind === "suspend";
       // What the harness admits still passes the tool's own policy.
       return typeof own === "function" ? Boolean(await (own as (i: unknown, o: unknown) => unknown)(input, options)) : own === true;
@@ -538,7 +560,15 @@ export class AIRun {
     const outcome = before.result?.outcome;
     if (outcome?.kind === "suspend") {
       const role = outcome.approverRole === null ? "" : ` (approver: ${outcome.approverRole})`;
-      return { type: "user-approval", reason: `${outcome.reason}${role}` };
+      const records = this.#records;
+      if (records === null || before.result === null) return { type: "user-approval", reason: `${outcome.reason}${role}` };
+      if (approvedIn(options.messages as ModelMessage[], toolCall.toolCallId)) {
+        // The SDK resumes the call: the record decides (claimed here, once; `execute` runs what it approved).
+        const consulted = await records.consult(before.result.event, outcome, options.messages as ModelMessage[]);
+        return consulted.kind === "approved" ? "approved" : { type: "denied", reason: notRun(consulted, outcome.reason) };
+      }
+      const record = await records.file(before.result.event, outcome);
+      return { type: "user-approval", reason: `${outcome.reason}${role}; ${howToDecide(record)}` };
     }
     if (outcome?.kind !== "continue") return undefined;
     const own = guarded.own;
@@ -556,7 +586,8 @@ export class AIRun {
     const outcome = before?.result?.outcome;
     if (before === undefined || before.result === null || outcome?.kind !== "suspend") return null;
     const { reason, approverRole, code } = outcome;
-    return { toolCallId, reason, approverRole, code, event: before.result.event };
+    const approval = (await this.#records?.filed(toolCallId)?.catch(() => null)) ?? null;
+    return { toolCallId, reason, approverRole, code, event: before.result.event, approval };
   }
 
   #specOf(name: string, tool: Tool): ToolSpec {
@@ -605,9 +636,16 @@ export class AIRun {
     // Asked here too: a `toolApproval` setting of the caller's replaces `needsApproval`.
     const before = await this.#askBefore(name, tool, options.toolCallId, input);
     if (before.result === null) return ours(refusal("tool.before", before.refused));
-    const { outcome, event } = before.result;
+    const { outcome } = before.result;
+    let event = before.result.event;
     if (outcome.kind === "suspend" && !approvedIn(options.messages, options.toolCallId)) {
       return ours(refusal("tool.before", `approval needed (${outcome.reason}), which was not given for this call`));
+    }
+    if (outcome.kind === "suspend" && this.#records !== null) {
+      // The approval response alone is not the decision: the durable record is (claimed once).
+      const consulted = await this.#records.consult(event, outcome, options.messages);
+      if (consulted.kind !== "approved") return ours(consulted.kind === "denied" ? denial(consulted.reason) : refusal("tool.before", notRun(consulted, outcome.reason)));
+      event = consulted.event; // the approver's edit, if any, is what runs
     }
     if (outcome.kind !== "continue" && outcome.kind !== "suspend") return ours(this.#stop("tool.before", outcome));
     if (event.call.name !== name || event.call.id !== options.toolCallId) {
@@ -628,6 +666,13 @@ export class AIRun {
     if (failed !== null) throw failed.error;
     return { output, ours: false };
   }
+}
+
+/** Why a resumed call whose record did not approve it does not run. */
+function notRun(consulted: Exclude<Consulted, { kind: "approved" }>, reason: string): string {
+  if (consulted.kind === "denied") return `approval ${consulted.record.id} was denied: ${consulted.reason === "" ? "no reason given" : consulted.reason}`;
+  if (consulted.kind === "pending") return `${pendingText(reason, consulted.record)}; resume once it is decided`;
+  return refusedText(consulted);
 }
 
 /** Whether a model's answer calls any tool (the SDK's own or the provider's: either makes it go on). */

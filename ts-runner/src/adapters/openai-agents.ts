@@ -18,6 +18,7 @@
 
 import { Agent, Handoff, Runner, type AgentOutputType, type FunctionTool, type Model, type RunConfig, type Tool } from "@openai/agents";
 import { HookBus } from "harnessweaver";
+import type { Approvals } from "../approvals/index.js";
 import { guardModel, guardProvider, isGuardedModel } from "./openai-agents/model.js";
 import { GuardedRun, type GuardedRunOptions } from "./openai-agents/run.js";
 import { guardTool } from "./openai-agents/tools.js";
@@ -27,6 +28,12 @@ export { currentRun, GuardedRun, type GuardedRunOptions, type RunOptions, type T
 export { GuardedStream } from "./openai-agents/stream.js";
 export { HarnessStopped, type StopKind } from "./openai-agents/stops.js";
 export { denial, GUARDRAIL, guardTool, isGuardedTool, refusal } from "./openai-agents/tools.js";
+
+/** What the adapter takes besides its bus. */
+export interface AdapterOptions {
+  /** Durable approvals for every run (a run's own `approvals` option overrides it). */
+  readonly approvals?: Approvals | null;
+}
 
 /** What `newRun` takes: the run's id, trace and retry bound, and the SDK runner's configuration. */
 export interface NewRunOptions extends GuardedRunOptions {
@@ -56,10 +63,17 @@ function isModel(value: unknown): value is Model {
  */
 export class OpenAIAgentsAdapter {
   readonly bus: HookBus;
+  /** The durable approvals every run of this adapter files in and consults (null: none). */
+  readonly approvals: Approvals | null;
 
-  /** `source`: a harness (`load(...)`'s result: its `.bus` is used) or a `HookBus`. */
-  constructor(source: HookBus | { readonly bus: HookBus }) {
+  /**
+   * `source`: a harness (`load(...)`'s result: its `.bus` is used) or a `HookBus`.
+   * `options.approvals`: durable approvals (`harness.approvals`, or an `Approvals` on a store
+   * its deciders share): a suspended call files a record, a resumed `RunState` consults it.
+   */
+  constructor(source: HookBus | { readonly bus: HookBus }, options: AdapterOptions = {}) {
     this.bus = busOf(source);
+    this.approvals = options.approvals ?? null;
   }
 
   /**
@@ -116,6 +130,6 @@ export class OpenAIAgentsAdapter {
       modelProvider: guardProvider(base.config.modelProvider),
       ...(isModel(model) && !isGuardedModel(model) ? { model: guardModel(model) } : {}),
     });
-    return new GuardedRun(this.bus, runner, rest);
+    return new GuardedRun(this.bus, runner, { approvals: this.approvals, ...rest });
   }
 }

@@ -22,3 +22,14 @@ export function approvedIn(messages: readonly ModelMessage[], toolCallId: string
   );
   return response?.type === "tool-approval-response" && response.approved;
 }
+
+/** The reason of the approval request the messages hold for call `toolCallId` (the first one), or null. */
+export function requestReason(messages: readonly ModelMessage[], toolCallId: string): string | null {
+  for (const message of messages) {
+    if (message.role !== "assistant" || typeof message.content === "string") continue;
+    for (const part of message.content) {
+      if (part.type === "tool-approval-request" && part.toolCallId === toolCallId) return part.reason ?? null;
+    }
+  }
+  return null;
+}

@@ -46,6 +46,8 @@ import {
   type JsonObject,
   type Trace,
 } from "harnessweaver";
+import type { Approvals, ApprovalRecord } from "../../approvals/index.js";
+import { resolveInterruptions } from "./approvals.js";
 import { jsonable, messagesOf, requestTools, responseOf, specOf } from "./convert.js";
 import { raise, stopFor, stopIn, unchanged } from "./stops.js";
 import { GuardedStream } from "./stream.js";
@@ -75,6 +77,12 @@ export interface GuardedRunOptions {
   readonly trace?: Trace;
   /** How often a Retry asks the chain again (the run loop's `max_retries`, default 2). */
   readonly maxRetries?: number;
+  /**
+   * Durable approvals (`harness.approvals`, or an `Approvals` on a store the deciders share): a
+   * Suspend at `tool.before` files a record, and a resumed `RunState` consults it for each call
+   * still awaiting a decision (docs/approvals.md). Absent or null: the SDK's `RunState` alone.
+   */
+  readonly approvals?: Approvals | null;
 }
 
 const CURRENT = new AsyncLocalStorage<GuardedRun>();
@@ -107,12 +115,16 @@ export class GuardedRun {
   readonly ctx: RunContext;
   readonly maxRetries: number;
   readonly runner: Runner;
+  /** The approvals book calls are filed in and consulted from, or null. */
+  readonly approvals: Approvals | null;
   steps = 0;
   #stepOpen = false;
   #stepUsage = { input: 0, output: 0 };
   #started = false;
   readonly #calls = new Map<string, ToolCallRecord>();
   #decided = new Set<string>();
+  /** The approval record filed for (or consulted by) each suspended call, by call id. */
+  readonly #records = new Map<string, ApprovalRecord>();
 
   constructor(bus: HookBus, runner: Runner, options: GuardedRunOptions = {}) {
     const maxRetries = options.maxRetries ?? 2;
@@ -125,6 +137,7 @@ export class GuardedRun {
     this.bus = bus;
     this.runner = runner;
     this.maxRetries = maxRetries;
+    this.approvals = options.approvals ?? null;
     this.ctx = options.trace === undefined ? new RunContext({ envelope }) : new RunContext({ envelope, trace: options.trace });
   }
 
@@ -208,6 +221,8 @@ export class GuardedRun {
   async #begin(agent: Agent<any, any>, input: unknown): Promise<void> {
     if (input instanceof RunState) {
       this.adopt(input);
+      // The calls still awaiting a decision: the approval records decide them (a state restored in another process).
+      if (this.approvals !== null) await resolveInterruptions(this, this.approvals, input);
       return;
     }
     if (!this.#started) await this.#taskStart(agent, input);
@@ -326,6 +341,20 @@ export class GuardedRun {
     raise(stopFor("step.end", await this.ask("step.end", event), event, "step"));
     this.#stepOpen = false; // admitted: the step is complete (else it was cut short)
     this.#stepUsage = { input: 0, output: 0 };
+  }
+
+  /**
+   * The approval record of a suspended call (by call id, or the SDK's interruption item): its
+   * `id` is what `harnessweaver approvals approve` takes; `howToDecide(record)` says so.
+   * Undefined when no record was filed or consulted for it in this `GuardedRun`.
+   */
+  approvalOf(call: string | { readonly rawItem: unknown }): ApprovalRecord | undefined {
+    return this.#records.get(typeof call === "string" ? call : callIdOf(call.rawItem));
+  }
+
+  /** @internal Keeps the record filed or consulted for call `callId`. */
+  noteApproval(callId: string, record: ApprovalRecord): void {
+    this.#records.set(callId, record);
   }
 
   // --- tool points ----------------------------------------------------------------------------

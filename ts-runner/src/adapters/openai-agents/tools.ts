@@ -27,6 +27,8 @@ import {
   type ToolGuardrailFunctionOutput,
 } from "@openai/agents";
 import { jsonEqual, type HookPoint, type JsonObject } from "harnessweaver";
+import { fileFor } from "../approvals.js";
+import { FILED_BY } from "./approvals.js";
 import { argumentsOf, jsonable } from "./convert.js";
 import { requireRun, type GuardedRun, type ToolCallRecord } from "./run.js";
 import { HarnessStopped, unchanged } from "./stops.js";
@@ -51,9 +53,7 @@ export function refusal(hook: HookPoint, reason: string | null): string {
  * The run loop's wording for a call an approver denied, to give the SDK as the rejection:
  * `state.reject(item, { message: denial("too much") })`.
  */
-export function denial(reason?: string | null): string {
-  return `The approver denied this tool call: ${reason ?? "no reason given"}`;
-}
+export { denial } from "../approvals.js";
 
 /** A change the SDK cannot carry out: anything but the call's arguments (another tool, another call id). */
 function changedBeyondArguments(record: ToolCallRecord): boolean {
@@ -111,6 +111,11 @@ export function guardTool<TContext, Result>(
     if (typeof args !== "object" || args === null || Array.isArray(args)) return false; // the input guardrail refuses it
     const record = await run.toolBefore(tool, callId ?? "", args as JsonObject, true);
     const outcome = record.before.outcome;
+    if (outcome.kind === "suspend" && run.approvals !== null) {
+      // A durable record of the pause, before the SDK interrupts: decided anywhere, consulted on resume.
+      const filed = await fileFor(run.approvals, { event: record.before.event, outcome, runId: run.runId, filedBy: FILED_BY });
+      run.noteApproval(callId ?? "", filed);
+    }
     if (outcome.kind !== "continue") return outcome.kind === "suspend"; // a refusal needs no approver
     return ownPolicy(context, input as never, callId); // the tool's own policy, for what the harness admits
   };
