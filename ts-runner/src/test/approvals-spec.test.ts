@@ -63,7 +63,7 @@ async function python(): Promise<string | null> {
   for (const candidate of [process.env["HARNESSWEAVER_TEST_PYTHON"], "python3"]) {
     if (!candidate) continue;
     try {
-      await run(candidate, ["-c", "import harnessweaver as hw; hw.load; hw.SpecError; from harnessweaver.spec.loader import load; from harnessweaver.approvals import spec_identity"], { env: { ...process.env, PYTHONPATH: join(REPO, "python") } });
+      await run(candidate, ["-c", "import anyio, yaml, pydantic, rfc8785; import harnessweaver as hw; hw.load; hw.SpecError; from harnessweaver.spec.loader import load; from harnessweaver.approvals import spec_identity"], { env: { ...process.env, PYTHONPATH: join(REPO, "python") } });
       return candidate;
     } catch {
       // not this one
