@@ -81,6 +81,18 @@ class Verdict:
     def approved(self) -> bool:
         return self.kind == "approved"
 
+    def event_like(self, original: Any) -> Any:
+        """:attr:`event` in ``original``'s form (a typed event, given to :meth:`Approvals.claim`
+        or :meth:`Approvals.consult`): ``original`` itself unless the approval edited it; a
+        tool call's edit replaces its arguments only."""
+        decision = self.record.decision
+        if decision is None or decision.edited is None:
+            return original
+        call = self.event.get("call")
+        if isinstance(call, Mapping) and hasattr(original, "updated"):
+            return original.updated({"call.arguments": call["arguments"]})
+        return type(original).model_validate(self.event)
+
 
 def how_to_decide(record: ApprovalRecord) -> str:
     """The line an integration puts in its pause or refusal message: the id, the role, the

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from ..state.config import expand_references
 
 __all__ = [
     "APPROVALS_KEYS",
@@ -28,8 +29,6 @@ __all__ = [
 APPROVALS_KEYS = ("expires_after", "notify")
 NOTIFY_KEYS = ("url", "secret")
 DEFAULT_EXPIRES_AFTER = 86400.0
-_REFERENCE = re.compile(r"\$\{([^}]*)\}")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def web_url(url: str) -> bool:
@@ -77,29 +76,10 @@ def _key_name(key: object) -> str:
 def _expand(
     key: str, value: object, environ: Mapping[str, str], problems: list[tuple[str, str]]
 ) -> str | None:
-    if not isinstance(value, str) or not value.strip():
-        problems.append((key, f"{key} is text, got {type(value).__name__}"))
+    if value is None:  # a key given as null is no text either (state: reads None as absent)
+        problems.append((key, f"{key} is text, got NoneType"))
         return None
-    missing: list[str] = []
-
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if not _NAME.match(name):
-            missing.append(f"a reference ${{...}} must name a variable ({key})")
-        elif name not in environ:
-            missing.append(f"the environment variable {name} referenced by {key} is not set")
-        else:
-            return environ[name]
-        return ""
-
-    expanded = _REFERENCE.sub(replace, value)
-    problems.extend((key, message) for message in missing)
-    if missing:
-        return None
-    if not expanded.strip():
-        problems.append((key, f"{key} is empty once its references are expanded"))
-        return None
-    return expanded
+    return expand_references(key, value, environ, problems)
 
 
 def parse_approvals(raw: object, *, environ: Mapping[str, str] | None = None) -> ApprovalsConfig:

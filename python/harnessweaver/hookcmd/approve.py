@@ -114,7 +114,7 @@ def _decided(request: Request, decision: Decision, verdict: Any) -> Decision:
         said = record.decision.reason if record.decision is not None else ""
         why = f"approval {record.id} was denied" + (f": {said}" if said else "")
         return Decision("block", f"{why} (approval_denied)")
-    event = _event(decision.event, verdict.event)
+    event = verdict.event_like(decision.event)
     edited = _arguments(event) != _sent(request)  # an edit, or the chain's own rewrite
     reason = f"harnessweaver: approval {record.id} approved this call (used once)"
     if request.agent in APPROVING:
@@ -122,19 +122,6 @@ def _decided(request: Request, decision: Decision, verdict: Any) -> Decision:
     if edited:
         return Decision("modify", reason, event)
     return Decision("continue")
-
-
-def _event(original: Any, given: Any) -> Any:
-    """The event to go on with, as an event (the book may give its JSON form)."""
-    if given is None:
-        return original
-    if isinstance(given, dict):
-        call = given.get("call")
-        arguments = call.get("arguments") if isinstance(call, dict) else None
-        if not isinstance(arguments, dict):
-            return original
-        return original.updated({"call.arguments": arguments})
-    return given
 
 
 def _arguments(event: Any) -> Any:

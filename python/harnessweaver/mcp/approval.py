@@ -32,7 +32,6 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..events import ToolCallEvent
 from .convert import arguments_of, call_event, refusal, tool_spec
 from .gate import UNIDENTIFIABLE, Admit, Ask, Gate, call_identity
 
@@ -176,23 +175,7 @@ class Approvals:
             why = f"approval {record.id} was denied" + (f": {said}" if said else "")
             return _refused(why, "approval_denied", asked.kind, record.id)
         _log.info("harnessweaver mcp: approval %s admitted a call (used once)", record.id)
-        return Admit(_event(asked.event, verdict.event))
-
-
-def _event(original: ToolCallEvent, given: Any) -> ToolCallEvent:
-    """The event to go on with, as an event (the book may give its JSON form): the approved
-    call, with the edited arguments when the approval edited them."""
-    if given is None:
-        return original
-    if isinstance(given, dict):
-        call = given.get("call")
-        arguments = call.get("arguments") if isinstance(call, dict) else None
-        if not isinstance(arguments, dict):
-            return original
-        return original.updated({"call.arguments": arguments})
-    if isinstance(given, ToolCallEvent):
-        return given
-    return original
+        return Admit(verdict.event_like(asked.event))
 
 
 def _approved(answer: Any) -> bool:

@@ -22,7 +22,14 @@ from ..errors import HarnessweaverError
 from .store import BACKENDS, Store
 from .view import DEFAULT_TIMEOUT
 
-__all__ = ["CONFIG_KEYS", "StateConfig", "StateConfigError", "open_store", "parse_config"]
+__all__ = [
+    "CONFIG_KEYS",
+    "StateConfig",
+    "StateConfigError",
+    "expand_references",
+    "open_store",
+    "parse_config",
+]
 
 CONFIG_KEYS = ("backend", "url", "path", "timeout")
 """The keys of ``state:``."""
@@ -58,10 +65,11 @@ class StateConfigError(ValueError):
         super().__init__("; ".join(f"state.{key}: {message}" for key, message in problems))
 
 
-def _expand(
+def expand_references(
     key: str, value: object, environ: Mapping[str, str], problems: list[tuple[str, str]]
 ) -> str | None:
-    """``value`` with each ``${NAME}`` replaced by the variable's value."""
+    """``value`` with each ``${NAME}`` replaced by the variable's value (``None``: none); a
+    problem names ``key`` and the variable, never a value (``approvals:`` uses it too)."""
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
@@ -117,8 +125,8 @@ def parse_config(
     if backend not in BACKENDS:
         backend = None
         problems.append(("backend", f"unknown backend: the backends are {', '.join(BACKENDS)}"))
-    url = _expand("url", raw.get("url"), environ, problems)
-    path = _expand("path", raw.get("path"), environ, problems)
+    url = expand_references("url", raw.get("url"), environ, problems)
+    path = expand_references("path", raw.get("path"), environ, problems)
     timeout = DEFAULT_TIMEOUT
     if raw.get("timeout") is not None:
         try:
