@@ -33,6 +33,7 @@ from .record import (
     ApprovalRefused,
     action_of,
     binding_of,
+    event_json,
 )
 from .rules import VerdictKind, claim, decide, status_at, when
 
@@ -103,16 +104,6 @@ def how_to_decide(record: ApprovalRecord) -> str:
         f"decide it with `harnessweaver approvals approve {record.id}` or "
         f"`harnessweaver approvals deny {record.id}`"
     )
-
-
-def _event_json(event: object) -> dict[str, Any]:
-    if hasattr(event, "model_dump") and not isinstance(event, type):
-        event = event.model_dump(mode="json")
-    if not isinstance(event, Mapping):
-        raise TypeError(
-            f"an event is an event model or its JSON object, got {type(event).__name__}"
-        )
-    return dict(event)
 
 
 def _applied(hook: str, event: dict[str, Any], record: ApprovalRecord) -> dict[str, Any]:
@@ -266,7 +257,7 @@ class Approvals:
         _text("filed_by", filed_by)
         if not filed_by:
             raise ValueError("filed_by names who files (run loop, langchain, mcp proxy...)")
-        action = action_of(hook, _event_json(event))
+        action = action_of(hook, event_json(event))
         identity = content_identity(action)
         if identity is None:
             raise ValueError(f"the action at {hook} is outside I-JSON: it cannot be bound")
@@ -426,7 +417,7 @@ class Approvals:
         run (``consumer`` names it): approved → the record is used (once, whoever asks next
         is refused ``approval_replayed``); denied → closed; pending → unchanged."""
         _text("consumer", consumer)
-        given = _event_json(event)
+        given = event_json(event)
         identity = content_identity(action_of(hook, given))
         if identity is None:
             raise ValueError(f"the action at {hook} is outside I-JSON: it cannot be bound")
@@ -459,7 +450,7 @@ class Approvals:
         """Ask again (a hook command, the MCP proxy, an adapter after a restart): the
         binding's current record decided → claimed; pending → pending; none, used, closed or
         expired → a new record filed, pending."""
-        given = _event_json(event)
+        given = event_json(event)
         identity = content_identity(action_of(hook, given))
         if identity is None:
             raise ValueError(f"the action at {hook} is outside I-JSON: it cannot be bound")

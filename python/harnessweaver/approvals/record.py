@@ -31,6 +31,7 @@ __all__ = [
     "Status",
     "action_of",
     "binding_of",
+    "event_json",
     "spec_identity",
 ]
 
@@ -126,7 +127,8 @@ class ApprovalRecord(_Frozen):
         return dumped
 
 
-def _json_form(event: object) -> dict[str, Any]:
+def event_json(event: object) -> dict[str, Any]:
+    """An event model or its JSON object, as a JSON object (a ``TypeError`` otherwise)."""
     if hasattr(event, "model_dump") and not isinstance(event, type):
         event = event.model_dump(mode="json")
     if not isinstance(event, Mapping):
@@ -136,14 +138,14 @@ def _json_form(event: object) -> dict[str, Any]:
     return dict(event)
 
 
-def action_of(hook: str, event_json: object) -> dict[str, Any]:
+def action_of(hook: str, event: object) -> dict[str, Any]:
     """What an approval at ``hook`` binds (docs/approvals.md): at ``tool.before``
     ``{"hook","tool","arguments"}`` (the call's name and arguments, never its id, which changes
     when an agent calls again); at ``tool.after`` also ``"result"``; at any other hook point
     ``{"hook","event"}``, the event's JSON form."""
     if not isinstance(hook, str) or not hook:
         raise ValueError("an approval's hook is a hook point name such as 'tool.before'")
-    event = _json_form(event_json)
+    event = event_json(event)
     if hook not in ("tool.before", "tool.after"):
         return {"hook": hook, "event": event}
     call = event.get("call")

@@ -97,19 +97,15 @@ async def settle(run: GuardedRun, state: Any) -> None:
 
 async def _chain(run: GuardedRun, item: Any) -> ToolCallRecord | None:
     """The chain's answer for the call of ``item``: kept, or asked again (decide.py)."""
-    from .decide import _tool_of
+    from .decide import _call_of
 
-    call_id = call_id_of(item)
-    kept = run.call(call_id)
+    kept = run.call(call_id_of(item))
     if kept is not None:
         return kept
-    tool = _tool_of(item)
-    raw = getattr(item, "raw_item", None)
-    text = raw.get("arguments") if isinstance(raw, dict) else getattr(raw, "arguments", None)
-    arguments = arguments_of(text if isinstance(text, str) else None)
-    if tool is None or arguments is None:
+    asked = _call_of(item)
+    if asked is None:
         return None
-    return await run.tool_before(tool, call_id, arguments, approval_asked=True)
+    return await run.tool_before(*asked, approval_asked=True)
 
 
 async def _settle_one(run: GuardedRun, state: Any, item: Any) -> None:

@@ -55,14 +55,23 @@ async def _record(run: GuardedRun, state: Any, item: Any) -> ToolCallRecord | No
     record = run.call(call_id)
     if record is not None:
         return record
+    asked = _call_of(item)
+    if asked is None:
+        return None
+    run.adopt(state)
+    return await run.tool_before(*asked, approval_asked=True)
+
+
+def _call_of(item: Any) -> tuple[Any, str, dict[str, Any]] | None:
+    """The tool, call id and arguments of ``item`` as the SDK holds them, to ask the chain
+    again about it; ``None`` when its tool or its arguments cannot be read."""
     tool = _tool_of(item)
     raw = getattr(item, "raw_item", None)
     text = raw.get("arguments") if isinstance(raw, dict) else getattr(raw, "arguments", None)
     arguments = arguments_of(text if isinstance(text, str) else None)
     if tool is None or arguments is None:
         return None
-    run.adopt(state)
-    return await run.tool_before(tool, call_id, arguments, approval_asked=True)
+    return tool, call_id_of(item), arguments
 
 
 def _waiting(run: GuardedRun, record: ToolCallRecord) -> PendingApproval | None:
