@@ -39,6 +39,7 @@ GUIDES: Final = {
     "settings": "docs/harness-spec.md#items",
     "contracts": "docs/contracts.md#turning-them-on",
     "state": "docs/harness-spec.md#state",
+    "approvals": "docs/approvals.md#turning-it-on",
     "agent-options": "docs/agent.md#the-harness",
     "provider": "docs/agent.md#providers",
     "pricing": "docs/agent.md#providers",
