@@ -465,8 +465,11 @@ def state(session: nox.Session) -> None:
     """
     install(session, "test")
     build_ts(session)
-    shared = ("state/", "approvals/")
-    files = [f"python/tests/{name}" for name in ELSEWHERE if name.startswith(shared)]
+    files = [
+        f"python/tests/{name}"
+        for name in ELSEWHERE
+        if name.startswith("state/") or name.startswith("approvals/")
+    ]
     session.run(
         "pytest", "-p", "no:cacheprovider", "-ra", "--durations=10", *files, *session.posargs,
         env={"HARNESSWEAVER_CORE": "rust", "CI": "true"},
