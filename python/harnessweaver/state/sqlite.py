@@ -74,6 +74,8 @@ SCHEMA = (
 SWEEP_EVERY = 256
 """Every this many writes, up to this many expired rows of keys nobody touches any more are
 dropped from each table (a key's own expired rows go at each call on it)."""
+WAL_RETRY = 0.005
+"""Seconds between two tries of the switch to WAL of a file other processes are opening."""
 
 Work = Callable[[sqlite3.Connection, float], T]
 
@@ -166,9 +168,7 @@ class SqliteStore:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             if self.max_pages is not None:
                 conn.execute(f"PRAGMA max_page_count = {int(self.max_pages)}")
-            (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
-            if str(mode).lower() != "wal":
-                raise sqlite3.OperationalError("the file cannot use a WAL journal")
+            self._use_wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable across process crashes
             conn.execute("BEGIN IMMEDIATE")
             for statement in SCHEMA:
@@ -178,6 +178,23 @@ class SqliteStore:
             conn.close()
             raise
         return conn
+
+    def _use_wal(self, conn: sqlite3.Connection) -> None:
+        """Switch the file to WAL. Processes that open a new file at once race for it: the
+        switch needs the file to itself, and SQLite answers "database is locked" (or the old
+        mode) at once, without waiting ``busy_timeout``; so it is tried again until then."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+                if str(mode).lower() == "wal":
+                    return
+                failure = sqlite3.OperationalError("the file cannot use a WAL journal")
+            except sqlite3.OperationalError as exc:
+                failure = exc
+            if time.monotonic() >= deadline:
+                raise failure
+            time.sleep(WAL_RETRY)
 
     def _drop(self) -> None:
         conn, self._conn = self._conn, None
