@@ -95,6 +95,23 @@ class Verdict:
         return type(original).model_validate(self.event)
 
 
+def _check_id(approval_id: object) -> None:
+    """An id the book could have made, before a store key is made of it."""
+    if not isinstance(approval_id, str) or not _ID.match(approval_id):
+        raise ApprovalRefused(
+            "approval_unknown", "no such approval: an id looks like ap_<16 hex>_<serial>"
+        )
+
+
+def _unknown(approval_id: str) -> ApprovalRefused:
+    return ApprovalRefused(
+        "approval_unknown",
+        f"no approval {approval_id}: never filed, or dropped {KEEP / 86400:g} days after it "
+        "expired",
+        approval_id,
+    )
+
+
 def how_to_decide(record: ApprovalRecord) -> str:
     """The line an integration puts in its pause or refusal message: the id, the role, the
     expiry and the commands that decide it."""
@@ -317,18 +334,10 @@ class Approvals:
 
     async def get(self, approval_id: str) -> ApprovalRecord:
         """The record ``approval_id``; ``approval_unknown`` when there is none."""
-        if not isinstance(approval_id, str) or not _ID.match(approval_id):
-            raise ApprovalRefused(
-                "approval_unknown", "no such approval: an id looks like ap_<16 hex>_<serial>"
-            )
+        _check_id(approval_id)
         record, _ = await self._record(approval_id)
         if record is None:
-            raise ApprovalRefused(
-                "approval_unknown",
-                f"no approval {approval_id}: never filed, or dropped {KEEP / 86400:g} days "
-                "after it expired",
-                approval_id,
-            )
+            raise _unknown(approval_id)
         return record
 
     async def list(self, *, status: str | None = None) -> list[ApprovalRecord]:
@@ -356,12 +365,12 @@ class Approvals:
     async def _decide(
         self, approval_id: str, decision: Mapping[str, Any], spec: str | None
     ) -> ApprovalRecord:
-        await self.get(approval_id)  # approval_unknown before anything else
+        _check_id(approval_id)  # approval_unknown before a key is made of it
         for _ in range(MAX_TRIES):
             now = self.clock()
             record, version = await self._record(approval_id)
             if record is None:
-                raise ApprovalRefused("approval_unknown", f"no approval {approval_id}", approval_id)
+                raise _unknown(approval_id)
             decided = decide(record, decision, now, spec)
             if await self._swap(
                 record_key(approval_id), version, decided.to_json(), self._life(decided, now)
@@ -421,12 +430,12 @@ class Approvals:
         identity = content_identity(action_of(hook, given))
         if identity is None:
             raise ValueError(f"the action at {hook} is outside I-JSON: it cannot be bound")
-        await self.get(approval_id)  # approval_unknown before anything else
+        _check_id(approval_id)  # approval_unknown before a key is made of it
         for _ in range(MAX_TRIES):
             now = self.clock()
             record, version = await self._record(approval_id)
             if record is None:
-                raise ApprovalRefused("approval_unknown", f"no approval {approval_id}", approval_id)
+                raise _unknown(approval_id)
             kind, claimed = claim(record, identity, self.spec, consumer, now)
             if claimed is record or await self._swap(
                 record_key(approval_id), version, claimed.to_json(), self._life(claimed, now)

@@ -139,6 +139,13 @@ function text(name: string, value: unknown, optional = false): void {
   if (typeof value !== "string") throw new TypeError(`${name} is text, got ${pyType(value)}`);
 }
 
+/** An id the book could have made, before a store key is made of it. */
+function checkId(id: unknown): asserts id is string {
+  if (typeof id !== "string" || !ID.test(id)) {
+    throw new ApprovalRefused("approval_unknown", "no such approval: an id looks like ap_<16 hex>_<serial>", null);
+  }
+}
+
 function unknown(id: string): ApprovalRefused {
   return new ApprovalRefused("approval_unknown", `no approval ${id}: never filed, or dropped ${KEEP / 86400} days after it expired`, id);
 }
@@ -312,9 +319,7 @@ export class Approvals {
 
   /** The record `id`; `approval_unknown` when there is none. */
   async get(id: string): Promise<ApprovalRecord> {
-    if (typeof id !== "string" || !ID.test(id)) {
-      throw new ApprovalRefused("approval_unknown", "no such approval: an id looks like ap_<16 hex>_<serial>", null);
-    }
+    checkId(id);
     const [record] = await this.#record(id);
     if (record === null) throw unknown(id);
     return record;
@@ -340,7 +345,7 @@ export class Approvals {
   // -- deciding ------------------------------------------------------------------------------
 
   async #decide(id: string, decision: DecisionInput, spec: string | null): Promise<ApprovalRecord> {
-    await this.get(id); // approval_unknown before anything else
+    checkId(id); // approval_unknown before a key is made of it
     for (let i = 0; i < MAX_TRIES; i++) {
       const now = this.#clock();
       const [record, version] = await this.#record(id);
@@ -375,7 +380,7 @@ export class Approvals {
   async claim<E extends Event | JsonObject>(id: string, options: ClaimOptions<E>): Promise<Verdict<E>> {
     text("consumer", options.consumer);
     const identity = identityOf(actionOf(options.hook, options.event), `the action at ${options.hook}`);
-    await this.get(id); // approval_unknown before anything else
+    checkId(id); // approval_unknown before a key is made of it
     for (let i = 0; i < MAX_TRIES; i++) {
       const now = this.#clock();
       const [record, version] = await this.#record(id);
