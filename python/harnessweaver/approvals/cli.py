@@ -173,17 +173,11 @@ def _opener(state_file: Path | None) -> Callable[[StateConfig | None], Store]:
 
     def open_state(config: StateConfig | None) -> Store:
         from ..state.config import open_store
-        from ..state.sqlite import SqliteStore
+        from .config import sqlite_store
 
         if config is not None and config.backend != "memory":
             return open_store(config)
-        if state_file is not None:
-            return SqliteStore(state_file)
-        from ..hookcmd.store import default_path
-
-        path = default_path()
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return SqliteStore(path)
+        return sqlite_store(state_file)
 
     return open_state
 

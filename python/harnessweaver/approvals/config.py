@@ -12,9 +12,15 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..state.config import expand_references
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..state.sqlite import SqliteStore
 
 __all__ = [
     "APPROVALS_KEYS",
@@ -23,6 +29,7 @@ __all__ = [
     "ApprovalsConfig",
     "ApprovalsConfigError",
     "parse_approvals",
+    "sqlite_store",
     "web_url",
 ]
 
@@ -135,3 +142,18 @@ def parse_approvals(raw: object, *, environ: Mapping[str, str] | None = None) ->
     if problems:
         raise ApprovalsConfigError(tuple(problems))
     return ApprovalsConfig(expires_after, url, secret, declared=True)
+
+
+def sqlite_store(state_file: Path | None) -> SqliteStore:
+    """The store approvals live in when the spec names no shared one (none, or ``memory``,
+    which no other process could share): the SQLite file ``state_file``, else the hook
+    command's state file (its folder made, private to the user), where ``harnessweaver
+    approvals`` looks by default."""
+    from ..hookcmd.store import default_path
+    from ..state.sqlite import SqliteStore
+
+    if state_file is not None:
+        return SqliteStore(state_file)
+    path = default_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return SqliteStore(path)

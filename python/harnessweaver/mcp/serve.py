@@ -192,10 +192,9 @@ def _approvals(harness: Any, state_file: Path | None) -> tuple[Any, Any]:
     book = book_of(harness)
     if harness.store.backend != "memory":
         return book, None
-    from ..hookcmd.store import default_path
-    from ..state import SqliteStore
+    from ..approvals.config import sqlite_store
 
-    store = SqliteStore(state_file or default_path())
+    store = sqlite_store(state_file)
     own = Approvals(
         store, spec=spec_identity(harness), expires_after=book.expires_after, notify=book.notify
     )

@@ -126,3 +126,31 @@ async def test_a_store_that_cannot_answer_refuses(tmp_path: Path) -> None:
     assert text(result).endswith("(code: state_unavailable)")
     assert not ID.search(text(result))
     assert upstream_calls(record) == []
+
+
+async def test_without_a_state_file_the_proxy_files_in_the_hook_commands_even_on_a_new_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the hook command's state file is where `harnessweaver approvals` looks by default; on a
+    # machine where the hook command never ran its folder does not exist yet: the proxy makes
+    # it (as the CLI does) rather than refusing every call it files with state_unavailable
+    import harnessweaver as hw
+    from harnessweaver.mcp.serve import _approvals
+
+    state = tmp_path / "never" / "made" / "hook-state.sqlite3"
+    monkeypatch.setenv("HARNESSWEAVER_HOOK_STATE", str(state))
+    spec = tmp_path / "harness.yaml"
+    spec.write_text("middleware: []\n", encoding="utf-8")
+    harness = hw.load(spec)
+    book, store = _approvals(harness, None)
+    assert store is not None
+    try:
+        event = {"call": {"id": "c1", "name": "move", "arguments": {"to": "x"}}}
+        record = await book.file(
+            hook="tool.before", event=event, reason="r", filed_by="mcp proxy", subject="mcp:t"
+        )
+        assert record.status == "pending" and state.is_file()
+        assert (state.parent.stat().st_mode & 0o777) == 0o700
+    finally:
+        await store.close()
+        await harness.aclose()
