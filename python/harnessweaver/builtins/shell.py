@@ -239,11 +239,13 @@ def _git_force_push(scanned: Scanned, settings: _Settings) -> bool:
     return False
 
 
+def _makes_file_system(program: str) -> bool:
+    return program in ("mkfs", "mke2fs") or program.startswith("mkfs.")
+
+
 def _mkfs(scanned: Scanned, settings: _Settings) -> bool:
     return any(
-        basename(word).startswith("mkfs") or basename(word) == "mke2fs"
-        for command in _each_command(scanned)
-        for word in command
+        _makes_file_system(basename(word)) for command in _each_command(scanned) for word in command
     )
 
 
@@ -302,7 +304,7 @@ RULES: Mapping[str, Rule] = {
     # git push forced (-f, --force, --force-with-lease, --mirror, a +refspec) to a protected
     # branch, to HEAD, or with no branch named (the current one may be protected)
     "git_force_push": _git_force_push,
-    # mkfs, mkfs.ext4, mke2fs…: making a file system erases the device
+    # mkfs, mkfs.TYPE, mke2fs (any word of a command): making a file system erases the device
     "mkfs": _mkfs,
     # dd of=/dev/… (not /dev/null, zero, stdout, stderr, tty, fd/N)
     "dd_to_device": _dd_to_device,
@@ -354,7 +356,7 @@ class ShellGuardSettings(BaseModel):
         default=tuple(RULES),  # type: ignore[arg-type]
         json_schema_extra={"uniqueItems": True},
     )
-    patterns: tuple[_PatternItem, ...] = ()
+    patterns: tuple[_PatternItem, ...] = Field(default=(), validate_default=True)  # rules: []
     protected_branches: tuple[str, ...] = Field(default=("main", "master"), min_length=1)
 
     @field_validator("rules")

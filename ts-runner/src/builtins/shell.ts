@@ -197,9 +197,13 @@ function gitForcePush(scanned: Scanned, settings: Settings): boolean {
   return false;
 }
 
+function makesFileSystem(program: string): boolean {
+  return program === "mkfs" || program === "mke2fs" || program.startsWith("mkfs.");
+}
+
 function mkfs(scanned: Scanned): boolean {
   for (const command of eachCommand(scanned)) {
-    if (command.some((word) => basename(word).startsWith("mkfs") || basename(word) === "mke2fs")) return true;
+    if (command.some((word) => makesFileSystem(basename(word)))) return true;
   }
   return false;
 }
@@ -258,6 +262,9 @@ function userPatterns(settings: Readonly<Record<string, unknown>>): [string, Reg
   const rules = (settings["rules"] ?? [...RULES.keys()]) as readonly string[];
   if (new Set(rules).size !== rules.length) throw new SettingsError("rules", "a rule is named twice");
   for (const item of items) {
+    // the loader reports only unknown keys of the settings themselves, not of an item in a list
+    const keys = Object.keys(item).sort();
+    if (keys.length !== 2 || keys[0] !== "name" || keys[1] !== "pattern") throw new SettingsError("patterns", "a pattern is {name, pattern}");
     if (RULES.has(item.name)) throw new SettingsError("patterns", `the pattern name ${pythonRepr(item.name)} is a built-in rule's`);
     const problem = patternProblem(item.pattern);
     if (problem !== null) throw new SettingsError("patterns", problem);
