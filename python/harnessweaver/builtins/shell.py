@@ -83,6 +83,23 @@ def _each_command(scanned: Scanned) -> list[Command]:
     return [command for pipeline in scanned.pipelines for command in pipeline]
 
 
+def _invocations(scanned: Scanned, program: str) -> list[Command]:
+    """The arguments of each time a command names ``program`` (``/bin/rm`` too): the words
+    after it, up to where it is named again. (Up to there, not to the command's end: then
+    each word is read once, and ``rm rm rm … -rf /`` cannot make a rule quadratic.)"""
+    found: list[Command] = []
+    for command in _each_command(scanned):
+        start = -1
+        for at, word in enumerate(command):
+            if basename(word) == program:
+                if start >= 0:
+                    found.append(command[start:at])
+                start = at + 1
+        if start >= 0:
+            found.append(command[start:])
+    return found
+
+
 def _short(word: str) -> str:
     """The letters of a short-option cluster (``-rf`` → ``rf``), or ``""``."""
     return word[1:] if len(word) > 1 and word[0] == "-" and word[1] != "-" else ""
@@ -103,27 +120,24 @@ def _dangerous_target(word: str) -> bool:
 
 
 def _rm_recursive_force(scanned: Scanned, settings: _Settings) -> bool:
-    for command in _each_command(scanned):
-        for at, word in enumerate(command):
-            if basename(word) != "rm":
-                continue
-            recursive = force = dangerous = no_root = False
-            options = True
-            for arg in command[at + 1 :]:
-                letters = _short(arg) if options else ""
-                if options and arg == "--":
-                    options = False
-                elif letters:
-                    recursive = recursive or "r" in letters or "R" in letters
-                    force = force or "f" in letters
-                elif options and arg.startswith("--"):
-                    recursive = recursive or arg == "--recursive"
-                    force = force or arg == "--force"
-                    no_root = no_root or arg == "--no-preserve-root"
-                else:
-                    dangerous = dangerous or _dangerous_target(arg)
-            if recursive and force and (dangerous or no_root):
-                return True
+    for args in _invocations(scanned, "rm"):
+        recursive = force = dangerous = no_root = False
+        options = True
+        for arg in args:
+            letters = _short(arg) if options else ""
+            if options and arg == "--":
+                options = False
+            elif letters:
+                recursive = recursive or "r" in letters or "R" in letters
+                force = force or "f" in letters
+            elif options and arg.startswith("--"):
+                recursive = recursive or arg == "--recursive"
+                force = force or arg == "--force"
+                no_root = no_root or arg == "--no-preserve-root"
+            else:
+                dangerous = dangerous or _dangerous_target(arg)
+        if recursive and force and (dangerous or no_root):
+            return True
     return False
 
 
@@ -170,14 +184,10 @@ def _world_writable(mode: str) -> bool:
 
 
 def _chmod_recursive_777(scanned: Scanned, settings: _Settings) -> bool:
-    for command in _each_command(scanned):
-        for at, word in enumerate(command):
-            if basename(word) != "chmod":
-                continue
-            args = command[at + 1 :]
-            recursive = any("R" in _short(a) or a == "--recursive" for a in args)
-            if recursive and any(_world_writable(a) for a in args if not a.startswith("-")):
-                return True
+    for args in _invocations(scanned, "chmod"):
+        recursive = any("R" in _short(a) or a == "--recursive" for a in args)
+        if recursive and any(_world_writable(a) for a in args if not a.startswith("-")):
+            return True
     return False
 
 
@@ -221,21 +231,17 @@ def _pushed_to_protected(args: Command, protected: frozenset[str]) -> bool:
 
 
 def _git_force_push(scanned: Scanned, settings: _Settings) -> bool:
-    for command in _each_command(scanned):
-        for at, word in enumerate(command):
-            if basename(word) != "git":
-                continue
-            rest = command[at + 1 :]
-            skip = False
-            for sub, arg in enumerate(rest):
-                if skip:
-                    skip = False
-                elif arg.startswith("-"):
-                    skip = arg in _GIT_OPTIONS_WITH_VALUE
-                else:
-                    if arg == "push" and _pushed_to_protected(rest[sub + 1 :], settings.protected):
-                        return True
-                    break
+    for args in _invocations(scanned, "git"):
+        skip = False
+        for at, arg in enumerate(args):
+            if skip:
+                skip = False
+            elif arg.startswith("-"):
+                skip = arg in _GIT_OPTIONS_WITH_VALUE
+            else:  # the subcommand
+                if arg == "push" and _pushed_to_protected(args[at + 1 :], settings.protected):
+                    return True
+                break
     return False
 
 
@@ -253,15 +259,12 @@ _HARMLESS_DEVICES = frozenset({"null", "zero", "stdout", "stderr", "tty"})
 
 
 def _dd_to_device(scanned: Scanned, settings: _Settings) -> bool:
-    for command in _each_command(scanned):
-        for at, word in enumerate(command):
-            if basename(word) != "dd":
-                continue
-            for arg in command[at + 1 :]:
-                device = arg.removeprefix("of=/dev/")
-                harmless = device in _HARMLESS_DEVICES or device.startswith("fd/")
-                if device != arg and not harmless:
-                    return True
+    for args in _invocations(scanned, "dd"):
+        for arg in args:
+            device = arg.removeprefix("of=/dev/")
+            harmless = device in _HARMLESS_DEVICES or device.startswith("fd/")
+            if device != arg and not harmless:
+                return True
     return False
 
 

@@ -37,6 +37,25 @@ function* eachCommand(scanned: Scanned): Generator<Command> {
   for (const pipeline of scanned.pipelines) yield* pipeline;
 }
 
+/**
+ * The arguments of each time a command names `program` (`/bin/rm` too): the words after it, up
+ * to where it is named again. (Up to there, not to the command's end: then each word is read
+ * once, and `rm rm rm … -rf /` cannot make a rule quadratic.)
+ */
+function invocations(scanned: Scanned, program: string): Command[] {
+  const found: Command[] = [];
+  for (const command of eachCommand(scanned)) {
+    let start = -1;
+    for (let at = 0; at < command.length; at++) {
+      if (basename(command[at] as string) !== program) continue;
+      if (start >= 0) found.push(command.slice(start, at));
+      start = at + 1;
+    }
+    if (start >= 0) found.push(command.slice(start));
+  }
+  return found;
+}
+
 /** The letters of a short-option cluster (`-rf` → `rf`), or `""`. */
 function short(word: string): string {
   return word.length > 1 && word[0] === "-" && word[1] !== "-" ? word.slice(1) : "";
@@ -61,28 +80,25 @@ function dangerousTarget(word: string): boolean {
 }
 
 function rmRecursiveForce(scanned: Scanned): boolean {
-  for (const command of eachCommand(scanned)) {
-    for (let at = 0; at < command.length; at++) {
-      if (basename(command[at] as string) !== "rm") continue;
-      let recursive = false;
-      let force = false;
-      let dangerous = false;
-      let noRoot = false;
-      let options = true;
-      for (const arg of command.slice(at + 1)) {
-        const letters = options ? short(arg) : "";
-        if (options && arg === "--") options = false;
-        else if (letters) {
-          recursive ||= letters.includes("r") || letters.includes("R");
-          force ||= letters.includes("f");
-        } else if (options && arg.startsWith("--")) {
-          recursive ||= arg === "--recursive";
-          force ||= arg === "--force";
-          noRoot ||= arg === "--no-preserve-root";
-        } else dangerous ||= dangerousTarget(arg);
-      }
-      if (recursive && force && (dangerous || noRoot)) return true;
+  for (const args of invocations(scanned, "rm")) {
+    let recursive = false;
+    let force = false;
+    let dangerous = false;
+    let noRoot = false;
+    let options = true;
+    for (const arg of args) {
+      const letters = options ? short(arg) : "";
+      if (options && arg === "--") options = false;
+      else if (letters) {
+        recursive ||= letters.includes("r") || letters.includes("R");
+        force ||= letters.includes("f");
+      } else if (options && arg.startsWith("--")) {
+        recursive ||= arg === "--recursive";
+        force ||= arg === "--force";
+        noRoot ||= arg === "--no-preserve-root";
+      } else dangerous ||= dangerousTarget(arg);
     }
+    if (recursive && force && (dangerous || noRoot)) return true;
   }
   return false;
 }
@@ -127,13 +143,9 @@ function worldWritable(mode: string): boolean {
 }
 
 function chmodRecursive777(scanned: Scanned): boolean {
-  for (const command of eachCommand(scanned)) {
-    for (let at = 0; at < command.length; at++) {
-      if (basename(command[at] as string) !== "chmod") continue;
-      const args = command.slice(at + 1);
-      const recursive = args.some((a) => short(a).includes("R") || a === "--recursive");
-      if (recursive && args.some((a) => !a.startsWith("-") && worldWritable(a))) return true;
-    }
+  for (const args of invocations(scanned, "chmod")) {
+    const recursive = args.some((a) => short(a).includes("R") || a === "--recursive");
+    if (recursive && args.some((a) => !a.startsWith("-") && worldWritable(a))) return true;
   }
   return false;
 }
@@ -178,19 +190,16 @@ function pushedToProtected(args: Command, protectedBranches: ReadonlySet<string>
 }
 
 function gitForcePush(scanned: Scanned, settings: Settings): boolean {
-  for (const command of eachCommand(scanned)) {
-    for (let at = 0; at < command.length; at++) {
-      if (basename(command[at] as string) !== "git") continue;
-      const rest = command.slice(at + 1);
-      let skip = false;
-      for (let sub = 0; sub < rest.length; sub++) {
-        const arg = rest[sub] as string;
-        if (skip) skip = false;
-        else if (arg.startsWith("-")) skip = GIT_OPTIONS_WITH_VALUE.has(arg);
-        else {
-          if (arg === "push" && pushedToProtected(rest.slice(sub + 1), settings.protected)) return true;
-          break;
-        }
+  for (const args of invocations(scanned, "git")) {
+    let skip = false;
+    for (let at = 0; at < args.length; at++) {
+      const arg = args[at] as string;
+      if (skip) skip = false;
+      else if (arg.startsWith("-")) skip = GIT_OPTIONS_WITH_VALUE.has(arg);
+      else {
+        // the subcommand
+        if (arg === "push" && pushedToProtected(args.slice(at + 1), settings.protected)) return true;
+        break;
       }
     }
   }
@@ -211,14 +220,11 @@ function mkfs(scanned: Scanned): boolean {
 const HARMLESS_DEVICES = new Set(["null", "zero", "stdout", "stderr", "tty"]);
 
 function ddToDevice(scanned: Scanned): boolean {
-  for (const command of eachCommand(scanned)) {
-    for (let at = 0; at < command.length; at++) {
-      if (basename(command[at] as string) !== "dd") continue;
-      for (const arg of command.slice(at + 1)) {
-        if (!arg.startsWith("of=/dev/")) continue;
-        const device = arg.slice("of=/dev/".length);
-        if (!(HARMLESS_DEVICES.has(device) || device.startsWith("fd/"))) return true;
-      }
+  for (const args of invocations(scanned, "dd")) {
+    for (const arg of args) {
+      if (!arg.startsWith("of=/dev/")) continue;
+      const device = arg.slice("of=/dev/".length);
+      if (!(HARMLESS_DEVICES.has(device) || device.startsWith("fd/"))) return true;
     }
   }
   return false;
