@@ -168,3 +168,22 @@ def test_the_settings_wire_the_command_print_config_prints(tmp_path: Path) -> No
     printed = json.loads(done.stdout)["hooks"]
     settings = json.loads((EXAMPLE / ".claude" / "settings.json").read_text(encoding="utf-8"))
     assert settings["hooks"] == {"PreToolUse": printed["PreToolUse"]}
+
+
+def test_the_docs_index_lists_every_page_and_every_example() -> None:
+    """docs/index.md is the entry point: a page or an example it does not list is lost."""
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    links = set(re.findall(r"\]\(([^)#\s]+)", index))
+    docs = ROOT / "docs"
+    pages = {
+        str(page.relative_to(docs))
+        for page in docs.rglob("*.md")
+        if page.name != "index.md" and "reference" not in page.relative_to(docs).parts
+    }
+    assert pages - links == set(), "pages docs/index.md does not list"
+    examples = {p.name for p in (ROOT / "examples").iterdir() if p.is_dir()}
+    listed = {m for m in re.findall(r"\.\./examples/(\w+)/", index)}
+    assert examples - listed == set(), "examples docs/index.md does not list"
+    for link in links:
+        if "://" not in link:
+            assert (docs / link).exists(), f"docs/index.md links to {link}, which does not exist"
