@@ -27,7 +27,9 @@ PAGE = (ROOT / "docs" / "quickstart.md").read_text(encoding="utf-8")
 EXAMPLE = ROOT / "examples" / "quickstart"
 
 _MARKED = re.compile(
-    r"<!-- quickstart: (?P<mark>[^>]*?) -->\n(?:<!-- snippet: [^>]*-->\n)?```(?P<lang>\w*)\n(?P<body>.*?)^```",
+    r"<!-- quickstart: (?P<mark>[^>]*?) -->\n"
+    r"(?:<!-- snippet: [^>]*-->\n)?"  # docsite's marker, which must be right before the fence
+    r"```(?P<lang>\w*)\n(?P<body>.*?)^```",
     re.S | re.M,
 )
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
