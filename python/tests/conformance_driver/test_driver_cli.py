@@ -635,9 +635,22 @@ def test_list_impls(capsys: pytest.CaptureFixture[str]) -> None:
         out[0] == f"python-rust: {sys.executable} -m harnessweaver.conformance.testee --core rust"
     )
     assert out[1].startswith("python-pure: ")
-    assert out[2].startswith("ts: node ")
-    assert out[3].startswith("rust: ")
-    assert out[3].split(": ", 1)[1].split()[0].endswith("harnessweaver-testee")
+    # In a clone, ts and rust are listed with their commands once built, and otherwise under
+    # "not available here" with the command that builds them: never a path that does not exist.
+    listed = dict(line.split(": ", 1) for line in out if not line.startswith(" ") and ": " in line)
+    notes = [line.strip() for line in out if line.startswith("  ")]
+    if driver.TS_RUNNER.is_file():
+        assert listed["ts"] == f"node {driver.TS_RUNNER}"
+    else:
+        assert "ts" not in listed
+        assert "ts: not built in this clone: cd ts-runner && npm ci && npm run build" in notes
+    if driver.RUST_TESTEE.is_file():
+        assert listed["rust"] == str(driver.RUST_TESTEE)
+    else:
+        assert "rust" not in listed
+        build = "cargo build --release -p harnessweaver-testee"
+        assert f"rust: not built in this clone: {build}" in notes
+    assert (out[len(listed)] == "not available here:") == bool(notes)
 
 
 def test_bad_timeout_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
