@@ -168,7 +168,7 @@ def _run_conformance(args: argparse.Namespace) -> int:
     written = write_results(outcome, args.out)
     console = make_console(sys.stdout)
     print_report(outcome, console)
-    console.print("results: " + ", ".join(str(path) for path in written), soft_wrap=True)
+    console.text(("results: " + ", ".join(str(path) for path in written), None))
     return EXIT_OK if outcome.passed else EXIT_FAILED
 
 
