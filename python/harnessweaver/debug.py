@@ -24,9 +24,17 @@ __all__ = ["enabled", "watched"]
 _log = logging.getLogger(__name__)
 
 
+_PARENT = logging.getLogger("harnessweaver")
+
+
 def enabled() -> bool:
-    """Whether ``harnessweaver.debug`` is enabled for DEBUG (asked once per registration)."""
-    return _log.isEnabledFor(logging.DEBUG)
+    """Whether ``harnessweaver.debug`` is enabled for DEBUG, by a level set on it or on
+    ``harnessweaver`` (asked once per registration). A root logger at DEBUG alone does not
+    count: the records hold exception messages, so they are never turned on by accident."""
+    for logger in (_log, _PARENT):
+        if logger.level != logging.NOTSET:
+            return logger.level <= logging.DEBUG and _log.isEnabledFor(logging.DEBUG)
+    return False
 
 
 def _report(name: str, exc: Exception) -> None:

@@ -13,6 +13,7 @@ import pytest
 from conftest import tool_call
 
 import harnessweaver as hw
+from harnessweaver import debug
 
 SECRET = "sk-live-4242424242424242"
 DEBUG_LOGGER = "harnessweaver.debug"
@@ -108,6 +109,35 @@ def test_nothing_is_logged_and_nothing_wrapped_when_off(caplog: pytest.LogCaptur
     assert result.outcome == hw.Block("middleware buggy failed: exception", code="middleware_error")
     assert [r for r in caplog.records if r.name == DEBUG_LOGGER] == []
     assert "customer" not in caplog.text and SECRET not in caplog.text
+
+
+def test_a_root_logger_at_debug_does_not_turn_it_on(caplog: pytest.LogCaptureFixture) -> None:
+    # The records hold messages: only a level set on harnessweaver.debug or harnessweaver
+    # enables them, never the root logger's (basicConfig(level=DEBUG) in an application).
+    root = logging.getLogger()
+    before = root.level
+    root.setLevel(logging.DEBUG)
+    try:
+        with caplog.at_level(logging.DEBUG):  # the root logger, as basicConfig would
+            _emit(_bus(buggy))
+        assert [r for r in caplog.records if r.name == DEBUG_LOGGER] == []
+        parent = logging.getLogger("harnessweaver")
+        parent.setLevel(logging.DEBUG)  # documented: the package's logger at DEBUG enables it
+        try:
+            with caplog.at_level(logging.DEBUG):
+                _emit(_bus(buggy))
+        finally:
+            parent.setLevel(logging.NOTSET)
+        assert len([r for r in caplog.records if r.name == DEBUG_LOGGER]) == 1
+        logging.getLogger(DEBUG_LOGGER).setLevel(logging.INFO)  # its own level wins
+        try:
+            parent.setLevel(logging.DEBUG)
+            assert not debug.enabled()
+        finally:
+            parent.setLevel(logging.NOTSET)
+            logging.getLogger(DEBUG_LOGGER).setLevel(logging.NOTSET)
+    finally:
+        root.setLevel(before)
 
 
 def test_the_outcome_and_trace_are_the_same_with_debug_on(debug_on: None) -> None:
