@@ -151,17 +151,21 @@ function exported(recordsOf: Iterable<TraceRecord>, options: OTelExporterOptions
   return dump(memory.getFinishedSpans());
 }
 
-/** A Python that runs this checkout's harnessweaver with the OpenTelemetry SDK, or null. */
+/**
+ * A Python that runs this checkout's harnessweaver with the OpenTelemetry SDK, or null. The one
+ * HARNESSWEAVER_TEST_PYTHON names must (`nox -s ts` gives it): the comparison may not skip there.
+ */
 async function python(): Promise<string | null> {
-  for (const candidate of [process.env["HARNESSWEAVER_TEST_PYTHON"], "python3"]) {
+  const given = process.env["HARNESSWEAVER_TEST_PYTHON"];
+  for (const candidate of [given, "python3"]) {
     if (!candidate) continue;
     try {
       await run(candidate, ["-c", "import anyio, opentelemetry.sdk.trace; from harnessweaver.agent.otel import OTelExporter"], {
         env: { ...process.env, PYTHONPATH: join(REPO, "python") },
       });
       return candidate;
-    } catch {
-      // not this one
+    } catch (error) {
+      if (candidate === given) throw new Error(`HARNESSWEAVER_TEST_PYTHON=${given} cannot run harnessweaver.agent.otel with the OpenTelemetry SDK`, { cause: error });
     }
   }
   return null;
