@@ -232,8 +232,9 @@ export class OTelExporter {
       name = this.#model ? `chat ${this.#model}` : "chat";
       kind = SpanKind.CLIENT;
     } else {
-      name = `execute_tool ${first.tool ?? ""}`;
-      if (first.tool !== undefined) attrs["gen_ai.tool.name"] = first.tool;
+      // a record of a trace written before I21 has no tool name
+      name = first.tool ? `execute_tool ${first.tool}` : "execute_tool";
+      if (first.tool !== undefined && first.tool !== null) attrs["gen_ai.tool.name"] = first.tool;
       kind = SpanKind.INTERNAL;
     }
     if (first.step !== undefined && first.step !== null) attrs[`${PREFIX}step`] = first.step;

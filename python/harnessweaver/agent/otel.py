@@ -235,8 +235,10 @@ class OTelExporter:
             name = "chat" + (f" {self._model}" if self._model else "")
             kind = SpanKind.CLIENT
         else:
-            name = f"execute_tool {first['tool']}"
-            attributes["gen_ai.tool.name"] = first["tool"]
+            # a record of a trace written before I21 has no tool name
+            name = "execute_tool" + (f" {first['tool']}" if first.get("tool") else "")
+            if first.get("tool") is not None:
+                attributes["gen_ai.tool.name"] = first["tool"]
             kind = SpanKind.INTERNAL
         if first.get("step") is not None:
             attributes[_PREFIX + "step"] = first["step"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -276,3 +277,29 @@ def test_calls_of_one_tool_in_one_step_pair_in_order() -> None:
     assert emits == [[1, 5], [2, 6], [3, 4]]
     # the records' clock: from emit 1's start to emit 5's end
     assert tools[0].end_time - tools[0].start_time == 41  # type: ignore[operator]
+
+
+def test_a_trace_without_tool_names_still_exports() -> None:
+    # records of a trace written before I21 have no run, step or tool: it failed with KeyError
+    provider, memory = tracer()
+    records = [
+        {"emit": 1, "hook": "tool.before", "kind": "hook", "outcome": "continue"},
+        {"emit": 2, "hook": "tool.after", "kind": "hook", "outcome": "continue"},
+    ]
+    OTelExporter(provider, gen_ai=True).export(records, run_id="r", exit_reason="completed")
+    spans = list(memory.get_finished_spans())
+    assert [s.name for s in spans] == [
+        "hook tool.before",
+        "hook tool.after",
+        "execute_tool",
+        "invoke_agent",
+    ]
+    assert "gen_ai.tool.name" not in (spans[2].attributes or {})
+
+
+def test_the_docs_list_every_event() -> None:
+    from pathlib import Path
+
+    page = Path(__file__).parents[3] / "docs" / "telemetry.md"
+    listed = re.findall(r"^\| `(harnessweaver\.[a-z]+)` \|", page.read_text(encoding="utf-8"), re.M)
+    assert listed == list(EVENTS)

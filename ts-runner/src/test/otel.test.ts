@@ -58,12 +58,12 @@ const PY_SPANS = `
 import anyio, json, sys
 import harnessweaver as hw
 from harnessweaver.events import EVENT_TYPES
-from harnessweaver.agent.otel import OTelExporter
+from harnessweaver.agent.otel import EVENTS, OTelExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-emits, configurations = json.loads(sys.argv[1])
+emits, configurations, record_sets = json.loads(sys.argv[1])
 
 @hw.middleware(name="flaky", hooks=["tool.before"], fail_mode="open")
 async def flaky(event, env):
@@ -101,13 +101,16 @@ async def main():
     for hook, data in emits:
         await bus.emit(hook, EVENT_TYPES[hook].model_validate(data), context)
     records = context.trace.records()
-    out = {"records": [{k: v for k, v in r.items() if k not in ("t_ns", "duration_ns")} for r in records], "spans": []}
-    for options in configurations:
+    out = {"records": [{k: v for k, v in r.items() if k not in ("t_ns", "duration_ns")} for r in records], "spans": [], "sets": []}
+    def exported(records, options):
         memory = InMemorySpanExporter()
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(memory))
         OTelExporter(provider, **options).export(records, run_id="run-1", exit_reason="completed")
-        out["spans"].append(dump(memory.get_finished_spans()))
+        return dump(memory.get_finished_spans())
+    out["spans"] = [exported(records, options) for options in configurations]
+    out["sets"] = [[exported(given, options) for options in configurations] for given in record_sets]
+    out["events"] = list(EVENTS)
     print(json.dumps(out))
 
 anyio.run(main)
@@ -121,6 +124,24 @@ const CONFIGURATIONS: [OTelExporterOptions, Record<string, unknown>][] = [
     { genAI: true, agentName: "support", providerName: "openai", requestModel: "m-1" },
     { gen_ai: true, agent_name: "support", provider_name: "openai", request_model: "m-1" },
   ],
+];
+
+/**
+ * Records no run of today's bus writes, but a trace read back may hold: an emit cancelled from
+ * outside (no hook record, I12), records of a trace written before I21 (no run, step or tool),
+ * a tool.after and a model.after without their before (a trace that starts mid-call), a
+ * contract rule, an audit-mode middleware; and no records at all.
+ */
+const ODD: TraceRecord[][] = [
+  [
+    { emit: 1, hook: "tool.before", kind: "outcome", middleware: "slow", band: "baseline", outcome: "continue", modified: false, t_ns: 5, duration_ns: 3 },
+    { emit: 2, hook: "tool.before", kind: "hook", outcome: "block", modified: false, code: "c", t_ns: 9, duration_ns: 1 },
+    { emit: 3, hook: "tool.after", step: 4, tool: "t", kind: "hook", outcome: "continue", modified: false, t_ns: 20, duration_ns: 1 },
+    { emit: 4, hook: "model.after", step: 4, kind: "outcome", middleware: "m", band: "task", outcome: "continue", modified: true, contract: "step_changed", t_ns: 30, duration_ns: 1 },
+    { emit: 4, hook: "model.after", step: 4, kind: "outcome", middleware: "a", band: "app", outcome: "block", modified: false, code: "x", audit: true, warnings: ["a text"], t_ns: 31, duration_ns: 1 },
+    { emit: 4, hook: "model.after", step: 4, kind: "hook", outcome: "continue", modified: true, t_ns: 30, duration_ns: 3 },
+  ],
+  [],
 ];
 
 interface Dumped {
@@ -310,9 +331,10 @@ describe("OTelExporter (harnessweaver/otel)", () => {
   it("Python exports the same spans for the same chain (when a Python is found)", async (t) => {
     const py = await python();
     if (py === null) return t.skip("no Python with harnessweaver and the OpenTelemetry SDK (set HARNESSWEAVER_TEST_PYTHON)");
-    const argument = JSON.stringify([EMITS, CONFIGURATIONS.map(([, python]) => python)]);
+    const argument = JSON.stringify([EMITS, CONFIGURATIONS.map(([, python]) => python), ODD]);
     const { stdout } = await run(py, ["-c", PY_SPANS, argument], { env: { ...process.env, PYTHONPATH: join(REPO, "python") } });
-    const theirs = JSON.parse(stdout) as { records: unknown[]; spans: Dumped[][] };
+    const theirs = JSON.parse(stdout) as { records: unknown[]; spans: Dumped[][]; sets: Dumped[][][]; events: string[] };
+    assert.deepEqual(theirs.events, [...EVENTS]);
     const ours = await records();
     // the same chain: the same records, but Python names the exception it raised ValueError
     const renamed = untimed(ours).map((r) => (r["error"] === "Error" ? { ...r, error: "ValueError" } : r));
@@ -320,6 +342,7 @@ describe("OTelExporter (harnessweaver/otel)", () => {
     const withValueError = ours.map((r) => (r.error === "Error" ? { ...r, error: "ValueError" } : r));
     CONFIGURATIONS.forEach(([options], i) => {
       assert.deepEqual(theirs.spans[i], exported(withValueError, options), JSON.stringify(options));
+      ODD.forEach((given, j) => assert.deepEqual(theirs.sets[j]?.[i], exported(given, options), `${JSON.stringify(options)} ${j}`));
     });
   });
 });
