@@ -49,6 +49,7 @@ from .convert import (
     spec_of,
     specs_of,
 )
+from .model import GuardedProvider, guarded_model
 from .rewrite import rewritten, task_input
 from .stops import HarnessStopped, not_expressible, stop_for
 
@@ -124,6 +125,12 @@ class GuardedRun:
         self._filtered = False
         """This model turn's step.start and model.before were emitted by the run's
         ``call_model_input_filter`` (which the SDK calls just before ``on_llm_start``)."""
+        self._answered = False
+        """This model turn's ``model.after`` was emitted inside the model call
+        (``model.py``), so ``on_llm_end`` does not emit it again."""
+        self._turn: tuple[str | None, list[Any], Any] | None = None
+        """The instructions, items and ``model.before`` event of this turn, as
+        ``step.start`` left them: what a Retry at ``model.after`` asks again."""
 
     @property
     def run_id(self) -> str:
@@ -201,7 +208,7 @@ class GuardedRun:
         ``RunState`` resumes a run that started before: no ``task.start``, and a
         ``GuardedRun`` that did not see its start (a state restored in another process) takes
         the step count and the calls awaiting a decision from it."""
-        self._filtered = False  # a segment the bus ended inside the filter left it set
+        self._filtered = self._answered = False  # a segment the bus ended may leave them set
         if isinstance(input, RunState):
             self.adopt(input)
             from .approval import settle
@@ -229,7 +236,16 @@ class GuardedRun:
                 data = CallModelData(model_data=given, agent=data.agent, context=data.context)
             return await self.filter_input(data)
 
-        return dataclasses.replace(config, call_model_input_filter=filter_input)
+        return dataclasses.replace(
+            config,
+            call_model_input_filter=filter_input,
+            model=guarded_model(config.model),
+            model_provider=(
+                config.model_provider
+                if isinstance(config.model_provider, GuardedProvider)
+                else GuardedProvider(config.model_provider)
+            ),
+        )
 
     async def _failed(self, exc: BaseException) -> None:
         if isinstance(exc, HarnessStopped):
@@ -320,6 +336,19 @@ class GuardedRun:
             self._raise(stop_for("step.start", result, start, "step"))
         request = ModelRequest(model=model_name(agent), messages=messages, tools=tools)
         event = ModelRequestEvent(step=self.steps, request=request)
+        self._turn = (system, items, event)
+        return await self._model_before(system, items, event)
+
+    async def model_before_again(self) -> ModelInputData:
+        """``model.before`` asked again for this turn's request (after a Retry at
+        ``model.after``, as the run loop does); what the model is called with next."""
+        assert self._turn is not None, "model.before again outside a model turn"
+        return await self._model_before(*self._turn)
+
+    async def _model_before(
+        self, system: str | None, items: list[Any], event: ModelRequestEvent
+    ) -> ModelInputData:
+        request, messages = event.request, event.request.messages
         result = await self.ask("model.before", event)
         if isinstance(result.outcome, Continue) and result.event != event:
             asked = result.event.request
@@ -360,8 +389,33 @@ class GuardedRun:
         result = await self.ask("model.before", event)
         self._raise(stop_for("model.before", result, event, "model request"))
 
+    async def answer_in_call(self, response: Any, retries: int) -> float | None:
+        """``model.after`` inside the model call (``model.py``): ``None`` when the chain
+        admits the response; a Retry within the run's bound (``retries`` made so far) is the
+        delay before the model is called again; anything else ends the run, as
+        :meth:`model_answered` does."""
+        self._answered = True
+        result, event = await self._model_after(response)
+        outcome = result.outcome
+        if isinstance(outcome, Retry):
+            bound = self.max_retries
+            if outcome.max_attempts is not None:
+                bound = min(bound, max(outcome.max_attempts - 1, 0))
+            if retries < bound:
+                return outcome.delay or 0.0
+        self._raise(stop_for("model.after", result, event, "model response"))
+        return None
+
     async def model_answered(self, response: Any) -> None:
-        """``model.after``: the run ends unless the chain admits the response unchanged."""
+        """``model.after`` (``on_llm_end``): nothing when the model call answered it; else
+        the run ends unless the chain admits the response unchanged."""
+        if self._answered:
+            self._answered = False
+            return
+        result, event = await self._model_after(response)
+        self._raise(stop_for("model.after", result, event, "model response"))
+
+    async def _model_after(self, response: Any) -> tuple[HookResult, ModelResponseEvent]:
         converted = response_of(response)
         usage = self._step_usage
         self._step_usage = Usage(
@@ -369,8 +423,7 @@ class GuardedRun:
             output_tokens=usage.output_tokens + converted.usage.output_tokens,
         )
         event = ModelResponseEvent(step=self.steps, response=converted)
-        result = await self.emit("model.after", event)
-        self._raise(stop_for("model.after", result, event, "model response"))
+        return await self.emit("model.after", event), event
 
     async def end_step(self) -> None:
         if not self._step_open:
