@@ -207,3 +207,15 @@ def test_a_streamed_run_applies_the_rewrites_too(tmp_path: Path) -> None:
 
     assert asyncio.run(go()).final_output == "done"
     assert texts(model.inputs[0]) == ["Order 7, reply to [redacted:email]"]
+
+
+def test_the_loop_guards_warning_reaches_the_model_and_the_run_goes_on() -> None:
+    bus = bus_of()
+    bus.register(hw.builtins.LoopGuard, settings={"warn_after": 2, "block_after": 4})
+    same = [call("lookup", {"order": "7"}, call_id=f"c{n}") for n in range(3)]
+    run, agent, model, seen = under(bus, [[same[0]], [same[1]], [same[2]], [say("done")]])
+    result = asyncio.run(run.run(agent, "order 7"))
+    assert result.final_output == "done"
+    assert seen == ["7", "7", "7"]
+    notes = [t for t in texts(model.inputs[2]) if t.startswith("[harness notice]")]
+    assert len(notes) == 1 and "lookup" in notes[0]

@@ -33,6 +33,8 @@ class Played:
     """Each tool call that really ran: ``name arguments``."""
     read: list[list[str]]
     """For each model call, the texts the model read (messages, tool results, refusals)."""
+    records: list[dict[str, Any]] = field(default_factory=list)
+    """The run's trace records."""
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ def run_loop(scenario: Scenario, folder: Path) -> Played:
     result = harness.run_sync(scenario.prompt)
     assert result.exit_reason == "completed", result.exit_reason
     read = [_texts([m.content for m in request.messages]) for request in provider.requests]
-    return Played(str(result.output), tools.ran, read)
+    return Played(str(result.output), tools.ran, read, result.trace.records())
 
 
 # --- LangChain -------------------------------------------------------------------------------
@@ -82,7 +82,7 @@ def langchain(scenario: Scenario, folder: Path) -> Played:
     result = agent.invoke({"messages": [{"role": "user", "content": scenario.prompt}]})
     assert "__interrupt__" not in result
     read = [_texts([m.text for m in call]) for call in model.inputs]
-    return Played(result["messages"][-1].text, tools.ran, read)
+    return Played(result["messages"][-1].text, tools.ran, read, middleware.trace.records())
 
 
 # --- OpenAI Agents SDK -----------------------------------------------------------------------
@@ -104,7 +104,8 @@ def openai_agents(scenario: Scenario, folder: Path) -> Played:
     adapter = OpenAIAgentsAdapter(hw.load(spec_in(scenario, folder)))
     sdk_tools = [agents.function_tool(getattr(tools, name)) for name in TOOL_NAMES]
     agent = adapter.guard(agents.Agent(name="support", model=model, tools=sdk_tools))
-    result = asyncio.run(adapter.new_run().run(agent, scenario.prompt))
+    run = adapter.new_run()
+    result = asyncio.run(run.run(agent, scenario.prompt))
     read = []
     for items in model.inputs:
         texts = []
@@ -113,7 +114,7 @@ def openai_agents(scenario: Scenario, folder: Path) -> Played:
                 content = item.get("content", item.get("output"))
                 texts.append(content if isinstance(content, str) else str(content or ""))
         read.append(_texts(texts))
-    return Played(str(result.final_output), tools.ran, read)
+    return Played(str(result.final_output), tools.ran, read, run.trace.records())
 
 
 # --- the matrix ------------------------------------------------------------------------------
@@ -139,3 +140,26 @@ def test_the_profile_runs_and_its_decision_shows(
     scenario = SCENARIOS[scenario_name]
     played = RUNNERS[runner_name](scenario, tmp_path)
     scenario.check(played)
+
+
+def _key(record: dict[str, Any]) -> tuple[Any, ...]:
+    fields = ("kind", "hook", "middleware", "band", "outcome", "modified", "code", "step", "tool")
+    return tuple(record.get(name) for name in fields)
+
+
+@pytest.mark.parametrize("scenario_name", sorted(SCENARIOS))
+def test_every_adapter_leaves_the_run_loops_records(scenario_name: str, tmp_path: Path) -> None:
+    """The same profile, the same script: the same trace records (but the run id and the
+    clock) through LangChain and the OpenAI Agents SDK as through the run loop; so a rewrite
+    the loop applies is applied by each adapter (``modified: true``, the run goes on)."""
+    scenario = SCENARIOS[scenario_name]
+    played = {
+        name: RUNNERS[name](scenario, tmp_path / name)
+        for name in sorted(RUNNERS)
+        if not (tmp_path / name).mkdir()
+    }
+    expected = [_key(record) for record in played["run-loop"].records]
+    # the scenario's decision is in the records: a rewrite, a refusal or a retry
+    assert any(key[4] != "continue" or key[5] for key in expected)
+    for name, run in played.items():
+        assert [_key(record) for record in run.records] == expected, name
