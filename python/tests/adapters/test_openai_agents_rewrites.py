@@ -219,3 +219,22 @@ def test_the_loop_guards_warning_reaches_the_model_and_the_run_goes_on() -> None
     assert seen == ["7", "7", "7"]
     notes = [t for t in texts(model.inputs[2]) if t.startswith("[harness notice]")]
     assert len(notes) == 1 and "lookup" in notes[0]
+
+
+def test_a_rewritten_text_keeps_the_messages_other_parts(tmp_path: Path) -> None:
+    spec = tmp_path / "harness.yaml"
+    spec.write_text(
+        "middleware:\n  - {use: harnessweaver.redact_pii, id: pii, hooks: [model.before]}\n",
+        encoding="utf-8",
+    )
+    run, agent, model, _seen = under(hw.load(spec), [[say("done")]])
+    image = {"type": "input_image", "image_url": "https://example.invalid/a.png", "detail": "auto"}
+    items = [
+        {
+            "role": "user",
+            "content": [{"type": "input_text", "text": "who is jane@example.com?"}, image],
+        }
+    ]
+    assert asyncio.run(run.run(agent, items)).final_output == "done"
+    [sent] = model.inputs[0]
+    assert sent["content"] == [{"type": "input_text", "text": "who is [redacted:email]?"}, image]

@@ -64,19 +64,29 @@ def _as_dict(item: Any) -> dict[str, Any]:
 
 
 def _with_text(item: Any, text: str) -> dict[str, Any]:
-    """A message item with ``text`` as its content, in the content's own form (a string, or
-    one text part of the kind the item had: ``output_text`` for an assistant's message)."""
+    """A message item with ``text`` as its content, in the content's own form: a string, or
+    the parts with the text in the first text part (the other text parts dropped, since the
+    bus saw them joined as one text; images and files kept where they were)."""
     new = _as_dict(item)
     content = new.get("content")
     if isinstance(content, str) or content is None:
         new["content"] = text
         return new
-    kinds = [_get(part, "type") for part in content if _get(part, "text") is not None]
-    kind = kinds[0] if kinds else "input_text"
-    part: dict[str, Any] = {"type": kind, "text": text}
-    if kind == "output_text":
-        part["annotations"] = []
-    new["content"] = [part]
+    parts: list[Any] = []
+    placed = False
+    for part in content:
+        if _get(part, "text") is None:
+            parts.append(part)
+        elif not placed:
+            kind = _get(part, "type") or "input_text"
+            replaced: dict[str, Any] = {"type": kind, "text": text}
+            if kind == "output_text":
+                replaced["annotations"] = []
+            parts.append(replaced)
+            placed = True
+    if not placed:
+        parts.append({"type": "input_text", "text": text})
+    new["content"] = parts
     return new
 
 
