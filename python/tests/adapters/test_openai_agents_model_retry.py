@@ -2,7 +2,8 @@
 asked again first), within the run's retry bound, as harnessweaver's run loop does; past it
 the run ends ``retry_exhausted`` (issue 32: ``profile://rag``'s ``require_citations`` ended
 every run whose first answer cited nothing; these tests failed before the model was
-wrapped)."""
+wrapped). A Continue(modified) of the answer's text or of a call's arguments is applied
+there too."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ agents = pytest.importorskip("agents")
 
 import harnessweaver as hw  # noqa: E402
 from harnessweaver.adapters.openai_agents import HarnessStopped, OpenAIAgentsAdapter  # noqa: E402
-from harnessweaver.adapters.openai_agents.scripted import ScriptedModel, say  # noqa: E402
+from harnessweaver.adapters.openai_agents.scripted import ScriptedModel, call, say  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -73,17 +74,56 @@ def test_past_the_retry_bound_the_run_ends_retry_exhausted() -> None:
     assert len(ends) == 1
 
 
-def test_a_changed_response_still_ends_the_run() -> None:
+def on_model_after(change: Any) -> hw.HookBus:
     @hw.middleware(hooks=["model.after"], fail_mode="closed")
-    async def shout(event: hw.ModelResponseEvent, env: hw.Envelope) -> hw.Outcome:
-        message = event.response.message.model_copy(update={"content": "LOUD"})
+    async def rewrite(event: hw.ModelResponseEvent, env: hw.Envelope) -> hw.Outcome:
+        message = change(event.response.message)
         response = event.response.model_copy(update={"message": message})
         return hw.Continue(modified=event.model_copy(update={"response": response}))
 
     bus = hw.HookBus()
-    bus.register(shout)
+    bus.register(rewrite)
+    return bus
+
+
+def test_a_rewritten_answer_is_what_the_run_gives() -> None:
+    bus = on_model_after(lambda m: m.model_copy(update={"content": m.content.upper()}))
     model = ScriptedModel([[say("quiet")]])
     adapter = OpenAIAgentsAdapter(bus)
+    agent = adapter.guard(agents.Agent(name="a", model=model))
+    assert asyncio.run(adapter.new_run().run(agent, "hi")).final_output == "QUIET"
+
+
+def test_a_tool_calls_rewritten_arguments_are_what_runs() -> None:
+    ran: list[int] = []
+
+    @agents.function_tool
+    def refund(amount: int) -> str:
+        """Refund an amount."""
+        ran.append(amount)
+        return "ok"
+
+    def capped(message: hw.Message) -> hw.Message:
+        calls = tuple(
+            c.model_copy(update={"arguments": {"amount": min(c.arguments["amount"], 100)}})
+            for c in message.tool_calls
+        )
+        return message.model_copy(update={"tool_calls": calls})
+
+    model = ScriptedModel([[call("refund", {"amount": 900})], [say("done")]])
+    adapter = OpenAIAgentsAdapter(on_model_after(capped))
+    agent = adapter.guard(agents.Agent(name="a", model=model, tools=[refund]))
+    assert asyncio.run(adapter.new_run().run(agent, "refund")).final_output == "done"
+    assert ran == [100]
+
+
+def test_a_response_change_the_items_cannot_carry_still_ends_the_run() -> None:
+    def more_calls(message: hw.Message) -> hw.Message:
+        extra = hw.ToolCall(id="x", name="refund", arguments={"amount": 1})
+        return message.model_copy(update={"tool_calls": (*message.tool_calls, extra)})
+
+    model = ScriptedModel([[say("quiet")]])
+    adapter = OpenAIAgentsAdapter(on_model_after(more_calls))
     agent = adapter.guard(agents.Agent(name="a", model=model))
     with pytest.raises(HarnessStopped) as raised:
         asyncio.run(adapter.new_run().run(agent, "hi"))

@@ -4,7 +4,8 @@
 or end, so a ``Retry`` at ``model.after`` (``require_citations`` asking an uncited answer
 again, as ``profile://rag`` does) ended the run. Inside the model call a ``Retry`` can do
 what harnessweaver's run loop does: ask ``model.before`` again and call the model again,
-within the run's retry bound (issue 32).
+within the run's retry bound (issue 32); and a ``Continue(modified)`` of the text or of a
+tool call's arguments is the response the SDK goes on with.
 
 :class:`GuardedModel` wraps a ``Model`` (``adapter.guard`` wraps an agent's model object;
 the run's ``RunConfig`` wraps its ``model`` and ``model_provider``, so a model given by name
@@ -66,9 +67,10 @@ class GuardedModel(Model):
             )
             if run is None:
                 return response
-            delay = await run.answer_in_call(response, retries)
+            delay, answered = await run.answer_in_call(response, retries)
             if delay is None:
-                return response
+                assert isinstance(answered, ModelResponse)
+                return answered  # the model's, or as model.after's chain rewrote it
             retries += 1
             if delay:
                 await asyncio.sleep(delay)

@@ -16,6 +16,7 @@ SDK's items: :func:`rewritten` answers ``None`` and the run ends as before (the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 from ...events import Message, TaskStartEvent
 from .convert import messages_of
 
-__all__ = ["rewritten", "task_input"]
+__all__ = ["rewritten", "rewritten_response", "task_input"]
 
 
 def task_input(original: Any, event: TaskStartEvent) -> Any:
@@ -146,3 +147,47 @@ def rewritten(
     if list(messages_of(instructions, out)) != list(new):
         return None  # the items would not say what the chain left: never send something else
     return instructions, out
+
+
+def _changed_output(item: Any, before: Any, after: Any) -> Any:
+    """An output item carrying ``after``'s text or arguments (``before`` being what the bus
+    saw of it), or ``None`` when the change is not one the item can carry."""
+    kind = _get(item, "type")
+    if kind == "function_call":
+        if (before.id, before.name) != (after.id, after.name):
+            return None
+        if before.arguments == after.arguments:
+            return item
+        return item.model_copy(update={"arguments": json.dumps(after.arguments)})
+    return None
+
+
+def rewritten_response(response: Any, old: Message, new: Message) -> Any:
+    """The SDK's ``ModelResponse`` whose message is ``new`` (``old`` being the message the bus
+    saw of it): the text of its (one) message item and the arguments of its tool calls may
+    change; ``None`` for anything else (a call added, removed or renamed, text where there
+    was none, or several message items whose text the bus saw joined)."""
+    if (old.role, old.tool_call_id) != (new.role, new.tool_call_id):
+        return None
+    if len(old.tool_calls) != len(new.tool_calls):
+        return None
+    output = list(response.output)
+    calls = iter(zip(old.tool_calls, new.tool_calls, strict=True))
+    messages = [i for i, item in enumerate(output) if _get(item, "type") == "message"]
+    if old.content != new.content:
+        if len(messages) != 1:
+            return None
+        index = messages[0]
+        item = output[index]
+        try:
+            output[index] = type(item).model_validate(_with_text(item, new.content or ""))
+        except (TypeError, ValueError):
+            return None
+    for index, item in enumerate(output):
+        if _get(item, "type") == "function_call":
+            before, after = next(calls)
+            changed = _changed_output(item, before, after)
+            if changed is None:
+                return None
+            output[index] = changed
+    return dataclasses.replace(response, output=output)

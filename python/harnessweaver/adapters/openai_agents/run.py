@@ -50,7 +50,7 @@ from .convert import (
     specs_of,
 )
 from .model import GuardedProvider, guarded_model
-from .rewrite import rewritten, task_input
+from .rewrite import rewritten, rewritten_response, task_input
 from .stops import HarnessStopped, not_expressible, stop_for
 
 if TYPE_CHECKING:
@@ -389,11 +389,12 @@ class GuardedRun:
         result = await self.ask("model.before", event)
         self._raise(stop_for("model.before", result, event, "model request"))
 
-    async def answer_in_call(self, response: Any, retries: int) -> float | None:
-        """``model.after`` inside the model call (``model.py``): ``None`` when the chain
-        admits the response; a Retry within the run's bound (``retries`` made so far) is the
-        delay before the model is called again; anything else ends the run, as
-        :meth:`model_answered` does."""
+    async def answer_in_call(self, response: Any, retries: int) -> tuple[float | None, Any]:
+        """``model.after`` inside the model call (``model.py``): the delay before the model
+        is called again (a Retry within the run's bound, ``retries`` made so far; else
+        ``None``) and the response to go on with: the model's, or a ``Continue(modified)``'s
+        where the SDK's items can carry it (``rewrite.rewritten_response``: the text, a tool
+        call's arguments). Anything else ends the run, as :meth:`model_answered` does."""
         self._answered = True
         result, event = await self._model_after(response)
         outcome = result.outcome
@@ -402,9 +403,16 @@ class GuardedRun:
             if outcome.max_attempts is not None:
                 bound = min(bound, max(outcome.max_attempts - 1, 0))
             if retries < bound:
-                return outcome.delay or 0.0
+                return outcome.delay or 0.0, response
+        if isinstance(outcome, Continue) and result.event != event:
+            changed = result.event
+            same = changed.response.model_copy(update={"message": event.response.message})
+            if same == event.response and changed.step == event.step:
+                new = rewritten_response(response, event.response.message, changed.response.message)
+                if new is not None:
+                    return None, new
         self._raise(stop_for("model.after", result, event, "model response"))
-        return None
+        return None, response
 
     async def model_answered(self, response: Any) -> None:
         """``model.after`` (``on_llm_end``): nothing when the model call answered it; else
