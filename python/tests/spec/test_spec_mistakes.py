@@ -1,4 +1,4 @@
-"""An item with several mistakes reports every one of them (ruling I35, issue 32), a misspelt
+"""An item with several mistakes reports every one of them (issue 32), a misspelt
 reserved key is offered the key it spells, and pydantic's wording stays out of the messages.
 
 The same specs are conformance cases (``conformance/cases/harness/spec-mistakes.json``), whose
