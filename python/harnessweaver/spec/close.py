@@ -1,4 +1,4 @@
-""""Did you mean …?": the name a misspelt key most likely meant.
+"""Did you mean …?: the name a misspelt key most likely meant.
 
 A key written with ``-`` for ``_`` (``fail-mode:``) or in other capitals is the name it
 spells, whatever :func:`difflib.get_close_matches` makes of it; otherwise the closest name by

@@ -92,10 +92,10 @@ def _title(harness: Harness, only: Only) -> str:
 
 
 def render_text(harness: Harness, only: Only) -> str:
-    """Every hook point with its chain: position, name (as the trace names it), use, band, fail mode, timeout,
-    the matcher when any middleware has one (I22), the mode when any is audited (I25), layer
-    and the file and line that declared it. ``only``: the tool and model whose chains the
-    hook points carrying them show."""
+    """Every hook point with its chain: position, name (as the trace names it), use, band,
+    fail mode, timeout, the matcher when any middleware has one (I22), the mode when any is
+    audited (I25), layer and the file and line that declared it. ``only``: the tool and model
+    whose chains the hook points carrying them show."""
     chains = harness.chains(**only)
     everyone = [e for entries in chains.values() for e in entries]
     matched = any(e.declaration.match for e in everyone)
