@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { loopSettings } from "../builtins/loops.js";
 import { closest } from "../spec/close.js";
 import { HookBus, load, RunContext, ToolCallEvent } from "../index.js";
 import { folder, pluginModule, problems } from "./spec-support.js";
@@ -137,6 +138,12 @@ describe("the loop guard's lone block_after", () => {
       assert.deepEqual(kinds, [...expected]);
     });
   }
+
+  it("warn_after, not given, is 3, or one call before a block_after below 4 (none for 2)", () => {
+    const warn = (settings: Record<string, unknown>) => loopSettings(settings).warnAfter;
+    assert.deepEqual([warn({}), warn({ block_after: 2 }), warn({ block_after: 3 }), warn({ block_after: 4 }), warn({ block_after: 9 })], [3, null, 2, 3, 3]);
+    assert.equal(warn({ block_after: 3, warn_after: null }), null);
+  });
 
   it("an explicit warn_after at the limit still breaks the rule", async () => {
     const root = folder({ "harness.yaml": "middleware:\n  - {use: harnessweaver.loop_guard, warn_after: 3, block_after: 3}\n" });
