@@ -11,6 +11,7 @@ import { isConfigurable, type Configurable, type SettingsSchema } from "../plugi
 import type { Middleware } from "../middleware.js";
 import { closest } from "./close.js";
 import { RESERVED } from "./model.js";
+import { asPydantic, pydanticMessage } from "./pydantic.js";
 
 /**
  * Settings that do not fit: `message` says why, `key` is the first key at fault. `known` is set
@@ -80,7 +81,7 @@ function fault(error: ErrorObject): [string | null, string] {
     return [missing, `${[...path, missing].join(".")}: Field required`];
   }
   const where = path.join(".") || "(settings)";
-  return [path[0] ?? null, `${where}: ${error.message ?? "invalid"}`];
+  return [path[0] ?? null, `${where}: ${pydanticMessage(error) ?? error.message ?? "invalid"}`];
 }
 
 /**
@@ -110,7 +111,9 @@ export function validateSettings(
     const order = propertiesOf(target.settings);
     const rank = (key: string | null) => (key === null ? order.length : order.indexOf(key) < 0 ? order.length : order.indexOf(key));
     // pydantic reports the faults in the order of the fields; `additionalProperties` is said above.
-    const more = (validate.errors ?? []).filter((error) => error.keyword !== "additionalProperties").map(fault);
+    const more = asPydantic(validate.errors ?? [])
+      .filter((error) => error.keyword !== "additionalProperties")
+      .map(fault);
     more.sort((a, b) => rank(a[0]) - rank(b[0]));
     const seen = new Set<string>();
     for (const entry of more) {
