@@ -121,6 +121,23 @@ describe("rules between settings", () => {
   });
 });
 
+describe("settings in pydantic's words", () => {
+  it("a wrong type, a bound, a value not allowed, an optional setting refused as its type alone", async () => {
+    const root = folder({
+      "harness.yaml":
+        "middleware:\n  - {use: harnessweaver.loop_guard, id: a, warn_after: many, window: 20000, scope: galaxy}\n" +
+        "  - {use: harnessweaver.budget_guard, id: b, max_tokens: 0}\n",
+    });
+    assert.deepEqual(
+      (await problems(join(root, "harness.yaml"))).map((p) => p.message),
+      [
+        "invalid settings: scope: Input should be 'run', 'session', 'user', 'task', 'app' or 'org'; warn_after: Input should be a valid integer; window: Input should be less than or equal to 10000 (settings)",
+        "invalid settings: max_tokens: Input should be greater than 0 (settings)",
+      ],
+    );
+  });
+});
+
 describe("the loop guard's lone block_after", () => {
   for (const [blockAfter, expected] of [
     [3, ["continue", "continue", "block"]],
