@@ -50,7 +50,7 @@ GUIDES: Final = {
     "resume": "docs/agent.md#suspend-and-resume",
     "budgets": "docs/agent.md#budgets",
     "journal": "docs/agent.md#the-journal-and-the-trace",
-    "writing-middleware": "README.md#write-middleware",
+    "writing-middleware": "docs/concepts.md#middleware-in-code-the-reference",
 }
 """The rules of the library around the bus (a harness spec, the run loop, plugins), which the
 bus's specification does not hold, and the section of the user docs that states each."""
