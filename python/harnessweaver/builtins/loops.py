@@ -42,7 +42,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final
 
-from pydantic import Field, JsonValue, ValidationInfo, field_validator
+from pydantic import Field, JsonValue, ValidationInfo, field_validator, model_validator
 
 from ..envelope import Envelope
 from ..events import ModelRequestEvent, TaskEndEvent, ToolCallEvent
@@ -59,13 +59,42 @@ RECORD: Final = "calls"
 run_id], ...]}``, the scope's last ``window`` calls and the warnings not yet given."""
 
 
+WARN_AFTER: Final = 3
+"""``warn_after`` when neither it nor a ``block_after`` of 4 or less is given."""
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    # The default of warn_after follows block_after (see _warning_follows): no one number is
+    # it, and the TypeScript loader, which fills a schema's defaults, must not fill 3 in.
+    schema.pop("default", None)
+
+
 class LoopGuardSettings(StateSettings):
     """``warn_after`` (or ``null``: no warnings) < ``block_after`` <= ``window``; ``scope``
-    and ``lifetime`` of the record."""
+    and ``lifetime`` of the record. ``warn_after`` not given is 3, or ``block_after - 1``
+    when that is less (none when ``block_after`` is 2): ``block_after: 3`` alone warns at 2."""
 
-    warn_after: int | None = Field(default=3, ge=2)
+    warn_after: int | None = Field(
+        default=WARN_AFTER,
+        ge=2,
+        description="default 3, or block_after - 1 when that is less (null when block_after is 2)",
+        json_schema_extra=_no_default,
+    )
     block_after: int = Field(default=5, ge=2)
     window: int = Field(default=20, ge=2, le=10_000)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _warning_follows(cls, data: Any) -> Any:
+        """A lone ``block_after`` lower than the default warning moves the warning below it
+        (one call before the refusal) instead of being refused for breaking a rule with a
+        default the user never wrote."""
+        if not isinstance(data, dict) or "warn_after" in data:
+            return data
+        block_after = data.get("block_after")
+        if type(block_after) is not int or block_after > WARN_AFTER:
+            return data
+        return {**data, "warn_after": block_after - 1 if block_after - 1 >= 2 else None}
 
     @field_validator("block_after")
     @classmethod

@@ -55,14 +55,39 @@ class Checked:
     config: BaseModel | None
 
 
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "match_key_not_carried": ("hooks",),
+    "match_widened": ("hooks",),
+    "baseline_fail_open": ("band", "fail_mode"),
+    "baseline_audit_not_org": ("band", "mode"),
+}
+"""The keys a core error's judgement rests on besides its own: once one of them was refused
+(and set aside), such an error is about a value the user did not write, so it is not said."""
+
+
 def _declare(item: Item, spec: MiddlewareSpec, problems: Problems) -> Declaration | None:
+    """The item's declaration, or ``None`` with every key the core refuses reported.
+
+    The core stops at the first key it refuses; to report the others too, that key is set
+    aside (as if not written) and the item declared again, until the core accepts the rest.
+    An error that follows only from a key set aside is not reported (:data:`_NEEDS`)."""
     layer = item.source.layer
-    try:
-        return core.declare_in(spec.declaration, layer, name=item.id, **item.keys)
-    except HarnessweaverError as exc:
-        line = item.line(_KEY_OF_KIND.get(exc.kind))
-        problems.core(item.source.file, item.where, line, exc)
-        return None
+    keys: dict[str, Any] = {"name": item.id, **item.keys}
+    refused: set[str] = set()
+    while True:
+        try:
+            declaration = core.declare_in(spec.declaration, layer, **keys)
+        except HarnessweaverError as exc:
+            key = _KEY_OF_KIND.get(exc.kind)
+            if not refused.intersection(_NEEDS.get(exc.kind, ())):
+                problems.core(item.source.file, item.where, item.line(key), exc)
+            written = "name" if key == "id" else key
+            if key is None or written not in keys:  # nothing left to set aside: stop here
+                return None
+            del keys[written]
+            refused.add(key)
+            continue
+        return None if refused else declaration
 
 
 def _settings(

@@ -67,7 +67,7 @@ def _row(position: int, entry: HarnessEntry, matched: bool, audited: bool) -> tu
     decl = entry.declaration
     row: tuple[str, ...] = (
         str(position),
-        entry.label,
+        entry.name,  # as the trace names it: a guardrail's label says nothing a trace does
         entry.use or "-",
         decl.band,
         decl.fail_mode,
@@ -92,10 +92,10 @@ def _title(harness: Harness, only: Only) -> str:
 
 
 def render_text(harness: Harness, only: Only) -> str:
-    """Every hook point with its chain: position, label, use, band, fail mode, timeout,
-    the matcher when any middleware has one (I22), the mode when any is audited (I25), layer
-    and the file and line that declared it. ``only``: the tool and model whose chains the
-    hook points carrying them show."""
+    """Every hook point with its chain: position, name (as the trace names it), use, band,
+    fail mode, timeout, the matcher when any middleware has one (I22), the mode when any is
+    audited (I25), layer and the file and line that declared it. ``only``: the tool and model
+    whose chains the hook points carrying them show."""
     chains = harness.chains(**only)
     everyone = [e for entries in chains.values() for e in entries]
     matched = any(e.declaration.match for e in everyone)
@@ -171,7 +171,7 @@ def _node_text(entry: HarnessEntry) -> str:
         details += f", {match_text(decl.match)}"
     if decl.mode == "audit":
         details += ", audit"
-    return f"{entry.label}<br/>{details}".replace('"', "#quot;")
+    return f"{entry.name}<br/>{details}".replace('"', "#quot;")
 
 
 def _subgraph(

@@ -7,7 +7,6 @@ function, or a class without a config, takes no settings.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -15,6 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..middleware import MiddlewareSpec
+from .close import closest
+from .model import RESERVED
 
 __all__ = ["SettingsProblem", "validate_settings"]
 
@@ -40,10 +41,21 @@ def _unknown_keys(config: type[BaseModel], settings: Mapping[str, Any]) -> list[
     found = []
     for key in settings:
         if key not in names:
-            close = difflib.get_close_matches(key, names, n=1)
-            hint = f"did you mean {close[0]}?" if close else f"the settings are {', '.join(names)}"
+            # A reserved key misspelt (`fail-mode:`) lands here as a setting: name it too.
+            close = closest(key, names, RESERVED)
+            hint = f"did you mean {close}?" if close else f"the settings are {', '.join(names)}"
             found.append((key, f"{key}: unknown setting ({hint})"))
     return found
+
+
+def _keys(settings: Mapping[str, Any]) -> str:
+    """The keys of settings a middleware does not take, each misspelt reserved key with the
+    key it likely meant (``fail-mode`` is ``fail_mode``, not a setting)."""
+    shown = []
+    for key in settings:
+        close = closest(key, RESERVED)
+        shown.append(f"{key} (did you mean {close}?)" if close else key)
+    return ", ".join(shown)
 
 
 def _pydantic(config: type[BaseModel], settings: Mapping[str, Any]) -> tuple[Any, list[Any]]:
@@ -64,9 +76,14 @@ def _pydantic(config: type[BaseModel], settings: Mapping[str, Any]) -> tuple[Any
         return None, faults
 
 
+_VALUE_ERROR = "Value error, "
+"""What pydantic puts before the message of a validator's ``ValueError``: the message itself
+says what is wrong, so the prefix is dropped (the TypeScript loader drops it too)."""
+
+
 def _shown(error: Any) -> str:
     where = ".".join(map(str, error["loc"])) or "(settings)"
-    return f"{where}: {error['msg']}"
+    return f"{where}: {error['msg'].removeprefix(_VALUE_ERROR)}"
 
 
 def validate_settings(spec: MiddlewareSpec, settings: Mapping[str, Any]) -> BaseModel | None:
@@ -75,7 +92,7 @@ def validate_settings(spec: MiddlewareSpec, settings: Mapping[str, Any]) -> Base
     if spec.config is None:
         if settings:
             what = "a function" if not spec.is_class else "a class without a config"
-            keys = ", ".join(settings)
+            keys = _keys(settings)
             raise SettingsProblem(f"{spec.name} is {what} and takes no settings: {keys}", None)
         return None
     faults = _unknown_keys(spec.config, settings)

@@ -125,9 +125,12 @@ def test_every_builtin_with_a_config_has_its_settings_schema() -> None:
 def test_loop_guard_settings_in_full() -> None:
     assert SCHEMA["$defs"]["settings.harnessweaver.loop_guard"]["properties"] == {
         "block_after": {"default": 5, "minimum": 2, "type": "integer"},
+        # No default: it follows block_after (a TS loader filling 3 in would refuse
+        # `block_after: 3` alone, issue 32).
         "warn_after": {
             "anyOf": [{"minimum": 2, "type": "integer"}, {"type": "null"}],
-            "default": 3,
+            "description": "default 3, or block_after - 1 when that is less (null when "
+            "block_after is 2)",
         },
         "window": {"default": 20, "maximum": 10000, "minimum": 2, "type": "integer"},
         # Whose record it is and how long it lasts (issue 30, I33).

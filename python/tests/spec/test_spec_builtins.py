@@ -231,7 +231,7 @@ def test_the_guards_settings_errors_name_file_line_key_and_rule(tmp_path: Path) 
     found = [str(problem) for problem in problems(write(tmp_path, spec))]
     assert found == [
         "harness.yaml:2: middleware[0] (harnessweaver.loop_guard): invalid settings: "
-        "block_after: Value error, block_after (3) must be greater than warn_after (5) (settings)",
+        "block_after: block_after (3) must be greater than warn_after (5) (settings)",
         "harness.yaml:3: middleware[1] (harnessweaver.budget_guard): invalid settings: "
         "warn_at: Input should be less than 1 (settings)",
         "harness.yaml:5: middleware[2] (harnessweaver.tool_failure_guard): invalid settings: "

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from spec_support import plugged, write
 
+import harnessweaver as hw
 from harnessweaver.cli import EXIT_ERROR, EXIT_OK, main
 
 SPEC = """
@@ -49,9 +50,11 @@ def test_text_lists_every_hook_point_in_run_order(
     assert [row[:2] for row in rows[1:]] == [
         ["1", "acme.guard"],
         ["2", "cap"],
-        ["3", "guardrails.tool.before[pii]"],
-        ["4", "validation.rules[small_cap]"],
+        ["3", "pii"],  # named as the trace names them, not by their labels (issue 32)
+        ["4", "small_cap"],
     ]
+    names = [entry.name for entry in hw.load(spec, task="extract").chains()["tool.before"]]
+    assert [row[1] for row in rows[1:]] == names
     assert rows[1] == [
         "1", "acme.guard", "acme.guard", "app", "closed", "2s", "app", "harness.yaml:3",
     ]  # fmt: skip
@@ -90,7 +93,7 @@ def test_mermaid_draws_the_onion(spec: Path, capsys: pytest.CaptureFixture[str])
     assert status == EXIT_OK
     assert out.startswith("flowchart LR\n")
     assert '    subgraph tool_before["tool.before: inbound, outermost first"]\n' in out
-    assert '        tool_before_3["guardrails.tool.before[pii]<br/>task, open"]\n' in out
+    assert '        tool_before_3["pii<br/>task, open"]\n' in out
     assert "        tool_before_1 --> tool_before_2 --> tool_before_3 --> tool_before_4\n" in out
     assert "    tool_before_4 --> tool_op((tool call)) --> tool_after_1\n" in out
     assert '        tool_after_1["(none)"]\n' in out

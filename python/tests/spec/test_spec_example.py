@@ -43,8 +43,8 @@ def test_harnessweaver_hooks_prints_the_chains_run_py_prints() -> None:
     assert done.returncode == 0, done.stderr
     shown = block("python examples/refunds/run.py\n```", "text")
     assert done.stdout == shown.split("\nSaturday")[0]
-    assert "  6  guardrails.tool.before[pii]" in done.stdout
-    assert "  7  validation.rules[small_cap]" in done.stdout
+    assert "  6  pii  " in done.stdout  # the names the trace gives them
+    assert "  7  small_cap  " in done.stdout
 
 
 def test_the_staging_overlay_and_the_diagram_are_as_documented() -> None:

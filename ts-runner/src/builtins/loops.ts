@@ -55,12 +55,25 @@ interface LoopSettings {
   readonly lifetime: string | number;
 }
 
+/** `warn_after` when neither it nor a `block_after` of 4 or less is given. */
+const WARN_AFTER = 3;
+
+/**
+ * `warn_after` not given (Python: `LoopGuardSettings._warning_follows`): 3, or one call before
+ * the refusal when `block_after` is 3 or less (none when it is 2), so a lone `block_after: 3`
+ * is not refused for breaking a rule with a default the user never wrote.
+ */
+function defaultWarnAfter(blockAfter: number): number | null {
+  if (!Number.isInteger(blockAfter) || blockAfter > WARN_AFTER) return WARN_AFTER;
+  return blockAfter - 1 >= 2 ? blockAfter - 1 : null;
+}
+
 /** The settings, with Python's defaults and the rules between them (pydantic's validators). */
 export function loopSettings(settings: Readonly<Record<string, unknown>>): LoopSettings {
   finite(settings);
   const { scope, lifetime } = stateSettings(settings);
-  const warnAfter = settings["warn_after"] === undefined ? 3 : (settings["warn_after"] as number | null);
   const blockAfter = settings["block_after"] === undefined ? 5 : (settings["block_after"] as number);
+  const warnAfter = settings["warn_after"] === undefined ? defaultWarnAfter(blockAfter) : (settings["warn_after"] as number | null);
   const window = settings["window"] === undefined ? 20 : (settings["window"] as number);
   if (warnAfter !== null && blockAfter <= warnAfter) {
     throw new SettingsError("block_after", `block_after (${blockAfter}) must be greater than warn_after (${warnAfter})`);

@@ -6,6 +6,7 @@
 
 import type { Declaration, Overrides } from "../declaration.js";
 import { HarnessweaverError } from "../errors.js";
+import { SettingsError } from "../builtins/settings.js";
 import { declareIn } from "../layer.js";
 import type { Middleware } from "../middleware.js";
 import { isConfigurable, type Configurable } from "../plugin.js";
@@ -54,13 +55,41 @@ export function overridesOf(keys: Readonly<Record<string, unknown>>, name: unkno
   return out as Overrides;
 }
 
+/**
+ * The keys a core error's judgement rests on besides its own: once one of them was refused (and
+ * set aside), such an error is about a value the user did not write, so it is not said.
+ */
+const NEEDS: Readonly<Record<string, readonly string[]>> = {
+  match_key_not_carried: ["hooks"],
+  match_widened: ["hooks"],
+  baseline_fail_open: ["band", "fail_mode"],
+  baseline_audit_not_org: ["band", "mode"],
+};
+
+/**
+ * The item's declaration, or null with every key the core refuses reported. The core stops at
+ * the first key it refuses; to report the others too, that key is set aside (as if not written)
+ * and the item declared again, until the core accepts the rest (Python: `_declare`).
+ */
 function declared(item: Item, target: Middleware | Configurable, problems: Problems): Declaration | null {
-  try {
-    return declareIn(target.declaration, item.source.layer, overridesOf(item.keys, item.id));
-  } catch (error) {
-    if (!(error instanceof HarnessweaverError)) throw error;
-    problems.core(item.source.file, item.where, item.line(KEY_OF_KIND[error.kind] ?? null), error);
-    return null;
+  const keys: Record<string, unknown> = { ...item.keys };
+  let name: unknown = item.id;
+  const refused = new Set<string>();
+  for (;;) {
+    try {
+      const declaration = declareIn(target.declaration, item.source.layer, overridesOf(keys, name));
+      return refused.size > 0 ? null : declaration;
+    } catch (error) {
+      if (!(error instanceof HarnessweaverError)) throw error;
+      const key = KEY_OF_KIND[error.kind] ?? null;
+      if (!(NEEDS[error.kind] ?? []).some((needed) => refused.has(needed))) {
+        problems.core(item.source.file, item.where, item.line(key), error);
+      }
+      if (key === "id" && name !== undefined) name = undefined;
+      else if (key !== null && key !== "id" && key in keys) delete keys[key];
+      else return null; // nothing left to set aside: stop here
+      refused.add(key);
+    }
   }
 }
 
@@ -69,9 +98,42 @@ function settingsOf(item: Item, target: Middleware | Configurable, problems: Pro
     return [true, validateSettings(target, item.settings)];
   } catch (error) {
     if (!(error instanceof SettingsProblem)) throw error;
-    problems.add(item.source.file, item.where, item.line(error.key), "invalid_settings", error.message);
+    let message = error.message;
+    if (error.known !== null && isConfigurable(target)) {
+      const broken = buildError(target, error.known);
+      if (broken !== null) message = `${message}; ${broken}`;
+    }
+    problems.add(item.source.file, item.where, item.line(error.key), "invalid_settings", message);
     return [false, null];
   }
+}
+
+const VALUE_ERROR = "Value error, ";
+
+/**
+ * Why `target` cannot be built from `settings`, as Python's loader says it (null when it can),
+ * and the setting at fault: see `buildFault`.
+ */
+function buildError(target: Configurable, settings: Record<string, unknown>): string | null {
+  try {
+    target.build(settings);
+    return null;
+  } catch (error) {
+    return buildFault(error)[1];
+  }
+}
+
+/**
+ * A `build` error as Python's loader says it, and the setting at fault: a rule between settings
+ * is `setting: message` (`(settings): message` for the settings as a whole), without pydantic's
+ * "Value error, " prefix, which a built-in's `SettingsError` keeps for its messages to be
+ * pydantic's.
+ */
+function buildFault(error: unknown): [string | null, string] {
+  if (!(error instanceof SettingsError)) return [null, error instanceof Error ? error.message : String(error)];
+  const head = error.setting === null ? "" : `${error.setting}: `;
+  const text = error.message.slice(head.length);
+  return [error.setting, `${error.setting ?? "(settings)"}: ${text.startsWith(VALUE_ERROR) ? text.slice(VALUE_ERROR.length) : text}`];
 }
 
 /** Every check of one item; null when one failed (its problems are added). */
@@ -89,8 +151,8 @@ export function checkItem(item: Item, plugins: Plugins, problems: Problems): Che
     try {
       built = target.build(settings ?? {});
     } catch (error) {
-      const text = error instanceof Error ? error.message : String(error);
-      problems.add(item.source.file, item.where, item.line(), "invalid_settings", `invalid settings: ${text}`);
+      const [setting, text] = buildFault(error);
+      problems.add(item.source.file, item.where, item.line(setting), "invalid_settings", `invalid settings: ${text}`);
       return null;
     }
   }

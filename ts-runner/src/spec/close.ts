@@ -50,3 +50,24 @@ export function closeMatches(word: string, possibilities: Iterable<string>, n = 
   scored.sort((x, y) => y[0] - x[0] || (x[1] < y[1] ? 1 : x[1] > y[1] ? -1 : 0));
   return scored.slice(0, n).map(([, candidate]) => candidate);
 }
+
+function folded(key: string): string {
+  return key.replaceAll("-", "_").toLowerCase();
+}
+
+/**
+ * The name of `groups` that `key` most likely meant, or null (Python: `spec/close.py`). Each
+ * group is tried in turn, first for a name spelt alike but for `-`/`_` and capitals (`fail-mode`
+ * is `fail_mode`), then by ratio, so a setting is suggested before a reserved key.
+ */
+export function closest(key: string, ...groups: readonly (readonly string[])[]): string | null {
+  for (const names of groups) {
+    const same = names.find((name) => folded(name) === folded(key));
+    if (same !== undefined) return same;
+  }
+  for (const names of groups) {
+    const close = closeMatches(key.replaceAll("-", "_"), names, 1);
+    if (close.length > 0) return close[0] as string;
+  }
+  return null;
+}

@@ -129,7 +129,8 @@ function source(entry: ShownEntry): string {
 
 function row(position: number, entry: ShownEntry, matched: boolean, audited: boolean): string[] {
   const decl = entry.declaration;
-  const cells = [String(position), entry.label, entry.use || "-", decl.band, decl.failMode, timeoutText(decl.timeout)];
+  // The name, as the trace names it (Python: `_row`).
+  const cells = [String(position), entry.name, entry.use || "-", decl.band, decl.failMode, timeoutText(decl.timeout)];
   if (matched) cells.push(matchText(decl.match));
   if (audited) cells.push(decl.mode);
   cells.push(entry.layer || "(code)", source(entry));
@@ -147,7 +148,7 @@ function title(harness: ShownHarness, only: Only): string {
   return `chains of ${spec} (task: ${harness.task || "none"}, env: ${harness.env || "none"}${shown}), each in run order`;
 }
 
-/** Every hook point with its chain: position, label, use, band, fail mode, timeout, the
+/** Every hook point with its chain: position, name (as the trace names it), use, band, fail mode, timeout, the
  * matcher when any middleware has one (I22), the mode when any is audited (I25), layer and
  * the file and line that declared it. */
 export function renderText(harness: ShownHarness, only: Only = {}): string {
@@ -229,7 +230,7 @@ function nodeText(entry: ShownEntry): string {
   if (decl.timeout !== null) details += `, ${timeoutText(decl.timeout)}`;
   if (hasMatch(decl)) details += `, ${matchText(decl.match)}`;
   if (decl.mode === "audit") details += ", audit";
-  return `${entry.label}<br/>${details}`.replaceAll('"', "#quot;");
+  return `${entry.name}<br/>${details}`.replaceAll('"', "#quot;");
 }
 
 /** A hook point's subgraph, and the ids of its first and last nodes. */

@@ -9,13 +9,21 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 
 import { isConfigurable, type Configurable, type SettingsSchema } from "../plugin.js";
 import type { Middleware } from "../middleware.js";
-import { closeMatches } from "./close.js";
+import { closest } from "./close.js";
+import { RESERVED } from "./model.js";
+import { asPydantic, pydanticMessage } from "./pydantic.js";
 
-/** Settings that do not fit: `message` says why, `key` is the first key at fault. */
+/**
+ * Settings that do not fit: `message` says why, `key` is the first key at fault. `known` is set
+ * when only unknown keys are at fault: the other settings (validated, defaults applied), which
+ * the middleware is still built from to report the rules between them, as pydantic's validators
+ * run beside its unknown-key errors in Python.
+ */
 export class SettingsProblem extends Error {
   constructor(
     message: string,
     readonly key: string | null,
+    readonly known: Record<string, unknown> | null = null,
   ) {
     super(message);
   }
@@ -45,10 +53,24 @@ function unknownKeys(schema: SettingsSchema, settings: Readonly<Record<string, u
   return Object.keys(settings)
     .filter((key) => !names.includes(key))
     .map((key) => {
-      const close = closeMatches(key, names, 1);
-      const hint = close.length > 0 ? `did you mean ${close[0]}?` : `the settings are ${names.join(", ")}`;
+      // A reserved key misspelt (`fail-mode:`) lands here as a setting: name it too.
+      const close = closest(key, names, RESERVED);
+      const hint = close !== null ? `did you mean ${close}?` : `the settings are ${names.join(", ")}`;
       return [key, `${key}: unknown setting (${hint})`];
     });
+}
+
+/**
+ * The keys of settings a middleware does not take, each misspelt reserved key with the key it
+ * likely meant (`fail-mode` is `fail_mode`, not a setting).
+ */
+function keysShown(keys: readonly string[]): string {
+  return keys
+    .map((key) => {
+      const close = closest(key, RESERVED);
+      return close !== null ? `${key} (did you mean ${close}?)` : key;
+    })
+    .join(", ");
 }
 
 /** The key an ajv error is about, and the error as a problem says it. */
@@ -59,7 +81,7 @@ function fault(error: ErrorObject): [string | null, string] {
     return [missing, `${[...path, missing].join(".")}: Field required`];
   }
   const where = path.join(".") || "(settings)";
-  return [path[0] ?? null, `${where}: ${error.message ?? "invalid"}`];
+  return [path[0] ?? null, `${where}: ${pydanticMessage(error) ?? error.message ?? "invalid"}`];
 }
 
 /**
@@ -73,22 +95,25 @@ export function validateSettings(
   const keys = Object.keys(settings);
   if (!isConfigurable(target)) {
     if (keys.length > 0) {
-      throw new SettingsProblem(`${target.declaration.name} is a function and takes no settings: ${keys.join(", ")}`, null);
+      throw new SettingsProblem(`${target.declaration.name} is a function and takes no settings: ${keysShown(keys)}`, null);
     }
     return null;
   }
   // A schema that allows no settings at all is reported as a plain middleware is.
   if (target.settings["maxProperties"] === 0 && propertiesOf(target.settings).length === 0 && keys.length > 0) {
-    throw new SettingsProblem(`${target.declaration.name} takes no settings: ${keys.join(", ")}`, null);
+    throw new SettingsProblem(`${target.declaration.name} takes no settings: ${keysShown(keys)}`, null);
   }
   const faults = unknownKeys(target.settings, settings);
   const data = structuredClone(settings) as Record<string, unknown>;
   const validate = validator(target.settings);
+  let known: Record<string, unknown> | null = null;
   if (!validate(data)) {
     const order = propertiesOf(target.settings);
     const rank = (key: string | null) => (key === null ? order.length : order.indexOf(key) < 0 ? order.length : order.indexOf(key));
     // pydantic reports the faults in the order of the fields; `additionalProperties` is said above.
-    const more = (validate.errors ?? []).filter((error) => error.keyword !== "additionalProperties").map(fault);
+    const more = asPydantic(validate.errors ?? [])
+      .filter((error) => error.keyword !== "additionalProperties")
+      .map(fault);
     more.sort((a, b) => rank(a[0]) - rank(b[0]));
     const seen = new Set<string>();
     for (const entry of more) {
@@ -96,10 +121,15 @@ export function validateSettings(
       seen.add(entry[1]);
       faults.push(entry as [string, string]);
     }
+    if (more.length === 0) {
+      const unknown = new Set(faults.map(([key]) => key));
+      known = structuredClone(Object.fromEntries(Object.entries(settings).filter(([key]) => !unknown.has(key))));
+      if (!validate(known)) known = null;
+    }
   }
   if (faults.length > 0) {
     const first = faults.find(([key]) => key !== null);
-    throw new SettingsProblem(`invalid settings: ${faults.map(([, text]) => text).join("; ")}`, first ? first[0] : null);
+    throw new SettingsProblem(`invalid settings: ${faults.map(([, text]) => text).join("; ")}`, first ? first[0] : null, known);
   }
   return data;
 }

@@ -124,7 +124,8 @@ describe("builtins: the plugin", () => {
 
   it("applies Python's defaults through the schema", () => {
     const state = { scope: "run", lifetime: "30d" };
-    assert.deepEqual(validated(byName("loop_guard"), {}), { ...state, warn_after: 3, block_after: 5, window: 20 });
+    // No schema default for warn_after: it follows block_after (loopSettings, issue 32).
+    assert.deepEqual(validated(byName("loop_guard"), {}), { ...state, block_after: 5, window: 20 });
     assert.deepEqual(validated(byName("tool_failure_guard"), {}), { ...state, max_consecutive: 3, max_total: null });
     assert.deepEqual(validated(byName("budget_guard"), { max_tokens: 5 }), {
       ...state,
