@@ -4,7 +4,9 @@ A reader copies these first, so each one is checked by the tool that would rejec
 
 - ``python``: ``mypy --strict`` (each block a module of its own), then run (120 s at most) in a
   scratch copy of ``examples/refunds``, the pages' running example: its ``app`` plugin, its
-  ``harness.yaml`` and ``org/`` profiles (``HARNESSWEAVER_ORG_PROFILES``).
+  ``harness.yaml`` and ``org/`` profiles (``HARNESSWEAVER_ORG_PROFILES``). When the page shows
+  a harness spec before the block, the last one is that folder's ``harness.yaml`` (a page that
+  says "a harness.yaml next to your code", then loads it).
 - ``ts``, ``typescript``: ``tsc`` with ``ts-runner``'s strict settings against the built package
   (``from "harnessweaver"`` resolves to ``ts-runner/dist``: ``npm run build`` first).
 - ``yaml``: a harness spec (top-level keys all the spec's) is loaded with
@@ -195,10 +197,16 @@ def _scratch_example(scratch: Path) -> Path:
     return work
 
 
+def _installed() -> bool:
+    """Whether this Python imports a ``harnessweaver`` of its own (a wheel under test), not the
+    clone's source: then the blocks run against that one."""
+    found = importlib.util.find_spec("harnessweaver")
+    origin = Path(found.origin).resolve() if found is not None and found.origin else None
+    return origin is not None and not origin.is_relative_to(ROOT)
+
+
 def _environment(work: Path) -> dict[str, str]:
-    # the clone's package, unless this Python has one installed (a wheel under test)
-    installed = importlib.util.find_spec("harnessweaver") is not None
-    python = "" if installed else str(ROOT / "python")
+    python = "" if _installed() else str(ROOT / "python")
     paths = [python, str(work), os.environ.get("PYTHONPATH", "")]
     # org://acme/baseline, which the example's harness.yaml lists, is in its org/ folder
     org = {"HARNESSWEAVER_ORG_PROFILES": str(work / "org")}
@@ -208,9 +216,12 @@ def _environment(work: Path) -> dict[str, str]:
 _MYPY_LINE = re.compile(r"^(?:.*[/\\])?snippet_(\d+)\.py:(\d+): (error|note): (.*)$")
 
 
-def check_python(blocks: Sequence[Snippet], scratch: Path) -> list[Problem]:
+def check_python(
+    blocks: Sequence[Snippet], scratch: Path, specs: dict[Snippet, str] | None = None
+) -> list[Problem]:
     """mypy --strict over every block at once (each its own module), then each block that is
-    not ``no-run`` run as a program."""
+    not ``no-run`` run as a program; where ``specs`` gives a block a harness spec (its page's
+    last before it), that spec is the ``harness.yaml`` of the folder it runs in."""
     if not blocks:
         return []
     folder = scratch / "python"
@@ -229,12 +240,39 @@ def check_python(blocks: Sequence[Snippet], scratch: Path) -> list[Problem]:
         if not syntax:
             break
         remaining -= syntax
-    work = _scratch_example(scratch)
     for number, block in enumerate(blocks):
         if block.marker == "no-run" or number in failed:
             continue
+        work = scratch / f"run_{number}"  # its own copy: a block may write files
+        shutil.copytree(EXAMPLE, work, ignore=shutil.ignore_patterns("__pycache__"))
+        if specs and block in specs:
+            (work / "harness.yaml").write_text(specs[block], encoding="utf-8")
         problems += _run_python(block, folder / f"snippet_{number}.py", work)
     return problems
+
+
+def _is_spec(block: Snippet) -> bool:
+    """A YAML block that is a whole harness spec (its top-level keys all the spec's)."""
+    if block.lang not in ("yaml", "yml"):
+        return False
+    try:
+        document = yaml.safe_load(block.code)
+    except yaml.YAMLError:
+        return False
+    return isinstance(document, dict) and bool(document) and set(document) <= _SPEC_KEYS
+
+
+def page_specs(blocks: Sequence[Snippet]) -> dict[Snippet, str]:
+    """Each Python block's harness spec: the last one its page shows before it (a page that
+    says "a harness.yaml next to your code" and then runs ``hw.load("harness.yaml")``)."""
+    found: dict[Snippet, str] = {}
+    last: dict[str, str] = {}
+    for block in sorted(blocks, key=lambda b: (b.page, b.line)):
+        if _is_spec(block) and block.marker != "illustration":
+            last[block.page] = block.code
+        elif block.lang in ("python", "py") and block.page in last:
+            found[block] = last[block.page]
+    return found
 
 
 def _mypy(
@@ -456,11 +494,13 @@ def check_shell(block: Snippet) -> list[Problem]:
 
 def check(blocks: Iterable[Snippet]) -> list[Problem]:
     """Every block checked by its language; marked illustrations skipped."""
+    blocks = list(blocks)
     checked = [block for block in blocks if block.marker != "illustration"]
     problems: list[Problem] = []
     with tempfile.TemporaryDirectory(prefix="snippets-") as name:
         scratch = Path(name)
-        problems += check_python([b for b in checked if b.lang in ("python", "py")], scratch)
+        python = [b for b in checked if b.lang in ("python", "py")]
+        problems += check_python(python, scratch, page_specs(blocks))
         problems += check_typescript([b for b in checked if b.lang in ("ts", "typescript")])
         for block in checked:
             if block.lang in ("yaml", "yml"):

@@ -182,3 +182,20 @@ def test_a_typescript_block_is_checked_against_the_built_package() -> None:
     assert len(problems) == 1 and problems[0].startswith("page.md:4: tsc: TS2322"), problems
     fine = '```ts\nimport { HookBus } from "harnessweaver";\nnew HookBus();\n```\n'
     assert _check(fine) == []
+
+
+def test_a_python_block_runs_beside_the_spec_its_page_showed_before_it() -> None:
+    _needs("mypy", importlib.util.find_spec("mypy") is not None)
+    load = (
+        "```python\n"
+        "import harnessweaver as hw\n"
+        'names = [entry.name for entry in hw.load("harness.yaml").entries]\n'
+        'assert names == ["only_x"], names\n'
+        "```\n"
+    )
+    spec = "```yaml\nmiddleware:\n  - {use: harnessweaver.tool_allowlist, id: only_x, allow: [x]}\n"
+    spec += "```\n"
+    assert _check(spec + load) == []
+    # without it, the folder's harness.yaml is the running example's (examples/refunds)
+    problems = _check(load)
+    assert len(problems) == 1 and problems[0].startswith("page.md:1: exited 1"), problems
