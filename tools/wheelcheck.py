@@ -37,6 +37,7 @@ SDIST_NEEDS = (
     "Cargo.toml",
     "Cargo.lock",
     "README.md",
+    "LICENSE",
     "crates/harnessweaver-core/Cargo.toml",
     "crates/harnessweaver-core/src/lib.rs",
     "crates/harnessweaver-py/Cargo.toml",
@@ -122,6 +123,11 @@ def check_wheel(path: Path, version: str, platforms: set[str]) -> tuple[Problems
     problems.check(
         not [n for n in names if "/tests/" in n or n.startswith("tests/")], "tests in the wheel"
     )
+    license = contents.get(f"{dist_info}/licenses/LICENSE")
+    problems.check(
+        license == (ROOT / "LICENSE").read_bytes(),
+        "LICENSE missing from .dist-info/licenses or not the repository's",
+    )
     # RECORD: every file, with its hash and size.
     rows = list(csv.reader(io.StringIO(contents[f"{dist_info}/RECORD"].decode())))
     recorded = {row[0]: row for row in rows}
@@ -149,6 +155,7 @@ def check_metadata(problems: Problems, metadata: Message, version: str) -> None:
     problems.check(get("Version") == version, f"Version {get('Version')}")
     problems.check(get("Requires-Python") == ">=3.11", f"Requires-Python {get('Requires-Python')}")
     problems.check(get("License-Expression") == "MIT", "no License-Expression")
+    problems.check(metadata.get_all("License-File") == ["LICENSE"], "no License-File: LICENSE")
 
 
 def check_sdist(path: Path, version: str) -> tuple[Problems, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
+from . import debug
 from ._plain import LIVE, uncopyable
 from ._select import core
 from .events import EVENT_TYPES
@@ -119,6 +120,8 @@ class HookBus:
         S8). Returns the declaration as registered.
         """
         spec, call = build(middleware, settings)
+        if debug.enabled():  # harnessweaver.debug at DEBUG: see why it raises (docs/logging.md)
+            call = debug.watched(call, name if isinstance(name, str) else spec.declaration.name)
         return self._registry.register(
             spec.declaration,
             call,

@@ -96,13 +96,19 @@ def _configure_conformance(parser: argparse.ArgumentParser) -> None:
 
 
 def _list_impls(out: TextIO) -> int:
-    from harnessweaver.conformance.driver import builtin_implementations
+    """The built-in implementations that can run here, with their commands; then the others,
+    with why not and how to get them (never a command naming a file that does not exist)."""
+    from harnessweaver.conformance.driver import builtin_implementations, unavailable
 
+    missing: list[str] = []
     for impl in builtin_implementations().values():
-        command = " ".join(impl.command)
-        unbuilt = impl.name in ("ts", "rust") and not Path(impl.command[-1]).is_file()
-        note = "  (not built)" if unbuilt else ""
-        print(f"{impl.name}: {command}{note}", file=out)
+        why = unavailable(impl.name)
+        if why is None:
+            print(f"{impl.name}: {' '.join(impl.command)}", file=out)
+        else:
+            missing.append(f"  {impl.name}: {why}")
+    if missing:
+        print("not available here:", *missing, sep="\n", file=out)
     return EXIT_OK
 
 
@@ -162,7 +168,7 @@ def _run_conformance(args: argparse.Namespace) -> int:
     written = write_results(outcome, args.out)
     console = make_console(sys.stdout)
     print_report(outcome, console)
-    console.print("results: " + ", ".join(str(path) for path in written), soft_wrap=True)
+    console.text(("results: " + ", ".join(str(path) for path in written), None))
     return EXIT_OK if outcome.passed else EXIT_FAILED
 
 

@@ -1,27 +1,30 @@
 """The exceptions harnessweaver raises.
 
 Every error carries a stable ``kind``, the ``rule`` it enforces (see
-``conformance/INTERPRETING.md`` §5) and ``link``, where that rule is written: a section of
-the bus's specification (``docs/spec/hook-bus.md#ruling-15``) or, for the rules of the
-library around the bus (a harness spec, the run loop), of its user docs. The message names
-the bad value and the rule; a traceback adds ``see <link>`` as a note (PEP 678), while
-``str(err)`` stays the message alone. Both cores raise these same classes, so user code
-catches one set of exceptions.
+``conformance/INTERPRETING.md`` §5), ``link``, where that rule is written as a path in the
+repository (a section of the bus's specification, ``docs/spec/hook-bus.md#ruling-15``, or, for
+the rules of the library around the bus (a harness spec, the run loop), of its user docs), and
+``url``, the same section online, which resolves for a wheel user with no clone. The message
+names the bad value and the rule; a traceback adds ``see <url>`` as a note (PEP 678), while
+``str(err)`` stays the message alone (the corpus compares it, byte for byte with TypeScript's).
+Both cores raise these same classes, so user code catches one set of exceptions.
 """
 
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import Final
 
 __all__ = [
+    "DOCUMENTATION",
     "DeclarationError",
     "EmitError",
     "HarnessweaverError",
     "RegistrationError",
     "TraceFormatError",
     "error_for",
+    "rule_link",
+    "rule_url",
 ]
 
 SPEC: Final = "docs/spec/hook-bus.md"
@@ -47,28 +50,19 @@ GUIDES: Final = {
     "resume": "docs/agent.md#suspend-and-resume",
     "budgets": "docs/agent.md#budgets",
     "journal": "docs/agent.md#the-journal-and-the-trace",
-    "writing-middleware": "README.md#write-middleware",
+    "writing-middleware": "docs/concepts.md#middleware-in-code-the-reference",
 }
 """The rules of the library around the bus (a harness spec, the run loop, plugins), which the
 bus's specification does not hold, and the section of the user docs that states each."""
 
 
-@cache
-def _base() -> str:
-    """The project's documentation URL (``[project.urls] Documentation`` in pyproject.toml),
-    ending in ``/``, that links are made absolute with; empty while there is none, and links
-    stay paths in the repository."""
-    from importlib.metadata import PackageNotFoundError, metadata
+DOCUMENTATION: Final = "https://github.com/harnessweaver/harnessweaver/blob/main/docs/index.md"
+"""The documentation's entry point, ``docs/index.md`` online: ``[project.urls] Documentation``
+in pyproject.toml and ``homepage`` in ts-runner/package.json say the same (a test checks), and
+TypeScript's errors make the same URLs from it."""
 
-    try:
-        urls: list[str] = metadata("harnessweaver").get_all("Project-URL") or []
-    except PackageNotFoundError:
-        return ""
-    for entry in urls:
-        label, _, url = entry.partition(",")
-        if label.strip().lower() == "documentation" and url.strip():
-            return url.strip().rstrip("/") + "/"
-    return ""
+_ROOT_URL: Final = DOCUMENTATION.removesuffix("docs/index.md")
+"""The repository's files online: a link's path, appended, is its URL."""
 
 
 def rule_link(rule: str) -> str | None:
@@ -80,16 +74,24 @@ def rule_link(rule: str) -> str | None:
         path = GUIDES[rule]
     else:
         return None
-    return _base() + path
+    return path
+
+
+def rule_url(rule: str) -> str | None:
+    """``rule_link(rule)`` online (under :data:`DOCUMENTATION`'s tree): it resolves without a
+    clone. ``None`` for an unknown id."""
+    path = rule_link(rule)
+    return None if path is None else _ROOT_URL + path
 
 
 class HarnessweaverError(ValueError):
     """Base class: ``kind`` and ``rule`` are stable identifiers, ``link`` where the rule is
-    written; ``str(err)`` is the message."""
+    written (a path in the repository), ``url`` the same online; ``str(err)`` is the message."""
 
     kind: str
     rule: str
     link: str | None
+    url: str | None
 
     def __init__(self, kind: str, rule: str, message: str) -> None:
         super().__init__(message)
@@ -98,8 +100,9 @@ class HarnessweaverError(ValueError):
         # The one place every error of both cores is made (the Rust core's through
         # error_for): the link comes from the rule id, never from parsing the message.
         self.link = rule_link(rule)
-        if self.link is not None:
-            self.add_note(f"see {self.link}")
+        self.url = rule_url(rule)
+        if self.url is not None:
+            self.add_note(f"see {self.url}")
 
     @property
     def message(self) -> str:

@@ -33,6 +33,7 @@ KNOWN_RULES = (
     + ["I31"]  # odd names at emit and unregister
     + ["I33"]  # state stores: scripted stores, scopes, outages
     + ["I34"]  # durable approvals: binding, decide, claim, expiry, filing
+    + ["I36"]  # reading a shell command (shell_guard)
 )
 # No step can express I12 (cancellation from outside), nor read a trace back (I19) or fill one
 # to its limit (I20); the test suites pin those.

@@ -27,7 +27,7 @@ from checkout import CORPUS, PACKAGE, require_checkout
 import harnessweaver as hw
 from harnessweaver.conformance.cases import load_cases
 from harnessweaver.conformance.testee import _CaseRun
-from harnessweaver.errors import GUIDES, SPEC, rule_link
+from harnessweaver.errors import DOCUMENTATION, GUIDES, SPEC, rule_link, rule_url
 
 ROOT = require_checkout()
 SAMPLES: dict[str, Any] = json.loads((CORPUS / "catalogue.json").read_text())["samples"]
@@ -60,6 +60,7 @@ def error_table() -> dict[str, str]:
 
 
 TABLE = error_table()
+BLOB = "https://github.com/harnessweaver/harnessweaver/blob/main/"
 
 
 CASES = load_cases(CORPUS / "cases")
@@ -101,7 +102,8 @@ def test_every_error_kind_links_to_its_rule(kind: str) -> None:
     assert error.link == f"{SPEC}#{error.rule.lower()}"
     file, _, anchor = error.link.partition("#")
     assert anchor in anchors(file), f"{error.link} names no anchor of {file}"
-    assert error.__notes__ == [f"see {error.link}"]
+    assert error.url == f"{BLOB}{error.link}"
+    assert error.__notes__ == [f"see {error.url}"]
     assert error.link not in str(error)  # the message the corpus compares is unchanged
 
 
@@ -119,13 +121,21 @@ def test_a_traceback_shows_the_link_and_the_message_is_unchanged() -> None:
     )
     assert (error.rule, error.link) == ("ruling-15", "docs/spec/hook-bus.md#ruling-15")
     text = "".join(traceback.format_exception(error))
-    assert text.endswith(f"{error!s}\nsee docs/spec/hook-bus.md#ruling-15\n")
+    # The note is a URL a wheel user can open: the section online, not a path in a clone.
+    url = "https://github.com/harnessweaver/harnessweaver/blob/main/docs/spec/hook-bus.md#ruling-15"
+    assert text.endswith(f"{error!s}\nsee {url}\n")
 
 
 def test_a_pickled_error_keeps_its_link_and_one_note() -> None:
     error = hw.RegistrationError("duplicate_name", "I2", "a middleware named 'x' ... (I2)")
     copy = pickle.loads(pickle.dumps(error))
-    assert (copy.rule, copy.link, copy.__notes__) == ("I2", f"{SPEC}#i2", [f"see {SPEC}#i2"])
+    url = f"{BLOB}{SPEC}#i2"
+    assert (copy.rule, copy.link, copy.url, copy.__notes__) == (
+        "I2",
+        f"{SPEC}#i2",
+        url,
+        [f"see {url}"],
+    )
 
 
 @pytest.mark.parametrize("rule", sorted(GUIDES))
@@ -138,7 +148,7 @@ def test_the_rules_around_the_bus_link_to_a_section_of_the_user_docs(rule: str) 
 
 def test_an_unknown_rule_has_no_link_and_no_note() -> None:
     error = hw.HarnessweaverError("odd", "no-such-rule", "odd")
-    assert error.link is None
+    assert error.link is None and error.url is None
     assert not getattr(error, "__notes__", [])
 
 
@@ -184,9 +194,21 @@ def test_every_rule_the_package_raises_has_a_link_to_an_anchor() -> None:
         assert anchor in anchors(file), f"{where}: {link} names no anchor"
 
 
-def test_links_are_repository_paths_while_pyproject_names_no_documentation_url() -> None:
-    urls = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"].get("urls", {})
-    if "Documentation" in urls:
-        pytest.skip("pyproject names a documentation URL: links start with it")
+def test_links_are_repository_paths_and_urls_start_with_the_documentation_url() -> None:
+    """The one documentation URL: pyproject's [project.urls] (what a wheel's metadata shows),
+    package.json's homepage (npm's), and the base both languages' error URLs start from."""
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["urls"]
+    assert urls["Documentation"] == DOCUMENTATION
+    package = json.loads((ROOT / "ts-runner" / "package.json").read_text("utf-8"))
+    assert package["homepage"] == DOCUMENTATION
+    assert f"{BLOB}docs/index.md" == DOCUMENTATION
     assert rule_link("I2") == "docs/spec/hook-bus.md#i2"
+    assert rule_url("I2") == f"{BLOB}docs/spec/hook-bus.md#i2"
+    assert rule_url("writing-middleware") == f"{BLOB}{GUIDES['writing-middleware']}"
     assert Path(ROOT / SPEC).is_file()
+
+
+def test_the_typescript_errors_make_the_same_urls() -> None:
+    """errors.ts holds the same documentation URL and joins paths to it the same way."""
+    text = (ROOT / "ts-runner" / "src" / "errors.ts").read_text("utf-8")
+    assert f'export const DOCUMENTATION = "{DOCUMENTATION}";' in text

@@ -173,3 +173,62 @@ def test_the_sdist_ships_the_security_policy() -> None:
     config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     assert {"path": "SECURITY.md", "format": "sdist"} in config["tool"]["maturin"]["include"]
     assert "security advisories" in (root / "SECURITY.md").read_text(encoding="utf-8")
+
+
+MIT_HEADER = "MIT License\n\nCopyright (c) 2026 harnessweaver maintainers\n"
+
+
+def test_the_installed_distribution_carries_the_license() -> None:
+    """PEP 639: the wheel (and what the sdist builds) has LICENSE in .dist-info/licenses/ and
+    names it in its metadata, with the license expression (``pyproject.toml``'s license-files).
+    Checked on whatever is installed: a maturin develop build, a wheel, an sdist's build."""
+    distribution = importlib.metadata.distribution("harnessweaver")
+    assert distribution.metadata["License-Expression"] == "MIT"
+    assert distribution.metadata.get_all("License-File") == ["LICENSE"]
+    licenses = [path for path in distribution.files or () if path.name == "LICENSE"]
+    assert [path.parent.name for path in licenses] == ["licenses"], licenses
+    assert licenses[0].read_text(encoding="utf-8").startswith(MIT_HEADER)
+
+
+def test_the_repository_and_every_package_declare_the_mit_license() -> None:
+    """One LICENSE, the MIT text, at the root (the sdist's) and in ts-runner (npm packs only
+    its own directory: a copy, byte for byte, not a symlink); every manifest says MIT and
+    names the repository (never example.invalid)."""
+    root = checkout()
+    text = (root / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith(MIT_HEADER)
+    assert "Permission is hereby granted, free of charge" in text
+    copy = root / "ts-runner" / "LICENSE"
+    assert not copy.is_symlink() and copy.read_bytes() == (root / "LICENSE").read_bytes()
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert (project["license"], project["license-files"]) == ("MIT", ["LICENSE"])
+    repository = "https://github.com/harnessweaver/harnessweaver"
+    assert project["urls"]["Repository"] == repository
+    package = json.loads((root / "ts-runner" / "package.json").read_text(encoding="utf-8"))
+    assert package["license"] == "MIT" and "LICENSE" in package["files"]
+    assert package["repository"]["url"] == f"git+{repository}.git"
+    cargo = tomllib.loads((root / "Cargo.toml").read_text(encoding="utf-8"))
+    workspace = cargo["workspace"]["package"]
+    assert (workspace["license"], workspace["repository"]) == ("MIT", repository)
+    for crate in sorted((root / "crates").glob("*/Cargo.toml")):
+        manifest = tomllib.loads(crate.read_text(encoding="utf-8"))["package"]
+        assert manifest["license"] == {"workspace": True}, crate
+        assert manifest["repository"] == {"workspace": True}, crate
+
+
+def test_the_project_files_every_project_has_are_there() -> None:
+    """LICENSE, CHANGELOG.md (every released version of Cargo.toml's), CONTRIBUTING.md (how to
+    set up, test and run the corpus), SECURITY.md (what middleware cannot be stopped from doing
+    and how to report a vulnerability)."""
+    root = checkout()
+    version = tomllib.loads((root / "Cargo.toml").read_text(encoding="utf-8"))["workspace"][
+        "package"
+    ]["version"]
+    changelog = (root / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"## [{version}]" in changelog or "## [Unreleased]" in changelog
+    contributing = (root / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    for section in ("## Set up", "## Cores", "## Conformance", "### Differential testing"):
+        assert section in contributing, section
+    security = (root / "SECURITY.md").read_text(encoding="utf-8")
+    for promise in ("## Reporting a vulnerability", "can and cannot", "harnessweaver.debug"):
+        assert promise in security, promise

@@ -4,6 +4,7 @@ import { catalogueIndex, type HookPoint } from "./catalogue.js";
 import { RunContext } from "./context.js";
 import { contractMode, type ContractMode } from "./contracts.js";
 import { deadlineMs, deadlinesOf } from "./deadline.js";
+import { debugEnabled, watched } from "./debug.js";
 import type { Duration } from "./duration.js";
 import type { Declaration, Overrides } from "./declaration.js";
 import { eventTypeMismatch } from "./errors.js";
@@ -117,7 +118,10 @@ export class HookBus {
     }
     // The middleware's own function (for an object, `middleware()` made one that calls its
     // method): the walk calls it as it is, without a wrapper of the bus in between.
-    const call = middleware.call as Call;
+    let call = middleware.call as Call;
+    // NODE_DEBUG=harnessweaver: what it throws goes to stderr too (docs/logging.md); asked here,
+    // once, so that with it off the walk calls the middleware's own function.
+    if (debugEnabled()) call = watched(call, typeof options?.name === "string" ? options.name : middleware.declaration.name);
     return this.#registry.register(middleware.declaration, call, options, wantsSignal(middleware));
   }
 

@@ -86,14 +86,31 @@ export function ruleLink(rule: Rule): string {
 }
 
 /**
+ * The documentation's entry point, docs/index.md online: package.json's `homepage` and
+ * pyproject's `[project.urls] Documentation` say the same, and Python's errors make the same
+ * URLs from it (python/tests/test_error_links.py checks all three).
+ */
+export const DOCUMENTATION = "https://github.com/harnessweaver/harnessweaver/blob/main/docs/index.md";
+
+/** The repository's files online: a link's path, appended, is its URL. */
+const ROOT_URL = DOCUMENTATION.slice(0, -"docs/index.md".length);
+
+/** `ruleLink(rule)` online: it resolves for an npm user, with no clone (as Python's `rule_url`). */
+export function ruleUrl(rule: Rule): string {
+  return ROOT_URL + ruleLink(rule);
+}
+
+/**
  * The base class: `kind` and `rule` are stable identifiers, `link` the section of the
- * specification that states the rule; `message` is for people (and never holds the link, so it
- * reads as the Rust and Python cores word it).
+ * specification that states the rule (a path in the repository), `url` the same online;
+ * `message` is for people (and never holds the link, so it reads as the Rust and Python cores
+ * word it).
  */
 export class HarnessweaverError extends Error {
   readonly kind: ErrorKind;
   readonly rule: Rule;
   readonly link: string;
+  readonly url: string;
 
   constructor(kind: ErrorKind, message: string) {
     super(message);
@@ -101,6 +118,7 @@ export class HarnessweaverError extends Error {
     // Every error is made here, its rule taken from its kind: the link never parses the message.
     this.rule = RULES[kind][0];
     this.link = ruleLink(this.rule);
+    this.url = ROOT_URL + this.link;
     this.name = new.target.name;
   }
 }

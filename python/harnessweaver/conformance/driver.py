@@ -9,6 +9,7 @@ field but an error's free-text ``message``, :func:`~harnessweaver.conformance.ca
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 import sys
@@ -46,7 +47,9 @@ from harnessweaver.conformance.protocol import (
 
 __all__ = [
     "IMPL_NAME_HELP",
+    "REPOSITORY",
     "RUST_TESTEE",
+    "SOURCE_TREE",
     "TS_RUNNER",
     "ImplRun",
     "Implementation",
@@ -62,12 +65,16 @@ __all__ = [
     "resolve_implementations",
     "run_conformance",
     "run_implementation",
+    "unavailable",
 ]
 
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
-TS_RUNNER = Path(__file__).resolve().parents[3] / "ts-runner" / "dist" / "runner.js"
+SOURCE_TREE = Path(__file__).resolve().parents[3]
+"""The repository root when the package runs from a clone (``python/harnessweaver``); for an
+installed package, some directory above ``site-packages`` holding none of the files below."""
+TS_RUNNER = SOURCE_TREE / "ts-runner" / "dist" / "runner.js"
 RUST_TESTEE = (
-    Path(__file__).resolve().parents[3]
+    SOURCE_TREE
     / "target"
     / "release"
     / ("harnessweaver-testee.exe" if os.name == "nt" else "harnessweaver-testee")
@@ -129,6 +136,43 @@ def builtin_implementations() -> dict[str, Implementation]:
         "ts": Implementation("ts", ("node", str(TS_RUNNER))),
         "rust": Implementation("rust", (str(RUST_TESTEE),), core="rust"),
     }
+
+
+REPOSITORY = "https://github.com/harnessweaver/harnessweaver"
+
+# How to build each implementation that lives in the source repository, not in the package.
+_BUILD = {
+    "ts": (
+        "ts-runner/package.json",
+        "cd ts-runner && npm ci && npm run build",
+        'ts="node CLONE/ts-runner/dist/runner.js"',
+    ),
+    "rust": (
+        "crates/harnessweaver-testee/Cargo.toml",
+        "cargo build --release -p harnessweaver-testee",
+        "rust=CLONE/target/release/harnessweaver-testee",
+    ),
+}
+
+
+def unavailable(name: str) -> str | None:
+    """Why the built-in implementation ``name`` cannot run here and how to get it, or ``None``
+    when it can. ``ts`` and ``rust`` are built in a clone of the repository; the Python
+    testees need only this package (``python-rust`` its compiled core)."""
+    if name == "python-rust":
+        if importlib.util.find_spec("harnessweaver._core") is None:
+            return "the compiled core is not installed (no wheel for this platform)"
+        return None
+    built = _built(name)
+    if built is None or built.is_file():
+        return None
+    marker, build, given = _BUILD[name]
+    if (SOURCE_TREE / marker).is_file():
+        return f"not built in this clone: {build}"
+    return (
+        f"not in the installed package: clone {REPOSITORY} (as CLONE), run {build} there "
+        f"(CONTRIBUTING.md), then pass --impl {given}"
+    )
 
 
 def _built(name: str) -> Path | None:

@@ -5,21 +5,18 @@ Results files (INTERPRETING.md §7) hold one canonical JSON line per case after 
 The console report is a case-by-implementation table, the differences of what failed, where
 two implementations' pinned observations differ (``--require-identical``), one summary line
 per implementation and a final ``CONFORMANCE PASSED``/``FAILED`` line. When the
-output is not a terminal the report is plain text: no colour, no escape sequences.
+output is not a terminal, or ``rich`` is not installed, the report is plain text: no colour,
+no escape sequences (``console.py``).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, TextIO
-
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import Any
 
 from harnessweaver.conformance.canonical import canonical_json
+from harnessweaver.conformance.console import Console, make_console
 from harnessweaver.conformance.driver import ImplRun, Mismatch, RunOutcome
 from harnessweaver.conformance.expectations import FAILING, CaseResult, Status
 from harnessweaver.conformance.matchers import ABSENT, Diff
@@ -78,23 +75,6 @@ def write_results(outcome: RunOutcome, out_dir: Path) -> list[Path]:
     return written
 
 
-def make_console(file: TextIO, width: int | None = None) -> Console:
-    """A console that colours a terminal and prints plain text anywhere else."""
-    try:
-        tty = file.isatty()
-    except (AttributeError, ValueError):
-        tty = False
-    return Console(
-        file=file,
-        force_terminal=tty,
-        color_system="auto" if tty else None,
-        width=None if tty else (width or 200),
-        highlight=False,
-        markup=False,
-        emoji=False,
-    )
-
-
 def summary_line(run: ImplRun) -> str:
     counts = run.counts()
     parts = ", ".join(f"{counts[status]} {label}" for status, label in _SUMMARY)
@@ -111,40 +91,36 @@ def final_line(outcome: RunOutcome) -> str:
 def print_report(outcome: RunOutcome, console: Console) -> None:
     for run in outcome.runs:
         about = "not started" if run.implementation is None else _about(run.implementation)
-        console.print(f"{run.impl.name}: {about}", soft_wrap=True)
-    console.print(_table(outcome))
+        console.text((f"{run.impl.name}: {about}", None))
+    _table(outcome, console)
     for run in outcome.runs:
         _print_problems(run, console)
     for mismatch in outcome.mismatches:
-        console.print(_mismatch_text(mismatch), style="bold red", soft_wrap=True)
+        console.text((_mismatch_text(mismatch), None), style="bold red")
     for run in outcome.runs:
-        console.print(summary_line(run))
+        console.text((summary_line(run), None))
     style = "bold green" if outcome.passed else "bold red"
-    console.print(Text(final_line(outcome), style=style), soft_wrap=True)
+    console.text((final_line(outcome), None), style=style)
 
 
-def _table(outcome: RunOutcome) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, title="conformance", title_justify="left")
-    table.add_column("case", overflow="fold")
-    for run in outcome.runs:
-        table.add_column(run.impl.name, no_wrap=True)
-    rows: dict[str, list[Text]] = {}
+def _table(outcome: RunOutcome, console: Console) -> None:
+    rows: dict[str, list[tuple[str, str | None]]] = {}
     for index, run in enumerate(outcome.runs):
         for result in run.results:
-            cells = rows.setdefault(result.id, [Text("-")] * len(outcome.runs))
-            cells[index] = Text(str(result.status), style=STYLES[result.status])
-    for case_id in sorted(rows):
-        table.add_row(Text(case_id), *rows[case_id])
-    return table
+            cells = rows.setdefault(result.id, [("-", None)] * len(outcome.runs))
+            cells[index] = (str(result.status), STYLES[result.status])
+    columns = ["case", *(run.impl.name for run in outcome.runs)]
+    table = [[(case_id, None), *rows[case_id]] for case_id in sorted(rows)]
+    console.table("conformance", columns, table)
 
 
 def _print_problems(run: ImplRun, console: Console) -> None:
     if run.startup_error is not None:
-        console.print(f"{run.impl.name}: runner failed to start:", style="bold red")
-        console.print(_indent(run.startup_error), soft_wrap=True)
+        console.text((f"{run.impl.name}: runner failed to start:", None), style="bold red")
+        console.text((_indent(run.startup_error), None))
     for entry in run.unmatched:
-        console.print(
-            f"{run.impl.name}: expectation {entry.id!r} ({entry.status}) matches no case",
+        console.text(
+            (f"{run.impl.name}: expectation {entry.id!r} ({entry.status}) matches no case", None),
             style="bold red",
         )
     for result in run.results:
@@ -153,20 +129,22 @@ def _print_problems(run: ImplRun, console: Console) -> None:
 
 
 def _print_result(impl: str, result: CaseResult, console: Console) -> None:
-    heading = Text(f"{impl} {result.id}: ")
-    heading.append(str(result.status), style=STYLES[result.status])
+    heading: list[tuple[str, str | None]] = [
+        (f"{impl} {result.id}: ", None),
+        (str(result.status), STYLES[result.status]),
+    ]
     reason = (result.reason or "").rstrip().splitlines()
     if reason:
         # A multi-line reason (a runner's traceback) is headed by its last line.
-        heading.append(f" ({reason[-1].strip()})")
-    console.print(heading, soft_wrap=True)
+        heading.append((f" ({reason[-1].strip()})", None))
+    console.text(*heading)
     for diff in result.diff:
-        console.print(_diff_text(diff), soft_wrap=True)
+        console.text((_diff_text(diff), None))
     if len(reason) > 1:
-        console.print(_indent(_tail(reason)), soft_wrap=True, style="dim")
+        console.text((_indent(_tail(reason)), None), style="dim")
     if result.detail:
         lines = result.detail.rstrip().splitlines()
-        console.print(_indent("stderr:\n" + _tail(lines)), soft_wrap=True, style="dim")
+        console.text((_indent("stderr:\n" + _tail(lines)), None), style="dim")
 
 
 def _mismatch_text(mismatch: Mismatch) -> str:

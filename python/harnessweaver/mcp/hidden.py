@@ -2,8 +2,8 @@
 
 A model offered a tool it can never call wastes turns on it. A tool is refused whatever its
 arguments when an enforced ``harnessweaver.tool_allowlist`` that applies to it (its matcher
-matches the name, I22) does not list it. An audited allowlist (I25) refuses nothing, so it
-hides nothing; a guard that decides on the arguments hides nothing either (the call is still
+matches the name, I22) does not list it, or an enforced ``harnessweaver.tool_denylist`` that
+applies to it lists it. An audited list (I25) refuses nothing, so it hides nothing; a guard that decides on the arguments hides nothing either (the call is still
 asked, and refused then).
 """
 
@@ -16,6 +16,7 @@ import mcp_types as types
 __all__ = ["hidden", "visible"]
 
 _ALLOWLIST = "harnessweaver.tool_allowlist"
+_DENYLIST = "harnessweaver.tool_denylist"
 
 
 def hidden(harness: Any, tool: str) -> bool:
@@ -25,11 +26,16 @@ def hidden(harness: Any, tool: str) -> bool:
     chain = harness.bus.chain_for("tool.before", tool)
     applies = {decl.name for decl in chain if decl.mode != "audit"}
     for entry in getattr(harness, "entries", ()):
-        if entry.use != _ALLOWLIST or entry.name not in applies:
+        if entry.name not in applies or entry.settings is None:
             continue
-        allow = entry.settings.get("allow") if entry.settings is not None else None
-        if isinstance(allow, list | tuple) and tool not in allow:
-            return True
+        if entry.use == _ALLOWLIST:
+            allow = entry.settings.get("allow")
+            if isinstance(allow, list | tuple) and tool not in allow:
+                return True
+        elif entry.use == _DENYLIST:
+            deny = entry.settings.get("deny")
+            if isinstance(deny, list | tuple) and tool in deny:
+                return True
     return False
 
 

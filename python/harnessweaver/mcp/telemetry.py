@@ -4,8 +4,10 @@
 ``otlp`` sends them with the OTLP/HTTP exporter, configured by the standard
 ``OTEL_EXPORTER_OTLP_*`` variables (``pip install opentelemetry-exporter-otlp-proto-http``).
 Each call answered is a ``harnessweaver.run`` span of the session's run id (``exit_reason``
-``tool_call``), its hook points and middleware inside, as docs/agent.md describes. The tracer
-provider is the proxy's own; the global one is never set.
+``tool_call``), its hook points and middleware inside, as docs/telemetry.md describes; with
+``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`` in the proxy's environment, the
+GenAI spans instead (an ``invoke_agent`` span per call, its ``execute_tool <tool>`` inside, each
+decision an event). The tracer provider is the proxy's own; the global one is never set.
 """
 
 from __future__ import annotations

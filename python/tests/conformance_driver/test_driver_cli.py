@@ -635,9 +635,22 @@ def test_list_impls(capsys: pytest.CaptureFixture[str]) -> None:
         out[0] == f"python-rust: {sys.executable} -m harnessweaver.conformance.testee --core rust"
     )
     assert out[1].startswith("python-pure: ")
-    assert out[2].startswith("ts: node ")
-    assert out[3].startswith("rust: ")
-    assert out[3].split(": ", 1)[1].split()[0].endswith("harnessweaver-testee")
+    # In a clone, ts and rust are listed with their commands once built, and otherwise under
+    # "not available here" with the command that builds them: never a path that does not exist.
+    listed = dict(line.split(": ", 1) for line in out if not line.startswith(" ") and ": " in line)
+    notes = [line.strip() for line in out if line.startswith("  ")]
+    if driver.TS_RUNNER.is_file():
+        assert listed["ts"] == f"node {driver.TS_RUNNER}"
+    else:
+        assert "ts" not in listed
+        assert "ts: not built in this clone: cd ts-runner && npm ci && npm run build" in notes
+    if driver.RUST_TESTEE.is_file():
+        assert listed["rust"] == str(driver.RUST_TESTEE)
+    else:
+        assert "rust" not in listed
+        build = "cargo build --release -p harnessweaver-testee"
+        assert f"rust: not built in this clone: {build}" in notes
+    assert (out[len(listed)] == "not available here:") == bool(notes)
 
 
 def test_bad_timeout_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -720,6 +733,7 @@ def test_driver_modules_import_no_other_harnessweaver_module() -> None:
             "expectations",
             "driver",
             "report",
+            "console",
             "fuzz",
         )
     }
@@ -799,3 +813,65 @@ def test_loose_cases_without_a_corpus_run_and_say_messages_are_unchecked(
     monkeypatch.setenv(CORPUS_ENV, str(CORPUS))
     again = conformance("--cases", str(tmp_path / "cases"))
     assert again.code == 0 and "not checked" not in again.err
+
+
+def _report_of(tmp_path: Path, *, without_rich: bool) -> list[str]:
+    """The report of a run with a passing and a failing case, from a child interpreter in
+    which ``rich`` is installed, or cannot be imported (as without the ``conformance`` extra)."""
+    cases = tmp_path / "cases"
+    write_cases(
+        cases,
+        [make_case("p.pass"), make_case("p.fail", {"emits": [{"ran": ["x"], "outcome": {}}]})],
+    )
+    hide = "sys.modules['rich'] = None  # import rich raises ImportError\n" if without_rich else ""
+    probe = (
+        f"import sys\n{hide}"
+        "from harnessweaver.cli import main\n"
+        f"code = main(['conformance', '--cases', {str(cases)!r}, '--impl', {fake_impl('fake')!r},"
+        f" '--out', {str(tmp_path / 'out')!r}])\n"
+        "assert ('rich' in sys.modules and sys.modules['rich'] is not None) is "
+        f"{not without_rich!r}, 'rich loaded or not as asked'\n"
+        "raise SystemExit(code)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**_env(), "PYTHONPATH": str(PYTHON_ROOT)},
+    )
+    assert result.returncode == 1, result.stdout + result.stderr  # p.fail fails
+    return result.stdout.splitlines()
+
+
+def test_the_report_is_plain_text_without_rich(tmp_path: Path) -> None:
+    """rich is the `conformance` extra: without it the same report prints as plain text."""
+    plain = _report_of(tmp_path / "plain", without_rich=True)
+    assert "\x1b[" not in "\n".join(plain)
+    start = plain.index("conformance")
+    assert plain[start + 1].split() == ["case", "fake"]
+    assert set(plain[start + 2]) <= {"-", " "}
+    assert plain[start + 3].split() == ["p.fail", "fail"]
+    assert plain[start + 4].split() == ["p.pass", "pass"]
+    assert "fake p.fail: fail" in plain
+    assert (
+        "fake: 1 passed, 1 failed, 0 skipped, 0 xfail, 0 xpass, 0 errors, 0 crashed, 0 timed out"
+        in plain
+    )
+    assert plain[-2].startswith("CONFORMANCE FAILED: ")
+    assert plain[-1].startswith("results: ")
+
+
+def test_the_report_says_the_same_with_and_without_rich(tmp_path: Path) -> None:
+    """Line for line the same words; only the table's drawing differs."""
+    plain = _report_of(tmp_path / "plain", without_rich=True)
+    fancy = _report_of(tmp_path / "fancy", without_rich=False)
+
+    def words(lines: list[str]) -> list[list[str]]:
+        return [line.split() for line in lines if line.strip() and set(line.strip()) - set("-─ ")]
+
+    def out_dir(line: list[str]) -> list[str]:
+        return [word.replace("/fancy/", "/plain/") for word in line]
+
+    assert [out_dir(line) for line in words(fancy)] == words(plain)

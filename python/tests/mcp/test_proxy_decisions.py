@@ -218,6 +218,28 @@ async def test_tools_refused_by_name_are_not_listed(tmp_path: Path, mode: str) -
     assert calls == []
 
 
+DENY = "  - {use: harnessweaver.tool_denylist, id: deny, deny: [shell]}\n"
+
+
+@MODES
+async def test_tools_a_denylist_names_are_not_listed(tmp_path: Path, mode: str) -> None:
+    calls: list[dict[str, Any]] = []
+    async with proxied(spec_file(tmp_path, DENY), upstream_server(calls), mode=mode) as client:
+        listed = [tool.name for tool in (await client.list_tools()).tools]
+        result = await client.call_tool("shell", {"command": "ls"})
+    assert listed == ["echo", "secret"]
+    assert result.is_error is True
+    assert "(code: tool_denied)" in text(result)
+    assert calls == []
+
+
+async def test_an_audited_denylist_hides_nothing(tmp_path: Path) -> None:
+    spec = spec_file(tmp_path, DENY.replace("}", ", mode: audit}"))
+    async with proxied(spec, upstream_server([])) as client:
+        listed = [tool.name for tool in (await client.list_tools()).tools]
+    assert listed == ["echo", "secret", "shell"]
+
+
 async def test_an_audited_allowlist_hides_nothing(tmp_path: Path) -> None:
     spec = spec_file(tmp_path, ALLOW.replace("}", ", mode: audit}"))
     calls: list[dict[str, Any]] = []

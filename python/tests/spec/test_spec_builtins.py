@@ -135,6 +135,8 @@ def test_every_builtin_builds_from_its_sample() -> None:
         "harnessweaver.tool_failure_guard",
         "harnessweaver.redact_pii",
         "harnessweaver.rate_limit",
+        "harnessweaver.tool_denylist",
+        "harnessweaver.shell_guard",
     ]
     for item in builtins.plugin.middleware:
         spec = spec_of(item)

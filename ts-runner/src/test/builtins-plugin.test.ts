@@ -46,6 +46,8 @@ const PYTHON: Record<string, [string[], "open" | "closed"]> = {
   tool_failure_guard: [["tool.before", "tool.after", "task.end"], "closed"],
   redact_pii: [["task.start", "model.before", "tool.before", "tool.after"], "closed"],
   rate_limit: [["tool.before", "model.before"], "closed"],
+  tool_denylist: [["tool.before"], "closed"],
+  shell_guard: [["tool.before"], "closed"],
 };
 
 function validator(configurable: Configurable) {
@@ -109,6 +111,13 @@ describe("builtins: the plugin", () => {
       ["rate_limit", { limit: 1, per: "1m", scope: "planet" }],
       ["rate_limit", { limit: 1, per: "1m", on_exceed: "wait" }],
       ["budget_guard", { max_tokens: 9, scope: "planet" }],
+      ["tool_denylist", {}],
+      ["tool_denylist", { deny: [] }],
+      ["shell_guard", { rules: ["rm_rf"] }],
+      ["shell_guard", { rules: ["mkfs", "mkfs"] }],
+      ["shell_guard", { tools: [] }],
+      ["shell_guard", { patterns: [{ name: "Bad", pattern: "x" }] }],
+      ["shell_guard", { patterns: [{ name: "x" }] }],
     ];
     for (const [name, settings] of refused) assert.equal(validator(byName(name))(structuredClone(settings)), false, `${name} ${JSON.stringify(settings)}`);
   });
@@ -127,6 +136,10 @@ describe("builtins: the plugin", () => {
       reserve_cost_usd: null,
     });
     assert.deepEqual(validated(byName("rate_limit"), { limit: 2, per: "1m" }), { limit: 2, per: "1m", scope: "run", on_exceed: "block" });
+    const shell = validated(byName("shell_guard"), {});
+    assert.deepEqual(Object.keys(shell).sort(), ["arguments", "patterns", "protected_branches", "rules", "tools"]);
+    assert.deepEqual([shell["arguments"], shell["patterns"], shell["protected_branches"]], [["command", "cmd"], [], ["main", "master"]]);
+    assert.ok((shell["tools"] as string[]).includes("Bash") && (shell["tools"] as string[]).includes("run_shell_command"));
   });
 
   it("builds every item of every built-in profile", () => {

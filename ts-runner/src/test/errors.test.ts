@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { declare, DeclarationError, HarnessweaverError, type DeclarationOptions, type ErrorKind } from "../index.js";
-import { SPEC } from "../errors.js";
+import { DOCUMENTATION, ruleUrl, SPEC } from "../errors.js";
 
 const REPO = new URL("../../../", import.meta.url);
 const read = (path: string): string => readFileSync(new URL(path, REPO), "utf8");
@@ -35,6 +35,7 @@ describe("errors name their rule and link to it", () => {
       const [file, anchor] = error.link.split("#");
       assert.equal(file, "docs/spec/hook-bus.md");
       assert.ok(spec.has(anchor!), `${error.link} names no anchor of ${SPEC}`);
+      assert.equal(error.url, `https://github.com/harnessweaver/harnessweaver/blob/main/${error.link}`);
       assert.equal(error.message, "a message");
     });
   }
@@ -49,8 +50,16 @@ describe("errors name their rule and link to it", () => {
         assert.equal(error.link, "docs/spec/hook-bus.md#ruling-15");
         assert.ok(error.message.endsWith("(ruling 15)"), error.message);
         assert.ok(!error.message.includes(error.link));
+        assert.equal(error.url, "https://github.com/harnessweaver/harnessweaver/blob/main/docs/spec/hook-bus.md#ruling-15");
         return true;
       },
     );
+  });
+
+  it("urls start from the documentation URL package.json names (npm's homepage), as Python's", () => {
+    const pkg = JSON.parse(read("ts-runner/package.json")) as { homepage: string };
+    assert.equal(pkg.homepage, DOCUMENTATION);
+    assert.equal(ruleUrl("spec"), "https://github.com/harnessweaver/harnessweaver/blob/main/docs/harness-spec.md#errors");
+    assert.ok(DOCUMENTATION.endsWith("/docs/index.md"));
   });
 });

@@ -6,5 +6,13 @@ what, and what LangChain cannot express.
 
 from .decisions import Answer, read_answer
 from .middleware import DEFAULT_MAX_RETRIES, HarnessMiddleware, HarnessState
+from .scripted import ScriptedChatModel
 
-__all__ = ["DEFAULT_MAX_RETRIES", "Answer", "HarnessMiddleware", "HarnessState", "read_answer"]
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "Answer",
+    "HarnessMiddleware",
+    "HarnessState",
+    "ScriptedChatModel",
+    "read_answer",
+]

@@ -201,7 +201,10 @@ def _judge(hook: str, event: Any, outcome: Suspend, answer: Answer) -> tuple[str
     if decision is None:
         if not isinstance(event, ToolCallEvent):
             return None, None  # an edit of arguments where there is no call: a denial
-        call = event.call.model_copy(update={"arguments": answer.arguments})
+        change: dict[str, Any] = {"arguments": answer.arguments}
+        if answer.tool is not None:
+            change["name"] = answer.tool  # a rename is refused by the checks below
+        call = event.call.model_copy(update=change)
         decision = Decision.edit(event.model_copy(update={"call": call}))
     try:
         return None, checked_edit(hook, event, decision)
@@ -237,4 +240,15 @@ def _payload(place: Place, hook: str, event: Any, outcome: Suspend) -> dict[str,
     }
     if isinstance(event, ToolCallEvent):
         payload["tool_call"] = event.call.model_dump(mode="json")
+        # LangChain's own HITLRequest fields, so a client written for its
+        # HumanInTheLoopMiddleware (it answers {"decisions": [...]}) can show the call too
+        payload["action_requests"] = [
+            {
+                "name": event.call.name,
+                "args": payload["tool_call"]["arguments"],
+                "description": outcome.reason or "",
+            }
+        ]
+        allowed = ["approve", "edit", "reject"]
+        payload["review_configs"] = [{"action_name": event.call.name, "allowed_decisions": allowed}]
     return payload

@@ -23,6 +23,7 @@ from agents import Agent, FunctionTool
 from ...approvals import Approvals
 from ...bus import HookBus
 from ...context import Trace
+from .model import guarded_model
 from .run import GuardedRun, GuardedStream
 from .stops import HarnessStopped
 from .tools import denial, guard_tool, refusal
@@ -73,7 +74,9 @@ class OpenAIAgentsAdapter:
         if id(agent) in done:
             return done[id(agent)]
         tools = [guard_tool(t) if isinstance(t, FunctionTool) else t for t in agent.tools]
-        clone = agent.clone(tools=tools)
+        # its model wrapped: model.after is answered inside the call, where a Retry can call
+        # the model again (model.py)
+        clone = agent.clone(tools=tools, model=guarded_model(agent.model))
         done[id(agent)] = clone  # before its handoffs: one that hands back finds this clone
         clone.handoffs = [
             self._guarded(to, done) if isinstance(to, Agent) else to for to in agent.handoffs

@@ -12,13 +12,16 @@ the SDK starts its tool calls as tasks of the run, which inherit it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import inspect
 import logging
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agents import RunHooks, Runner, RunState
+from agents import RunConfig, RunHooks, Runner, RunState
+from agents.run_config import CallModelData, ModelInputData
 
 from ...context import RunContext, Trace
 from ...envelope import Envelope
@@ -46,7 +49,9 @@ from .convert import (
     spec_of,
     specs_of,
 )
-from .stops import HarnessStopped, stop_for
+from .model import GuardedProvider, guarded_model
+from .rewrite import rewritten, rewritten_response, task_input
+from .stops import HarnessStopped, not_expressible, stop_for
 
 if TYPE_CHECKING:
     from ...agent.state import Decision, PendingApproval
@@ -117,6 +122,15 @@ class GuardedRun:
         self._started = False
         self._calls: dict[str, ToolCallRecord] = {}
         self._decided: set[str] = set()
+        self._filtered = False
+        """This model turn's step.start and model.before were emitted by the run's
+        ``call_model_input_filter`` (which the SDK calls just before ``on_llm_start``)."""
+        self._answered = False
+        """This model turn's ``model.after`` was emitted inside the model call
+        (``model.py``), so ``on_llm_end`` does not emit it again."""
+        self._turn: tuple[str | None, list[Any], Any] | None = None
+        """The instructions, items and ``model.before`` event of this turn, as
+        ``step.start`` left them: what a Retry at ``model.after`` asks again."""
 
     @property
     def run_id(self) -> str:
@@ -160,7 +174,8 @@ class GuardedRun:
         token = _CURRENT.set(self)
         try:
             try:
-                await self._begin(agent, input)
+                input = await self._begin(agent, input)
+                kwargs["run_config"] = self._config(kwargs.get("run_config"))
                 result = await Runner.run(agent, input, hooks=self.hooks, **kwargs)
             except Exception as exc:
                 await self._failed(exc)
@@ -178,7 +193,8 @@ class GuardedRun:
         token = _CURRENT.set(self)  # the SDK's run task copies the context it is started in
         try:
             try:
-                await self._begin(agent, input)
+                input = await self._begin(agent, input)
+                kwargs["run_config"] = self._config(kwargs.get("run_config"))
                 streamed = Runner.run_streamed(agent, input, hooks=self.hooks, **kwargs)
             except Exception as exc:
                 await self._failed(exc)
@@ -187,18 +203,49 @@ class GuardedRun:
             _CURRENT.reset(token)
         return GuardedStream(self, streamed)
 
-    async def _begin(self, agent: Any, input: Any) -> None:
-        """``task.start`` for a new run. A ``RunState`` resumes a run that started before:
-        no ``task.start``, and a ``GuardedRun`` that did not see its start (a state restored
-        in another process) takes the step count and the calls awaiting a decision from it."""
+    async def _begin(self, agent: Any, input: Any) -> Any:
+        """``task.start`` for a new run; the input to run (as its chain left it). A
+        ``RunState`` resumes a run that started before: no ``task.start``, and a
+        ``GuardedRun`` that did not see its start (a state restored in another process) takes
+        the step count and the calls awaiting a decision from it."""
+        self._filtered = self._answered = False  # a segment the bus ended may leave them set
         if isinstance(input, RunState):
             self.adopt(input)
             from .approval import settle
 
             await settle(self, input)  # the book's decisions, before the SDK resumes
-            return
+            return input
         if not self._started:
-            await self._task_start(agent, input)
+            return await self._task_start(agent, input)
+        return input
+
+    def _config(self, config: Any) -> RunConfig:
+        """The caller's ``RunConfig`` (or a new one) whose ``call_model_input_filter`` emits
+        this run's ``step.start`` and ``model.before`` and applies their rewrites. A filter
+        of the caller's runs first: the bus judges what the model will really receive."""
+        if config is None:
+            config = RunConfig()
+        if not isinstance(config, RunConfig):
+            raise TypeError(f"run_config must be an agents.RunConfig, got {type(config).__name__}")
+        theirs = config.call_model_input_filter
+
+        async def filter_input(data: CallModelData[Any]) -> ModelInputData:
+            if theirs is not None:
+                found = theirs(data)
+                given = await found if inspect.isawaitable(found) else found
+                data = CallModelData(model_data=given, agent=data.agent, context=data.context)
+            return await self.filter_input(data)
+
+        return dataclasses.replace(
+            config,
+            call_model_input_filter=filter_input,
+            model=guarded_model(config.model),
+            model_provider=(
+                config.model_provider
+                if isinstance(config.model_provider, GuardedProvider)
+                else GuardedProvider(config.model_provider)
+            ),
+        )
 
     async def _failed(self, exc: BaseException) -> None:
         if isinstance(exc, HarnessStopped):
@@ -232,12 +279,19 @@ class GuardedRun:
 
     # --- task and step points ----------------------------------------------------------------
 
-    async def _task_start(self, agent: Any, input: Any) -> None:
+    async def _task_start(self, agent: Any, input: Any) -> Any:
+        """``task.start``; the input ``Runner.run`` is given: a ``Continue(modified)``'s
+        input when it has the form of the one given (a string, or a list of input items)."""
         self._started = True
         event = TaskStartEvent(task=str(getattr(agent, "name", "") or ""), input=jsonable(input))
-        stop = stop_for("task.start", await self.ask("task.start", event), event, "task input")
-        if stop is not None:
-            raise stop
+        result = await self.ask("task.start", event)
+        if isinstance(result.outcome, Continue) and result.event != event:
+            changed = task_input(input, result.event)
+            if changed is None:
+                raise not_expressible("task.start", "task input")
+            return changed
+        self._raise(stop_for("task.start", result, event, "task input"))
+        return input
 
     async def _task_end(self, output: Any, exit_reason: str) -> Any:
         """``task.end`` for a segment that stopped; the output the run reports, as the run
@@ -257,9 +311,72 @@ class GuardedRun:
             return output if result.event == event else result.event.output
         return None if isinstance(result.outcome, Block) else output
 
+    async def filter_input(self, data: CallModelData[Any]) -> ModelInputData:
+        """A model turn begins (the SDK's ``call_model_input_filter``): ``step.start`` and
+        ``model.before`` (the previous turn's ``step.end`` first). A ``Continue(modified)``
+        of the messages is what the model receives (``rewrite.py``: texts, tool-call
+        arguments, one appended note); any other change, and any other outcome, ends the run."""
+        agent, given = data.agent, data.model_data
+        system, items = given.instructions, list(given.input)
+        await self.end_step()
+        self._filtered = True
+        self.steps += 1
+        self._step_open = True
+        tools = specs_of(getattr(agent, "tools", ()) or ()) + handoff_specs(agent)
+        messages = messages_of(system, items)
+        start = StepStartEvent(step=self.steps, messages=messages, tools=tools)
+        result = await self.ask("step.start", start)
+        if isinstance(result.outcome, Continue) and result.event != start:
+            changed = result.event
+            if changed.tools != start.tools or changed.step != start.step:
+                raise not_expressible("step.start", "step")
+            system, items = self._rewrite("step.start", system, items, messages, changed.messages)
+            messages = messages_of(system, items)
+        else:
+            self._raise(stop_for("step.start", result, start, "step"))
+        request = ModelRequest(model=model_name(agent), messages=messages, tools=tools)
+        event = ModelRequestEvent(step=self.steps, request=request)
+        self._turn = (system, items, event)
+        return await self._model_before(system, items, event)
+
+    async def model_before_again(self) -> ModelInputData:
+        """``model.before`` asked again for this turn's request (after a Retry at
+        ``model.after``, as the run loop does); what the model is called with next."""
+        assert self._turn is not None, "model.before again outside a model turn"
+        return await self._model_before(*self._turn)
+
+    async def _model_before(
+        self, system: str | None, items: list[Any], event: ModelRequestEvent
+    ) -> ModelInputData:
+        request, messages = event.request, event.request.messages
+        result = await self.ask("model.before", event)
+        if isinstance(result.outcome, Continue) and result.event != event:
+            asked = result.event.request
+            same = asked.model_copy(update={"messages": request.messages})
+            if same != request or result.event.step != event.step:
+                raise not_expressible("model.before", "model request")  # tools, model, ...
+            system, items = self._rewrite("model.before", system, items, messages, asked.messages)
+        else:
+            self._raise(stop_for("model.before", result, event, "model request"))
+        return ModelInputData(input=items, instructions=system)
+
+    @staticmethod
+    def _rewrite(
+        hook: str, system: str | None, items: list[Any], old: Any, new: Any
+    ) -> tuple[str | None, list[Any]]:
+        done = rewritten(system, items, old, new)
+        if done is None:
+            raise not_expressible(hook, "model request" if hook == "model.before" else "step")
+        return done
+
     async def start_step(self, agent: Any, system: str | None, items: list[Any]) -> None:
-        """A model turn begins: ``step.start`` and ``model.before`` (the previous turn's
-        ``step.end`` first). Anything but a plain ``Continue`` ends the run."""
+        """A model turn begins (``on_llm_start``): nothing when the run's filter emitted
+        its points already; else (a run whose config the SDK did not filter with)
+        ``step.start`` and ``model.before``, where anything but a plain ``Continue`` ends
+        the run."""
+        if self._filtered:
+            self._filtered = False
+            return
         await self.end_step()
         self.steps += 1
         self._step_open = True
@@ -272,8 +389,41 @@ class GuardedRun:
         result = await self.ask("model.before", event)
         self._raise(stop_for("model.before", result, event, "model request"))
 
+    async def answer_in_call(self, response: Any, retries: int) -> tuple[float | None, Any]:
+        """``model.after`` inside the model call (``model.py``): the delay before the model
+        is called again (a Retry within the run's bound, ``retries`` made so far; else
+        ``None``) and the response to go on with: the model's, or a ``Continue(modified)``'s
+        where the SDK's items can carry it (``rewrite.rewritten_response``: the text, a tool
+        call's arguments). Anything else ends the run, as :meth:`model_answered` does."""
+        self._answered = True
+        result, event = await self._model_after(response)
+        outcome = result.outcome
+        if isinstance(outcome, Retry):
+            bound = self.max_retries
+            if outcome.max_attempts is not None:
+                bound = min(bound, max(outcome.max_attempts - 1, 0))
+            if retries < bound:
+                return outcome.delay or 0.0, response
+        if isinstance(outcome, Continue) and result.event != event:
+            changed = result.event
+            same = changed.response.model_copy(update={"message": event.response.message})
+            if same == event.response and changed.step == event.step:
+                new = rewritten_response(response, event.response.message, changed.response.message)
+                if new is not None:
+                    return None, new
+        self._raise(stop_for("model.after", result, event, "model response"))
+        return None, response
+
     async def model_answered(self, response: Any) -> None:
-        """``model.after``: the run ends unless the chain admits the response unchanged."""
+        """``model.after`` (``on_llm_end``): nothing when the model call answered it; else
+        the run ends unless the chain admits the response unchanged."""
+        if self._answered:
+            self._answered = False
+            return
+        result, event = await self._model_after(response)
+        self._raise(stop_for("model.after", result, event, "model response"))
+
+    async def _model_after(self, response: Any) -> tuple[HookResult, ModelResponseEvent]:
         converted = response_of(response)
         usage = self._step_usage
         self._step_usage = Usage(
@@ -281,8 +431,7 @@ class GuardedRun:
             output_tokens=usage.output_tokens + converted.usage.output_tokens,
         )
         event = ModelResponseEvent(step=self.steps, response=converted)
-        result = await self.emit("model.after", event)
-        self._raise(stop_for("model.after", result, event, "model response"))
+        return await self.emit("model.after", event), event
 
     async def end_step(self) -> None:
         if not self._step_open:

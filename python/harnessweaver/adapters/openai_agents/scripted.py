@@ -3,7 +3,8 @@
 ``ScriptedModel([[call("refund", {"amount": 5})], [say("done")]])`` answers each model call
 with the next turn's output items, for ``Runner.run`` and ``Runner.run_streamed`` alike (a
 stream of one ``response.completed`` event); ``model.inputs`` keeps what each call was asked
-(the refusals and tool results the model read).
+(the refusals and tool results the model read), ``model.instructions`` its system
+instructions.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class ScriptedModel(Model):
     def __init__(self, turns: Sequence[Sequence[TResponseOutputItem]]) -> None:
         self.turns = [list(turn) for turn in turns]
         self.inputs: list[list[Any]] = []
+        self.instructions: list[str | None] = []
+        """The system instructions of each call, in step with ``inputs``."""
 
     async def get_response(
         self,
@@ -67,6 +70,7 @@ class ScriptedModel(Model):
         conversation_id: str | None,
         prompt: Any,
     ) -> ModelResponse:
+        self.instructions.append(system_instructions)
         output = self._next(input)
         usage = Usage(requests=1, input_tokens=10, output_tokens=5, total_tokens=15)
         return ModelResponse(output=output, usage=usage, response_id=None)
@@ -87,6 +91,7 @@ class ScriptedModel(Model):
     ) -> AsyncIterator[Any]:
         """The next turn as a stream: one ``response.completed`` event carrying it (the SDK
         takes the turn's output from that event, as from a real stream's last one)."""
+        self.instructions.append(system_instructions)
         output = self._next(input)
         usage = ResponseUsage(
             input_tokens=10,

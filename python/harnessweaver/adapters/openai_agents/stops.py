@@ -13,7 +13,7 @@ from agents.exceptions import AgentsException
 
 from ...outcomes import Block, Continue, Escalate, HookResult, Retry, Suspend
 
-__all__ = ["HarnessStopped", "kind_of", "stop_for"]
+__all__ = ["HarnessStopped", "kind_of", "not_expressible", "stop_for"]
 
 
 def kind_of(outcome: Any) -> str:
@@ -53,6 +53,11 @@ def stop_for(hook: str, result: HookResult, event: Any, what: str) -> HarnessSto
     if isinstance(outcome, Continue):
         if result.event == event:
             return None
-        reason = f"a middleware changed the {what}, which the OpenAI Agents SDK cannot rewrite"
-        return HarnessStopped(hook, "modified", reason, "not_expressible")
+        return not_expressible(hook, what)
     return HarnessStopped(hook, kind_of(outcome), outcome.reason, outcome.code)
+
+
+def not_expressible(hook: str, what: str) -> HarnessStopped:
+    """The end of a run for a change the SDK cannot carry out (``modified``)."""
+    reason = f"a middleware changed the {what} in a way the OpenAI Agents SDK cannot carry out"
+    return HarnessStopped(hook, "modified", reason, "not_expressible")

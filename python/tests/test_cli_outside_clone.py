@@ -1,0 +1,73 @@
+"""The command line as a wheel user meets it: ``python -m harnessweaver`` is the
+``harnessweaver`` command, and ``conformance --list-impls`` outside a clone lists only what
+exists there and says how to get the rest (issue 32)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from checkout import PACKAGE
+
+import harnessweaver as hw
+from harnessweaver.conformance.driver import REPOSITORY
+
+
+def _run(*args: str, cwd: Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HARNESSWEAVER_CORPUS")}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    command = [sys.executable, *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package laid out as a wheel installs it, ``lib/python3.X/site-packages/
+    harnessweaver`` with the corpus copied in, far from any clone; returns site-packages."""
+    root = tmp_path_factory.mktemp("venv")
+    site = root / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(PACKAGE, site / "harnessweaver", symlinks=False, ignore=ignore)
+    return site
+
+
+def test_python_m_harnessweaver_is_the_command(tmp_path: Path, installed: Path) -> None:
+    done = _run("-m", "harnessweaver", "--version", cwd=tmp_path, pythonpath=installed)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"harnessweaver {hw.__version__} (core ")
+    usage = _run("-m", "harnessweaver", "--help", cwd=tmp_path, pythonpath=installed)
+    assert usage.returncode == 0, usage.stderr
+    assert usage.stdout.startswith("usage: harnessweaver ")
+    wrong = _run("-m", "harnessweaver", "no-such-command", cwd=tmp_path, pythonpath=installed)
+    assert wrong.returncode == 2
+    assert "invalid choice: 'no-such-command'" in wrong.stderr
+
+
+def test_list_impls_outside_a_clone_names_only_what_exists(tmp_path: Path, installed: Path) -> None:
+    done = _run(
+        "-m", "harnessweaver", "conformance", "--list-impls", cwd=tmp_path, pythonpath=installed
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    listed = dict(
+        line.split(": ", 1) for line in lines if not line.startswith(" ") and ": " in line
+    )
+    assert set(listed) == {"python-rust", "python-pure"}
+    for command in listed.values():
+        program, *args = command.split()
+        assert Path(program).is_file()
+        assert args[:2] == ["-m", "harnessweaver.conformance.testee"]
+    notes = {line.split(": ", 1)[0].strip(): line for line in lines if line.startswith("  ")}
+    assert set(notes) == {"ts", "rust"}
+    assert "not available here:" in lines
+    for name, note in notes.items():
+        assert f"not in the installed package: clone {REPOSITORY}" in note, name
+        assert str(installed.parents[2]) not in note  # no path guessed next to site-packages
+    assert "npm ci && npm run build" in notes["ts"]
+    assert 'then pass --impl ts="node CLONE/ts-runner/dist/runner.js"' in notes["ts"]
+    assert "cargo build --release -p harnessweaver-testee" in notes["rust"]
