@@ -14,6 +14,8 @@
 ``nox -s state``        the state stores against real servers: redis-server and PostgreSQL, each
                        started by the tests on a random loopback port (python/tests/state)
 ``nox -s fuzz``         differential testing on generated cases (``-- --seed N`` to reproduce)
+``nox -s docs``         the docs site and API references (mkdocs --strict, TypeDoc, warnings as
+                       errors) and every fenced block of README.md and docs/ checked
 ``nox -s wheels``       release wheels, the pure-Python wheel and the sdist, checked; then
                        ``installed`` tests each one installed in a fresh environment
 ``nox -s bench``        benchmarks of both cores, the core crate and TypeScript: one table
@@ -76,6 +78,7 @@ ELSEWHERE = _elsewhere()
 
 nox.options.sessions = [
     "tests", "ts", "lint", "conformance", "interop", "agents", "mcp", "state", "fuzz", "wheels",
+    "docs",
 ]  # fmt: skip
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
@@ -276,6 +279,37 @@ def _ts_hooks_identical(session: nox.Session, project: Path) -> None:
     if outputs[0].stdout != outputs[1].stdout:
         session.error("harnessweaver hooks --format json: Python's and the npm package's differ")
     session.log(f"harnessweaver hooks --format json: {len(outputs[0].stdout)} bytes, identical")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation, built as CI checks it, every warning an error: the site with its
+    Python API reference (``mkdocs build --strict``: mkdocstrings, broken links and anchors)
+    into ``site/``; the TypeScript reference (TypeDoc, ``treatWarningsAsErrors``) into
+    ``ts-runner/docs-api/``; then every fenced block of README.md and docs/ type-checked, run
+    or loaded (tools/check_snippets.py) and the checker's own tests.
+
+    The Python side is the clone's source on the pure-Python core: the reference is read from
+    the sources and the blocks behave alike on both cores, so nothing is compiled here.
+    """
+    if shutil.which("npm") is None:
+        session.error("npm not found: the TypeScript reference and blocks need Node 20+ and npm")
+    session.install(
+        *PYPROJECT["project"]["dependencies"], *nox.project.dependency_groups(PYPROJECT, "docs")
+    )
+    env = {
+        "PYTHONPATH": str(ROOT / "python"),
+        "HARNESSWEAVER_CORE": "python",
+        "NO_MKDOCS_2_WARNING": "1",
+    }
+    session.run("mkdocs", "build", "--strict", "--quiet", env=env)
+    build_ts(session)  # the blocks' `from "harnessweaver"` is the built package
+    with session.chdir(TS):
+        session.run("npm", "run", "docs", external=True)
+    session.run("python", "tools/check_snippets.py", env=env)
+    require = {**env, "HARNESSWEAVER_REQUIRE_SNIPPET_TOOLS": "1"}
+    tests = ["python/tests/test_snippets.py"]
+    session.run("pytest", "-q", "-p", "no:cacheprovider", *tests, env=require)
 
 
 @nox.session
