@@ -180,7 +180,7 @@ def ts(session: nox.Session) -> None:
 
 def _check_tarball(session: nox.Session, tarball: Path) -> None:
     """What the package must ship (the compiled code, the `harnessweaver` bin, the harness
-    schema and the built-in profiles, byte for byte the repository's) and must not (tests,
+    schema, the built-in profiles and the LICENSE, byte for byte the repository's) and must not (tests,
     sources, source maps)."""
     import tarfile
 
@@ -189,10 +189,13 @@ def _check_tarball(session: nox.Session, tarball: Path) -> None:
         wanted = {
             "package.json", "README.md", "dist/index.js", "dist/index.d.ts", "dist/cli.js",
             "dist/spec/render.js", "dist/harness.schema.json", "dist/adapters/ai.js",
-            "dist/adapters/openai-agents.js",
+            "dist/adapters/openai-agents.js", "dist/otel.js", "dist/otel.d.ts",
         }  # fmt: skip
         python = ROOT / "python" / "harnessweaver"
-        shipped = {"dist/harness.schema.json": python / "spec" / "harness.schema.json"}
+        shipped = {
+            "dist/harness.schema.json": python / "spec" / "harness.schema.json",
+            "LICENSE": ROOT / "LICENSE",
+        }
         for profile in sorted((python / "profiles").glob("*.yaml")):
             shipped[f"dist/profiles/{profile.name}"] = profile
         missing = sorted((wanted | set(shipped)) - set(files))
