@@ -180,8 +180,8 @@ def ts(session: nox.Session) -> None:
 
 def _check_tarball(session: nox.Session, tarball: Path) -> None:
     """What the package must ship (the compiled code, the `harnessweaver` bin, the harness
-    schema, the built-in profiles and the LICENSE, byte for byte the repository's) and must not (tests,
-    sources, source maps)."""
+    schema, the built-in profiles and the LICENSE, byte for byte the repository's) and must
+    not (tests, sources, source maps)."""
     import tarfile
 
     with tarfile.open(tarball) as archive:

@@ -3,8 +3,9 @@
 A model offered a tool it can never call wastes turns on it. A tool is refused whatever its
 arguments when an enforced ``harnessweaver.tool_allowlist`` that applies to it (its matcher
 matches the name, I22) does not list it, or an enforced ``harnessweaver.tool_denylist`` that
-applies to it lists it. An audited list (I25) refuses nothing, so it hides nothing; a guard that decides on the arguments hides nothing either (the call is still
-asked, and refused then).
+applies to it lists it. An audited list (I25) refuses nothing, so it hides nothing; a guard
+that decides on the arguments hides nothing either (the call is still asked, and refused
+then).
 """
 
 from __future__ import annotations
