@@ -17,11 +17,14 @@ import {
   Continue,
   Escalate,
   HookBus,
+  Message,
   middleware,
   Retry,
   Suspend,
   type HookPoint,
+  type JsonValue,
   type Middleware,
+  type ModelRequestEvent,
   type TraceRecord,
 } from "harnessweaver";
 import { denial, HarnessStopped, OpenAIAgentsAdapter, type GuardedRun } from "harnessweaver/openai-agents";
@@ -104,6 +107,27 @@ const refundPolicy = middleware({ name: "refund_policy", hooks: ["tool.before"],
   return undefined;
 });
 
+const card = (text: string): string => text.replaceAll("4242 4242", "[card]");
+
+/** task.start: the card number redacted from the task's input (a text, or the text of its items). */
+const redactInput = middleware({ name: "redact_input", hooks: ["task.start"], failMode: "closed" }, async (event) =>
+  Continue(event.with({ input: JSON.parse(card(JSON.stringify(event.input))) as JsonValue })),
+);
+
+/**
+ * model.before: the card number redacted from every message, the instructions extended, a tool
+ * result rewritten, and a note to the model appended (what the built-in guards do).
+ */
+const redactRequest = middleware({ name: "redact_request", hooks: ["model.before"], failMode: "closed" }, async (event) => {
+  const messages = event.request.messages.map((m) => {
+    if (m.role === "system") return m.with({ content: `${m.content} Be brief.` });
+    if (m.role === "tool") return m.with({ content: m.content.replace("$30", "[amount]") });
+    return m.with({ content: card(m.content) });
+  });
+  const note = event.request.messages.some((m) => m.role === "tool") ? [] : [new Message({ role: "user", content: "[note] mind the card number" })];
+  return Continue(event.with({ request: event.request.with({ messages: [...messages, ...note] }) }));
+});
+
 const ONE_TOOL_RUN: HookPoint[] = [
   "task.start",
   "step.start",
@@ -182,6 +206,59 @@ describe("OpenAI Agents SDK adapter", () => {
     await run.run(agent, "Refund $30, please.");
     assert.deepEqual(paid, [30]);
     assert.equal(toolOutput(model.lastCall), "The harness withheld this tool's result: secret");
+  });
+
+  it("gives the model the request rewritten at task.start and model.before, and the run goes on", async () => {
+    const { agent, model, paid, run } = setup(30, redactInput, redactRequest);
+    const result = await run.run(agent, "Refund $30 to card 4242 4242, please.");
+    assert.deepEqual(paid, [30]);
+    assert.equal(result.finalOutput, "All done.");
+    assert.equal(result.input, "Refund $30 to card [card], please.", "the run's own input is task.start's");
+    const first = model.firstCall?.request;
+    assert.equal(first?.systemInstructions, "Help. Be brief.");
+    assert.ok(Array.isArray(first?.input));
+    const items = first.input as AgentInputItem[];
+    assert.deepEqual(items.at(0), { type: "message", role: "user", content: "Refund $30 to card [card], please." });
+    assert.deepEqual(items.at(-1), { role: "user", content: "[note] mind the card number" });
+    // The next call: the tool result as rewritten, the call's own item the SDK's.
+    assert.equal(toolOutput(model.lastCall), "refunded [amount]");
+    const call = (model.lastCall?.request.input as AgentInputItem[]).find((item) => item.type === "function_call");
+    assert.equal(call?.type === "function_call" ? call.arguments : null, JSON.stringify({ amount: 30 }));
+    assert.deepEqual(hooks(run), ONE_TOOL_RUN);
+    const rewrites = hookRecords(run).filter((record) => record.modified);
+    assert.deepEqual(rewrites.map((record) => record.hook), ["task.start", "model.before", "model.before"]);
+  });
+
+  it("gives a streamed model the rewritten request too, and input items rewritten at task.start", async () => {
+    const { agent, model, paid, run } = setup(30, redactInput, redactRequest);
+    const stream = await run.runStreamed(agent, [{ role: "user", content: "Refund $30 to card 4242 4242, please." }]);
+    for await (const event of stream) assert.ok(typeof event.type === "string");
+    assert.equal((await stream.completed).finalOutput, "All done.");
+    assert.deepEqual(paid, [30]);
+    assert.ok(model.calls.every((call) => call.streamed));
+    const items = model.firstCall?.request.input as AgentInputItem[];
+    assert.deepEqual(items.at(0), { role: "user", content: "Refund $30 to card [card], please." });
+    assert.equal(toolOutput(model.lastCall), "refunded [amount]");
+  });
+
+  it("ends the run on a request rewrite the SDK cannot carry (a message removed, the model changed)", async () => {
+    const rewrites = [
+      (event: ModelRequestEvent) => event.with({ request: event.request.with({ messages: event.request.messages.slice(1) }) }),
+      (event: ModelRequestEvent) => event.with({ request: event.request.with({ model: "another-model" }) }),
+    ];
+    for (const rewrite of rewrites) {
+      const reasons = exitReasons();
+      const mw = middleware({ name: "reshape", hooks: ["model.before"], failMode: "closed" }, async (event) => Continue(rewrite(event)));
+      const { agent, model, paid, run } = setup(30, mw, reasons.mw);
+      await assert.rejects(run.run(agent, "Refund $30, please."), (error: unknown) => {
+        assert.ok(error instanceof HarnessStopped);
+        assert.deepEqual([error.hook, error.outcome, error.code], ["model.before", "modified", "not_expressible"]);
+        return true;
+      });
+      assert.equal(model.calls.length, 0, "the model is never sent the request unchanged");
+      assert.deepEqual(paid, []);
+      assert.deepEqual(reasons.seen, ["blocked"]);
+    }
   });
 
   it("never calls the model when model.before blocks: the run ends with HarnessStopped", async () => {

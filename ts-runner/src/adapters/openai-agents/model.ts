@@ -3,10 +3,13 @@
  * around every call the SDK makes, and a guarded `ModelProvider` hands out guarded models.
  *
  * The SDK's `RunHooks` are event emitters it does not await, so they can observe a model call
- * but never stop one; wrapping the model is the SDK's own extension point that can. A Block (or
- * any outcome but a plain Continue) at `step.start` or `model.before` rejects before the inner
- * model is called; at `model.after` the response never reaches the run. Either ends the run
- * with `HarnessStopped` (the SDK cannot refuse one model call and go on).
+ * but never stop one; wrapping the model is the SDK's own extension point that can, and the one
+ * that sees the request as it is sent (after the SDK's own `callModelInputFilter`, which stays
+ * the caller's): a `Continue(modified)` at `step.start` or `model.before` is the request the
+ * inner model gets. A Block (or any outcome but a Continue, or a rewrite the SDK's items cannot
+ * carry) rejects before the inner model is called; at `model.after` the response never reaches
+ * the run. Either ends the run with `HarnessStopped` (the SDK cannot refuse one model call and
+ * go on).
  */
 
 import type {
@@ -49,8 +52,8 @@ class GuardedModel implements Model {
 
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
     const run = requireRun(`model ${this.#name}`);
-    await run.startStep(request, this.#name);
-    const response = await this.#inner.getResponse(request);
+    const sent = await run.startStep(request, this.#name);
+    const response = await this.#inner.getResponse(sent);
     await run.modelAnswered(response);
     return response;
   }
@@ -62,8 +65,8 @@ class GuardedModel implements Model {
    */
   async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
     const run = requireRun(`model ${this.#name}`);
-    await run.startStep(request, this.#name);
-    for await (const event of this.#inner.getStreamedResponse(request)) {
+    const sent = await run.startStep(request, this.#name);
+    for await (const event of this.#inner.getStreamedResponse(sent)) {
       if (event.type === "response_done") {
         await run.modelAnswered({ output: event.response.output, usage: event.response.usage as unknown as ModelResponse["usage"] });
       }
