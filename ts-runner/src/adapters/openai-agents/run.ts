@@ -62,6 +62,8 @@ export interface ToolCallRecord {
   /** The answer came through `needsApproval`: a Suspend became an SDK approval. */
   readonly approvalAsked: boolean;
   after?: HookResult<ToolResultEvent>;
+  /** The tool threw (seen by a tool made with the adapter's `tool()`, failing.ts): `tool.after`'s `isError`. */
+  failed?: boolean;
 }
 
 /** A function tool as the adapter reads it. */
@@ -407,7 +409,7 @@ export class GuardedRun {
       step: this.steps,
       tool: record.event.tool,
       call: record.before.event.call,
-      result: new ToolResult({ output: jsonable(output) }),
+      result: new ToolResult({ output: jsonable(output), isError: record.failed === true }),
     });
     record.after = await this.emit("tool.after", event);
     return [record.after, event];
