@@ -602,6 +602,29 @@ test("model.before at the next step sees the tool call and its result; a changed
   ]);
 });
 
+test("a note appended at model.before (a guard's warning) keeps the SDK's own messages: their files and provider options", async () => {
+  const bus = busWith(["model.before"], (event: ModelRequestEvent) =>
+    Continue(event.with({ request: event.request.with({ messages: [...event.request.messages, new Message({ role: "user", content: "[harness notice] slow down" })] }) })),
+  );
+  const model = scripted([textTurn("ok")]);
+  const image = { type: "file" as const, data: "aGVsbG8=", mediaType: "image/png" };
+  const options = { acme: { cache: "ephemeral" } };
+  const messages: ModelMessage[] = [
+    { role: "user", content: [{ type: "text", text: "What is in this picture?" }, image], providerOptions: options },
+  ];
+  const result = await run(new AIRun(bus), model, [], messages, "Be brief.");
+  assert.equal(result.text, "ok");
+  const sent = model.doGenerateCalls[0]?.prompt ?? [];
+  assert.equal(sent.length, 3);
+  assert.equal(sent[0]?.content, "Be brief.");
+  const user = sent[1];
+  assert.equal(user?.role, "user");
+  assert.deepEqual(user?.providerOptions, options, "the message the chain left alone is the SDK's own");
+  const parts = user?.role === "user" ? user.content : [];
+  assert.deepEqual(parts.map((p) => p.type), ["text", "file"]);
+  assert.deepEqual(sent[2], { role: "user", content: [{ type: "text", text: "[harness notice] slow down" }] });
+});
+
 test("an input the tool's schema turns into objects (a Date) is seen as JSON, and the tool gets the SDK's input", async () => {
   const seen: unknown[] = [];
   const bus = busWith(["tool.before"], (event: ToolCallEvent) => (seen.push(event.call.arguments["when"]), undefined));
