@@ -15,6 +15,8 @@ of them.
 | ``tool_failure_guard`` | tool.before, tool.after, task.end | closed | blocks a failing tool |
 | ``redact_pii`` | model.before, tool.before, tool.after | closed | replaces emails, phones, cards |
 | ``rate_limit`` | tool.before, model.before | closed | blocks or retries past its rate |
+| ``tool_denylist`` | tool.before | closed | blocks a tool in ``deny`` |
+| ``shell_guard`` | tool.before | closed | blocks a destructive shell command (``RULES``) |
 
 The stateful ones (``loop_guard``, ``budget_guard``, ``tool_failure_guard``, ``rate_limit``)
 keep their state on a state view (``harnessweaver.state``): per run by default, or shared by a
@@ -35,7 +37,8 @@ from .messages import MaxMessages
 from .pii import RedactPii
 from .rates import RateLimit
 from .redact import RedactSecrets
-from .tools import ToolAllowlist
+from .shell import ShellGuard
+from .tools import ToolAllowlist, ToolDenylist
 
 __all__ = [
     "BudgetGuard",
@@ -45,7 +48,9 @@ __all__ = [
     "RedactPii",
     "RedactSecrets",
     "RequireCitations",
+    "ShellGuard",
     "ToolAllowlist",
+    "ToolDenylist",
     "ToolFailureGuard",
     "plugin",
 ]
@@ -63,6 +68,8 @@ plugin = Plugin(
         ToolFailureGuard,
         RedactPii,
         RateLimit,
+        ToolDenylist,
+        ShellGuard,
     ],
 )
 """The built-in plugin: its middleware are ``harnessweaver.tool_allowlist`` and so on."""

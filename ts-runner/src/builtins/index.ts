@@ -14,6 +14,8 @@
  * | `tool_failure_guard` | tool.before, tool.after, task.end | closed | blocks a failing tool |
  * | `redact_pii` | task.start, model.before, tool.before, tool.after | closed | replaces emails, phones, cards |
  * | `rate_limit` | tool.before, model.before | closed | blocks or retries past `limit` calls per `per` |
+ * | `tool_denylist` | tool.before | closed | blocks a tool in `deny` |
+ * | `shell_guard` | tool.before | closed | blocks a destructive shell command (`RULES` in `shell.ts`) |
  *
  * `loop_guard`, `budget_guard`, `tool_failure_guard` and `rate_limit` keep their state on a
  * state view (`../state`): the loader attaches the harness's store; never attached, each makes
@@ -35,9 +37,23 @@ import { maxMessages } from "./messages.js";
 import { redactPii } from "./pii.js";
 import { redactSecrets } from "./redact.js";
 import { rateLimit } from "./rates.js";
-import { toolAllowlist } from "./tools.js";
+import { shellGuard } from "./shell.js";
+import { toolAllowlist, toolDenylist } from "./tools.js";
 
-export { budgetGuard, loopGuard, maxMessages, rateLimit, redactPii, redactSecrets, requireCitations, toolAllowlist, toolFailureGuard };
+export {
+  budgetGuard,
+  loopGuard,
+  maxMessages,
+  rateLimit,
+  redactPii,
+  redactSecrets,
+  requireCitations,
+  shellGuard,
+  toolAllowlist,
+  toolDenylist,
+  toolFailureGuard,
+};
+export { MAX_COMMAND, RULES as SHELL_RULES } from "./shell.js";
 export { BUILTIN_PROFILE_NAMES, BUILTIN_PROFILES } from "./profiles.js";
 export { fingerprint } from "./fingerprint.js";
 export { luhnValid, redactCards } from "./pii.js";
@@ -52,5 +68,17 @@ const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.me
 export const builtinPlugin = new Plugin({
   namespace: "harnessweaver",
   version: VERSION,
-  middleware: [toolAllowlist, maxMessages, redactSecrets, requireCitations, loopGuard, budgetGuard, toolFailureGuard, redactPii, rateLimit],
+  middleware: [
+    toolAllowlist,
+    maxMessages,
+    redactSecrets,
+    requireCitations,
+    loopGuard,
+    budgetGuard,
+    toolFailureGuard,
+    redactPii,
+    rateLimit,
+    toolDenylist,
+    shellGuard,
+  ],
 });
