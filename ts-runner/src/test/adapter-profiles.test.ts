@@ -349,3 +349,70 @@ describe("profile://safe-tools", () => {
     assert.match(aiResult(model, "c2"), /found/);
   });
 });
+
+// --- harnessweaver.tool_denylist and harnessweaver.shell_guard ---------------------------------
+
+const GUARDS = "middleware:\n  - {use: harnessweaver.tool_denylist, deny: [delete_repo]}\n  - {use: harnessweaver.shell_guard}\n";
+
+describe("harnessweaver.tool_denylist and harnessweaver.shell_guard", () => {
+  it("OpenAI Agents: a denied tool and a destructive command are refused, a harmless command runs; the run goes on", async () => {
+    const commands: string[] = [];
+    const deleted: unknown[] = [];
+    const bash = watchedTool({
+      name: "bash",
+      description: "Run a shell command.",
+      parameters: z.object({ command: z.string() }),
+      execute: async ({ command }) => {
+        commands.push(command);
+        return "ok";
+      },
+    });
+    const { agent, model, run } = agentsRun(await harness(GUARDS), [
+      [
+        functionCall("bash", { command: "rm -rf /" }, { callId: "c1" }),
+        functionCall("bash", { command: "ls -la" }, { callId: "c2" }),
+        functionCall("delete_repo", { q: "main" }, { callId: "c3" }),
+      ],
+      [assistantMessage("Done.")],
+    ], [bash, agentsEcho("delete_repo", deleted, "deleted")]);
+    const result = await run.run(agent, "Clean up.");
+    assert.equal(result.finalOutput, "Done.");
+    assert.deepEqual(commands, ["ls -la"]);
+    assert.deepEqual(deleted, []);
+    assert.equal(agentsResult(model.lastCall, "c1"), "The harness refused this tool call: tool 'bash': command matches rule 'rm_recursive_force'");
+    assert.equal(agentsResult(model.lastCall, "c2"), "ok");
+    assert.equal(agentsResult(model.lastCall, "c3"), "The harness refused this tool call: tool 'delete_repo' is denied");
+    assert.deepEqual([decisions(agentsHooks(run), "shell_command_denied").length, decisions(agentsHooks(run), "tool_denied").length], [1, 1]);
+  });
+
+  it("AI SDK: a denied tool and a destructive command are refused, a harmless command runs; the run goes on", async () => {
+    const commands: string[] = [];
+    const deleted: unknown[] = [];
+    const bash = aiTool({
+      description: "Run a shell command.",
+      inputSchema: jsonSchema<{ command: string }>({ type: "object", properties: { command: { type: "string" } }, required: ["command"] }),
+      execute: async ({ command }: { command: string }) => {
+        commands.push(command);
+        return "ok";
+      },
+    });
+    const calls: Generated = {
+      ...callTurn("c1", "bash", {}),
+      content: [
+        { type: "tool-call", toolCallId: "c1", toolName: "bash", input: JSON.stringify({ command: "rm -rf /" }) },
+        { type: "tool-call", toolCallId: "c2", toolName: "bash", input: JSON.stringify({ command: "ls -la" }) },
+        { type: "tool-call", toolCallId: "c3", toolName: "delete_repo", input: JSON.stringify({ q: "main" }) },
+      ],
+    };
+    const model = aiModel([calls, textTurn("Done.")]);
+    const run = new AIRun(await harness(GUARDS));
+    const result = await run.generateText({ model, tools: { bash, delete_repo: aiEcho(deleted, "deleted") }, stopWhen: isStepCount(5), prompt: "Clean up." });
+    assert.equal(result.text, "Done.");
+    assert.deepEqual(commands, ["ls -la"]);
+    assert.deepEqual(deleted, []);
+    assert.match(aiResult(model, "c1"), /The harness refused this tool call: tool 'bash': command matches rule 'rm_recursive_force'/);
+    assert.match(aiResult(model, "c2"), /ok/);
+    assert.match(aiResult(model, "c3"), /The harness refused this tool call: tool 'delete_repo' is denied/);
+    assert.deepEqual([decisions(run.trace.records(), "shell_command_denied").length, decisions(run.trace.records(), "tool_denied").length], [1, 1]);
+  });
+});
