@@ -241,6 +241,25 @@ describe("OpenAI Agents SDK adapter", () => {
     assert.equal(toolOutput(model.lastCall), "refunded [amount]");
   });
 
+  it("writes a rewrite back into the item it came from: an image kept beside the changed text; step.start's messages are what the model gets", async () => {
+    const image = { type: "input_image" as const, image: "https://example.com/receipt.png" };
+    const onStep = middleware({ name: "on_step", hooks: ["step.start"], failMode: "closed" }, async (event) =>
+      Continue(event.with({ messages: event.messages.map((m) => (m.role === "user" ? m.with({ content: card(m.content) }) : m)) })),
+    );
+    const { agent, model, paid, run } = setup(30, onStep);
+    const input: AgentInputItem[] = [
+      { role: "user", content: [{ type: "input_text", text: "Refund $30 to card " }, image, { type: "input_text", text: "4242 4242." }] },
+    ];
+    const result = await run.run(agent, input);
+    assert.equal(result.finalOutput, "All done.");
+    assert.deepEqual(paid, [30]);
+    const sent = (model.firstCall?.request.input as AgentInputItem[])[0];
+    assert.ok(sent !== undefined && "role" in sent && sent.role === "user");
+    assert.deepEqual(sent.content, [{ type: "input_text", text: "Refund $30 to card [card]." }, image]);
+    const steps = hookRecords(run).filter((record) => record.hook === "step.start");
+    assert.deepEqual(steps.map((record) => record.modified), [true, true]);
+  });
+
   it("ends the run on a request rewrite the SDK cannot carry (a message removed, the model changed)", async () => {
     const rewrites = [
       (event: ModelRequestEvent) => event.with({ request: event.request.with({ messages: event.request.messages.slice(1) }) }),
