@@ -260,6 +260,37 @@ describe("OpenAI Agents SDK adapter", () => {
     assert.deepEqual(steps.map((record) => record.modified), [true, true]);
   });
 
+  it("asks model.before and the model again on a Retry at model.after, as the run loop does; past the bound the run ends", async () => {
+    const cite = middleware({ name: "cite", hooks: ["model.after"], failMode: "closed" }, async (event) =>
+      event.response.message.content.includes("[1]") ? undefined : Retry("the answer cites no source", { code: "missing_citation" }),
+    );
+    const runWith = (answers: string[], maxRetries: number) => {
+      const bus = new HookBus();
+      const reasons = exitReasons();
+      bus.register(cite);
+      bus.register(reasons.mw);
+      const adapter = new OpenAIAgentsAdapter(bus);
+      const model = new ScriptedModel(answers.map((text) => [assistantMessage(text)]));
+      const agent = adapter.guard(new Agent({ name: "support", instructions: "Help.", model }));
+      return { agent, model, reasons, run: adapter.newRun({ maxRetries }) };
+    };
+    const asked = runWith(["Trust me.", "See [1]."], 2);
+    const result = await asked.run.run(asked.agent, "What is it?");
+    assert.equal(result.finalOutput, "See [1].");
+    assert.equal(asked.model.calls.length, 2);
+    assert.deepEqual(hooks(asked.run), ["task.start", "step.start", "model.before", "model.after", "model.before", "model.after", "step.end", "task.end"]);
+    assert.deepEqual(asked.reasons.seen, ["completed"]);
+
+    const bounded = runWith(["No.", "Still no.", "Never."], 1);
+    await assert.rejects(bounded.run.run(bounded.agent, "What is it?"), (error: unknown) => {
+      assert.ok(error instanceof HarnessStopped);
+      assert.deepEqual([error.hook, error.outcome, error.code], ["model.after", "retry", "missing_citation"]);
+      return true;
+    });
+    assert.equal(bounded.model.calls.length, 2, "asked once more, then the run ends");
+    assert.deepEqual(bounded.reasons.seen, ["retry_exhausted"]);
+  });
+
   it("ends the run on a request rewrite the SDK cannot carry (a message removed, the model changed)", async () => {
     const rewrites = [
       (event: ModelRequestEvent) => event.with({ request: event.request.with({ messages: event.request.messages.slice(1) }) }),

@@ -256,13 +256,21 @@ describe("profile://rag", () => {
     assert.ok(!agentsSent(model.firstCall).includes(SECRET) && agentsSent(model.firstCall).includes("[redacted]"));
   });
 
-  it("OpenAI Agents: an answer without citations is refused (a Retry the SDK cannot ask: the run ends)", async () => {
-    const { agent, run } = agentsRun(await profile("rag"), [[assistantMessage("Trust me.")]], []);
+  it("OpenAI Agents: an answer without citations is asked again (as the run loop does); past the bound the run ends", async () => {
+    const asked = agentsRun(await profile("rag"), [[assistantMessage("Trust me.")], [assistantMessage("It is X [1].")]], []);
+    const result = await asked.run.run(asked.agent, "What is it?");
+    assert.equal(result.finalOutput, "It is X [1].");
+    assert.equal(asked.model.calls.length, 2);
+    assert.equal(decisions(agentsHooks(asked.run), "missing_citation").length, 1);
+
+    const uncited = Array.from({ length: 3 }, (): Turn => [assistantMessage("Trust me.")]);
+    const { agent, model, run } = agentsRun(await profile("rag"), uncited, []);
     await assert.rejects(run.run(agent, "What is it?"), (error: unknown) => {
       assert.ok(error instanceof HarnessStopped);
       assert.deepEqual([error.hook, error.outcome, error.code], ["model.after", "retry", "missing_citation"]);
       return true;
     });
+    assert.equal(model.calls.length, 3, "asked again up to the run's bound (2 retries)");
   });
 
   it("OpenAI Agents: a conversation over 50 messages is refused before the model is called", async () => {

@@ -21,6 +21,7 @@ import type {
   ModelRetryAdviceRequest,
   StreamEvent,
 } from "@openai/agents";
+import { setTimeout as sleep } from "node:timers/promises";
 import { modelName } from "./convert.js";
 import { requireRun } from "./run.js";
 import { stopIn } from "./stops.js";
@@ -50,18 +51,28 @@ class GuardedModel implements Model {
     return this.#name;
   }
 
+  /**
+   * `model.after` is answered inside the call, so a Retry there does what the run loop does:
+   * `model.before` is asked again and the model called again, within the run's retry bound
+   * (`profile://rag`'s `require_citations` asking an uncited answer again).
+   */
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
     const run = requireRun(`model ${this.#name}`);
-    const sent = await run.startStep(request, this.#name);
-    const response = await this.#inner.getResponse(sent);
-    await run.modelAnswered(response);
-    return response;
+    let sent = await run.startStep(request, this.#name);
+    for (let retries = 0; ; retries++) {
+      const response = await this.#inner.getResponse(sent);
+      const delay = await run.answerInCall(response, retries);
+      if (delay === null) return response;
+      if (delay > 0) await sleep(delay * 1000);
+      sent = await run.modelBeforeAgain();
+    }
   }
 
   /**
    * The stream passes through as it comes; the turn's last event (`response_done`, which
    * carries the whole response) is held until `model.after` admits it: a stream the chain
-   * refuses ends without it, and the run ends.
+   * refuses ends without it, and the run ends (a Retry too: the response's events are already
+   * on their way to the caller, so the model cannot be asked again).
    */
   async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
     const run = requireRun(`model ${this.#name}`);

@@ -106,6 +106,13 @@ export function requireRun(what: string): GuardedRun {
   return run;
 }
 
+/** A model turn: the SDK's request, the bus's picture of it, and that picture as `step.start` left it. */
+interface Turn {
+  readonly request: SdkModelRequest;
+  readonly seen: ModelRequest;
+  readonly asked: ModelRequest;
+}
+
 /** task.end's exit reason when the bus ended the run (a Suspend or a rewrite ends it as a Block). */
 const EXIT_REASONS: Readonly<Record<string, string>> = { block: "blocked", escalate: "escalated", retry: "retry_exhausted" };
 
@@ -124,6 +131,8 @@ export class GuardedRun {
   #stepOpen = false;
   #stepUsage = { input: 0, output: 0 };
   #started = false;
+  /** The model turn in flight: its SDK request, what the bus was given, and `step.start`'s answer. */
+  #turn: Turn | null = null;
   readonly #calls = new Map<string, ToolCallRecord>();
   #decided = new Set<string>();
   /** The approval record filed for (or consulted by) each suspended call, by call id. */
@@ -342,6 +351,13 @@ export class GuardedRun {
     let asked = seen;
     if (started.outcome.kind !== "continue" || unchanged(started, start)) raise(stopFor("step.start", started, start, "step"));
     else asked = seen.with({ messages: started.event.messages, tools: started.event.tools });
+    this.#turn = { request, seen, asked };
+    return this.#modelBefore(this.#turn);
+  }
+
+  /** `model.before` on the turn's request (as `step.start` left it); the request the model gets. */
+  async #modelBefore(turn: Turn): Promise<SdkModelRequest> {
+    const { request, seen, asked } = turn;
     const event = new ModelRequestEvent({ step: this.steps, request: asked });
     const result = await this.ask("model.before", event);
     if (result.outcome.kind !== "continue") raise(stopFor("model.before", result, event, "model request"));
@@ -351,15 +367,46 @@ export class GuardedRun {
     return rewritten.request;
   }
 
+  /**
+   * @internal `model.before` asked again for this turn's request, after a Retry at
+   * `model.after` (as the run loop does: `step.start` is not asked again); what the model is
+   * called with next.
+   */
+  async modelBeforeAgain(): Promise<SdkModelRequest> {
+    if (this.#turn === null) throw new Error("model.before again outside a model turn");
+    return this.#modelBefore(this.#turn);
+  }
+
+  /**
+   * @internal `model.after` inside the model call (model.ts): the delay in seconds before the
+   * model is asked again (a Retry within the run's bound, `retries` made so far), or null when
+   * the chain admitted the response unchanged; anything else ends the run, as `modelAnswered`.
+   */
+  async answerInCall(response: Pick<SdkModelResponse, "output" | "usage">, retries: number): Promise<number | null> {
+    const [result, event] = await this.#modelAfter(response);
+    const outcome = result.outcome;
+    if (outcome.kind === "retry") {
+      const bound = outcome.maxAttempts === null ? this.maxRetries : Math.min(this.maxRetries, Math.max(outcome.maxAttempts - 1, 0));
+      if (retries < bound) return outcome.delay ?? 0;
+    }
+    raise(stopFor("model.after", result, event, "model response"));
+    return null;
+  }
+
   /** `model.after`: the run ends unless the chain admits the response unchanged. */
   async modelAnswered(response: Pick<SdkModelResponse, "output" | "usage">): Promise<void> {
+    const [result, event] = await this.#modelAfter(response);
+    raise(stopFor("model.after", result, event, "model response"));
+  }
+
+  async #modelAfter(response: Pick<SdkModelResponse, "output" | "usage">): Promise<[HookResult<ModelResponseEvent>, ModelResponseEvent]> {
     const converted = responseOf(response);
     this.#stepUsage = {
       input: this.#stepUsage.input + converted.usage.inputTokens,
       output: this.#stepUsage.output + converted.usage.outputTokens,
     };
     const event = new ModelResponseEvent({ step: this.steps, response: converted });
-    raise(stopFor("model.after", await this.emit("model.after", event), event, "model response"));
+    return [await this.emit("model.after", event), event];
   }
 
   async endStep(): Promise<void> {
