@@ -292,13 +292,22 @@ describe("profile://rag", () => {
     assert.ok(!aiSent(model, 0).includes(SECRET) && aiSent(model, 0).includes("[redacted]"));
   });
 
-  it("AI SDK: an answer without citations is refused (the run ends)", async () => {
+  it("AI SDK: an answer without citations is asked again (as the run loop does); past the bound the call stops", async () => {
+    const asked = aiModel([textTurn("Trust me."), textTurn("It is X [1].")]);
+    const cited = new AIRun(await profile("rag"));
+    const result = await cited.generateText({ model: asked, prompt: "What is it?" });
+    assert.equal(result.text, "It is X [1].");
+    assert.equal(asked.doGenerateCalls.length, 2);
+    assert.equal(decisions(cited.trace.records(), "missing_citation").length, 1);
+
+    const never = aiModel([textTurn("Trust me."), textTurn("Trust me."), textTurn("Trust me.")]);
     const run = new AIRun(await profile("rag"));
-    await assert.rejects(run.generateText({ model: aiModel([textTurn("Trust me.")]), prompt: "What is it?" }), (error: unknown) => {
+    await assert.rejects(run.generateText({ model: never, prompt: "What is it?" }), (error: unknown) => {
       assert.ok(error instanceof AIStopped);
       assert.deepEqual([error.hook, error.outcome, error.code], ["model.after", "retry", "missing_citation"]);
       return true;
     });
+    assert.equal(never.doGenerateCalls.length, 3, "asked again up to the run's bound (2 retries)");
   });
 
   it("AI SDK: a conversation over 50 messages is refused before the model is called", async () => {
