@@ -295,6 +295,8 @@ describe("OpenAI Agents SDK adapter", () => {
     const rewrites = [
       (event: ModelRequestEvent) => event.with({ request: event.request.with({ messages: event.request.messages.slice(1) }) }),
       (event: ModelRequestEvent) => event.with({ request: event.request.with({ model: "another-model" }) }),
+      (event: ModelRequestEvent) =>
+        event.with({ request: event.request.with({ messages: event.request.messages.map((m) => (m.role === "user" ? m.with({ name: "someone" }) : m)) }) }),
     ];
     for (const rewrite of rewrites) {
       const reasons = exitReasons();

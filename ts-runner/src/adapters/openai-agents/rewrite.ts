@@ -66,21 +66,24 @@ function outputWith(output: unknown, text: string): unknown {
   return undefined;
 }
 
+/** Whether `changed` differs from `original` in its text alone (nothing an item could not carry). */
+function textOnly(original: Message, changed: Message): boolean {
+  return jsonEqual(changed.with({ content: original.content }).toJSON(), original.toJSON());
+}
+
 /** Item `item` with `changed` in place of `original`; a string saying why when it cannot be. */
 function itemWith(item: Item, original: Message, changed: Message): Item | string {
   const kind = item["type"];
   if (kind === "function_call") {
     const [before] = original.toolCalls;
     const [after, ...more] = changed.toolCalls;
-    if (before === undefined || after === undefined || more.length > 0 || changed.content !== "") return "a tool call's message changed beyond its arguments";
+    if (before === undefined || after === undefined || more.length > 0) return "a tool call's message changed beyond its arguments";
     if (after.id !== before.id || after.name !== before.name) return "a tool call was renamed";
+    if (!jsonEqual(changed.with({ toolCalls: original.toolCalls }).toJSON(), original.toJSON())) return "a tool call's message changed beyond its arguments";
     return { ...item, arguments: JSON.stringify(after.arguments) };
   }
-  if (changed.toolCalls.length > 0 && !jsonEqual(changed.toolCalls.map((c) => c.toJSON()), original.toolCalls.map((c) => c.toJSON()))) {
-    return "tool calls were added to a message";
-  }
+  if (!textOnly(original, changed)) return "a message changed beyond its text (its name, tool calls or call id)";
   if (kind === "function_call_result") {
-    if (changed.toolCallId !== original.toolCallId) return "a tool result was moved to another call";
     const output = outputWith(item["output"], changed.content);
     return output === undefined ? "a tool result's content can no longer be read as its output" : { ...item, output };
   }
@@ -118,7 +121,7 @@ export function requestWith(request: SdkModelRequest, seen: ModelRequest, change
     const origin = origins[i];
     if (origin === undefined) return { refused: "a message the SDK did not send was changed" };
     if (origin === "instructions") {
-      if (message.toolCalls.length > 0) return { refused: "tool calls were added to the instructions" };
+      if (!textOnly(original, message)) return { refused: "the instructions changed beyond their text" };
       system = message.content;
       continue;
     }
