@@ -19,6 +19,7 @@
  * cannot carry out stops the call (docs/integrations/vercel-ai.md).
  */
 
+import { setTimeout as sleep } from "node:timers/promises";
 import { generateText, streamText, wrapLanguageModel } from "ai";
 import type { LanguageModelMiddleware, ModelMessage, Tool, ToolApprovalStatus, ToolExecutionOptions, ToolSet } from "ai";
 import { HookBus } from "../bus.js";
@@ -66,7 +67,29 @@ export interface AIRunOptions {
    * null: the SDK's approval response alone decides.
    */
   readonly approvals?: Approvals | null;
+  /**
+   * How often a Retry at `model.after` asks `model.before` and the model again, as the run
+   * loop's `max_retries` (default 2; a `Retry({maxAttempts: n})` lowers it to n - 1). Past it,
+   * and in a stream, the call stops with `HarnessStopped`.
+   */
+  readonly maxRetries?: number;
 }
+
+/** What `model.before` was asked for one model call: its step, the SDK's params, the bus's picture, as `step.start` left it. */
+interface Asked {
+  readonly step: number;
+  readonly params: CallOptions;
+  readonly seen: ReturnType<typeof requestOf>;
+  readonly request: ModelRequestEvent["request"];
+}
+
+/** `model.after` answered a Retry (its outcome): the caller asks the model again or stops. */
+class Retried {
+  constructor(readonly outcome: Stop) {}
+}
+
+/** What the model answers a generate call. */
+type Generated = Awaited<ReturnType<Parameters<NonNullable<LanguageModelMiddleware["wrapGenerate"]>>[0]["doGenerate"]>>;
 
 /** What the chain answered at `tool.before` for one call, kept by call id. */
 interface Before {
@@ -117,6 +140,10 @@ export class AIRun {
   #step = 0;
   /** The step of each model call, by the params object `transformParams` returned. */
   readonly #calls = new WeakMap<CallOptions, number>();
+  /** What `model.before` was asked for each model call (by the params it returned): to ask it again after a Retry. */
+  readonly #asked = new WeakMap<CallOptions, Asked>();
+  /** How often a Retry at `model.after` asks the model again (the run loop's `max_retries`). */
+  readonly maxRetries: number;
   /** The step whose response made each tool call. */
   readonly #callSteps = new Map<string, number>();
   /** The tools as last offered to the model, by name. */
@@ -145,18 +172,33 @@ export class AIRun {
     const bus = source instanceof HookBus ? source : source.bus;
     if (!(bus instanceof HookBus)) throw new TypeError("AIRun needs a HookBus or a harness with a bus");
     this.bus = bus;
+    const maxRetries = options.maxRetries ?? 2;
+    if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) {
+      throw new RangeError(
+        `maxRetries ${String(maxRetries)}: the retries of one operation are a whole number from 0 (the run loop's max_retries, docs/agent.md)`,
+      );
+    }
+    this.maxRetries = maxRetries;
     const envelope = new Envelope(options.runId === undefined ? {} : { runId: options.runId });
     this.context = options.context ?? new RunContext(options.trace === undefined ? { envelope } : { envelope, trace: options.trace });
     const approvals = options.approvals ?? null;
     this.#records = approvals === null ? null : new CallRecords(approvals, () => this.context.envelope.runId);
     this.middleware = {
       transformParams: async ({ params, model }) => this.#modelBefore(params, model.modelId),
-      wrapGenerate: async ({ doGenerate, params }) => {
+      wrapGenerate: async ({ doGenerate, params, model }) => {
         const step = this.#calls.get(params) ?? this.#step;
-        const result = await this.#fromModel(doGenerate);
-        const seen = responseOf(result.content, result.finishReason, result.usage);
-        const changed = await this.#modelAfter(step, seen, !hasToolCalls(result.content));
-        return changed === null ? result : resultWith(result, seen, changed);
+        let result = await this.#fromModel(doGenerate);
+        let sent = params;
+        for (let retries = 0; ; retries++) {
+          const seen = responseOf(result.content, result.finishReason, result.usage);
+          const changed = await this.#modelAfter(step, seen, !hasToolCalls(result.content));
+          if (changed instanceof Retried) {
+            // A Retry (require_citations): model.before and the model again, within the bound.
+            [sent, result] = await this.#again(sent, this.#retryDelay(changed.outcome, retries), (p) => model.doGenerate(p));
+            continue;
+          }
+          return changed === null ? result : resultWith(result, seen, changed);
+        }
       },
       wrapStream: async ({ doStream, params }) => {
         const step = this.#calls.get(params) ?? this.#step;
@@ -166,6 +208,8 @@ export class AIRun {
         const finishReason = read.finish?.finishReason ?? { unified: "other" as const, raw: undefined };
         const seen = responseOf(read.content, finishReason, usage as never);
         const changed = await this.#modelAfter(step, seen, !hasToolCalls(read.content));
+        // A stream is not asked again: a Retry at model.after stops it (docs/integrations/vercel-ai.md).
+        if (changed instanceof Retried) throw HarnessStopped.of("model.after", changed.outcome);
         return { ...rest, stream: streamOf(changed === null ? read.parts : partsWith(read, seen, changed)) };
       },
     };
@@ -217,6 +261,12 @@ export class AIRun {
       }
     }
     for (const spec of seen.request.tools) this.#specs.set(spec.name, spec);
+    return this.#askModel({ step, params, seen, request });
+  }
+
+  /** `model.before` for a call (`request`: as `step.start` left it); the params the model gets. */
+  async #askModel(asked: Asked): Promise<CallOptions> {
+    const { step, params, seen, request } = asked;
     const result = await this.bus.emit("model.before", new ModelRequestEvent({ step, request }), this.context);
     if (result.outcome.kind !== "continue") throw HarnessStopped.of("model.before", result.outcome);
     let out: CallOptions = { ...params }; // a new object: its step is looked up by identity
@@ -233,23 +283,47 @@ export class AIRun {
       if (params.tools !== undefined || tools.tools.length > 0) out.tools = tools.tools;
     }
     this.#calls.set(out, step);
+    this.#asked.set(out, asked);
     return out;
+  }
+
+  /**
+   * `model.after` answered a Retry: within the run's bound (`retries` made so far) the delay in
+   * seconds before `model.before` is asked again and the model called again, as the run loop
+   * does (`step.start` is not asked again); past it, the call stops (`HarnessStopped`).
+   */
+  #retryDelay(outcome: Outcome, retries: number): number {
+    if (outcome.kind !== "retry") throw new Error("not a Retry");
+    const bound = outcome.maxAttempts === null ? this.maxRetries : Math.min(this.maxRetries, Math.max(outcome.maxAttempts - 1, 0));
+    if (retries >= bound) throw HarnessStopped.of("model.after", outcome);
+    return outcome.delay ?? 0;
+  }
+
+  /** The model called again after a Retry at `model.after`: `model.before` first; the SDK's result. */
+  async #again(params: CallOptions, delay: number, call: (params: CallOptions) => PromiseLike<Generated>): Promise<[CallOptions, Generated]> {
+    const asked = this.#asked.get(params);
+    if (asked === undefined) throw new HarnessStopped("model.after", "retry", "the model cannot be asked again: its call was not seen at model.before");
+    if (delay > 0) await sleep(delay * 1000);
+    const again = await this.#askModel(asked);
+    return [again, await this.#fromModel(() => call(again))];
   }
 
   /** `model.after`: the chain's response when it changed it, null when it did not. */
   /** `model.after`; `last`: the answer has no tool calls at all (not even the provider's), so the SDK stops after it. */
-  async #modelAfter(step: number, seen: ModelResponseEvent["response"], last: boolean): Promise<ModelResponseEvent["response"] | null> {
+  async #modelAfter(step: number, seen: ModelResponseEvent["response"], last: boolean): Promise<ModelResponseEvent["response"] | null | Retried> {
     const result = await this.bus.emit("model.after", new ModelResponseEvent({ step, response: seen }), this.context);
+    const task = this.#task;
+    if (result.outcome.kind === "retry") {
+      if (task !== null) this.#spent(task, seen); // the answer asked again was paid for too
+      return new Retried(result.outcome);
+    }
     if (result.outcome.kind !== "continue") throw HarnessStopped.of("model.after", result.outcome);
     const response = result.outcome.modified === undefined ? seen : result.event.response;
     for (const call of response.message.toolCalls) this.#callSteps.set(call.id, step);
     const changed = result.outcome.modified === undefined ? null : response;
-    const task = this.#task;
     if (task === null) return changed;
     this.#stepAnswered = true;
-    this.#stepTokens = { input: this.#stepTokens.input + seen.usage.inputTokens, output: this.#stepTokens.output + seen.usage.outputTokens };
-    task.inputTokens += seen.usage.inputTokens;
-    task.outputTokens += seen.usage.outputTokens;
+    this.#spent(task, seen);
     // An answer without tool calls is the task's last: under run.generateText/streamText the
     // task ends here, so that task.end's output is what the SDK gets (and streams).
     if (!task.inline || !last || response.message.toolCalls.length > 0) return changed;
@@ -257,6 +331,13 @@ export class AIRun {
     const output = await this.end(response.message.content);
     if (jsonEqual(output, response.message.content)) return changed;
     return response.with({ message: response.message.with({ content: textOf(output) }) });
+  }
+
+  /** The tokens of a model answer, counted in the open step and the task. */
+  #spent(task: Task, seen: ModelResponseEvent["response"]): void {
+    this.#stepTokens = { input: this.#stepTokens.input + seen.usage.inputTokens, output: this.#stepTokens.output + seen.usage.outputTokens };
+    task.inputTokens += seen.usage.inputTokens;
+    task.outputTokens += seen.usage.outputTokens;
   }
 
   // --- the task: task.start, step.start/step.end, task.end -----------------------------------

@@ -28,6 +28,7 @@ export { currentRun, GuardedRun, type GuardedRunOptions, type RunOptions, type T
 export { GuardedStream } from "./openai-agents/stream.js";
 export { HarnessStopped, type StopKind } from "./openai-agents/stops.js";
 export { denial, GUARDRAIL, guardTool, isGuardedTool, refusal } from "./openai-agents/tools.js";
+export { tool } from "./openai-agents/failing.js";
 
 /** What the adapter takes besides its bus. */
 export interface AdapterOptions {

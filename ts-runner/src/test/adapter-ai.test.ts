@@ -602,6 +602,53 @@ test("model.before at the next step sees the tool call and its result; a changed
   ]);
 });
 
+test("a Retry at model.after asks model.before and the model again, within the run's bound; past it the call stops", async () => {
+  const cite = (event: ModelResponseEvent) =>
+    event.response.message.content.includes("[1]") ? undefined : Retry("the answer cites no source", { code: "missing_citation" });
+  const seen: string[] = [];
+  const bus = busWith(["model.before", "model.after"], (event: ModelRequestEvent | ModelResponseEvent) => {
+    seen.push(event instanceof ModelRequestEventClass ? "model.before" : "model.after");
+    return event instanceof ModelRequestEventClass ? undefined : cite(event as ModelResponseEvent);
+  });
+  const model = scripted([textTurn("Trust me."), textTurn("It is X [1].")]);
+  const aiRun = new AIRun(bus);
+  const result = await aiRun.generateText({ model, prompt: "What is it?" });
+  assert.equal(result.text, "It is X [1].");
+  assert.equal(model.doGenerateCalls.length, 2);
+  assert.deepEqual(seen, ["model.before", "model.after", "model.before", "model.after"]);
+  const steps = aiRun.trace.records().filter((r) => r.kind === "hook" && r.hook.startsWith("model.")).map((r) => r.step);
+  assert.deepEqual(steps, [1, 1, 1, 1], "one step: the model asked again");
+
+  const never = scripted([textTurn("No."), textTurn("Still no."), textTurn("Never.")]);
+  await assert.rejects(new AIRun(busWith(["model.after"], cite), { maxRetries: 1 }).generateText({ model: never, prompt: "What is it?" }), (error: unknown) => {
+    return error instanceof HarnessStopped && error.hook === "model.after" && error.outcome === "retry" && error.code === "missing_citation";
+  });
+  assert.equal(never.doGenerateCalls.length, 2, "asked once more, then the call stops");
+});
+
+test("a note appended at model.before (a guard's warning) keeps the SDK's own messages: their files and provider options", async () => {
+  const bus = busWith(["model.before"], (event: ModelRequestEvent) =>
+    Continue(event.with({ request: event.request.with({ messages: [...event.request.messages, new Message({ role: "user", content: "[harness notice] slow down" })] }) })),
+  );
+  const model = scripted([textTurn("ok")]);
+  const image = { type: "file" as const, data: "aGVsbG8=", mediaType: "image/png" };
+  const options = { acme: { cache: "ephemeral" } };
+  const messages: ModelMessage[] = [
+    { role: "user", content: [{ type: "text", text: "What is in this picture?" }, image], providerOptions: options },
+  ];
+  const result = await run(new AIRun(bus), model, [], messages, "Be brief.");
+  assert.equal(result.text, "ok");
+  const sent = model.doGenerateCalls[0]?.prompt ?? [];
+  assert.equal(sent.length, 3);
+  assert.equal(sent[0]?.content, "Be brief.");
+  const user = sent[1];
+  assert.equal(user?.role, "user");
+  assert.deepEqual(user?.providerOptions, options, "the message the chain left alone is the SDK's own");
+  const parts = user?.role === "user" ? user.content : [];
+  assert.deepEqual(parts.map((p) => p.type), ["text", "file"]);
+  assert.deepEqual(sent[2], { role: "user", content: [{ type: "text", text: "[harness notice] slow down" }] });
+});
+
 test("an input the tool's schema turns into objects (a Date) is seen as JSON, and the tool gets the SDK's input", async () => {
   const seen: unknown[] = [];
   const bus = busWith(["tool.before"], (event: ToolCallEvent) => (seen.push(event.call.arguments["when"]), undefined));

@@ -17,11 +17,14 @@ import {
   Continue,
   Escalate,
   HookBus,
+  Message,
   middleware,
   Retry,
   Suspend,
   type HookPoint,
+  type JsonValue,
   type Middleware,
+  type ModelRequestEvent,
   type TraceRecord,
 } from "harnessweaver";
 import { denial, HarnessStopped, OpenAIAgentsAdapter, type GuardedRun } from "harnessweaver/openai-agents";
@@ -104,6 +107,27 @@ const refundPolicy = middleware({ name: "refund_policy", hooks: ["tool.before"],
   return undefined;
 });
 
+const card = (text: string): string => text.replaceAll("4242 4242", "[card]");
+
+/** task.start: the card number redacted from the task's input (a text, or the text of its items). */
+const redactInput = middleware({ name: "redact_input", hooks: ["task.start"], failMode: "closed" }, async (event) =>
+  Continue(event.with({ input: JSON.parse(card(JSON.stringify(event.input))) as JsonValue })),
+);
+
+/**
+ * model.before: the card number redacted from every message, the instructions extended, a tool
+ * result rewritten, and a note to the model appended (what the built-in guards do).
+ */
+const redactRequest = middleware({ name: "redact_request", hooks: ["model.before"], failMode: "closed" }, async (event) => {
+  const messages = event.request.messages.map((m) => {
+    if (m.role === "system") return m.with({ content: `${m.content} Be brief.` });
+    if (m.role === "tool") return m.with({ content: m.content.replace("$30", "[amount]") });
+    return m.with({ content: card(m.content) });
+  });
+  const note = event.request.messages.some((m) => m.role === "tool") ? [] : [new Message({ role: "user", content: "[note] mind the card number" })];
+  return Continue(event.with({ request: event.request.with({ messages: [...messages, ...note] }) }));
+});
+
 const ONE_TOOL_RUN: HookPoint[] = [
   "task.start",
   "step.start",
@@ -182,6 +206,111 @@ describe("OpenAI Agents SDK adapter", () => {
     await run.run(agent, "Refund $30, please.");
     assert.deepEqual(paid, [30]);
     assert.equal(toolOutput(model.lastCall), "The harness withheld this tool's result: secret");
+  });
+
+  it("gives the model the request rewritten at task.start and model.before, and the run goes on", async () => {
+    const { agent, model, paid, run } = setup(30, redactInput, redactRequest);
+    const result = await run.run(agent, "Refund $30 to card 4242 4242, please.");
+    assert.deepEqual(paid, [30]);
+    assert.equal(result.finalOutput, "All done.");
+    assert.equal(result.input, "Refund $30 to card [card], please.", "the run's own input is task.start's");
+    const first = model.firstCall?.request;
+    assert.equal(first?.systemInstructions, "Help. Be brief.");
+    assert.ok(Array.isArray(first?.input));
+    const items = first.input as AgentInputItem[];
+    assert.deepEqual(items.at(0), { type: "message", role: "user", content: "Refund $30 to card [card], please." });
+    assert.deepEqual(items.at(-1), { role: "user", content: "[note] mind the card number" });
+    // The next call: the tool result as rewritten, the call's own item the SDK's.
+    assert.equal(toolOutput(model.lastCall), "refunded [amount]");
+    const call = (model.lastCall?.request.input as AgentInputItem[]).find((item) => item.type === "function_call");
+    assert.equal(call?.type === "function_call" ? call.arguments : null, JSON.stringify({ amount: 30 }));
+    assert.deepEqual(hooks(run), ONE_TOOL_RUN);
+    const rewrites = hookRecords(run).filter((record) => record.modified);
+    assert.deepEqual(rewrites.map((record) => record.hook), ["task.start", "model.before", "model.before"]);
+  });
+
+  it("gives a streamed model the rewritten request too, and input items rewritten at task.start", async () => {
+    const { agent, model, paid, run } = setup(30, redactInput, redactRequest);
+    const stream = await run.runStreamed(agent, [{ role: "user", content: "Refund $30 to card 4242 4242, please." }]);
+    for await (const event of stream) assert.ok(typeof event.type === "string");
+    assert.equal((await stream.completed).finalOutput, "All done.");
+    assert.deepEqual(paid, [30]);
+    assert.ok(model.calls.every((call) => call.streamed));
+    const items = model.firstCall?.request.input as AgentInputItem[];
+    assert.deepEqual(items.at(0), { role: "user", content: "Refund $30 to card [card], please." });
+    assert.equal(toolOutput(model.lastCall), "refunded [amount]");
+  });
+
+  it("writes a rewrite back into the item it came from: an image kept beside the changed text; step.start's messages are what the model gets", async () => {
+    const image = { type: "input_image" as const, image: "https://example.com/receipt.png" };
+    const onStep = middleware({ name: "on_step", hooks: ["step.start"], failMode: "closed" }, async (event) =>
+      Continue(event.with({ messages: event.messages.map((m) => (m.role === "user" ? m.with({ content: card(m.content) }) : m)) })),
+    );
+    const { agent, model, paid, run } = setup(30, onStep);
+    const input: AgentInputItem[] = [
+      { role: "user", content: [{ type: "input_text", text: "Refund $30 to card " }, image, { type: "input_text", text: "4242 4242." }] },
+    ];
+    const result = await run.run(agent, input);
+    assert.equal(result.finalOutput, "All done.");
+    assert.deepEqual(paid, [30]);
+    const sent = (model.firstCall?.request.input as AgentInputItem[])[0];
+    assert.ok(sent !== undefined && "role" in sent && sent.role === "user");
+    assert.deepEqual(sent.content, [{ type: "input_text", text: "Refund $30 to card [card]." }, image]);
+    const steps = hookRecords(run).filter((record) => record.hook === "step.start");
+    assert.deepEqual(steps.map((record) => record.modified), [true, true]);
+  });
+
+  it("asks model.before and the model again on a Retry at model.after, as the run loop does; past the bound the run ends", async () => {
+    const cite = middleware({ name: "cite", hooks: ["model.after"], failMode: "closed" }, async (event) =>
+      event.response.message.content.includes("[1]") ? undefined : Retry("the answer cites no source", { code: "missing_citation" }),
+    );
+    const runWith = (answers: string[], maxRetries: number) => {
+      const bus = new HookBus();
+      const reasons = exitReasons();
+      bus.register(cite);
+      bus.register(reasons.mw);
+      const adapter = new OpenAIAgentsAdapter(bus);
+      const model = new ScriptedModel(answers.map((text) => [assistantMessage(text)]));
+      const agent = adapter.guard(new Agent({ name: "support", instructions: "Help.", model }));
+      return { agent, model, reasons, run: adapter.newRun({ maxRetries }) };
+    };
+    const asked = runWith(["Trust me.", "See [1]."], 2);
+    const result = await asked.run.run(asked.agent, "What is it?");
+    assert.equal(result.finalOutput, "See [1].");
+    assert.equal(asked.model.calls.length, 2);
+    assert.deepEqual(hooks(asked.run), ["task.start", "step.start", "model.before", "model.after", "model.before", "model.after", "step.end", "task.end"]);
+    assert.deepEqual(asked.reasons.seen, ["completed"]);
+
+    const bounded = runWith(["No.", "Still no.", "Never."], 1);
+    await assert.rejects(bounded.run.run(bounded.agent, "What is it?"), (error: unknown) => {
+      assert.ok(error instanceof HarnessStopped);
+      assert.deepEqual([error.hook, error.outcome, error.code], ["model.after", "retry", "missing_citation"]);
+      return true;
+    });
+    assert.equal(bounded.model.calls.length, 2, "asked once more, then the run ends");
+    assert.deepEqual(bounded.reasons.seen, ["retry_exhausted"]);
+  });
+
+  it("ends the run on a request rewrite the SDK cannot carry (a message removed, the model changed)", async () => {
+    const rewrites = [
+      (event: ModelRequestEvent) => event.with({ request: event.request.with({ messages: event.request.messages.slice(1) }) }),
+      (event: ModelRequestEvent) => event.with({ request: event.request.with({ model: "another-model" }) }),
+      (event: ModelRequestEvent) =>
+        event.with({ request: event.request.with({ messages: event.request.messages.map((m) => (m.role === "user" ? m.with({ name: "someone" }) : m)) }) }),
+    ];
+    for (const rewrite of rewrites) {
+      const reasons = exitReasons();
+      const mw = middleware({ name: "reshape", hooks: ["model.before"], failMode: "closed" }, async (event) => Continue(rewrite(event)));
+      const { agent, model, paid, run } = setup(30, mw, reasons.mw);
+      await assert.rejects(run.run(agent, "Refund $30, please."), (error: unknown) => {
+        assert.ok(error instanceof HarnessStopped);
+        assert.deepEqual([error.hook, error.outcome, error.code], ["model.before", "modified", "not_expressible"]);
+        return true;
+      });
+      assert.equal(model.calls.length, 0, "the model is never sent the request unchanged");
+      assert.deepEqual(paid, []);
+      assert.deepEqual(reasons.seen, ["blocked"]);
+    }
   });
 
   it("never calls the model when model.before blocks: the run ends with HarnessStopped", async () => {

@@ -180,20 +180,25 @@ function fresh(messages: readonly Message[]): Prompt {
   return prompt;
 }
 
-/** The prompt with the messages of `changed` (the chain's request) in place of `seen`'s. */
+/**
+ * The prompt with the messages of `changed` (the chain's request) in place of `seen`'s. When the
+ * chain kept the messages it was given (changed in place or not) and appended some (a guard's
+ * note to the model), the given ones are applied in place and the new ones follow, so the SDK's
+ * own messages keep their files and provider options; any other reshaping rebuilds the prompt.
+ */
 export function promptWith(prompt: Prompt, seen: SeenRequest, changed: readonly Message[]): Prompt {
   const before = seen.request.messages;
-  const sameShape = changed.length === before.length && changed.every((m, i) => m.role === before[i]?.role);
-  if (!sameShape) return fresh(changed);
+  const kept = changed.length >= before.length && before.every((m, i) => m.role === changed[i]?.role);
+  if (!kept) return fresh(changed);
   const out = [...prompt];
-  changed.forEach((message, i) => {
+  changed.slice(0, before.length).forEach((message, i) => {
     const origin = seen.origins[i];
     const original = before[i];
     if (origin === undefined || original === undefined || jsonEqual(message.toJSON(), original.toJSON())) return;
     const at = out[origin.message];
     if (at !== undefined) out[origin.message] = rebuilt(at, message, origin.part);
   });
-  return out;
+  return [...out, ...fresh(changed.slice(before.length))];
 }
 
 /**

@@ -1,10 +1,10 @@
 /**
  * The SDK's values as harnessweaver's: input items as messages, a model response, tool specs.
  *
- * Best effort and one way only: what the bus sees is what the SDK asked for or answered, so a
- * middleware can judge it; nothing here is converted back (a rewritten model request or
- * response cannot be handed to the SDK, and the adapter refuses it: docs/integrations/
- * openai-agents-js.md). The SDK's items are read as plain JSON-like objects, as Python's
+ * Best effort: what the bus sees is what the SDK asked for or answered, so a middleware can
+ * judge it. A rewritten model request goes back item by item (rewrite.ts, which walks the items
+ * as `messagesOf` does); a rewritten response does not (docs/integrations/openai-agents-js.md).
+ * The SDK's items are read as plain JSON-like objects, as Python's
  * adapter reads them, so a field the SDK adds or drops changes what the bus sees, not whether
  * the run goes on.
  */

@@ -49,7 +49,8 @@ import {
 import type { Approvals, ApprovalRecord } from "../../approvals/index.js";
 import { resolveInterruptions } from "./approvals.js";
 import { jsonable, messagesOf, requestTools, responseOf, specOf } from "./convert.js";
-import { raise, stopFor, stopIn, unchanged } from "./stops.js";
+import { inputWith, requestWith } from "./rewrite.js";
+import { notExpressible, raise, stopFor, stopIn, unchanged } from "./stops.js";
 import { GuardedStream } from "./stream.js";
 
 /** What the bus answered for one tool call (by call id) while the call is under way. */
@@ -61,6 +62,8 @@ export interface ToolCallRecord {
   /** The answer came through `needsApproval`: a Suspend became an SDK approval. */
   readonly approvalAsked: boolean;
   after?: HookResult<ToolResultEvent>;
+  /** The tool threw (seen by a tool made with the adapter's `tool()`, failing.ts): `tool.after`'s `isError`. */
+  failed?: boolean;
 }
 
 /** A function tool as the adapter reads it. */
@@ -103,6 +106,13 @@ export function requireRun(what: string): GuardedRun {
   return run;
 }
 
+/** A model turn: the SDK's request, the bus's picture of it, and that picture as `step.start` left it. */
+interface Turn {
+  readonly request: SdkModelRequest;
+  readonly seen: ModelRequest;
+  readonly asked: ModelRequest;
+}
+
 /** task.end's exit reason when the bus ended the run (a Suspend or a rewrite ends it as a Block). */
 const EXIT_REASONS: Readonly<Record<string, string>> = { block: "blocked", escalate: "escalated", retry: "retry_exhausted" };
 
@@ -121,6 +131,8 @@ export class GuardedRun {
   #stepOpen = false;
   #stepUsage = { input: 0, output: 0 };
   #started = false;
+  /** The model turn in flight: its SDK request, what the bus was given, and `step.start`'s answer. */
+  #turn: Turn | null = null;
   readonly #calls = new Map<string, ToolCallRecord>();
   #decided = new Set<string>();
   /** The approval record filed for (or consulted by) each suspended call, by call id. */
@@ -184,8 +196,8 @@ export class GuardedRun {
     return CURRENT.run(this, async () => {
       let result: RunResult<TContext, TAgent>;
       try {
-        await this.#begin(agent, input);
-        result = await this.runner.run(agent, input, { ...options, stream: false });
+        const given = await this.#begin(agent, input);
+        result = await this.runner.run(agent, given, { ...options, stream: false });
       } catch (error) {
         throw await this.failed(error);
       }
@@ -208,9 +220,9 @@ export class GuardedRun {
     return CURRENT.run(this, async () => {
       let streamed: StreamedRunResult<TContext, TAgent>;
       try {
-        await this.#begin(agent, input);
+        const given = await this.#begin(agent, input);
         // The SDK's run loop goes on in the background, in this async context: it keeps the run.
-        streamed = await this.runner.run(agent, input, { ...options, stream: true });
+        streamed = await this.runner.run(agent, given, { ...options, stream: true });
       } catch (error) {
         throw await this.failed(error);
       }
@@ -218,14 +230,16 @@ export class GuardedRun {
     });
   }
 
-  async #begin(agent: Agent<any, any>, input: unknown): Promise<void> {
+  /** What the SDK is to run: the state to resume, or the task's input as `task.start` left it. */
+  async #begin<I extends string | AgentInputItem[] | RunState<any, any>>(agent: Agent<any, any>, input: I): Promise<I> {
     if (input instanceof RunState) {
       this.adopt(input);
       // The calls still awaiting a decision: the approval records decide them (a state restored in another process).
       if (this.approvals !== null) await resolveInterruptions(this, this.approvals, input);
-      return;
+      return input;
     }
-    if (!this.#started) await this.#taskStart(agent, input);
+    if (this.#started) return input;
+    return (await this.#taskStart(agent, input as string | AgentInputItem[])) as I;
   }
 
   /**
@@ -273,10 +287,21 @@ export class GuardedRun {
 
   // --- task and step points -----------------------------------------------------------------
 
-  async #taskStart(agent: Agent<any, any>, input: unknown): Promise<void> {
+  /**
+   * `task.start`; the input the SDK is to run: a `Continue(modified)` is the task's input (a
+   * text for a text, items for items), so a redaction reaches the model and the run's history.
+   */
+  async #taskStart(agent: Agent<any, any>, input: string | AgentInputItem[]): Promise<string | AgentInputItem[]> {
     this.#started = true;
     const event = new TaskStartEvent({ task: agent.name, input: jsonable(input) });
-    raise(stopFor("task.start", await this.ask("task.start", event), event, "task input"));
+    const result = await this.ask("task.start", event);
+    if (result.outcome.kind !== "continue" || unchanged(result, event)) {
+      raise(stopFor("task.start", result, event, "task input"));
+      return input;
+    }
+    const rewritten = inputWith(input, result.event.input);
+    if (rewritten === null) throw notExpressible("task.start", "the chain changed the kind of the task's input (a text to items, or back)");
+    return rewritten;
   }
 
   /**
@@ -308,30 +333,80 @@ export class GuardedRun {
   }
 
   /**
-   * A model turn begins: the previous turn's `step.end`, then `step.start` and `model.before`.
-   * Anything but a plain Continue ends the run before the model is called.
+   * A model turn begins: the previous turn's `step.end`, then `step.start` and `model.before`;
+   * the request the model is to get. A `Continue(modified)` is applied: `step.start`'s messages
+   * are what `model.before` sees, and `model.before`'s request is what the model gets (a redaction,
+   * a guard's note; rewrite.ts). A rewrite the SDK's items cannot carry, and any other outcome,
+   * end the run before the model is called.
    */
-  async startStep(request: SdkModelRequest, model: string): Promise<void> {
+  async startStep(request: SdkModelRequest, model: string): Promise<SdkModelRequest> {
     await this.endStep();
     this.steps += 1;
     this.#stepOpen = true;
     const tools = requestTools(request);
     const messages = messagesOf(request.systemInstructions, request.input);
+    const seen = new ModelRequest({ model, messages, tools });
     const start = new StepStartEvent({ step: this.steps, messages, tools });
-    raise(stopFor("step.start", await this.ask("step.start", start), start, "step"));
-    const event = new ModelRequestEvent({ step: this.steps, request: new ModelRequest({ model, messages, tools }) });
-    raise(stopFor("model.before", await this.ask("model.before", event), event, "model request"));
+    const started = await this.ask("step.start", start);
+    let asked = seen;
+    if (started.outcome.kind !== "continue" || unchanged(started, start)) raise(stopFor("step.start", started, start, "step"));
+    else asked = seen.with({ messages: started.event.messages, tools: started.event.tools });
+    this.#turn = { request, seen, asked };
+    return this.#modelBefore(this.#turn);
+  }
+
+  /** `model.before` on the turn's request (as `step.start` left it); the request the model gets. */
+  async #modelBefore(turn: Turn): Promise<SdkModelRequest> {
+    const { request, seen, asked } = turn;
+    const event = new ModelRequestEvent({ step: this.steps, request: asked });
+    const result = await this.ask("model.before", event);
+    if (result.outcome.kind !== "continue") raise(stopFor("model.before", result, event, "model request"));
+    if (asked === seen && unchanged(result, event)) return request;
+    const rewritten = requestWith(request, seen, result.event.request);
+    if ("refused" in rewritten) throw notExpressible(unchanged(result, event) ? "step.start" : "model.before", `the chain's model request: ${rewritten.refused}`);
+    return rewritten.request;
+  }
+
+  /**
+   * @internal `model.before` asked again for this turn's request, after a Retry at
+   * `model.after` (as the run loop does: `step.start` is not asked again); what the model is
+   * called with next.
+   */
+  async modelBeforeAgain(): Promise<SdkModelRequest> {
+    if (this.#turn === null) throw new Error("model.before again outside a model turn");
+    return this.#modelBefore(this.#turn);
+  }
+
+  /**
+   * @internal `model.after` inside the model call (model.ts): the delay in seconds before the
+   * model is asked again (a Retry within the run's bound, `retries` made so far), or null when
+   * the chain admitted the response unchanged; anything else ends the run, as `modelAnswered`.
+   */
+  async answerInCall(response: Pick<SdkModelResponse, "output" | "usage">, retries: number): Promise<number | null> {
+    const [result, event] = await this.#modelAfter(response);
+    const outcome = result.outcome;
+    if (outcome.kind === "retry") {
+      const bound = outcome.maxAttempts === null ? this.maxRetries : Math.min(this.maxRetries, Math.max(outcome.maxAttempts - 1, 0));
+      if (retries < bound) return outcome.delay ?? 0;
+    }
+    raise(stopFor("model.after", result, event, "model response"));
+    return null;
   }
 
   /** `model.after`: the run ends unless the chain admits the response unchanged. */
   async modelAnswered(response: Pick<SdkModelResponse, "output" | "usage">): Promise<void> {
+    const [result, event] = await this.#modelAfter(response);
+    raise(stopFor("model.after", result, event, "model response"));
+  }
+
+  async #modelAfter(response: Pick<SdkModelResponse, "output" | "usage">): Promise<[HookResult<ModelResponseEvent>, ModelResponseEvent]> {
     const converted = responseOf(response);
     this.#stepUsage = {
       input: this.#stepUsage.input + converted.usage.inputTokens,
       output: this.#stepUsage.output + converted.usage.outputTokens,
     };
     const event = new ModelResponseEvent({ step: this.steps, response: converted });
-    raise(stopFor("model.after", await this.emit("model.after", event), event, "model response"));
+    return [await this.emit("model.after", event), event];
   }
 
   async endStep(): Promise<void> {
@@ -381,7 +456,7 @@ export class GuardedRun {
       step: this.steps,
       tool: record.event.tool,
       call: record.before.event.call,
-      result: new ToolResult({ output: jsonable(output) }),
+      result: new ToolResult({ output: jsonable(output), isError: record.failed === true }),
     });
     record.after = await this.emit("tool.after", event);
     return [record.after, event];

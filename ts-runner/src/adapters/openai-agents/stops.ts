@@ -2,8 +2,10 @@
  * What ends an SDK run for the bus: `HarnessStopped`, and when an outcome calls for it.
  *
  * Where the SDK has no way to refuse one operation and go on (a model call, the run's start or
- * end, a step), every outcome but a plain `Continue` ends the run: the safer mapping
- * (docs/integrations/openai-agents-js.md). A change (`Continue(modified)`) ends it too, since
+ * end, a step), every outcome but a `Continue` ends the run: the safer mapping
+ * (docs/integrations/openai-agents-js.md). A change (`Continue(modified)`) is applied where the
+ * SDK can take it (the task's input, the model request: rewrite.ts); where it cannot (a model
+ * response, a step's end, a request rewrite its items cannot carry) it ends the run too, since
  * the SDK would go on with the operation unchanged.
  */
 
@@ -52,6 +54,11 @@ export function stopFor(hook: HookPoint, result: HookResult, event: Event, what:
     return new HarnessStopped(hook, "modified", reason, "not_expressible");
   }
   return new HarnessStopped(hook, outcome.kind, outcome.reason, outcome.code);
+}
+
+/** The stop for a change the SDK cannot carry out at `hook`; `why` says what it is. */
+export function notExpressible(hook: HookPoint, why: string): HarnessStopped {
+  return new HarnessStopped(hook, "modified", `${why}, which the OpenAI Agents SDK cannot carry out`, "not_expressible");
 }
 
 /** Throws the stop, if any. */
