@@ -4,16 +4,12 @@ The model is scripted: it asks to run a shell command, then answers. Everything 
 LangChain: ``create_agent``, its tool node and the harness's ``HarnessMiddleware``.
 """
 
-from collections.abc import Sequence
-from typing import Any
-
 from langchain.agents import create_agent
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 
 import harnessweaver as hw
-from harnessweaver.adapters.langchain import HarnessMiddleware
+from harnessweaver.adapters.langchain import HarnessMiddleware, ScriptedChatModel
 
 ran: list[str] = []
 
@@ -25,28 +21,18 @@ def run_shell(command: str) -> str:
     return "done"
 
 
-class ScriptedChat(GenericFakeChatModel):
-    """LangChain's fake chat model, which has no ``bind_tools``: create_agent needs one, and
-    the script already says which tool to call, so binding changes nothing."""
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> "ScriptedChat":
-        return self
-
-
-script = iter(
-    [
+model = ScriptedChatModel(
+    script=[
         AIMessage(
             content="",
             tool_calls=[{"name": "run_shell", "args": {"command": "rm -rf build"}, "id": "c1"}],
         ),
-        AIMessage(content="I could not clean up: the shell is not allowed here."),
+        "I could not clean up: the shell is not allowed here.",
     ]
 )
 
 harness = hw.load("harness.yaml")
-agent = create_agent(
-    ScriptedChat(messages=script), [run_shell], middleware=[HarnessMiddleware(harness)]
-)
+agent = create_agent(model, [run_shell], middleware=[HarnessMiddleware(harness)])
 result = agent.invoke({"messages": [{"role": "user", "content": "Clean up the build"}]})
 
 for message in result["messages"]:
