@@ -80,6 +80,8 @@ class ToolCallRecord:
     after: HookResult | None = None
     approval: ApprovalRecord | None = None
     """The call's record in the approvals book, when it was filed or consulted."""
+    failed: bool = False
+    """The tool's function raised (seen by the watched invoker, failing.py): ``is_error``."""
 
 
 def current_run() -> GuardedRun | None:
@@ -499,7 +501,7 @@ class GuardedRun:
         """Emit ``tool.after`` for a call that ran, with the call as it ran; the answer and
         the event as emitted."""
         call = record.before.event.call
-        result = ToolResult(output=jsonable(output))
+        result = ToolResult(output=jsonable(output), is_error=record.failed)
         event = ToolResultEvent(step=self.steps, tool=record.event.tool, call=call, result=result)
         record.after = await self.emit("tool.after", event)
         return record.after, event

@@ -8,8 +8,9 @@ A guarded tool is a copy of a ``FunctionTool`` with
   was asked again up to the run's bound) answers ``reject_content`` with the refusal, so the
   tool never runs and the model reads why; an ``Escalate`` ends the run;
 * ``on_invoke_tool`` wrapped: the tool runs with the arguments the chain left (a
-  ``Continue(modified)`` is what runs), then ``tool.after`` is emitted and a modified
-  result is what the model reads;
+  ``Continue(modified)`` is what runs), then ``tool.after`` is emitted (``is_error`` when
+  the function raised and the SDK answered with its failure text, failing.py) and a
+  modified result is what the model reads;
 * a tool output guardrail, first: a ``Block`` (or a ``Suspend`` or ``Retry``, which cannot
   pause or repeat a call that already ran) withholds the result with ``reject_content``.
 
@@ -37,6 +38,7 @@ from agents.tool_context import ToolContext
 
 from ...outcomes import Block, Continue, Escalate, Retry, Suspend
 from .convert import arguments_of
+from .failing import watched
 from .run import GUARDED, GuardedRun, ToolCallRecord, current_run
 from .stops import HarnessStopped
 
@@ -117,7 +119,7 @@ def guard_tool(tool: FunctionTool) -> FunctionTool:
         raise TypeError(f"guard_tool takes an agents.FunctionTool, got {type(tool).__name__}")
     if getattr(tool, GUARDED, False):
         return tool
-    invoke = tool.on_invoke_tool
+    invoke = watched(tool.on_invoke_tool)  # its failures seen by tool.after (failing.py)
     own_policy = tool.needs_approval
 
     async def needs_approval(
