@@ -7,7 +7,7 @@
 3. The other way round: ``harness.yaml`` loaded by harnessweaver, as one interceptor of an
    AGENT-HOOKS host (the SDK's own ``InterceptionEmitter``).
 
-``pip install 'harnessweaver[agent-hooks]'``, then ``python examples/agent_hooks/run.py``.
+``pip install '.[agent-hooks]'`` (from a clone), then ``python examples/agent_hooks/run.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A LangChain v1 agent with harnessweaver's bus in front of it, offline:
 
-    pip install 'harnessweaver[langchain]'
+    pip install '.[langchain]'      # from a clone
     python examples/langchain/run.py
 
 The model is LangChain's own fake chat model (``GenericFakeChatModel``, no network, no key)

@@ -4,7 +4,7 @@ call, and a streamed run.
 
     python examples/openai_agents/run.py
 
-Needs ``pip install harnessweaver[openai-agents]``. The model is a ScriptedModel (an SDK
+Needs ``pip install '.[openai-agents]'`` from a clone. The model is a ScriptedModel (an SDK
 ``Model`` answering from a script: no network, no key); the agent, its tools, the approvals
 and the resume are the SDK's own. docs/integrations/openai-agents.md explains each mapping.
 """

@@ -1,7 +1,7 @@
 """An OpenAI-compatible chat-completions provider over HTTP (httpx).
 
 Works with any server that speaks ``POST {base_url}/chat/completions`` (hosted APIs, local
-model servers, gateways). Install the extra: ``pip install 'harnessweaver[openai]'``.
+model servers, gateways). Install the ``openai`` extra (``pip install '.[openai]'`` from a clone).
 Nothing is read from the environment: the base URL, the model, the API key and the prices
 are all given.
 """
@@ -160,7 +160,7 @@ class OpenAIChatProvider:
             raise AgentError(
                 "missing_extra",
                 _RULE,
-                "OpenAIChatProvider needs httpx: pip install 'harnessweaver[openai]' (provider)",
+                "OpenAIChatProvider needs httpx, the `openai` extra (provider)",
             ) from None
         if not base_url.startswith(("http://", "https://")):
             raise AgentError(

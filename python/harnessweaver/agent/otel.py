@@ -1,4 +1,4 @@
-"""OpenTelemetry spans from the bus trace. Install the extra: ``pip install 'harnessweaver[otel]'``.
+"""OpenTelemetry spans from the bus trace (the ``otel`` extra: ``pip install '.[otel]'``).
 
 Two shapes, as the GenAI semantic conventions ask of an instrumentation that already emits
 spans (their transition plan: the new shape only on opt-in, never both):

@@ -229,7 +229,8 @@ def run_command(args: argparse.Namespace) -> int:
         import hypothesis  # noqa: F401
     except ImportError:
         print(
-            "harnessweaver fuzz: error: needs hypothesis: pip install 'harnessweaver[fuzz]'",
+            "harnessweaver fuzz: error: needs hypothesis, the `fuzz` extra"
+            " (from a clone: pip install '.[fuzz]')",
             file=sys.stderr,
         )
         return 2

@@ -112,7 +112,7 @@ class ProtocolSchema:
         except ImportError as exc:
             raise ProtocolSchemaError(
                 f"checking what testees send needs jsonschema ({exc}): "
-                "pip install 'harnessweaver[conformance]'"
+                "the `conformance` extra (from a clone: pip install '.[conformance]')"
             ) from exc
 
         try:

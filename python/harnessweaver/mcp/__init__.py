@@ -16,8 +16,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - the extra is installed 
     if exc.name != "mcp":
         raise
     raise ModuleNotFoundError(
-        "harnessweaver.mcp needs the MCP SDK: pip install 'harnessweaver[mcp]' "
-        "(from a clone: pip install '.[mcp]')",
+        "harnessweaver.mcp needs the MCP SDK, the `mcp` extra (from a clone: pip install '.[mcp]')",
         name="mcp",
     ) from None
 

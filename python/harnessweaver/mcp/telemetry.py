@@ -40,7 +40,7 @@ class Telemetry:
         except ModuleNotFoundError as exc:
             raise TelemetryError(
                 f"--otel needs the OpenTelemetry SDK ({exc.name} is not installed): "
-                "pip install 'harnessweaver[otel]'"
+                "the `otel` extra (from a clone: pip install '.[otel]')"
             ) from None
         self.provider = TracerProvider()
         if kind == "console":

@@ -168,7 +168,7 @@ def open_store(config: StateConfig | None = None) -> Store:
     except ImportError as exc:
         raise ImportError(
             f"the {config.backend} state backend needs the `state` extra: "
-            "pip install 'harnessweaver[state]'"
+            "pip install '.[state]' from a clone"
         ) from exc
     store_class: Any = getattr(module, class_name)
     return cast(Store, store_class(config.url))

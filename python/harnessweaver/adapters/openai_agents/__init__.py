@@ -1,4 +1,4 @@
-"""The bus inside the OpenAI Agents SDK (``pip install harnessweaver[openai-agents]``).
+"""The bus inside the OpenAI Agents SDK (the ``openai-agents`` extra).
 
 ```python
 adapter = OpenAIAgentsAdapter(hw.load("harness.yaml"))   # or a bare hw.HookBus
