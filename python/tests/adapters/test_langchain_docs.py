@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from checkout import PACKAGE, require_checkout
 
 pytest.importorskip("langchain")
 
-ROOT = Path(__file__).resolve().parents[3]
-PAGE = ROOT / "docs" / "integrations" / "langchain.md"
+PAGE = require_checkout() / "docs" / "integrations" / "langchain.md"
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
 
 
@@ -33,7 +33,8 @@ def run_blocks(title: str, tmp_path: Path) -> tuple[str, str]:
     [code] = [body for kind, body in blocks if kind == "python"]
     [expected] = [body for kind, body in blocks if kind == "text"]
     (tmp_path / "first_run.py").write_text(code, encoding="utf-8")
-    env = {"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/bin:/bin"}
+    # the package under test (the clone's python/, or an installed one), as a reader has it
+    env = {"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"}
     done = subprocess.run(
         [sys.executable, "first_run.py"],
         cwd=tmp_path,

@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("opentelemetry.sdk")
 
 from agent_support import Counted, S, answering, harness, once
+from checkout import require_checkout
 from opentelemetry import trace as otel
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -298,8 +299,7 @@ def test_a_trace_without_tool_names_still_exports() -> None:
 
 
 def test_the_docs_list_every_event() -> None:
-    from pathlib import Path
 
-    page = Path(__file__).parents[3] / "docs" / "telemetry.md"
+    page = require_checkout() / "docs" / "telemetry.md"
     listed = re.findall(r"^\| `(harnessweaver\.[a-z]+)` \|", page.read_text(encoding="utf-8"), re.M)
     assert listed == list(EVENTS)

@@ -9,6 +9,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import checkout
 import pytest
 from builtins_support import bus_with, call, run
 from hypothesis import given, settings
@@ -28,9 +29,8 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-ROOT = Path(__file__).resolve().parents[3]
-CORPUS = ROOT / "conformance" / "cases" / "harness" / "builtins-guards.json"
-SCHEMA = ROOT / "python" / "harnessweaver" / "spec" / "harness.schema.json"
+CORPUS = checkout.CORPUS / "cases" / "harness" / "builtins-guards.json"
+SCHEMA = checkout.PACKAGE / "spec" / "harness.schema.json"  # the package's own copy
 
 
 async def verdict(command: Any, tool: str = "Bash", **settings: Any) -> str | None:

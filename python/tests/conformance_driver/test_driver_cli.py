@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from checkout import CORPUS, PACKAGE
+from checkout import COMPILED, CORPUS, FROM_CHECKOUT, PACKAGE
 from driver_support import (
     OBSERVATION,
     copy_schemas,
@@ -631,26 +631,47 @@ def test_builtin_commands() -> None:
 def test_list_impls(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conformance", "--list-impls"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert (
-        out[0] == f"python-rust: {sys.executable} -m harnessweaver.conformance.testee --core rust"
-    )
-    assert out[1].startswith("python-pure: ")
-    # In a clone, ts and rust are listed with their commands once built, and otherwise under
-    # "not available here" with the command that builds them: never a path that does not exist.
+    # Listed: what can run here, with its command; under "not available here": the rest, with
+    # how to get it (built in this clone, or cloned for an installed package): never a path
+    # that does not exist.
     listed = dict(line.split(": ", 1) for line in out if not line.startswith(" ") and ": " in line)
-    notes = [line.strip() for line in out if line.startswith("  ")]
-    if driver.TS_RUNNER.is_file():
-        assert listed["ts"] == f"node {driver.TS_RUNNER}"
-    else:
-        assert "ts" not in listed
-        assert "ts: not built in this clone: cd ts-runner && npm ci && npm run build" in notes
-    if driver.RUST_TESTEE.is_file():
-        assert listed["rust"] == str(driver.RUST_TESTEE)
-    else:
-        assert "rust" not in listed
-        build = "cargo build --release -p harnessweaver-testee"
-        assert f"rust: not built in this clone: {build}" in notes
-    # all four built: the list ends there, with no heading for an empty section
+    notes = {
+        line.strip().split(": ", 1)[0]: line.strip().split(": ", 1)[1]
+        for line in out
+        if line.startswith("  ")
+    }
+    testee = f"{sys.executable} -m harnessweaver.conformance.testee --core"
+    assert listed["python-pure"] == f"{testee} python"
+    if COMPILED:
+        assert out[0] == f"python-rust: {testee} rust"
+    else:  # the pure wheel
+        assert "python-rust" not in listed
+        assert notes["python-rust"].startswith("the compiled core is not installed")
+    in_clone = FROM_CHECKOUT  # the package is the clone's own source
+    builds = {
+        "ts": (
+            driver.TS_RUNNER,
+            f"node {driver.TS_RUNNER}",
+            "cd ts-runner && npm ci && npm run build",
+        ),
+        "rust": (
+            driver.RUST_TESTEE,
+            str(driver.RUST_TESTEE),
+            "cargo build --release -p harnessweaver-testee",
+        ),
+    }
+    for name, (built, command, build) in builds.items():
+        if built.is_file():
+            assert listed[name] == command
+        else:
+            assert name not in listed
+            if in_clone:
+                assert notes[name] == f"not built in this clone: {build}"
+            else:
+                assert notes[name].startswith("not in the installed package: clone "), notes[name]
+                assert build in notes[name]
+    # every implementation appears once; the heading only when something is not available
+    assert set(listed) | set(notes) == {"python-rust", "python-pure", "ts", "rust"}
     assert (out[len(listed) :][:1] == ["not available here:"]) == bool(notes)
     assert len(out) == len(listed) + (1 + len(notes) if notes else 0)
 

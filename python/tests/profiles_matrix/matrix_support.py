@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-PROFILES_DIR = Path(__file__).resolve().parents[2] / "harnessweaver" / "profiles"
+from checkout import PACKAGE
+
+PROFILES_DIR = PACKAGE / "profiles"  # the package under test: a checkout's or an installed one
 
 SECRET = "sk-live-abcdefghijkl"
 EMAIL = "jane@example.com"

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from checkout import PACKAGE, require_checkout
 from matrix_support import EMAIL, SCENARIOS, SECRET, builtin_profiles
 
-ROOT = Path(__file__).resolve().parents[3]
-RECORDED = ROOT / "e2e" / "agents" / "recorded"
+RECORDED = require_checkout() / "e2e" / "agents" / "recorded"  # the agents' own documents
 TOOL_DOC = {"claude-code": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}
 AGENTS = sorted(TOOL_DOC)
 HOOK = [sys.executable, "-m", "harnessweaver.cli", "hook"]
@@ -42,7 +42,7 @@ def hook(agent: str, spec: Path, state: Path, doc: dict[str, Any]) -> tuple[str,
         [*HOOK, "--agent", agent, "--spec", str(spec), "--state", str(state)],
         input=json.dumps(doc).encode(),
         capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
+        env={**os.environ, "PYTHONPATH": str(PACKAGE.parent)},  # the package under test
         timeout=120,
         check=False,
     )
