@@ -5,12 +5,11 @@ agent's own refusal."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hookcmd.hookcmd_support import run_process  # the real hook process, as hookcmd tests run it
 
 EVENTS = Path(__file__).resolve().parents[1] / "hookcmd" / "events"
 SPEC = """\
@@ -24,26 +23,9 @@ REFUSED = "tool {tool!r}: command matches rule 'rm_recursive_force' (shell_comma
 def hook(agent: str, doc: dict[str, Any], tmp_path: Path) -> Any:
     spec = tmp_path / "harness.yaml"
     spec.write_text(SPEC)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harnessweaver.cli",
-            "hook",
-            "--agent",
-            agent,
-            "--spec",
-            str(spec),
-            "--state",
-            str(tmp_path / "state"),
-        ],
-        input=json.dumps(doc).encode(),
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr.decode()
-    return json.loads(done.stdout) if done.stdout.strip() else None
+    ran = run_process(agent, doc, spec, tmp_path / "state")
+    assert ran.code == 0, ran.stderr
+    return json.loads(ran.stdout) if ran.stdout.strip() else None
 
 
 def recorded(agent: str, name: str, command: str) -> dict[str, Any]:

@@ -6,21 +6,18 @@ the agent's own format (issue 32). The frameworks: ``test_profiles_frameworks.py
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from checkout import PACKAGE, require_checkout
+from checkout import require_checkout
+from hookcmd.hookcmd_support import run_process  # the real hook process, as hookcmd tests run it
 from matrix_support import EMAIL, SCENARIOS, SECRET, builtin_profiles
 
 RECORDED = require_checkout() / "e2e" / "agents" / "recorded"  # the agents' own documents
 TOOL_DOC = {"claude-code": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}
 AGENTS = sorted(TOOL_DOC)
-HOOK = [sys.executable, "-m", "harnessweaver.cli", "hook"]
 
 
 def recorded(agent: str, name: str) -> dict[str, Any]:
@@ -38,15 +35,8 @@ def shell_call(agent: str, command: str) -> dict[str, Any]:
 def hook(agent: str, spec: Path, state: Path, doc: dict[str, Any]) -> tuple[str, Any]:
     """One real hook process; its answer as ``(kind, detail)``: ``allow`` (nothing said),
     ``deny`` (the reason) or ``rewrite`` (what the agent is told to use instead)."""
-    done = subprocess.run(
-        [*HOOK, "--agent", agent, "--spec", str(spec), "--state", str(state)],
-        input=json.dumps(doc).encode(),
-        capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(PACKAGE.parent)},  # the package under test
-        timeout=120,
-        check=False,
-    )
-    assert (done.returncode, done.stderr) == (0, b""), done
+    done = run_process(agent, doc, spec, state)
+    assert (done.code, done.stderr) == (0, ""), done
     if not done.stdout.strip():
         return "allow", None
     answer = json.loads(done.stdout)
