@@ -17,26 +17,8 @@ import { Block, Continue, Escalate, Retry, Suspend, type Outcome } from "../outc
 import { Message, type ModelRequestEvent, type ModelResponseEvent, type ToolCallEvent, type ToolResultEvent } from "../events.js";
 import { ModelRequestEvent as ModelRequestEventClass, StepEndEvent, TaskEndEvent, TaskStartEvent, ToolCallEvent as ToolCallEventClass } from "../events.js";
 import type { JsonValue } from "../json.js";
+import { callTurn, textTurn, usage, type Generated } from "./adapter-ai-support.js";
 
-type Generated = Awaited<ReturnType<MockLanguageModelV4["doGenerate"]>>;
-
-const usage = {
-  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 5, text: 5, reasoning: undefined },
-};
-
-function callTurn(id: string, name: string, input: object): Generated {
-  return {
-    content: [{ type: "tool-call", toolCallId: id, toolName: name, input: JSON.stringify(input) }],
-    finishReason: { unified: "tool-calls", raw: "tool_calls" },
-    usage,
-    warnings: [],
-  };
-}
-
-function textTurn(text: string): Generated {
-  return { content: [{ type: "text", text }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
-}
 
 function scripted(turns: Generated[]): MockLanguageModelV4 {
   return new MockLanguageModelV4({ modelId: "mock-1", doGenerate: turns });

@@ -31,6 +31,7 @@ import { Suspend } from "../outcomes.js";
 import { load } from "../spec/loader.js";
 import { RedisStore } from "../state/redis.js";
 import { missing, redisBinary, RedisServer } from "../testing/servers.js";
+import { callTurn, textTurn } from "./adapter-ai-support.js";
 
 setTracingDisabled(true);
 
@@ -109,25 +110,6 @@ async function oaResume(approvals: Approvals, job: Job): Promise<Resumed> {
 
 // --- the Vercel AI SDK ----------------------------------------------------------------------
 
-type Generated = Awaited<ReturnType<MockLanguageModelV4["doGenerate"]>>;
-
-const usage = {
-  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 5, text: 5, reasoning: undefined },
-};
-
-function callTurn(id: string, input: object): Generated {
-  return {
-    content: [{ type: "tool-call", toolCallId: id, toolName: "refund", input: JSON.stringify(input) }],
-    finishReason: { unified: "tool-calls", raw: "tool_calls" },
-    usage,
-    warnings: [],
-  };
-}
-
-function textTurn(text: string): Generated {
-  return { content: [{ type: "text", text }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
-}
 
 function aiTools(paid: string) {
   return {
@@ -372,7 +354,7 @@ if (WORKER !== undefined) {
     async function aiSuspend(amount: number, policy: "toolApproval" | "needsApproval" = "toolApproval", book: Approvals = approvals) {
       const where = files();
       const run = new AIRun(bus(), { runId: where.runId, approvals: book });
-      const model = new MockLanguageModelV4({ modelId: "mock-1", doGenerate: [callTurn("c1", { order: 7, amount_usd: amount })] });
+      const model = new MockLanguageModelV4({ modelId: "mock-1", doGenerate: [callTurn("c1", "refund", { order: 7, amount_usd: amount })] });
       const messages: ModelMessage[] = [{ role: "user", content: `Refund order 7: $${amount}` }];
       const options = { model, tools: aiTools(where.paid), stopWhen: isStepCount(5), messages };
       const first = await run.generateText(policy === "needsApproval" ? options : { ...options, toolApproval: run.toolApproval });
@@ -527,7 +509,7 @@ if (WORKER !== undefined) {
       const approvals = down();
       const paid = join(dir, "ai.txt");
       const run = new AIRun(bus(), { runId: "down-2", approvals });
-      const model = new MockLanguageModelV4({ modelId: "mock-1", doGenerate: [callTurn("c1", { order: 7, amount_usd: 70 }), textTurn("Refunded.")] });
+      const model = new MockLanguageModelV4({ modelId: "mock-1", doGenerate: [callTurn("c1", "refund", { order: 7, amount_usd: 70 }), textTurn("Refunded.")] });
       const messages: ModelMessage[] = [{ role: "user", content: "Refund order 7: $70" }];
       await assert.rejects(run.generateText({ model, tools: aiTools(paid), stopWhen: isStepCount(5), messages, toolApproval: run.toolApproval }), /state store redis/);
       // The resumption (messages with an approving response) in a run whose store is down: the SDK's denial.

@@ -23,6 +23,7 @@ import { z } from "zod";
 import { load, type Harness, type TraceRecord } from "harnessweaver";
 import { AIRun, HarnessStopped as AIStopped } from "harnessweaver/ai";
 import { HarnessStopped, OpenAIAgentsAdapter, tool as watchedTool, type GuardedRun } from "harnessweaver/openai-agents";
+import { callTurn, textTurn, type Generated } from "./adapter-ai-support.js";
 
 setTracingDisabled(true);
 
@@ -94,25 +95,6 @@ function agentsHooks(run: GuardedRun): TraceRecord[] {
 
 // --- AI SDK -------------------------------------------------------------------------------------
 
-type Generated = Awaited<ReturnType<MockLanguageModelV4["doGenerate"]>>;
-
-const usage = {
-  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 5, text: 5, reasoning: undefined },
-};
-
-function callTurn(id: string, name: string, input: object): Generated {
-  return {
-    content: [{ type: "tool-call", toolCallId: id, toolName: name, input: JSON.stringify(input) }],
-    finishReason: { unified: "tool-calls", raw: "tool_calls" },
-    usage,
-    warnings: [],
-  };
-}
-
-function textTurn(text: string): Generated {
-  return { content: [{ type: "text", text }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
-}
 
 function aiEcho(seen: unknown[], answer: string | Error) {
   return aiTool({
