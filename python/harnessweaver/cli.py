@@ -89,6 +89,14 @@ def _configure_conformance(parser: argparse.ArgumentParser) -> None:
         help="fail when a case passed everywhere but its observations differ byte for byte",
     )
     parser.add_argument(
+        "--require-feature",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="fail when an implementation skips cases for not declaring the feature tag TAG "
+        "(repeatable; e.g. cedar)",
+    )
+    parser.add_argument(
         "--list-impls",
         action="store_true",
         help="print the built-in implementations and their commands, then exit",
@@ -151,6 +159,7 @@ def _run_conformance(args: argparse.Namespace) -> int:
         corpus=selection.corpus,
         timeout=args.timeout,
         require_identical=args.require_identical,
+        required_features=tuple(args.require_feature),
     )
     names = ", ".join(impl.name for impl in implementations)
     print(f"running {len(cases)} case(s) on {names}", file=sys.stderr, flush=True)

@@ -237,6 +237,9 @@ class RunConfig:
     timeout: float = 60.0
     startup_timeout: float | None = None
     require_identical: bool = False
+    # Feature tags every implementation must declare: a case one of them skips for lack of one
+    # is a problem, not a quiet skip (``--require-feature cedar``: all four engines decide).
+    required_features: tuple[str, ...] = ()
     schema: ProtocolSchema | None = None  # None: the corpus's, read once per run
 
 
@@ -307,9 +310,11 @@ class RunOutcome:
     runs: tuple[ImplRun, ...]
     mismatches: tuple[Mismatch, ...] = ()
     corpus_version: str | None = None
+    required_features: tuple[str, ...] = ()
 
     def problems(self) -> list[str]:
         found = [problem for run in self.runs for problem in run.problems()]
+        found += unmet_features(self.runs, self.required_features)
         if self.mismatches:
             cases = len({mismatch.case_id for mismatch in self.mismatches})
             found.append(f"{cases} case(s) not identical across implementations")
@@ -318,6 +323,29 @@ class RunOutcome:
     @property
     def passed(self) -> bool:
         return not self.problems()
+
+
+_NOT_DECLARED = "feature(s) not declared by the runner: "
+
+
+def unmet_features(runs: Sequence[ImplRun], required: Sequence[str]) -> list[str]:
+    """One problem per implementation and required tag it skipped cases for."""
+    found = []
+    for run in runs:
+        for tag in required:
+            skipped = sum(
+                1
+                for result in run.results
+                if result.status is Status.SKIP
+                and (result.reason or "").startswith(_NOT_DECLARED)
+                and tag in (result.reason or "")[len(_NOT_DECLARED) :].split(", ")
+            )
+            if skipped:
+                found.append(
+                    f"{run.impl.name} does not declare the required feature {tag!r}: "
+                    f"{skipped} case(s) skipped"
+                )
+    return found
 
 
 def judge(case: Case, answer: Answer) -> CaseResult:
@@ -340,7 +368,7 @@ def _run_case(testee: Testee, hello: Hello, case: Case, entry: Entry | None) -> 
         return CaseResult(case.id, Status.SKIP, reason=entry.reason)
     missing = sorted(set(case.features) - hello.features)
     if missing:
-        reason = f"feature(s) not declared by the runner: {', '.join(missing)}"
+        reason = f"{_NOT_DECLARED}{', '.join(missing)}"
         return CaseResult(case.id, Status.SKIP, reason=reason)
     return apply_expectation(judge(case, testee.run(case.data)), entry)
 
@@ -437,4 +465,4 @@ def run_conformance(config: RunConfig, progress: Progress | None = None) -> RunO
         for impl in config.implementations
     )
     mismatches = tuple(check_identical(runs)) if config.require_identical else ()
-    return RunOutcome(runs, mismatches, config.corpus_version)
+    return RunOutcome(runs, mismatches, config.corpus_version, config.required_features)

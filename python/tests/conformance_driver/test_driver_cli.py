@@ -193,6 +193,32 @@ def test_skip_by_feature_does_not_run_the_case(tmp_path: Path, conformance: Any)
     assert run.line("f.concurrent")["actual"] is None
 
 
+def test_a_required_feature_an_implementation_lacks_fails_the_run(
+    tmp_path: Path, conformance: Any
+) -> None:
+    write_cases(
+        tmp_path / "cases",
+        [
+            make_case("f.cedar", features=["cedar"]),
+            make_case("f.both", features=["cedar", "concurrency"]),
+            make_case("f.plain"),
+        ],
+    )
+    lacking = fake_impl("fake", "--features", "concurrency")
+    run = conformance(
+        "--cases", str(tmp_path / "cases"), "--require-feature", "cedar", impls=(lacking,)
+    )
+    assert run.code == 1
+    assert run.statuses() == {"f.cedar": "skip", "f.both": "skip", "f.plain": "pass"}
+    assert "fake does not declare the required feature 'cedar': 2 case(s) skipped" in run.out
+    # Declared, the same cases run and the run passes; a tag no case skips for is no problem.
+    declaring = fake_impl("fake", "--features", "cedar,concurrency")
+    args = ("--require-feature", "cedar", "--require-feature", "timeouts")
+    run = conformance("--cases", str(tmp_path / "cases"), *args, impls=(declaring,))
+    assert run.code == 0, run.out + run.err
+    assert set(run.statuses().values()) == {"pass"}
+
+
 def test_runner_skip_is_a_skip(tmp_path: Path, conformance: Any) -> None:
     write_cases(tmp_path / "cases", [make_case("s.one", fake={"skipped": "trio only"})])
     run = conformance("--cases", str(tmp_path / "cases"))
