@@ -17,6 +17,8 @@ A reader copies these first, so each one is checked by the tool that would rejec
   other YAML is parsed.
 - ``json``: parsed, as one document or one per line (a JSONL excerpt of a trace); ``toml``: parsed.
 - ``sh``, ``bash``: ``bash -n`` (running them would install, start servers, use the network).
+- ``cedar``: parsed as a Cedar policy set by cedarpy (the engine the Python built-in uses);
+  ``cedarschema``: parsed as a Cedar schema.
 - anything else is shown as-is: ``console`` (a session with its output), ``text``, ``mermaid``...
 
 Running Python blocks is the default because they are short, offline programs; a block that
@@ -28,6 +30,12 @@ A block that is only an illustration (a fragment quoting names from the text aro
 signature list, an excerpt with elisions) is not checked at all, and must say why:
 
     <!-- snippet: illustration: a fragment: `harness` and `event` are the page's -->
+
+A block a harness spec on the page names as a file (a Cedar policy set, its schema, its
+entities) says where it goes, and is written there in the scratch copy before any spec is
+loaded, besides being checked as its language:
+
+    <!-- snippet: file: policies/tools.cedar -->
 
 ``--list`` prints every marked block with its reason. ``nox -s docs`` runs this; exit status 1
 when any block fails, each failure naming the page and line.
@@ -67,7 +75,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TS = ROOT / "ts-runner"
 EXAMPLE = ROOT / "examples" / "refunds"
 """The folder Python and YAML blocks run in (a scratch copy): the docs' running example."""
-MARKERS = ("illustration", "no-run")
+MARKERS = ("illustration", "no-run", "file")
 RUN_TIMEOUT = 120.0
 """Seconds a Python block may run: a hang is a failure, not a stuck CI."""
 
@@ -492,6 +500,43 @@ def check_shell(block: Snippet) -> list[Problem]:
     return []
 
 
+def place_files(blocks: Sequence[Snippet], work: Path) -> list[Problem]:
+    """Each ``file:`` block written at its path under the scratch example (inside it only)."""
+    problems: list[Problem] = []
+    for block in blocks:
+        if block.marker != "file" or block.reason is None:
+            continue
+        target = (work / block.reason).resolve()
+        if not target.is_relative_to(work.resolve()):
+            problems.append(Problem(block.where, f"file: {block.reason!r} is outside the example"))
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(block.code, encoding="utf-8")
+    return problems
+
+
+def check_cedar(block: Snippet) -> list[Problem]:
+    """A Cedar policy set, parsed by cedarpy."""
+    import cedarpy
+
+    try:
+        cedarpy.PolicySet.from_str(block.code)
+    except ValueError as exc:
+        return [Problem(block.where, f"Cedar policies: {exc}")]
+    return []
+
+
+def check_cedar_schema(block: Snippet) -> list[Problem]:
+    """A Cedar schema in Cedar's schema syntax, parsed by cedarpy."""
+    import cedarpy
+
+    try:
+        cedarpy.Schema.from_str(block.code)
+    except ValueError as exc:
+        return [Problem(block.where, f"Cedar schema: {exc}")]
+    return []
+
+
 def check(blocks: Iterable[Snippet]) -> list[Problem]:
     """Every block checked by its language; marked illustrations skipped."""
     blocks = list(blocks)
@@ -502,8 +547,13 @@ def check(blocks: Iterable[Snippet]) -> list[Problem]:
         python = [b for b in checked if b.lang in ("python", "py")]
         problems += check_python(python, scratch, page_specs(blocks))
         problems += check_typescript([b for b in checked if b.lang in ("ts", "typescript")])
+        problems += place_files(checked, _scratch_example(scratch))
         for block in checked:
-            if block.lang in ("yaml", "yml"):
+            if block.lang == "cedar":
+                problems += check_cedar(block)
+            elif block.lang == "cedarschema":
+                problems += check_cedar_schema(block)
+            elif block.lang in ("yaml", "yml"):
                 problems += check_yaml(block, scratch)
             elif block.lang == "json":
                 problems += check_json(block)

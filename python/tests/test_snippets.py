@@ -132,6 +132,31 @@ def test_other_yaml_is_parsed_only() -> None:
     assert len(_check("```yaml\na: [1\n```\n")) == 1
 
 
+def test_cedar_policies_and_schemas_that_do_not_parse_are_caught() -> None:
+    _needs("cedarpy", importlib.util.find_spec("cedarpy") is not None)
+    bad = "```cedar\npermit(principal, action, resource) when { x };\n```\n"
+    problems = _check(bad)
+    assert len(problems) == 1 and problems[0].startswith("page.md:1: Cedar policies:"), problems
+    assert _check("```cedar\nforbid(principal, action, resource);\n```\n") == []
+    schema = "```cedarschema\nentity User in;\n```\n"
+    problems = _check(schema)
+    assert len(problems) == 1 and problems[0].startswith("page.md:1: Cedar schema:"), problems
+    assert _check("```cedarschema\nentity User;\n```\n") == []
+
+
+def test_a_file_block_is_checked_and_may_not_leave_the_example() -> None:
+    _needs("cedarpy", importlib.util.find_spec("cedarpy") is not None)
+    outside = (
+        "<!-- snippet: file: ../../escape.cedar -->\n"
+        "```cedar\nforbid(principal, action, resource);\n```\n"
+    )
+    problems = _check(outside)
+    assert problems == ["page.md:2: file: '../../escape.cedar' is outside the example"], problems
+    bad = "<!-- snippet: file: p.cedar -->\n```cedar\npermit(\n```\n"
+    problems = _check(bad)
+    assert len(problems) == 1 and problems[0].startswith("page.md:2: Cedar policies:"), problems
+
+
 def test_a_python_block_that_fails_mypy_or_its_run_is_caught() -> None:
     _needs("mypy", importlib.util.find_spec("mypy") is not None)
     page = (
