@@ -4,8 +4,9 @@
 //! Its answers are the built-in's in every implementation: a forbid blocks with the shown ids
 //! of the determining policies, a permit continues (or suspends when it asks for approval), no
 //! permit is the `no_decision` setting. Failures are raised under the exact type names the
-//! other implementations raise (`CedarRequestError`, `CedarEvaluationError`, and `SpecError`
-//! for texts that do not load), so the bus judges them under the middleware's fail mode.
+//! other implementations raise (`CedarRequestError`, `CedarEvaluationError`, `CedarLoadError`
+//! for texts that do not load, `TypeError` for an event no Cedar policy decides on), so the
+//! bus judges them under the middleware's fail mode.
 
 mod engine;
 mod request;
@@ -61,7 +62,7 @@ pub fn perform(
         Ok(engine) => engine,
         Err(problem) => {
             eprintln!("harnessweaver-testee: cedar: {problem}");
-            return Reply::Raised("SpecError".to_owned());
+            return Reply::Raised("CedarLoadError".to_owned());
         }
     };
     match engine.decide(hook, event, attributes) {
@@ -185,7 +186,7 @@ mod tests {
         for _ in 0..2 {
             let reply = perform(&engines, &bad, "tool.before", &event, None);
             assert!(
-                matches!(reply, Reply::Raised(ref kind) if kind == "SpecError"),
+                matches!(reply, Reply::Raised(ref kind) if kind == "CedarLoadError"),
                 "{reply:?}"
             );
         }
