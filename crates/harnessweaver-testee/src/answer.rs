@@ -23,7 +23,7 @@ pub(crate) enum Judged {
         /// The outcome object, kept when the verdict says so ([`Verdict::keep`]).
         ///
         /// [`Verdict::keep`]: harnessweaver_core::walk::Verdict::keep
-        keep: Outcome,
+        keep: Box<Outcome>,
         /// The modified event, taken when the verdict accepts it.
         modified: Option<Event>,
         /// What the answer keeps of its warnings (I24).
@@ -82,7 +82,7 @@ pub(crate) fn judge(
     Judged::Answer {
         answer,
         modified: outcome.modified.clone(),
-        keep: outcome,
+        keep: Box::new(outcome),
         warnings,
         broken,
     }

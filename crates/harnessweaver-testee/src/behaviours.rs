@@ -78,6 +78,11 @@ pub struct Call<'a> {
     pub sequences: &'a Sequences,
     /// When the bus interrupts a suspended middleware: its timeout or the chain deadline.
     pub interrupt_at: Option<Instant>,
+    /// The case's compiled `cedar` engines, and what their requests read: the hook point
+    /// emitted and the `attributes` of the emit's context (§2 `contexts`).
+    pub engines: &'a crate::cedar::Engines,
+    pub hook: &'a str,
+    pub attributes: Option<&'a Value>,
 }
 
 impl Call<'_> {
@@ -130,6 +135,15 @@ impl Call<'_> {
                 Some(step) => self.perform(step, event),
                 None => Reply::Fault("an empty sequence".to_owned()),
             };
+        }
+        if let Some(settings) = b.get("cedar") {
+            return crate::cedar::perform(
+                self.engines,
+                settings,
+                self.hook,
+                event,
+                self.attributes,
+            );
         }
         if let Some(change) = b.get("mutate") {
             return mutate(change, event);

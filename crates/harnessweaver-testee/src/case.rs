@@ -49,6 +49,9 @@ pub struct CaseRun<'c> {
     weekend: bool,
     contexts: Mutex<BTreeMap<String, Arc<Mutex<TraceBuf>>>>,
     pub(crate) sequences: Sequences,
+    pub(crate) engines: crate::cedar::Engines,
+    /// `given.contexts`: each context's envelope attributes (§2).
+    given_contexts: Value,
 }
 
 pub(crate) fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -163,6 +166,8 @@ impl<'c> CaseRun<'c> {
             weekend: is_weekend(now),
             contexts: Mutex::new(BTreeMap::new()),
             sequences: Sequences::default(),
+            engines: crate::cedar::Engines::default(),
+            given_contexts: given.get("contexts").cloned().unwrap_or(Value::Null),
         }
     }
 
@@ -319,6 +324,14 @@ impl<'c> CaseRun<'c> {
         let name = declare::text(name, ErrorKind::UnknownMiddleware, "name")?;
         locked(&self.registry).unregister(name)?;
         Ok(())
+    }
+
+    /// The envelope attributes of `context` (§2 `contexts`); `None` for a context not named.
+    pub(crate) fn attributes(&self, context: &str) -> Option<&Value> {
+        self.given_contexts
+            .get(context)
+            .and_then(|c| c.get("attributes"))
+            .filter(|a| !a.is_null())
     }
 
     pub(crate) fn trace_of(&self, context: &str) -> Arc<Mutex<TraceBuf>> {

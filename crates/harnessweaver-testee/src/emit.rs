@@ -27,6 +27,7 @@ use crate::text::{has_lone, replaced};
 /// An emit ready to walk: checked, and numbered in its trace.
 pub(crate) struct Ready {
     hook_name: String,
+    context: String,
     event: Event,
     chain: Chain<Payload>,
     trace: Arc<Mutex<TraceBuf>>,
@@ -99,6 +100,7 @@ impl CaseRun<'_> {
         };
         Ok(Ready {
             hook_name: hook_name.to_owned(),
+            context: context.to_owned(),
             event,
             chain,
             trace,
@@ -110,6 +112,7 @@ impl CaseRun<'_> {
     pub(crate) fn walk(&self, ready: Ready) -> Result<Value, Stop> {
         let Ready {
             hook_name,
+            context,
             mut event,
             chain,
             trace,
@@ -131,6 +134,9 @@ impl CaseRun<'_> {
                 host: self,
                 sequences: &self.sequences,
                 interrupt_at: interrupt_at(&walk),
+                engines: &self.engines,
+                hook: &hook_name,
+                attributes: self.attributes(&context),
             };
             // The walk's verdicts on a failure only ask for a log line, which a testee has no
             // use for (its trace records the failure).
@@ -218,7 +224,7 @@ fn answered(
                 }
             }
             if verdict.keep {
-                *kept = Some(keep);
+                *kept = Some(*keep);
             }
         }
     }

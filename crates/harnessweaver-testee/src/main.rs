@@ -7,6 +7,7 @@
 mod answer;
 mod behaviours;
 mod case;
+mod cedar;
 mod declare;
 mod emit;
 mod events;
@@ -65,7 +66,7 @@ fn hello() -> Value {
             "version": env!("CARGO_PKG_VERSION"),
             "core": "rust",
         },
-        "features": ["timeouts", "concurrency"],
+        "features": ["timeouts", "concurrency", "cedar"],
     })
 }
 
