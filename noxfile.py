@@ -103,12 +103,16 @@ def build_ts(session: nox.Session) -> None:
         session.run("npm", "run", "build", external=True)
 
 
-def build_rust_testee(session: nox.Session) -> None:
-    """Build the testee over the Rust core alone (the ``rust`` implementation)."""
+def build_rust_testee(session: nox.Session) -> dict[str, str]:
+    """Build the testee over the Rust core alone (the ``rust`` implementation); the environment
+    that makes ``harnessweaver conformance`` and ``fuzz`` run it. A debug build: ``cargo test``
+    (``nox -s tests``) has compiled its dependencies already, where a release build would compile
+    the Cedar engine again and link it under fat LTO (some five minutes of CI)."""
     session.run(
-        "cargo", "build", "--release", "--locked", "-p", "harnessweaver-testee", "--quiet",
-        external=True,
+        "cargo", "build", "--locked", "-p", "harnessweaver-testee", "--quiet", external=True,
     )  # fmt: skip
+    name = "harnessweaver-testee.exe" if sys.platform == "win32" else "harnessweaver-testee"
+    return {"HARNESSWEAVER_RUST_TESTEE": str(ROOT / "target" / "debug" / name)}
 
 
 @nox.session
@@ -323,11 +327,11 @@ def conformance(session: nox.Session) -> None:
     """
     install(session, "conformance")
     build_ts(session)
-    build_rust_testee(session)
+    testee = build_rust_testee(session)
     # Cedar is decided by four engine builds (cedarpy, cedar-wasm, the cedar-policy crate): none
     # may skip the policy cases for lack of its engine.
     args = session.posargs or ["--require-identical", "--require-feature", "cedar"]
-    session.run("harnessweaver", "conformance", "--out", str(ROOT / "results"), *args)
+    session.run("harnessweaver", "conformance", "--out", str(ROOT / "results"), *args, env=testee)
 
 
 @nox.session
@@ -522,8 +526,8 @@ def fuzz(session: nox.Session) -> None:
     then generated hostile Python values through each core (``python/tests/hostile``)."""
     install(session, "fuzz")
     build_ts(session)
-    build_rust_testee(session)
-    session.run("harnessweaver", "fuzz", "--count", "2000", *session.posargs)
+    testee = build_rust_testee(session)
+    session.run("harnessweaver", "fuzz", "--count", "2000", *session.posargs, env=testee)
     # Hostile harness specs (aliases, depth, size, odd types, junk bytes): each loads or is
     # refused with a SpecError, and `harnessweaver hooks` answers 0 or 2, never a traceback.
     session.run(

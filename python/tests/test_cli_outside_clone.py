@@ -16,9 +16,13 @@ from checkout import COMPILED, PACKAGE
 import harnessweaver as hw
 from harnessweaver.conformance.driver import REPOSITORY
 
+_DROPPED = ("PYTHONPATH", "HARNESSWEAVER_CORPUS", "HARNESSWEAVER_RUST_TESTEE")
 
-def _run(*args: str, cwd: Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HARNESSWEAVER_CORPUS")}
+
+def _run(
+    *args: str, cwd: Path, pythonpath: Path | None = None, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in _DROPPED} | extra
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
     command = [sys.executable, *args]
@@ -74,3 +78,20 @@ def test_list_impls_outside_a_clone_names_only_what_exists(tmp_path: Path, insta
     assert "npm ci && npm run build" in notes["ts"]
     assert 'then pass --impl ts="node CLONE/ts-runner/dist/runner.js"' in notes["ts"]
     assert "cargo build --release -p harnessweaver-testee" in notes["rust"]
+
+
+def test_the_rust_testee_a_variable_names_is_listed(tmp_path: Path, installed: Path) -> None:
+    testee = tmp_path / "harnessweaver-testee"
+    testee.write_text("#!/bin/sh\n", encoding="utf-8")
+    done = _run(
+        "-m", "harnessweaver", "conformance", "--list-impls", cwd=tmp_path, pythonpath=installed,
+        HARNESSWEAVER_RUST_TESTEE=str(testee),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"rust: {testee}" in done.stdout.splitlines()
+    gone = _run(
+        "-m", "harnessweaver", "conformance", "--impl", "rust", cwd=tmp_path, pythonpath=installed,
+        HARNESSWEAVER_RUST_TESTEE=str(tmp_path / "nothing"),
+    )  # fmt: skip
+    assert gone.returncode == 2, gone.stderr
+    assert f"--impl rust: {tmp_path / 'nothing'} does not exist" in gone.stderr

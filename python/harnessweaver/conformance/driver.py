@@ -49,6 +49,7 @@ __all__ = [
     "IMPL_NAME_HELP",
     "REPOSITORY",
     "RUST_TESTEE",
+    "RUST_TESTEE_ENV",
     "SOURCE_TREE",
     "TS_RUNNER",
     "ImplRun",
@@ -73,13 +74,18 @@ SOURCE_TREE = Path(__file__).resolve().parents[3]
 """The repository root when the package runs from a clone (``python/harnessweaver``); for an
 installed package, some directory above ``site-packages`` holding none of the files below."""
 TS_RUNNER = SOURCE_TREE / "ts-runner" / "dist" / "runner.js"
-RUST_TESTEE = (
-    SOURCE_TREE
+RUST_TESTEE_ENV = "HARNESSWEAVER_RUST_TESTEE"
+RUST_TESTEE = Path(
+    os.environ.get(RUST_TESTEE_ENV)
+    or SOURCE_TREE
     / "target"
     / "release"
     / ("harnessweaver-testee.exe" if os.name == "nt" else "harnessweaver-testee")
 )
-"""The testee over the Rust core alone (``cargo build --release -p harnessweaver-testee``)."""
+"""The testee over the Rust core alone (``cargo build --release -p harnessweaver-testee``), or
+the binary ``HARNESSWEAVER_RUST_TESTEE`` names: ``nox`` runs a debug build, whose dependencies
+``cargo test`` has already compiled (a release build links the Cedar engine under fat LTO, some
+five minutes of CI for a testee whose speed nothing measures)."""
 IMPL_NAME_HELP = "letters, digits, '.', '_' and '-', starting with a letter or digit"
 
 
