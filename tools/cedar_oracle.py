@@ -12,6 +12,12 @@ the outcome I38 prescribes and compares it with what the case expects:
 * the emit's combined outcome too, whole (reason, code, approver role), when the cedar
   middleware is the only one that ran.
 
+It checks the spec-form cases (``harness.builtins.cedar.*``) too: it reads the items of the
+spec and of its profile files, their policy, schema and entity files relative to the file
+that declares them, and compares each emit's outcome (those chains hold cedar items alone);
+a case that expects the spec to fail to load must hold a cedar item that Cedar (or I38's
+checks of hooks and namespace) refuses.
+
 A disagreement is a case written wrong or a finding about Cedar; either way it is printed and
 the exit status is 1.
 
@@ -23,6 +29,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import posixpath
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,11 +38,22 @@ from pathlib import Path
 from typing import Any
 
 import cedarpy
+import yaml
 
-__all__ = ["Answer", "Unbuildable", "answer", "cedar_value", "check_case", "main", "request"]
+__all__ = [
+    "Answer",
+    "Unbuildable",
+    "answer",
+    "cedar_value",
+    "check_case",
+    "check_spec_case",
+    "main",
+    "request",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "conformance" / "cases" / "policy"
+SPEC_CASES = ROOT / "conformance" / "cases" / "harness" / "builtins-cedar.json"
 SAMPLES: dict[str, Any] = json.loads((ROOT / "conformance" / "catalogue.json").read_text())[
     "samples"
 ]
@@ -44,6 +63,9 @@ MAX_DEPTH = 32  # the converted value (arguments, attributes) is level 1
 RESERVED = frozenset({"__entity", "__extn", "__expr"})  # Cedar's JSON escapes
 APPROVAL = ("requireApproval", "escalate")  # in this order: requireApproval's value first
 CODE_MAX, REASON_MAX = 128, 4096  # I28, counted in code points (Python str length)
+HOOKS = ("tool.before", "tool.after", "model.before")  # the hook points the middleware takes
+CEDAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
+SEVERITY = {"continue": 0, "suspend": 1, "block": 2}
 
 
 class Unbuildable(Exception):
@@ -271,6 +293,109 @@ def check_case(case: dict[str, Any]) -> tuple[int, list[str]]:
     return checked, problems
 
 
+@dataclass
+class SpecItem:
+    """A harnessweaver.cedar item of a harness spec: where it is declared, its settings."""
+
+    file: str
+    layer: str
+    item: dict[str, Any]
+
+
+def _spec_items(case: dict[str, Any]) -> list[SpecItem]:
+    """The cedar items of the spec and of its profile files, profiles first (their band,
+    baseline, runs before the app's on an inbound hook point)."""
+    harness = case["given"]["harness"]
+    files: dict[str, str] = harness["files"]
+    spec = harness.get("spec", "harness.yaml")
+    top: dict[str, Any] = yaml.safe_load(files[spec]) or {}
+    folder = posixpath.dirname(spec)
+    sources = [
+        (posixpath.normpath(posixpath.join(folder, p)), "profile_file")
+        for p in top.get("profiles", [])
+        if "://" not in p
+    ]
+    sources.append((spec, "app"))
+    found = []
+    for path, layer in sources:
+        doc: dict[str, Any] = top if path == spec else (yaml.safe_load(files[path]) or {})
+        for item in doc.get("middleware", []):
+            if item.get("use") == "harnessweaver.cedar":
+                found.append(SpecItem(path, layer, item))
+    return found
+
+
+def _load_item(spec_item: SpecItem, files: dict[str, str]) -> Engine:
+    """The engine of a spec item, its files read relative to the file that declares it;
+    ValueError (or KeyError for a missing file) when I38 refuses it."""
+    item = spec_item.item
+    folder = posixpath.dirname(spec_item.file)
+
+    def read(path: str) -> str:
+        return files[posixpath.normpath(posixpath.join(folder, path))]
+
+    hooks = item.get("hooks", ["tool.before"])
+    if any(h not in HOOKS for h in hooks):
+        raise ValueError("a hook point outside tool.before, tool.after, model.before")
+    namespace = item.get("namespace")
+    if namespace is not None and not CEDAR_NAME.fullmatch(namespace):
+        raise ValueError("a namespace that is not a Cedar name")
+    paths = item["policies"] if isinstance(item["policies"], list) else [item["policies"]]
+    settings: dict[str, Any] = {"policies": "\n".join(read(p) for p in paths)}
+    if json.loads(cedarpy.policies_to_json_str(settings["policies"]))["templates"]:
+        raise ValueError("a template (a policy with ?principal or ?resource)")
+    if "schema" in item:
+        settings["schema"] = read(item["schema"])
+        settings["schema_format"] = "json" if item["schema"].endswith(".json") else "cedar"
+    if "entities" in item:
+        settings["entities"] = json.loads(read(item["entities"]))
+    for key in ("namespace", "no_decision", "on_error"):
+        if key in item:
+            settings[key] = item[key]
+    return Engine.load(settings)
+
+
+def check_spec_case(case: dict[str, Any]) -> tuple[int, list[str]]:
+    """(outcomes checked, disagreements) of one spec-form case."""
+    files: dict[str, str] = case["given"]["harness"]["files"]
+    items = _spec_items(case)
+    then = case["then"]
+    if then.get("error"):
+        refused = 0
+        for spec_item in items:
+            try:
+                _load_item(spec_item, files)
+            except (ValueError, KeyError, json.JSONDecodeError):
+                refused += 1
+        expected = [p for p in then["error"]["problems"] if p["kind"] == "invalid_policy"]
+        if refused != len(expected):
+            return 1, [f"Cedar refuses {refused} items, the case expects {len(expected)}"]
+        return 1, []
+    engines = [(spec_item, _load_item(spec_item, files)) for spec_item in items]
+    contexts: dict[str, Any] = case["given"].get("contexts", {})
+    checked, problems = 0, []
+    for index, (step, emitted) in enumerate(zip(_emit_steps(case), then["emits"], strict=True)):
+        hook = step["emit"]
+        event = step.get("event", SAMPLES[hook])
+        attributes = contexts.get(step.get("context", "main"), {}).get("attributes", {})
+        combined = Answer("continue")
+        for spec_item, engine in engines:
+            if hook not in spec_item.item.get("hooks", ["tool.before"]):
+                continue
+            got = answer(engine, hook, event, attributes)
+            if SEVERITY[got.kind] > SEVERITY[combined.kind]:
+                combined = got
+            if got.kind == "block":
+                break
+        checked += 1
+        if emitted["outcome"] != combined.as_outcome():
+            problems.append(
+                f"emit {index + 1} ({hook}): Cedar says {combined.as_outcome()}, "
+                f"case {emitted['outcome']}"
+            )
+    return checked, problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-k", default="", help="only the cases whose id holds this text")
@@ -278,13 +403,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     total_cases = total_checks = 0
     failed: list[str] = []
-    for path in sorted(args.cases.glob("*.json")):
+    paths = sorted(args.cases.glob("*.json"))
+    if args.cases == CASES:
+        paths.append(SPEC_CASES)
+    for path in paths:
         for case in json.loads(path.read_text(encoding="utf-8"))["cases"]:
             if args.k not in case["id"]:
                 continue
             total_cases += 1
+            check = check_spec_case if "harness" in case["given"] else check_case
             try:
-                checked, problems = check_case(case)
+                checked, problems = check(case)
             except (ValueError, KeyError, StopIteration) as exc:
                 checked, problems = 0, [f"cannot check: {type(exc).__name__}: {exc}"]
             total_checks += checked
