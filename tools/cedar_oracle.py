@@ -200,7 +200,10 @@ class Engine:
             checked = cedarpy.validate_policies(text, schema)
             if not checked.validation_passed:
                 raise ValueError(f"the schema rejects the policies: {checked.errors}")
-        entities = cedarpy.Entities.from_json_str(json.dumps(settings.get("entities", [])), schema)
+        text_entities = json.dumps(settings.get("entities", []))
+        if schema is not None:  # the schema validates the entities, and only validates them
+            cedarpy.Entities.from_json_str(text_entities, schema)
+        entities = cedarpy.Entities.from_json_str(text_entities)
         return cls(policies, annotations, entities, settings)
 
     def shown(self, pid: str) -> str:
