@@ -200,10 +200,9 @@ class Engine:
             checked = cedarpy.validate_policies(text, schema)
             if not checked.validation_passed:
                 raise ValueError(f"the schema rejects the policies: {checked.errors}")
-        text_entities = json.dumps(settings.get("entities", []))
-        if schema is not None:  # the schema validates the entities, and only validates them
-            cedarpy.Entities.from_json_str(text_entities, schema)
-        entities = cedarpy.Entities.from_json_str(text_entities)
+        # Read with the schema: it validates them, types their attributes (an ipaddr attribute
+        # written as text is an IP address) and adds the actions and action groups it declares.
+        entities = cedarpy.Entities.from_json_str(json.dumps(settings.get("entities", [])), schema)
         return cls(policies, annotations, entities, settings)
 
     def shown(self, pid: str) -> str:
