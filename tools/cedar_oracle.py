@@ -66,6 +66,7 @@ CODE_MAX, REASON_MAX = 128, 4096  # I28, counted in code points (Python str leng
 HOOKS = ("tool.before", "tool.after", "model.before")  # the hook points the middleware takes
 CEDAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
 SEVERITY = {"continue": 0, "suspend": 1, "block": 2}
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Unbuildable(Exception):
@@ -99,7 +100,9 @@ class Answer:
 def cedar_value(value: Any, depth: int, path: str) -> Any:
     """A JSON value in the form Cedar's JSON reader takes for a context value, or
     :class:`Unbuildable`. ``depth`` is the level of ``value`` when it is a container."""
-    if isinstance(value, bool | str):
+    if isinstance(value, str):
+        return _text(value, path)
+    if isinstance(value, bool):
         return value
     if isinstance(value, int):
         if abs(value) > MAX_SAFE:
@@ -122,11 +125,19 @@ def cedar_value(value: Any, depth: int, path: str) -> Any:
         if reserved:
             raise Unbuildable(f"{path}: the reserved key {sorted(reserved)[0]}")
         return {
-            key: cedar_value(item, depth + 1, f"{path}.{key}")
+            _text(key, path): cedar_value(item, depth + 1, f"{path}.{key}")
             for key, item in value.items()
             if item is not None
         }
     raise Unbuildable(f"{path}: not a JSON value")
+
+
+def _text(text: str, path: str) -> str:
+    """Text as Cedar holds it: a lone surrogate (which JSON escapes can spell and Python and
+    JavaScript strings hold) is no Unicode scalar value, so no Cedar string holds it."""
+    if SURROGATE.search(text):
+        raise Unbuildable(f"{path}: text holding a lone surrogate")
+    return text
 
 
 def _type(namespace: str | None, name: str) -> str:
@@ -139,9 +150,9 @@ def request(
     """The Cedar request of I38 for an emit, entity ids in the ``{type, id}`` form."""
     user, agent = attributes.get("user"), attributes.get("agent")
     if isinstance(user, str):
-        principal = {"type": _type(namespace, "User"), "id": user}
+        principal = {"type": _type(namespace, "User"), "id": _text(user, "user")}
     elif isinstance(agent, str):
-        principal = {"type": _type(namespace, "Agent"), "id": agent}
+        principal = {"type": _type(namespace, "Agent"), "id": _text(agent, "agent")}
     else:
         principal = {"type": _type(namespace, "Agent"), "id": "anonymous"}
     context: dict[str, Any] = {
@@ -150,17 +161,17 @@ def request(
         "attributes": cedar_value(attributes, 1, "attributes"),
     }
     if hook in ("tool.before", "tool.after"):
-        name = event["call"]["name"] or event["tool"]["name"]
+        name = _text(event["call"]["name"] or event["tool"]["name"], "tool")
         resource = {"type": _type(namespace, "Tool"), "id": name}
         context["tool"] = name
         context["arguments"] = cedar_value(event["call"]["arguments"], 1, "arguments")
         if hook == "tool.after":
             context["is_error"] = bool(event["result"]["is_error"])
     else:
-        model = event["request"]["model"]
+        model = _text(event["request"]["model"], "model")
         resource = {"type": _type(namespace, "Model"), "id": model}
         context["model"] = model
-        context["tools"] = [tool["name"] for tool in event["request"]["tools"]]
+        context["tools"] = [_text(tool["name"], "tools") for tool in event["request"]["tools"]]
         context["messages"] = len(event["request"]["messages"])
     return {
         "principal": principal,
@@ -232,6 +243,8 @@ def answer(engine: Engine, hook: str, event: dict[str, Any], attributes: dict[st
         first = next(p for p in marked if engine.shown(p) == ids[0])
         notes = engine.annotations[first]
         role = notes["requireApproval"] if "requireApproval" in notes else notes["escalate"]
+        if len(role) > CODE_MAX:  # I28: a role past 128 code points is an invalid return
+            return Answer("failure", error="InvalidReturn")
         return Answer(
             "suspend",
             reason=("approval required by Cedar policy " + ", ".join(ids))[:REASON_MAX],
