@@ -340,6 +340,34 @@ def _spec_items(case: dict[str, Any]) -> list[SpecItem]:
     return found
 
 
+SETTINGS = {"use", "id", "hooks", "fail_mode", "policies", "schema", "entities", "namespace"}
+SETTINGS |= {"no_decision", "on_error"}
+
+
+def _settings_valid(item: dict[str, Any]) -> bool:
+    """Whether the item's settings have the shape the settings schema asks for; an item that
+    does not is a settings problem (rule settings), not one of I38."""
+    policies = item.get("policies")
+    as_list = policies if isinstance(policies, list) else [policies]
+    return (
+        set(item) <= SETTINGS
+        and bool(as_list)
+        and all(isinstance(p, str) for p in as_list)
+        and item.get("no_decision", "block") in ("block", "continue")
+        and item.get("on_error", "fail") in ("fail", "skip")
+    )
+
+
+def _resolved(got: Answer, name: str, fail_mode: str) -> Answer:
+    """A failure as its fail mode resolves it (I6); any other answer as it is."""
+    if got.kind != "failure":
+        return got
+    if fail_mode == "open":
+        return Answer("continue")
+    kind = "invalid_return" if got.error == "InvalidReturn" else "exception"
+    return Answer("block", reason=f"middleware {name} failed: {kind}", code="middleware_error")
+
+
 def _load_item(spec_item: SpecItem, files: dict[str, str]) -> Engine:
     """The engine of a spec item, its files read relative to the file that declares it;
     ValueError (or KeyError for a missing file) when I38 refuses it."""
@@ -378,6 +406,8 @@ def check_spec_case(case: dict[str, Any]) -> tuple[int, list[str]]:
     if then.get("error"):
         refused = 0
         for spec_item in items:
+            if not _settings_valid(spec_item.item):
+                continue
             try:
                 _load_item(spec_item, files)
             except (ValueError, KeyError, json.JSONDecodeError):
@@ -397,7 +427,12 @@ def check_spec_case(case: dict[str, Any]) -> tuple[int, list[str]]:
         for spec_item, engine in engines:
             if hook not in spec_item.item.get("hooks", ["tool.before"]):
                 continue
-            got = answer(engine, hook, event, attributes)
+            item = spec_item.item
+            got = _resolved(
+                answer(engine, hook, event, attributes),
+                item.get("id", item["use"]),
+                item.get("fail_mode", "closed"),
+            )
             if SEVERITY[got.kind] > SEVERITY[combined.kind]:
                 combined = got
             if got.kind == "block":
