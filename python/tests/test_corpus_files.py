@@ -35,11 +35,12 @@ KNOWN_RULES = (
     + ["I34"]  # durable approvals: binding, decide, claim, expiry, filing
     + ["I35"]  # every mistake of a spec item
     + ["I36"]  # reading a shell command (shell_guard)
+    + ["I38"]  # Cedar policies (harnessweaver.cedar)
 )
 # No step can express I12 (cancellation from outside), nor read a trace back (I19) or fill one
 # to its limit (I20); the test suites pin those.
 REQUIRED_RULES = [r for r in KNOWN_RULES if r not in ("I12", "I19", "I20")]
-FEATURES = {"timeouts", "concurrency", "throw-values", "harness-spec", "approvals"}
+FEATURES = {"timeouts", "concurrency", "throw-values", "harness-spec", "approvals", "cedar"}
 ERROR_NAMES = {
     "timeout": "MiddlewareTimeout",
     "invalid_return": "InvalidReturn",
@@ -312,6 +313,9 @@ def test_features_match_steps(case: Case) -> None:
     if groups:  # INTERPRETING.md §4: nothing may depend on the scheduler's order
         assert not any({"sequence", "register", "unregister"} & b.keys() for b in every)
     assert any("throw" in b for b in every) == ("throw-values" in features)
+    files = case["given"].get("harness", {}).get("files", {}).values()
+    uses_cedar = any("cedar" in b for b in every) or any("harnessweaver.cedar" in f for f in files)
+    assert uses_cedar == ("cedar" in features), "the cedar tag marks the cases that use Cedar (§8)"
 
 
 @BY_CASE
