@@ -29,7 +29,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, model_validator
 
@@ -38,8 +38,8 @@ from ..events import ModelRequestEvent, ToolCallEvent, ToolResultEvent
 from ..middleware import middleware
 from ..outcomes import Block, Continue, Suspend
 from ..spec.files import LoadProblem, folder_of
-from ..spec.limits import MAX_BYTES
 from ..spec.hooks import ItemHooks
+from ..spec.limits import MAX_BYTES
 from .errors import CedarEvaluationError, CedarLoadError, CedarRequestError
 from .request import HOOKS, CedarRequest, cedar_request
 from .statements import Statement, split_statements
@@ -72,8 +72,14 @@ _RESERVED: Final = frozenset(
     {"true", "false", "if", "then", "else", "in", "is", "like", "has", "__cedar"}
 )
 _ERRORED: Final = re.compile(r"policy `([^`]*)`")
-_HOOK_OF: Final = {ToolCallEvent: "tool.before", ToolResultEvent: "tool.after"}
+_HOOK_OF: Final[dict[type, str]] = {
+    ToolCallEvent: "tool.before",
+    ToolResultEvent: "tool.after",
+    ModelRequestEvent: "model.before",
+}
 
+_Path = Annotated[str, Field(min_length=1)]
+"""A path as the spec writes it: relative to the declaring file's folder, or absolute."""
 EntityRef = tuple[str, str] | None
 """A policy's ``==`` scope constraint on action or resource, ``None`` when it may match any."""
 
@@ -111,8 +117,6 @@ def _cedarpy() -> Any:
 
 def hook_of(event: object) -> str:
     """The hook point an event of a policy middleware comes from."""
-    if isinstance(event, ModelRequestEvent):
-        return "model.before"
     hook = _HOOK_OF.get(type(event))
     if hook is None:
         raise TypeError(f"a Cedar policy decides on {', '.join(HOOKS)}, not {type(event).__name__}")
@@ -271,19 +275,27 @@ class CedarPolicySet:
         templates = sorted(est.get("templates") or {}, key=_index)
         if templates:
             file, line = places.of(_index(templates[0]))
-            why = f"policy {templates[0]} is a template (?principal or ?resource): only static policies are allowed"
+            why = (
+                f"policy {templates[0]} is a template (?principal or ?resource): "
+                "only static policies are allowed"
+            )
             raise CedarLoadError("policies", why, file, line)
         statics: Mapping[str, Any] = est.get("staticPolicies") or {}
         policies: list[_Policy] = []
         first: dict[str, str] = {}
         for cedar_id in sorted(statics, key=_index):
             body = statics[cedar_id]
-            annotations = {k: "" if v is None else str(v) for k, v in (body.get("annotations") or {}).items()}
+            annotations = {
+                k: "" if v is None else str(v) for k, v in (body.get("annotations") or {}).items()
+            }
             shown = annotations.get("id", cedar_id)
             if shown in first:
                 file, line = places.of(_index(cedar_id))
                 earlier, at = places.of(_index(first[shown]))
-                why = f"the policy id {json.dumps(shown)} is already used by the policy at {earlier}:{at}"
+                why = (
+                    f"the policy id {json.dumps(shown)} is already used by the policy "
+                    f"at {earlier}:{at}"
+                )
                 raise CedarLoadError("policies", why, file, line)
             first[shown] = cedar_id
             fragment = json.dumps(cedar_id) + ": " + json.dumps(body)
@@ -408,7 +420,8 @@ class CedarPolicySet:
         asking = [
             self._by_id[i]
             for i in reasons
-            if i in self._by_id and any(a in self._by_id[i].annotations for a in APPROVAL_ANNOTATIONS)
+            if i in self._by_id
+            and any(a in self._by_id[i].annotations for a in APPROVAL_ANNOTATIONS)
         ]
         if not asking:
             return Continue()
@@ -455,7 +468,7 @@ with warnings.catch_warnings():
         item; they are read and compiled when the settings are validated by the loader."""
 
         model_config = ConfigDict(extra="forbid", frozen=True)
-        policies: str | tuple[str, ...] = Field(min_length=1)
+        policies: _Path | Annotated[tuple[_Path, ...], Field(min_length=1)]
         schema: str | None = Field(None, min_length=1)  # type: ignore[assignment]
         entities: str | None = Field(None, min_length=1)
         namespace: str | None = None
@@ -475,7 +488,9 @@ with warnings.catch_warnings():
         def compile(self, folder: Path) -> CedarPolicySet:
             """Read the files (relative to ``folder``) and compile them."""
             sources = [read_policy_file(folder, f, "policies") for f in self.policy_files]
-            schema = None if self.schema is None else read_policy_file(folder, self.schema, "schema")
+            schema = (
+                None if self.schema is None else read_policy_file(folder, self.schema, "schema")
+            )
             entities = None
             if self.entities is not None:
                 entities = read_policy_file(folder, self.entities, "entities")
@@ -497,7 +512,9 @@ with warnings.catch_warnings():
             try:
                 self._compiled = self.compile(folder)
             except CedarLoadError as exc:
-                raise LoadProblem("invalid_policy", exc.key, exc.message, exc.file, exc.line) from None
+                raise LoadProblem(
+                    "invalid_policy", exc.key, exc.message, exc.file, exc.line
+                ) from None
             return self
 
         def policy_set(self) -> CedarPolicySet:

@@ -5,9 +5,9 @@
 ``Type::"id"`` text is ever built), ``context`` a JSON-able record. The AuthZEN middleware
 maps from the same request, so both deciders see one event the same way.
 
-JSON → Cedar: a string stays a String, a boolean a Bool, a whole number within ±(2^53−1) a Long
+JSON → Cedar: a string stays a String, a boolean a Bool, a whole number within ±(2^53-1) a Long
 (``12``, ``12.0`` and ``1e3`` alike), ``null`` is left out of its record or set, a list is a
-Set, an object a Record. Anything else (a fraction, a number past 2^53−1, NaN, a record key
+Set, an object a Record. Anything else (a fraction, a number past 2^53-1, NaN, a record key
 Cedar's JSON reads as an escape, ``__entity``, ``__extn``, ``__expr``, nesting deeper than
 :data:`MAX_DEPTH`, a string with a lone surrogate) means the request cannot be built:
 :class:`CedarRequestError` naming the path, never the value.
@@ -77,7 +77,7 @@ def _number(value: float, path: str) -> int:
             return value
     elif math.isfinite(value) and value.is_integer() and abs(value) <= MAX_LONG:
         return int(value)
-    raise CedarRequestError(path, "a number that is not a whole number within ±(2^53−1)")
+    raise CedarRequestError(path, "a number that is not a whole number within ±(2^53-1)")
 
 
 def to_cedar_value(value: object, path: str, depth: int = 1) -> Any:
@@ -107,7 +107,9 @@ def to_cedar_value(value: object, path: str, depth: int = 1) -> Any:
     if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
         if depth > MAX_DEPTH:
             raise CedarRequestError(path, f"a set nested deeper than {MAX_DEPTH}")
-        converted_items = (to_cedar_value(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value))
+        converted_items = (
+            to_cedar_value(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)
+        )
         return [item for item in converted_items if item is not None]
     raise CedarRequestError(path, f"a value of type {type(value).__name__}")
 
@@ -135,7 +137,9 @@ def resource_of(event: object) -> tuple[str, str]:
         return "Tool", event.call.name or event.tool.name
     if isinstance(event, ModelRequestEvent):
         return "Model", event.request.model
-    raise TypeError(f"a policy middleware decides tool and model requests, not {type(event).__name__}")
+    raise TypeError(
+        f"a policy middleware decides tool and model requests, not {type(event).__name__}"
+    )
 
 
 def _context(hook: str, event: Any, attributes: Mapping[str, object], tool: str) -> dict[str, Any]:
