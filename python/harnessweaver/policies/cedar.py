@@ -109,9 +109,8 @@ def _cedarpy() -> Any:
     try:
         import cedarpy
     except ImportError as exc:  # the extra is not installed
-        raise CedarLoadError(
-            "policies", f"harnessweaver.cedar needs the cedarpy package: {INSTALL}"
-        ) from exc
+        why = f"harnessweaver.cedar needs the cedarpy package: {INSTALL}"
+        raise CedarLoadError("policies", why=why) from exc
     return cedarpy
 
 
@@ -146,9 +145,8 @@ def _check_namespace(namespace: str | None) -> None:
     parts = namespace.split("::")
     if all(_NAME.fullmatch(p) and p not in _RESERVED for p in parts):
         return
-    raise CedarLoadError(
-        "namespace", f"the namespace {json.dumps(namespace)} is not a Cedar name (Name or A::B)"
-    )
+    why = f"the namespace {json.dumps(namespace)} is not a Cedar name (Name or A::B)"
+    raise CedarLoadError("namespace", why=why)
 
 
 class _Places:
@@ -181,16 +179,17 @@ class _Places:
                 cedarpy.PolicySet.from_str(statement.text)
             except ValueError as exc:
                 why = f"the policy does not parse: {_one_line(str(exc))}"
-                return CedarLoadError("policies", why, file, statement.line)
+                return CedarLoadError("policies", why=why, file=file, line=statement.line)
         why = f"the policies do not parse: {_one_line(str(whole))}"
-        return CedarLoadError("policies", why, self.sources[0].file, 1)
+        return CedarLoadError("policies", why=why, file=self.sources[0].file, line=1)
 
 
 def _json_line(text: str, file: str, key: str, what: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CedarLoadError(key, f"the {what} is not JSON", file, exc.lineno) from exc
+        why = f"the {what} is not JSON"
+        raise CedarLoadError(key, why=why, file=file, line=exc.lineno) from exc
 
 
 class CedarPolicySet:
@@ -255,7 +254,7 @@ class CedarPolicySet:
         cedarpy = _cedarpy()
         _check_namespace(namespace)
         if not sources:
-            raise CedarLoadError("policies", "no policy file is given")
+            raise CedarLoadError("policies", why="no policy file is given")
         places = _Places(sources)
         joined = "\n".join(source.text for source in sources)
         try:
@@ -279,7 +278,7 @@ class CedarPolicySet:
                 f"policy {templates[0]} is a template (?principal or ?resource): "
                 "only static policies are allowed"
             )
-            raise CedarLoadError("policies", why, file, line)
+            raise CedarLoadError("policies", why=why, file=file, line=line)
         statics: Mapping[str, Any] = est.get("staticPolicies") or {}
         policies: list[_Policy] = []
         first: dict[str, str] = {}
@@ -296,7 +295,7 @@ class CedarPolicySet:
                     f"the policy id {json.dumps(shown)} is already used by the policy "
                     f"at {earlier}:{at}"
                 )
-                raise CedarLoadError("policies", why, file, line)
+                raise CedarLoadError("policies", why=why, file=file, line=line)
             first[shown] = cedar_id
             fragment = json.dumps(cedar_id) + ": " + json.dumps(body)
             policies.append(
@@ -322,7 +321,7 @@ class CedarPolicySet:
             return cedarpy.Schema.from_str(schema.text)
         except ValueError as exc:
             why = f"the schema does not parse: {_one_line(str(exc))}"
-            raise CedarLoadError("schema", why, schema.file, 1) from None
+            raise CedarLoadError("schema", why=why, file=schema.file, line=1) from None
 
     @staticmethod
     def _validate(
@@ -336,7 +335,7 @@ class CedarPolicySet:
         shown = next((p.shown for p in policies if p.cedar_id == worst.policy_id), worst.policy_id)
         file, line = places.of(_index(worst.policy_id))
         why = f"the schema rejects policy {shown}: {_one_line(worst.error)}"
-        raise CedarLoadError("policies", why, file, line)
+        raise CedarLoadError("policies", why=why, file=file, line=line)
 
     @staticmethod
     def _entities_of(cedarpy: Any, entities: PolicySource | None, schema: Any) -> Any:
@@ -347,14 +346,14 @@ class CedarPolicySet:
             handle = cedarpy.Entities.from_json_str(entities.text)
         except ValueError as exc:
             why = f"the entities do not parse: {_one_line(str(exc))}"
-            raise CedarLoadError("entities", why, entities.file, 1) from None
+            raise CedarLoadError("entities", why=why, file=entities.file, line=1) from None
         if schema is None:
             return handle
         try:
             return cedarpy.Entities.from_json_str(entities.text, schema)
         except ValueError as exc:
             why = f"the schema rejects the entities: {_one_line(str(exc))}"
-            raise CedarLoadError("entities", why, entities.file, 1) from None
+            raise CedarLoadError("entities", why=why, file=entities.file, line=1) from None
 
     def _slice(self, request: CedarRequest) -> Any:
         """The policies whose scope may match ``request``, as one Cedar policy set."""
@@ -401,7 +400,7 @@ class CedarPolicySet:
         """The outcome of Cedar's ``result`` (I38)."""
         errors = result.diagnostics.errors
         if result.decision.name == "NoDecision":  # Cedar refused the request itself
-            raise CedarRequestError("request", "Cedar could not read the request")
+            raise CedarRequestError("request", why="Cedar could not read the request")
         if errors and self.on_error == "fail":
             errored = (m.group(1) for e in errors if (m := _ERRORED.search(e)) is not None)
             raise CedarEvaluationError(self._shown(errored))
@@ -443,16 +442,18 @@ def read_policy_file(folder: Path, written: str, key: str) -> PolicySource:
         with path.open("rb") as stream:
             data = stream.read(MAX_BYTES + 1)
     except FileNotFoundError:
-        raise CedarLoadError(key, "the file does not exist", written, 1) from None
+        raise CedarLoadError(key, why="the file does not exist", file=written, line=1) from None
     except OSError:
-        raise CedarLoadError(key, "the file cannot be read", written, 1) from None
+        raise CedarLoadError(key, why="the file cannot be read", file=written, line=1) from None
     if len(data) > MAX_BYTES:
-        raise CedarLoadError(key, f"the file is larger than {MAX_BYTES:,} bytes", written, 1)
+        why = f"the file is larger than {MAX_BYTES:,} bytes"
+        raise CedarLoadError(key, why=why, file=written, line=1)
     try:
         return PolicySource(written, data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise CedarLoadError(key, "the file is not UTF-8 text", written, line) from None
+        why = "the file is not UTF-8 text"
+        raise CedarLoadError(key, why=why, file=written, line=line) from None
 
 
 with warnings.catch_warnings():

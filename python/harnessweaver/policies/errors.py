@@ -26,7 +26,7 @@ class CedarRequestError(PolicyError):
     """The event (or the envelope's attributes) cannot become a Cedar request: ``path`` says
     where (``context.arguments.amount``), never what was there."""
 
-    def __init__(self, path: str, why: str) -> None:
+    def __init__(self, path: str, *, why: str) -> None:
         super().__init__(f"cannot build the Cedar request: {why} at {path} (I38)")
         self.path = path
 
@@ -46,11 +46,11 @@ class CedarLoadError(PolicyError):
     written (``None``: the setting itself) and ``line`` the 1-based line in it. The spec loader
     reports it as a problem; the behaviour form of the conformance runner raises it."""
 
-    def __init__(self, key: str, message: str, file: str | None = None, line: int = 1) -> None:
+    def __init__(self, key: str, *, why: str, file: str | None = None, line: int = 1) -> None:
         where = f"{file}:{line}: " if file is not None else ""
-        super().__init__(f"{where}{message} (I38)")
+        super().__init__(f"{where}{why} (I38)")
         self.key = key
-        self.message = message
+        self.message = why
         self.file = file
         self.line = line
 

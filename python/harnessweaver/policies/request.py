@@ -67,7 +67,7 @@ def _key_path(path: str, key: str) -> str:
 def _string(value: str, path: str) -> str:
     # Cedar's strings are Unicode scalar values: a lone surrogate has no form there.
     if _SURROGATE.search(value) is not None:
-        raise CedarRequestError(path, "a string with a lone surrogate")
+        raise CedarRequestError(path, why="a string with a lone surrogate")
     return value
 
 
@@ -77,7 +77,7 @@ def _number(value: float, path: str) -> int:
             return value
     elif math.isfinite(value) and value.is_integer() and abs(value) <= MAX_LONG:
         return int(value)
-    raise CedarRequestError(path, "a number that is not a whole number within ±(2^53-1)")
+    raise CedarRequestError(path, why="a number that is not a whole number within ±(2^53-1)")
 
 
 def to_cedar_value(value: object, path: str, depth: int = 1) -> Any:
@@ -91,27 +91,27 @@ def to_cedar_value(value: object, path: str, depth: int = 1) -> Any:
         return _number(value, path)
     if isinstance(value, Mapping):
         if depth > MAX_DEPTH:
-            raise CedarRequestError(path, f"a record nested deeper than {MAX_DEPTH}")
+            raise CedarRequestError(path, why=f"a record nested deeper than {MAX_DEPTH}")
         record = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise CedarRequestError(path, "a record key that is not a string")
+                raise CedarRequestError(path, why="a record key that is not a string")
             where = _key_path(path, key)
             _string(key, where)
             if key in ESCAPES:
-                raise CedarRequestError(where, f"a record key {key} (a Cedar JSON escape)")
+                raise CedarRequestError(where, why=f"a record key {key} (a Cedar JSON escape)")
             converted = to_cedar_value(item, where, depth + 1)
             if converted is not None:
                 record[key] = converted
         return record
     if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
         if depth > MAX_DEPTH:
-            raise CedarRequestError(path, f"a set nested deeper than {MAX_DEPTH}")
+            raise CedarRequestError(path, why=f"a set nested deeper than {MAX_DEPTH}")
         converted_items = (
             to_cedar_value(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)
         )
         return [item for item in converted_items if item is not None]
-    raise CedarRequestError(path, f"a value of type {type(value).__name__}")
+    raise CedarRequestError(path, why=f"a value of type {type(value).__name__}")
 
 
 def _type(name: str, namespace: str | None) -> str:
