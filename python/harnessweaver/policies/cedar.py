@@ -29,7 +29,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal, Self
+from typing import Annotated, Any, ClassVar, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, model_validator
 
@@ -42,10 +42,7 @@ from ..spec.hooks import ItemHooks
 from ..spec.limits import MAX_BYTES
 from .errors import CedarEvaluationError, CedarLoadError, CedarRequestError
 from .request import HOOKS, CedarRequest, cedar_request
-from .statements import Statement, split_statements
-
-if TYPE_CHECKING:
-    import cedarpy
+from .statements import Head, Statement, Unreadable, read_head, split_statements
 
 __all__ = [
     "APPROVAL_ANNOTATIONS",
@@ -53,6 +50,7 @@ __all__ = [
     "Cedar",
     "CedarPolicySet",
     "CedarSettings",
+    "Evaluation",
     "PolicySource",
     "hook_of",
     "read_policy_file",
@@ -95,14 +93,15 @@ class PolicySource:
 @dataclass(frozen=True, slots=True)
 class _Policy:
     """One compiled policy: Cedar's id, the shown id, its annotations, its scope keys and its
-    JSON form (to build slices from)."""
+    source: its statement (or, when the files split a policy, its JSON form), to build
+    slices from."""
 
     cedar_id: str
     shown: str
     annotations: Mapping[str, str]
     action: EntityRef
     resource: EntityRef
-    json: str
+    source: str
 
 
 def _cedarpy() -> Any:
@@ -192,17 +191,29 @@ def _json_line(text: str, file: str, key: str, what: str) -> Any:
         raise CedarLoadError(key, why=why, file=file, line=exc.lineno) from exc
 
 
+class _Slice:
+    """A Cedar policy set made of some policies, and how its ids map back: ``members[k]`` is
+    the policy Cedar calls ``policyk`` there (``None``: the ids are the whole set's)."""
+
+    __slots__ = ("members", "policies")
+
+    def __init__(self, policies: Any, members: tuple[_Policy, ...] | None) -> None:
+        self.policies = policies
+        self.members = members
+
+
 class CedarPolicySet:
     """A compiled Cedar policy set with its entities (and the schema that checked both), and
     how it maps answers to outcomes. Build with :meth:`compile`; decide with :meth:`decide`."""
 
     __slots__ = (
-        "_all",
         "_by_id",
+        "_by_text",
         "_cache",
         "_cedarpy",
         "_entities",
         "_policies",
+        "_whole",
         "namespace",
         "no_decision",
         "on_error",
@@ -212,8 +223,10 @@ class CedarPolicySet:
         self,
         cedarpy: Any,
         policies: Sequence[_Policy],
-        whole: cedarpy.PolicySet,
-        entities: cedarpy.Entities,
+        whole: Any,
+        entities: Any,
+        *,
+        by_text: bool,
         namespace: str | None,
         no_decision: str,
         on_error: str,
@@ -221,9 +234,10 @@ class CedarPolicySet:
         self._cedarpy = cedarpy
         self._policies = tuple(policies)
         self._by_id = {policy.cedar_id: policy for policy in policies}
-        self._all = whole
+        self._by_text = by_text
+        self._whole = _Slice(whole, None)
         self._entities = entities
-        self._cache: dict[tuple[str, str, str, str], cedarpy.PolicySet] = {}
+        self._cache: dict[tuple[str, str, str, str], _Slice] = {}
         self.namespace = namespace
         self.no_decision = no_decision
         self.on_error = on_error
@@ -259,19 +273,9 @@ class CedarPolicySet:
         joined = "\n".join(source.text for source in sources)
         try:
             whole = cedarpy.PolicySet.from_str(joined)
-            est = json.loads(cedarpy.policies_to_json_str(joined))
         except ValueError as exc:
             raise places.first_bad(cedarpy, exc) from None
-        policies = cls._policies_of(est, places)
-        parsed_schema = cls._schema(cedarpy, schema, schema_format)
-        if parsed_schema is not None:
-            cls._validate(cedarpy, joined, parsed_schema, policies, places)
-        handle = cls._entities_of(cedarpy, entities, parsed_schema)
-        return cls(cedarpy, policies, whole, handle, namespace, no_decision, on_error)
-
-    @staticmethod
-    def _policies_of(est: Mapping[str, Any], places: _Places) -> list[_Policy]:
-        templates = sorted(est.get("templates") or {}, key=_index)
+        templates = sorted((t["id"] for t in whole.templates()), key=_index)
         if templates:
             file, line = places.of(_index(templates[0]))
             why = (
@@ -279,36 +283,27 @@ class CedarPolicySet:
                 "only static policies are allowed"
             )
             raise CedarLoadError("policies", why=why, file=file, line=line)
-        statics: Mapping[str, Any] = est.get("staticPolicies") or {}
-        policies: list[_Policy] = []
-        first: dict[str, str] = {}
-        for cedar_id in sorted(statics, key=_index):
-            body = statics[cedar_id]
-            annotations = {
-                k: "" if v is None else str(v) for k, v in (body.get("annotations") or {}).items()
-            }
-            shown = annotations.get("id", cedar_id)
-            if shown in first:
-                file, line = places.of(_index(cedar_id))
-                earlier, at = places.of(_index(first[shown]))
-                why = (
-                    f"the policy id {json.dumps(shown)} is already used by the policy "
-                    f"at {earlier}:{at}"
-                )
-                raise CedarLoadError("policies", why=why, file=file, line=line)
-            first[shown] = cedar_id
-            fragment = json.dumps(cedar_id) + ": " + json.dumps(body)
-            policies.append(
-                _Policy(
-                    cedar_id,
-                    shown,
-                    annotations,
-                    _scope(body.get("action") or {}),
-                    _scope(body.get("resource") or {}),
-                    fragment,
-                )
-            )
-        return policies
+        statements = places.statements()
+        by_text = len(statements) == len(whole)
+        if by_text:  # the usual case: each statement is one policy, read here
+            policies = [_from_text(cedarpy, i, s.text) for i, (_, s) in enumerate(statements)]
+        else:  # the files split a policy between them: the engine's JSON form says
+            policies = _from_engine(cedarpy, joined)
+        _check_ids(policies, places)
+        parsed_schema = cls._schema(cedarpy, schema, schema_format)
+        if parsed_schema is not None:
+            cls._validate(cedarpy, joined, parsed_schema, policies, places)
+        handle = cls._entities_of(cedarpy, entities, parsed_schema)
+        return cls(
+            cedarpy,
+            policies,
+            whole,
+            handle,
+            by_text=by_text,
+            namespace=namespace,
+            no_decision=no_decision,
+            on_error=on_error,
+        )
 
     @staticmethod
     def _schema(cedarpy: Any, schema: PolicySource | None, schema_format: str) -> Any:
@@ -355,7 +350,7 @@ class CedarPolicySet:
             why = f"the schema rejects the entities: {_one_line(str(exc))}"
             raise CedarLoadError("entities", why=why, file=entities.file, line=1) from None
 
-    def _slice(self, request: CedarRequest) -> Any:
+    def _slice(self, request: CedarRequest) -> _Slice:
         """The policies whose scope may match ``request``, as one Cedar policy set."""
         action, resource = request["action"], request["resource"]
         key = (action["type"], action["id"], resource["type"], resource["id"])
@@ -364,26 +359,45 @@ class CedarPolicySet:
             return found
         wanted_action = (action["type"], action["id"])
         wanted_resource = (resource["type"], resource["id"])
-        chosen = [
+        chosen = tuple(
             policy
             for policy in self._policies
             if policy.action in (None, wanted_action) and policy.resource in (None, wanted_resource)
-        ]
+        )
         if len(chosen) == len(self._policies):
-            found = self._all
-        else:
-            text = ", ".join(policy.json for policy in chosen)
+            found = self._whole
+        elif self._by_text:  # parsed alone, Cedar numbers them policy0...: members maps back
+            text = "\n".join(policy.source for policy in chosen)
+            found = _Slice(self._cedarpy.PolicySet.from_str(text), chosen)
+        else:  # the JSON form keeps the ids
+            text = ", ".join(policy.source for policy in chosen)
             document = '{"staticPolicies": {' + text + '}, "templates": {}, "templateLinks": []}'
-            found = self._cedarpy.PolicySet.from_json_str(document)
+            found = _Slice(self._cedarpy.PolicySet.from_json_str(document), None)
         if len(self._cache) >= CACHED_SLICES:
             del self._cache[next(iter(self._cache))]
         self._cache[key] = found
         return found
 
-    def answer(self, request: CedarRequest, *, sliced: bool = True) -> Any:
-        """Cedar's answer to ``request`` (from the slice, or the whole set)."""
-        policies = self._slice(request) if sliced else self._all
-        return self._cedarpy.is_authorized(request, policies, self._entities)
+    def evaluate(self, request: CedarRequest, *, sliced: bool = True) -> Evaluation:
+        """Cedar's answer to ``request`` from the slice of the policies its scope may match
+        (or from the whole set), with the determining and the erroring policies."""
+        chosen = self._slice(request) if sliced else self._whole
+        result = self._cedarpy.is_authorized(request, chosen.policies, self._entities)
+        diagnostics = result.diagnostics
+        if result.decision.name == "NoDecision":  # Cedar refused the request itself
+            raise CedarRequestError("request", why="Cedar could not read the request")
+        errored = [m.group(1) for e in diagnostics.errors if (m := _ERRORED.search(e))]
+        return Evaluation(
+            result.decision.name == "Allow",
+            tuple(self._member(chosen, i) for i in diagnostics.reasons),
+            tuple(self._member(chosen, i) for i in errored),
+            bool(diagnostics.errors),
+        )
+
+    def _member(self, chosen: _Slice, cedar_id: str) -> _Policy:
+        if chosen.members is not None:
+            return chosen.members[_index(cedar_id)]
+        return self._by_id[cedar_id]
 
     def decide(
         self, hook: str, event: object, attributes: Mapping[str, object] | None
@@ -391,48 +405,100 @@ class CedarPolicySet:
         """The outcome of ``event`` at ``hook``; raises :class:`CedarRequestError` or
         :class:`CedarEvaluationError` (the fail mode then decides)."""
         request = cedar_request(hook, event, attributes, self.namespace)
-        return self.outcome(self.answer(request))
+        return self.outcome(self.evaluate(request))
 
-    def _shown(self, cedar_ids: Iterable[str]) -> tuple[str, ...]:
-        return tuple(sorted({self._by_id[i].shown if i in self._by_id else i for i in cedar_ids}))
-
-    def outcome(self, result: Any) -> Continue | Block | Suspend:
-        """The outcome of Cedar's ``result`` (I38)."""
-        errors = result.diagnostics.errors
-        if result.decision.name == "NoDecision":  # Cedar refused the request itself
-            raise CedarRequestError("request", why="Cedar could not read the request")
-        if errors and self.on_error == "fail":
-            errored = (m.group(1) for e in errors if (m := _ERRORED.search(e)) is not None)
-            raise CedarEvaluationError(self._shown(errored))
-        reasons = result.diagnostics.reasons
-        if result.decision.name == "Allow":
-            return self._allow(reasons)
-        if reasons:
-            ids = self._shown(reasons)
+    def outcome(self, answer: Evaluation) -> Continue | Block | Suspend:
+        """The outcome of Cedar's answer (I38)."""
+        if answer.errored and self.on_error == "fail":
+            raise CedarEvaluationError(_ids(answer.errors))
+        if answer.allowed:
+            return _allow(answer.determining)
+        if answer.determining:
+            ids = _ids(answer.determining)
             reason = "forbidden by Cedar policy " + ", ".join(ids)
-            return Block(reason=reason[:REASON_LIMIT], code=("cedar:" + ",".join(ids))[:CODE_LIMIT])
+            code = "cedar:" + ",".join(ids)
+            return Block(reason=reason[:REASON_LIMIT], code=code[:CODE_LIMIT])
         if self.no_decision == "continue":
             return Continue()
         return Block(reason="no Cedar policy permits this request", code="cedar:no_permit")
 
-    def _allow(self, reasons: Sequence[str]) -> Continue | Suspend:
-        asking = [
-            self._by_id[i]
-            for i in reasons
-            if i in self._by_id
-            and any(a in self._by_id[i].annotations for a in APPROVAL_ANNOTATIONS)
-        ]
-        if not asking:
-            return Continue()
-        ids = tuple(sorted({policy.shown for policy in asking}))
-        first = next(policy for policy in asking if policy.shown == ids[0])
-        role = next(first.annotations[a] for a in APPROVAL_ANNOTATIONS if a in first.annotations)
-        reason = "approval required by Cedar policy " + ", ".join(ids)
-        return Suspend(
-            reason=reason[:REASON_LIMIT],
-            approver_role=role or None,
-            code=("cedar:" + ",".join(ids))[:CODE_LIMIT],
-        )
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """Cedar's answer: allowed or not, the determining policies, the erroring ones (and
+    whether any error was reported at all)."""
+
+    allowed: bool
+    determining: tuple[_Policy, ...]
+    errors: tuple[_Policy, ...]
+    errored: bool
+
+
+def _ids(policies: Iterable[_Policy]) -> tuple[str, ...]:
+    """``ids(S)`` of I38: the shown ids, deduplicated, sorted by code point."""
+    return tuple(sorted({policy.shown for policy in policies}))
+
+
+def _allow(determining: Sequence[_Policy]) -> Continue | Suspend:
+    asking = [p for p in determining if any(a in p.annotations for a in APPROVAL_ANNOTATIONS)]
+    if not asking:
+        return Continue()
+    ids = _ids(asking)
+    first = next(policy for policy in asking if policy.shown == ids[0])
+    role = next(first.annotations[a] for a in APPROVAL_ANNOTATIONS if a in first.annotations)
+    reason = "approval required by Cedar policy " + ", ".join(ids)
+    code = "cedar:" + ",".join(ids)
+    return Suspend(reason=reason[:REASON_LIMIT], approver_role=role or None, code=code[:CODE_LIMIT])
+
+
+def _policy(cedar_id: str, head: Head, source: str) -> _Policy:
+    annotations = {k: v or "" for k, v in head.annotations.items()}
+    shown = annotations.get("id", cedar_id)
+    return _Policy(cedar_id, shown, annotations, head.action, head.resource, source)
+
+
+def _from_text(cedarpy: Any, index: int, text: str) -> _Policy:
+    """Policy ``index`` read from its statement (the engine reads the rare head this reader
+    does not: an escape in a string, an odd token)."""
+    try:
+        head = read_head(text)
+    except Unreadable:
+        est = json.loads(cedarpy.policies_to_json_str(text))
+        head = _head(next(iter(est["staticPolicies"].values())))
+    return _policy(f"policy{index}", head, text)
+
+
+def _head(body: Mapping[str, Any]) -> Head:
+    annotations = body.get("annotations") or {}
+    return Head(
+        {k: None if v is None else str(v) for k, v in annotations.items()},
+        _scope(body.get("action") or {}),
+        _scope(body.get("resource") or {}),
+    )
+
+
+def _from_engine(cedarpy: Any, joined: str) -> list[_Policy]:
+    """Every policy from the engine's JSON form (its ids kept; slices made from it)."""
+    statics: Mapping[str, Any] = json.loads(cedarpy.policies_to_json_str(joined))["staticPolicies"]
+    return [
+        _policy(cedar_id, _head(statics[cedar_id]), f"{json.dumps(cedar_id)}: {json.dumps(body)}")
+        for cedar_id, body in sorted(statics.items(), key=lambda item: _index(item[0]))
+    ]
+
+
+def _check_ids(policies: Sequence[_Policy], places: _Places) -> None:
+    """Two policies with one shown id: a problem at the second."""
+    first: dict[str, str] = {}
+    for policy in policies:
+        earlier = first.setdefault(policy.shown, policy.cedar_id)
+        if earlier != policy.cedar_id:
+            file, line = places.of(_index(policy.cedar_id))
+            at, at_line = places.of(_index(earlier))
+            why = (
+                f"the policy id {json.dumps(policy.shown)} is already used by the policy "
+                f"at {at}:{at_line}"
+            )
+            raise CedarLoadError("policies", why=why, file=file, line=line)
 
 
 def read_policy_file(folder: Path, written: str, key: str) -> PolicySource:

@@ -8,9 +8,10 @@ last ``;`` counts only when it holds more than blanks and comments.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["Statement", "split_statements"]
+__all__ = ["Head", "Statement", "Unreadable", "read_head", "split_statements"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,49 +22,112 @@ class Statement:
     line: int
 
 
+_SKIP = re.compile(r'"(?:[^"\\]|\\.)*"?|//[^\n]*|;', re.S)
+"""What a statement's end is looked for past: string literals (an unterminated one runs to the
+end), ``//`` comments, and the ``;`` that ends it."""
+_BLANK = re.compile(r"(?:\s+|//[^\n]*)*")
+
+
 def split_statements(text: str) -> list[Statement]:
     """The statements of ``text``, in order."""
     found: list[Statement] = []
     start = 0
-    first: int | None = None  # offset of the statement's first character that is not blank
-    line = 1
-    first_line = 1
-    i = 0
-    size = len(text)
-    while i < size:
-        char = text[i]
-        if char == "\n":
-            line += 1
-        elif char == "/" and text.startswith("//", i):
-            end = text.find("\n", i)
-            i = size if end < 0 else end
+    line = 1  # the line `start` is on
+    for match in _SKIP.finditer(text):
+        if match.group() != ";":
             continue
-        elif not char.isspace():
-            if first is None:
-                first, first_line = i, line
-            if char == '"':
-                end = _string_end(text, i + 1)
-                line += text.count("\n", i, end)  # a string may hold a line break
-                i = end
-                continue
-            if char == ";":
-                found.append(Statement(text[start : i + 1], first_line))
-                start, first = i + 1, None
-        i += 1
-    if first is not None:
-        found.append(Statement(text[start:], first_line))
+        end = match.end()
+        found.append(Statement(text[start:end], line + _lines_before_token(text, start)))
+        line += text.count("\n", start, end)
+        start = end
+    if _BLANK.fullmatch(text, start) is None:
+        found.append(Statement(text[start:], line + _lines_before_token(text, start)))
     return found
 
 
-def _string_end(text: str, i: int) -> int:
-    """The offset just past the string literal whose contents start at ``i``."""
-    size = len(text)
-    while i < size:
-        char = text[i]
-        if char == "\\":
-            i += 2
-            continue
-        i += 1
-        if char == '"':
-            return i
-    return size
+def _lines_before_token(text: str, start: int) -> int:
+    """How many line breaks come before the first token after ``start``."""
+    blank = _BLANK.match(text, start)
+    return 0 if blank is None else text.count("\n", start, blank.end())
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What the head of a policy says, read without the engine: its annotations (``None``
+    values are bare ``@name``) and its ``action ==`` and ``resource ==`` scope constraints
+    (``(type, id)``, ``None`` when the scope says anything else)."""
+
+    annotations: dict[str, str | None]
+    action: tuple[str, str] | None
+    resource: tuple[str, str] | None
+
+
+class Unreadable(Exception):
+    """A head this reader does not read plainly (an escape in a string, an odd token): the
+    engine's JSON form of the policy is used instead."""
+
+
+_TOKEN = re.compile(r'\s+|//[^\n]*|"(?:[^"\\]|\\.)*"|::|==|[A-Za-z_][A-Za-z0-9_]*|.', re.S)
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in _TOKEN.findall(text) if not t.isspace() and not t.startswith("//")]
+
+
+def _plain_string(token: str) -> str:
+    if len(token) < 2 or not token.startswith('"') or not token.endswith('"') or "\\" in token:
+        raise Unreadable(token[:16])
+    return token[1:-1]
+
+
+def _clause(tokens: list[str], at: int, end: str) -> tuple[list[str], int]:
+    """The tokens of one scope clause from ``at`` up to ``end`` (``,`` or ``)``) at depth 0."""
+    depth = 0
+    found: list[str] = []
+    while at < len(tokens):
+        token = tokens[at]
+        if depth == 0 and token == end:
+            return found, at + 1
+        depth += 1 if token in "([" else -1 if token in ")]" else 0
+        found.append(token)
+        at += 1
+    raise Unreadable("scope")
+
+
+def _equals(clause: list[str], variable: str) -> tuple[str, str] | None:
+    """``(type, id)`` of ``variable == Type::"id"``; ``None`` for any other constraint."""
+    if len(clause) < 5 or clause[:2] != [variable, "=="] or clause[-2] != "::":
+        return None
+    path = clause[2:-2]
+    names = path[0::2]
+    if path[1::2] != ["::"] * (len(names) - 1) or not all(n.isidentifier() for n in names):
+        raise Unreadable("entity")
+    return "::".join(names), _plain_string(clause[-1])
+
+
+def read_head(text: str) -> Head:
+    """The annotations and scope keys of one policy statement; :class:`Unreadable` when it
+    cannot tell for sure."""
+    tokens = _tokens(text)
+    at = 0
+    annotations: dict[str, str | None] = {}
+    while at < len(tokens) and tokens[at] == "@":
+        name = tokens[at + 1] if at + 1 < len(tokens) else ""
+        if not name.isidentifier() or name in annotations:
+            raise Unreadable("annotation")
+        at += 2
+        if at < len(tokens) and tokens[at] == "(":
+            if at + 2 >= len(tokens) or tokens[at + 2] != ")":
+                raise Unreadable("annotation")
+            annotations[name] = _plain_string(tokens[at + 1])
+            at += 3
+        else:
+            annotations[name] = None
+    if tokens[at : at + 2] not in (["permit", "("], ["forbid", "("]):
+        raise Unreadable("effect")
+    principal, at = _clause(tokens, at + 2, ",")
+    action, at = _clause(tokens, at, ",")
+    resource, at = _clause(tokens, at, ")")
+    if not principal or principal[0] != "principal":
+        raise Unreadable("scope")
+    return Head(annotations, _equals(action, "action"), _equals(resource, "resource"))
