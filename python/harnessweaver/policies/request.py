@@ -56,9 +56,9 @@ _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def _key_path(path: str, key: str) -> str:
-    """``path`` and one more record key: ``.key`` for a plain name, else ``["..."]`` as JSON
-    writes it (ASCII only), a long key cut to its first 64 code points."""
-    if _NAME.fullmatch(key):
+    """``path`` and one more record key: ``.key`` for a plain name of at most 64 code points,
+    else ``["..."]`` as JSON writes it (ASCII only), a long key cut to its first 64."""
+    if len(key) <= _LONG_KEY and _NAME.fullmatch(key):
         return f"{path}.{key}"
     shown = key if len(key) <= _LONG_KEY else key[:_LONG_KEY] + "…"
     return f"{path}[{json.dumps(shown)}]"
