@@ -173,5 +173,5 @@ def test_odd_keys_are_quoted_in_the_path_and_cut_short() -> None:
 
 
 def test_other_hook_points_are_refused() -> None:
-    with pytest.raises(ValueError, match="model.after"):
+    with pytest.raises(ValueError, match=r"model\.after"):
         cedar_request("model.after", call(), {}, None)
