@@ -136,7 +136,11 @@ def test_slices_are_bounded() -> None:
 
 
 def test_statements_end_at_semicolons_outside_strings_and_comments() -> None:
-    text = 'permit(principal, action, resource);\n\n// "a; b"\n@id("x;y")\nforbid(principal, action, resource)\n when { "q;\\"" == "" };\n// tail\n'
+    text = (
+        "permit(principal, action, resource);\n\n"
+        '// "a; b"\n@id("x;y")\nforbid(principal, action, resource)\n'
+        ' when { "q;\\"" == "" };\n// tail\n'
+    )
     found = split_statements(text)
     assert [s.line for s in found] == [1, 4]
     assert found[1].text.strip().startswith('// "a; b"')
