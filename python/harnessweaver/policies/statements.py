@@ -67,11 +67,25 @@ class Unreadable(Exception):
     engine's JSON form of the policy is used instead."""
 
 
-_TOKEN = re.compile(r'\s+|//[^\n]*|"(?:[^"\\]|\\.)*"|::|==|[A-Za-z_][A-Za-z0-9_]*|.', re.S)
+_NEXT = re.compile(r'(?:\s|//[^\n]*)*("(?:[^"\\]|\\.)*"|::|==|[A-Za-z_][A-Za-z0-9_]*|.)', re.S)
+"""The next token past blanks and comments: a string, ``::``, ``==``, a name, one character."""
 
 
-def _tokens(text: str) -> list[str]:
-    return [t for t in _TOKEN.findall(text) if not t.isspace() and not t.startswith("//")]
+class _Tokens:
+    """The tokens of a statement, read one at a time: only its head is ever read."""
+
+    __slots__ = ("_at", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._at = 0
+
+    def next(self) -> str:
+        found = _NEXT.match(self._text, self._at)
+        if found is None:
+            raise Unreadable("end")
+        self._at = found.end()
+        return found.group(1)
 
 
 def _plain_string(token: str) -> str:
@@ -80,18 +94,19 @@ def _plain_string(token: str) -> str:
     return token[1:-1]
 
 
-def _clause(tokens: list[str], at: int, end: str) -> tuple[list[str], int]:
-    """The tokens of one scope clause from ``at`` up to ``end`` (``,`` or ``)``) at depth 0."""
+def _clause(tokens: _Tokens, end: str) -> list[str]:
+    """The tokens of one scope clause up to ``end`` (``,`` or ``)``) at depth 0."""
     depth = 0
     found: list[str] = []
-    while at < len(tokens):
-        token = tokens[at]
+    while True:
+        token = tokens.next()
         if depth == 0 and token == end:
-            return found, at + 1
-        depth += 1 if token in "([" else -1 if token in ")]" else 0
+            return found
+        if token in ("(", "["):
+            depth += 1
+        elif token in (")", "]"):
+            depth -= 1
         found.append(token)
-        at += 1
-    raise Unreadable("scope")
 
 
 def _equals(clause: list[str], variable: str) -> tuple[str, str] | None:
@@ -108,26 +123,26 @@ def _equals(clause: list[str], variable: str) -> tuple[str, str] | None:
 def read_head(text: str) -> Head:
     """The annotations and scope keys of one policy statement; :class:`Unreadable` when it
     cannot tell for sure."""
-    tokens = _tokens(text)
-    at = 0
+    tokens = _Tokens(text)
     annotations: dict[str, str | None] = {}
-    while at < len(tokens) and tokens[at] == "@":
-        name = tokens[at + 1] if at + 1 < len(tokens) else ""
+    token = tokens.next()
+    while token == "@":
+        name = tokens.next()
         if not name.isidentifier() or name in annotations:
             raise Unreadable("annotation")
-        at += 2
-        if at < len(tokens) and tokens[at] == "(":
-            if at + 2 >= len(tokens) or tokens[at + 2] != ")":
+        token = tokens.next()
+        if token == "(":
+            annotations[name] = _plain_string(tokens.next())
+            if tokens.next() != ")":
                 raise Unreadable("annotation")
-            annotations[name] = _plain_string(tokens[at + 1])
-            at += 3
+            token = tokens.next()
         else:
             annotations[name] = None
-    if tokens[at : at + 2] not in (["permit", "("], ["forbid", "("]):
+    if token not in ("permit", "forbid") or tokens.next() != "(":
         raise Unreadable("effect")
-    principal, at = _clause(tokens, at + 2, ",")
-    action, at = _clause(tokens, at, ",")
-    resource, at = _clause(tokens, at, ")")
+    principal = _clause(tokens, ",")
+    action = _clause(tokens, ",")
+    resource = _clause(tokens, ")")
     if not principal or principal[0] != "principal":
         raise Unreadable("scope")
     return Head(annotations, _equals(action, "action"), _equals(resource, "resource"))
