@@ -325,7 +325,9 @@ class CedarPolicySet:
         result = cedarpy.validate_policies(joined, schema)
         if result.validation_passed or not policies:
             return
-        errors = sorted(result.errors, key=lambda error: _index(error.policy_id))
+        # Cedar reports a policy's errors in no fixed order (it walks hash sets): the lowest
+        # policy index, then the smallest text, so every run reports the same one.
+        errors = sorted(result.errors, key=lambda error: (_index(error.policy_id), error.error))
         worst = errors[0]
         shown = next((p.shown for p in policies if p.cedar_id == worst.policy_id), worst.policy_id)
         file, line = places.of(_index(worst.policy_id))
