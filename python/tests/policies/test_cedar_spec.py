@@ -59,7 +59,9 @@ async def test_a_spec_loads_its_policies_relative_to_itself(tmp_path: Path) -> N
     ctx = hw.RunContext()
     assert (await harness.bus.emit("tool.before", call("search"), ctx)).outcome == hw.Continue()
     blocked = (await harness.bus.emit("tool.before", call("rm"), ctx)).outcome
-    assert blocked == hw.Block(reason="no Cedar policy permits this request", code="cedar:no_permit")
+    assert blocked == hw.Block(
+        reason="no Cedar policy permits this request", code="cedar:no_permit"
+    )
     # without hooks: tool.before only (I38)
     assert [d.name for d in harness.bus.chain("tool.before")] == ["tool_policy"]
     assert harness.bus.chain("tool.after") == () and harness.bus.chain("model.before") == ()
@@ -113,7 +115,8 @@ def test_hooks_shows_the_files_each_item_loads(tmp_path: Path) -> None:
     )
     schema = (
         "entity User; entity Agent; entity Tool;\n"
-        'action "tool.before", "tool.after" appliesTo { principal: [User, Agent], resource: [Tool] };\n'
+        'action "tool.before", "tool.after" appliesTo '
+        "{ principal: [User, Agent], resource: [Tool] };\n"
     )
     files = {
         "harness.yaml": spec(item),
@@ -128,7 +131,9 @@ def test_hooks_shows_the_files_each_item_loads(tmp_path: Path) -> None:
     assert rows[at + 1] == "     loads: p.cedar, s.cedarschema, e.json"
     assert rows[at + 2].startswith("  2  harnessweaver.tool_denylist")
     assert text.count("loads:") == 1
-    chain = next(h for h in json.loads(harness.render("json"))["hooks"] if h["hook"] == "tool.before")
+    chain = next(
+        h for h in json.loads(harness.render("json"))["hooks"] if h["hook"] == "tool.before"
+    )
     assert chain["chain"][0]["loads"] == ["p.cedar", "s.cedarschema", "e.json"]
     assert list(chain["chain"][0])[-1] == "loads"
     assert "loads" not in chain["chain"][1]
@@ -138,53 +143,81 @@ ITEM = "middleware[0] (harnessweaver.cedar)"
 ERRORS: list[tuple[str, dict[str, str], int, str]] = [
     (
         "    policies: p.cedar\n",
-        {"p.cedar": "permit(principal, action, resource);\n\n// x;\npermit(principal,\n action, resource) when { 1 + };\n"},
+        {
+            "p.cedar": "permit(principal, action, resource);\n\n// x;\n"
+            "permit(principal,\n action, resource) when { 1 + };\n"
+        },
         3,
         "p.cedar:4: the policy does not parse: unexpected token `}` (I38)",
     ),
     (
         "    policies: p.cedar\n",
-        {"p.cedar": "permit(principal, action, resource);\npermit(principal == ?principal, action, resource);\n"},
+        {
+            "p.cedar": "permit(principal, action, resource);\n"
+            "permit(principal == ?principal, action, resource);\n"
+        },
         3,
-        "p.cedar:2: policy policy1 is a template (?principal or ?resource): only static policies are allowed (I38)",
+        "p.cedar:2: policy policy1 is a template (?principal or ?resource): "
+        "only static policies are allowed (I38)",
     ),
     (
         "    policies:\n      - a.cedar\n      - b.cedar\n",
-        {"a.cedar": '@id("x")\npermit(principal, action, resource);\n', "b.cedar": '\n\n@id("x") forbid(principal, action, resource);\n'},
+        {
+            "a.cedar": '@id("x")\npermit(principal, action, resource);\n',
+            "b.cedar": '\n\n@id("x") forbid(principal, action, resource);\n',
+        },
         3,
         'b.cedar:3: the policy id "x" is already used by the policy at a.cedar:1 (I38)',
     ),
     (
         "    policies: [a.cedar, b.cedar]\n",
-        {"a.cedar": "permit(principal, action, resource);\n", "b.cedar": '@id("policy0") forbid(principal, action, resource);\n'},
+        {
+            "a.cedar": "permit(principal, action, resource);\n",
+            "b.cedar": '@id("policy0") forbid(principal, action, resource);\n',
+        },
         3,
         'b.cedar:1: the policy id "policy0" is already used by the policy at a.cedar:1 (I38)',
     ),
     ("    policies: nothere.cedar\n", {}, 3, "nothere.cedar:1: the file does not exist (I38)"),
     (
         "    policies: p.cedar\n    schema: s.cedarschema\n",
-        {"p.cedar": "permit(principal, action, resource);\n", "s.cedarschema": "entity User;\nentity ;\n"},
+        {
+            "p.cedar": "permit(principal, action, resource);\n",
+            "s.cedarschema": "entity User;\nentity ;\n",
+        },
         4,
-        "s.cedarschema:1: the schema does not parse: error parsing schema: unexpected token `;` (I38)",
+        "s.cedarschema:1: the schema does not parse: "
+        "error parsing schema: unexpected token `;` (I38)",
     ),
     (
         "    policies: p.cedar\n    schema: s.json\n",
-        {"p.cedar": "permit(principal, action, resource);\n", "s.json": '{\n  "": {\n    "entityTypes": {,\n}}\n'},
+        {
+            "p.cedar": "permit(principal, action, resource);\n",
+            "s.json": '{\n  "": {\n    "entityTypes": {,\n}}\n',
+        },
         4,
         "s.json:3: the schema is not JSON (I38)",
     ),
     (
         "    policies: p.cedar\n    schema: s.cedarschema\n",
         {
-            "p.cedar": 'permit(principal, action == Action::"tool.before", resource);\n@id("bad")\npermit(principal, action == Action::"tool.before", resource) when { context.nope };\n',
-            "s.cedarschema": 'entity Agent; entity Tool;\naction "tool.before" appliesTo { principal: [Agent], resource: [Tool], context: { hook: String } };\n',
+            "p.cedar": 'permit(principal, action == Action::"tool.before", resource);\n'
+            '@id("bad")\npermit(principal, action == Action::"tool.before", resource) '
+            "when { context.nope };\n",
+            "s.cedarschema": 'entity Agent; entity Tool;\naction "tool.before" appliesTo '
+            "{ principal: [Agent], resource: [Tool], context: { hook: String } };\n",
         },
         3,
-        'p.cedar:2: the schema rejects policy bad: for policy `policy1`, attribute `nope` in context for Action::"tool.before" not found (I38)',
+        "p.cedar:2: the schema rejects policy bad: for policy `policy1`, attribute `nope` in "
+        'context for Action::"tool.before" not found (I38)',
     ),
     (
         "    policies: p.cedar\n    entities: e.json\n",
-        {"p.cedar": "permit(principal, action, resource);\n", "e.json": '[\n {"uid": {"type": "User", "id": "a"}, "attrs": {}, "parents": []},\n {"uid": 3}\n]\n'},
+        {
+            "p.cedar": "permit(principal, action, resource);\n",
+            "e.json": '[\n {"uid": {"type": "User", "id": "a"}, "attrs": {}, "parents": []},\n'
+            ' {"uid": 3}\n]\n',
+        },
         4,
         "e.json:1: the entities do not parse: error during entity deserialization (I38)",
     ),
@@ -204,7 +237,8 @@ ERRORS: list[tuple[str, dict[str, str], int, str]] = [
         "    hooks: [tool.before, model.after]\n    policies: p.cedar\n",
         {"p.cedar": "permit(principal, action, resource);\n"},
         3,
-        "harness.yaml:3: harnessweaver.cedar runs on model.before, tool.before, tool.after, not 'model.after' (I38)",
+        "harness.yaml:3: harnessweaver.cedar runs on model.before, tool.before, tool.after, "
+        "not 'model.after' (I38)",
     ),
     (
         "    policies: p.cedar\n",
@@ -229,9 +263,12 @@ def test_load_errors_name_the_file_and_line(
 
 def test_an_entity_file_the_schema_rejects(tmp_path: Path) -> None:
     files = {
-        "harness.yaml": spec("    policies: p.cedar\n    schema: s.cedarschema\n    entities: e.json\n"),
+        "harness.yaml": spec(
+            "    policies: p.cedar\n    schema: s.cedarschema\n    entities: e.json\n"
+        ),
         "p.cedar": 'permit(principal, action == Action::"tool.before", resource);\n',
-        "s.cedarschema": 'entity Agent; entity Tool;\naction "tool.before" appliesTo { principal: [Agent], resource: [Tool] };\n',
+        "s.cedarschema": 'entity Agent; entity Tool;\naction "tool.before" appliesTo '
+        "{ principal: [Agent], resource: [Tool] };\n",
         "e.json": '[{"uid": {"type": "Agent", "id": "a"}, "attrs": {"x": 1}, "parents": []}]\n',
     }
     ((file, _, line, kind, rule, message),) = problems(write(tmp_path, files))
