@@ -336,8 +336,8 @@ class CedarPolicySet:
 
     @staticmethod
     def _entities_of(cedarpy: Any, entities: PolicySource | None, schema: Any) -> Any:
-        if entities is None:
-            return cedarpy.Entities.from_json_str("[]")
+        if entities is None:  # still read with the schema: it adds its actions and their groups
+            return cedarpy.Entities.from_json_str("[]", schema)
         _json_line(entities.text, entities.file, "entities", "entity file")
         try:
             handle = cedarpy.Entities.from_json_str(entities.text)

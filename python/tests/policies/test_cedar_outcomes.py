@@ -218,3 +218,18 @@ async def test_failures_block_when_closed_and_continue_when_open(
 def test_the_exception_types_are_named_as_the_contract_says() -> None:
     assert CedarRequestError.__name__ == "CedarRequestError"
     assert CedarEvaluationError.__name__ == "CedarEvaluationError"
+
+
+def test_the_schema_s_action_groups_apply_without_an_entity_file() -> None:
+    schema = (
+        'entity User; entity Agent; entity Tool;\naction "all";\n'
+        'action "tool.before" in ["all"] '
+        "appliesTo { principal: [User, Agent], resource: [Tool] };\n"
+    )
+    text = 'permit(principal, action in Action::"all", resource);'
+    grouped = CedarPolicySet.compile(
+        [PolicySource("p", text)], schema=PolicySource("s.cedarschema", schema)
+    )
+    assert grouped.decide("tool.before", call("t"), {}) == hw.Continue()
+    ungrouped = CedarPolicySet.compile([PolicySource("p", text)])
+    assert ungrouped.decide("tool.before", call("t"), {}).kind == "block"
