@@ -122,7 +122,7 @@ def test_codes_and_reasons_are_cut_to_the_i28_bounds() -> None:
         f'@id("{"x" * 60}{i:03}") forbid(principal, action, resource);' for i in range(80)
     )
     outcome = CedarPolicySet.compile([PolicySource("p", text)]).decide("tool.before", call("t"), {})
-    assert outcome.kind == "block"
+    assert isinstance(outcome, hw.Block)
     assert outcome.code is not None and len(outcome.code) == 128
     assert outcome.code.startswith("cedar:" + "x" * 60 + "000,")
     assert len("forbidden by Cedar policy ") + 80 * 63 + 79 * 2 > 4096
@@ -207,7 +207,7 @@ async def test_failures_block_when_closed_and_continue_when_open(
     tmp_path: Path, event: hw.ToolCallEvent, error: str
 ) -> None:
     closed = await bus_with("closed", tmp_path).emit("tool.before", event, context({"user": "b"}))
-    assert closed.outcome.kind == "block" and closed.outcome.code == "middleware_error"
+    assert isinstance(closed.outcome, hw.Block) and closed.outcome.code == "middleware_error"
     opened_ctx = context({"user": "b"})
     opened = await bus_with("open", tmp_path).emit("tool.before", event, opened_ctx)
     assert opened.outcome.kind == "continue"

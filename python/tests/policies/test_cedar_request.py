@@ -150,7 +150,8 @@ def test_lone_surrogates_cannot_be_built_anywhere() -> None:
         cedar_request("tool.before", call(note="a\ud800b"), {}, None)
     assert caught.value.path == "context.arguments.note"
     with pytest.raises(CedarRequestError) as key:
-        cedar_request("tool.before", call(**{"k\udfff": 1}), {}, None)
+        arguments: dict[str, Any] = {"k\udfff": 1}
+        cedar_request("tool.before", call("t", None, **arguments), {}, None)
     assert key.value.path.startswith("context.arguments[")
     with pytest.raises(CedarRequestError) as user:
         cedar_request("tool.before", call(), {"user": "\ud800"}, None)

@@ -44,10 +44,12 @@ conditions = st.sampled_from(
         ' when { context.hook == "tool.after" && context.is_error }',
     ]
 )
-annotations = st.sampled_from(["", '@requireApproval("ops") ', "@escalate "])
-policy = st.tuples(
-    annotations, st.sampled_from(["permit", "forbid"]), principals, actions, resources, conditions
-).map(lambda p: f"{p[0]}{p[1]}({p[2]}, {p[3]}, {p[4]}){p[5]};")
+notes = st.sampled_from(["", '@requireApproval("ops") ', "@escalate "])
+heads = st.tuples(notes, st.sampled_from(["permit", "forbid"]), principals)
+scopes = st.tuples(actions, resources, conditions)
+policy = st.tuples(heads, scopes).map(
+    lambda p: f"{p[0][0]}{p[0][1]}({p[0][2]}, {p[1][0]}, {p[1][1]}){p[1][2]};"
+)
 
 requests = st.tuples(
     st.sampled_from(HOOKS),
