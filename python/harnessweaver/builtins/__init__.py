@@ -17,6 +17,7 @@ of them.
 | ``rate_limit`` | tool.before, model.before | closed | blocks or retries past its rate |
 | ``tool_denylist`` | tool.before | closed | blocks a tool in ``deny`` |
 | ``shell_guard`` | tool.before | closed | blocks a destructive shell command (``RULES``) |
+| ``cedar`` | tool.before (tool.after, model.before) | closed | decides with Cedar policies (I38) |
 
 The stateful ones (``loop_guard``, ``budget_guard``, ``tool_failure_guard``, ``rate_limit``)
 keep their state on a state view (``harnessweaver.state``): per run by default, or shared by a
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 from .. import __version__
 from ..plugin import Plugin
+from ..policies.cedar import Cedar
 from .budget import BudgetGuard
 from .citations import RequireCitations
 from .failures import ToolFailureGuard
@@ -42,6 +44,7 @@ from .tools import ToolAllowlist, ToolDenylist
 
 __all__ = [
     "BudgetGuard",
+    "Cedar",
     "LoopGuard",
     "MaxMessages",
     "RateLimit",
@@ -70,6 +73,7 @@ plugin = Plugin(
         RateLimit,
         ToolDenylist,
         ShellGuard,
+        Cedar,
     ],
 )
 """The built-in plugin: its middleware are ``harnessweaver.tool_allowlist`` and so on."""

@@ -20,6 +20,8 @@ from pydantic import BaseModel
 
 import harnessweaver as hw
 
+from .cedar import CedarBehaviour
+
 __all__ = ["RAN", "Behaviours", "CaseFault", "exception_type", "json_equal", "mutate"]
 
 
@@ -157,6 +159,7 @@ class Behaviours:
         self._register = register
         self._unregister = unregister
         self._calls: dict[int, int] = {}
+        self._cedar: dict[int, CedarBehaviour] = {}
 
     def sample(self, hook: str) -> Any:
         return hw.EVENT_TYPES[hook].model_validate(self._samples[hook])
@@ -198,6 +201,9 @@ class Behaviours:
         if "register" in b or "unregister" in b:
             self._change_bus(b)
             return await self.perform(b["then"], event, env)
+        if "cedar" in b:  # I38: one engine per declaration, compiled on its first call
+            engine = self._cedar.setdefault(id(b), CedarBehaviour(b["cedar"]))
+            return engine.decide(event, env)
         raise CaseFault(f"unknown behaviour {b!r}")
 
     def _change_bus(self, b: dict[str, Any]) -> None:

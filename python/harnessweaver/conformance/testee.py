@@ -17,12 +17,17 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from .cedar import cedar_available
+
 __all__ = ["FEATURES", "main", "observe"]
 
 PROTOCOL = 1
 BACKENDS = ("asyncio", "trio")
-FEATURES = ("timeouts", "concurrency", "harness-spec", "approvals")
-"""The feature tags this testee declares (INTERPRETING.md §8)."""
+FEATURES = ("timeouts", "concurrency", "harness-spec", "approvals") + (
+    ("cedar",) if cedar_available() else ()
+)
+"""The feature tags this testee declares (INTERPRETING.md §8); ``cedar`` (I38) only when the
+Cedar engine (the ``cedar`` extra) is installed."""
 
 
 def _catalogue() -> dict[str, Any]:

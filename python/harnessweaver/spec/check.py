@@ -4,7 +4,8 @@ the core through ``declare_in``), the settings, and ids unique across the harnes
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -13,6 +14,8 @@ from .._select import core
 from ..errors import HarnessweaverError
 from ..middleware import MiddlewareSpec, spec_of
 from .errors import Problems
+from .files import FOLDER, LoadProblem
+from .hooks import item_hooks_of, refused_hook
 from .model import Item
 from .resolve import Plugins
 from .settings import SettingsProblem, validate_settings
@@ -91,30 +94,72 @@ def _declare(item: Item, spec: MiddlewareSpec, problems: Problems) -> Declaratio
 
 
 def _settings(
-    item: Item, spec: MiddlewareSpec, target: Any, problems: Problems
+    item: Item, spec: MiddlewareSpec, target: Any, problems: Problems, folder: Path | None
 ) -> tuple[bool, Any]:
+    context = None if folder is None else {FOLDER: folder}
     try:
         if spec.is_class and not isinstance(target, type) and item.settings:
             keys = ", ".join(item.settings)
             raise SettingsProblem(
                 f"{item.use} is built already and takes no settings: {keys}", None
             )
-        return True, validate_settings(spec, item.settings)
+        return True, validate_settings(spec, item.settings, context)
     except SettingsProblem as exc:
         line = item.line(exc.key)
         problems.add(item.source.file, item.where, line, "invalid_settings", exc.message)
         return False, None
+    except LoadProblem as exc:  # a file the settings name (I38): its file and line lead
+        _load_problem(item, exc.kind, exc.key, exc.message, problems, exc.file, exc.line)
+        return False, None
 
 
-def check_item(item: Item, plugins: Plugins, problems: Problems) -> Checked | None:
-    """Every check of one item; ``None`` when one failed (its problems are added)."""
+def _load_problem(
+    item: Item,
+    kind: str,
+    key: str | None,
+    message: str,
+    problems: Problems,
+    file: str | None = None,
+    line: int = 1,
+) -> None:
+    """A problem of ``key``'s line whose message starts ``<file>:<line>: ``: the file a
+    setting names, or (``file`` None) the declaring file at that key's line."""
+    at = item.line(key)
+    where = f"{file}:{line}" if file is not None else f"{item.source.file}:{at or 1}"
+    problems.add(item.source.file, item.where, at, kind, f"{where}: {message}")
+
+
+def _item_hooks(item: Item, spec: MiddlewareSpec, target: Any, problems: Problems) -> Item | None:
+    """The item with its middleware's default ``hooks:`` when it names none (``ItemHooks``);
+    ``None`` (and a problem) when it names one the middleware does not declare."""
+    chosen = item_hooks_of(target)
+    if chosen is None:
+        return item
+    refused = refused_hook(item.keys, spec.declaration.hooks)
+    if refused is not None:
+        declared = ", ".join(spec.declaration.hooks)
+        message = f"{item.use} runs on {declared}, not {shown(refused)}"
+        _load_problem(item, chosen.kind, "hooks", message, problems)
+        return None
+    if item.keys.get("hooks") is None:
+        return replace(item, keys={**item.keys, "hooks": list(chosen.default)})
+    return item
+
+
+def check_item(
+    item: Item, plugins: Plugins, problems: Problems, folder: Path | None = None
+) -> Checked | None:
+    """Every check of one item; ``None`` when one failed (its problems are added).
+    ``folder`` is the folder of the file declaring it: the settings' paths are relative to it."""
     target, why = plugins.find(item.use)
     spec = spec_of(target)
     if spec is None:
         problems.add(item.source.file, item.where, item.line("use"), "unknown_use", why)
         return None
-    declaration = _declare(item, spec, problems)
-    ok, config = _settings(item, spec, target, problems)
+    chosen = _item_hooks(item, spec, target, problems)
+    declaration = None if chosen is None else _declare(chosen, spec, problems)
+    item = chosen or item
+    ok, config = _settings(item, spec, target, problems, folder)
     if declaration is None or not ok:
         return None
     return Checked(item, spec, target, declaration, config)

@@ -43,6 +43,7 @@ RULES: dict[str, str] = {
     "invalid_mode": "I25",
     "invalid_state": "state",
     "invalid_approvals": "approvals",
+    "invalid_policy": "I38",
 }
 """The spec-level problem kinds and the rule each enforces (docs/harness-spec.md)."""
 

@@ -32,6 +32,7 @@ from ..state.view import StateView
 from .check import Checked, build, check_ids, check_item
 from .deadlines import spec_deadlines
 from .errors import Problems, SpecError
+from .files import LoadsFiles
 from .model import SPEC_KEYS, Document, Item, Provenance, parse_profile, parse_spec
 from .render import render
 from .resolve import Context, Plugins, find_profile
@@ -74,6 +75,9 @@ class HarnessEntry:
     declaration: Declaration
     source: Provenance | None
     settings: Mapping[str, Any] = field(default_factory=dict)
+    loads: tuple[str, ...] = ()
+    """The files its settings made it read when the spec loaded (policies, schema, entities:
+    I38), as the spec writes their paths; ``harnessweaver hooks`` shows them."""
 
     @property
     def layer(self) -> str | None:
@@ -259,7 +263,11 @@ def _read_spec(path: Path, ctx: Context) -> Document | None:
     return parse_spec(content, file, ctx.problems) if ok else None
 
 
-def _profiles(spec: Document, ctx: Context, plugins: Plugins) -> list[Document]:
+def _profiles(
+    spec: Document, ctx: Context, plugins: Plugins, folders: dict[str, Path]
+) -> list[Document]:
+    """The profiles the spec lists, parsed; ``folders`` gets each one's folder (by its file
+    as shown): the paths its items' settings name are relative to it."""
     docs = []
     for ref in spec.profiles:
         found = find_profile(ref, ctx, plugins)
@@ -267,6 +275,7 @@ def _profiles(spec: Document, ctx: Context, plugins: Plugins) -> list[Document]:
             continue
         doc = parse_profile(found.content, found.file, found.layer, ctx.problems)
         plugins.load(doc, found.base)
+        folders.setdefault(found.file, found.base)
         docs.append(doc)
     return docs
 
@@ -419,8 +428,11 @@ def _register(
                 task=task,
             )
             middleware.attach_state(view)
+        loads = checked.config.loaded_files() if isinstance(checked.config, LoadsFiles) else ()
         entries.append(
-            HarnessEntry(decl.name, item.label, item.use, decl, item.source, plain(item.settings))
+            HarnessEntry(
+                decl.name, item.label, item.use, decl, item.source, plain(item.settings), loads
+            )
         )
     return bus, tuple(entries)
 
@@ -483,13 +495,17 @@ def _load(
     approvals = _spec_approvals(spec, problems)
     plugins = Plugins(problems)
     plugins.load(spec, ctx.root)
-    profiles = _profiles(spec, ctx, plugins)
+    folders = {spec.file: ctx.root}
+    profiles = _profiles(spec, ctx, plugins, folders)
     selected_env = _choose(spec, "envs", env, ctx)
     selected_task = _choose(spec, "tasks", task, ctx)
     base = [*chain.from_iterable(doc.middleware for doc in profiles), *spec.middleware]
     everything = [*base, *chain.from_iterable(spec.envs.values())]
     everything.extend(chain.from_iterable(spec.tasks.values()))
-    checked = {id(item): check_item(item, plugins, problems) for item in everything}
+    checked = {
+        id(item): check_item(item, plugins, problems, folders.get(item.source.file, ctx.root))
+        for item in everything
+    }
     check_ids(base, spec.envs, spec.tasks, problems)
     if problems:
         raise problems.error()

@@ -116,7 +116,10 @@ def render_text(harness: Harness, only: Only) -> str:
             out.append("  (none)")
             continue
         out.append(line(columns))
-        out.extend(line(_row(i, entry, matched, audited)) for i, entry in enumerate(entries, 1))
+        for i, entry in enumerate(entries, 1):
+            out.append(line(_row(i, entry, matched, audited)))
+            if entry.loads:  # I38: the files the item read, under its row
+                out.append("     loads: " + ", ".join(entry.loads))
     return "\n".join(out) + "\n"
 
 
@@ -137,6 +140,8 @@ def _entry_json(entry: HarnessEntry) -> dict[str, Any]:
         shown["match"] = {key: list(patterns) for key, patterns in decl.match.items()}
     if decl.mode == "audit":  # I25: only an audited middleware says so (absent: enforce)
         shown["mode"] = "audit"
+    if entry.loads:  # I38: only an item that read files says which (absent: none)
+        shown["loads"] = list(entry.loads)
     return shown
 
 

@@ -58,7 +58,9 @@ def _keys(settings: Mapping[str, Any]) -> str:
     return ", ".join(shown)
 
 
-def _pydantic(config: type[BaseModel], settings: Mapping[str, Any]) -> tuple[Any, list[Any]]:
+def _pydantic(
+    config: type[BaseModel], settings: Mapping[str, Any], context: Mapping[str, Any] | None
+) -> tuple[Any, list[Any]]:
     # Strict, as JSON: a spec's settings are data, checked as their JSON Schema says (the
     # TypeScript loader checks the same schema), so `limit: "5"` is no integer in either language.
     try:
@@ -66,7 +68,7 @@ def _pydantic(config: type[BaseModel], settings: Mapping[str, Any]) -> tuple[Any
     except (TypeError, ValueError) as exc:  # a YAML value JSON has no form for (a date, bytes)
         return None, [(None, f"settings are JSON data (numbers, text, lists, mappings): {exc}")]
     try:
-        return config.model_validate_json(text, strict=True), []
+        return config.model_validate_json(text, strict=True, context=context), []
     except ValidationError as exc:
         faults = [
             (str(error["loc"][0]) if error["loc"] else None, _shown(error))
@@ -86,9 +88,13 @@ def _shown(error: Any) -> str:
     return f"{where}: {error['msg'].removeprefix(_VALUE_ERROR)}"
 
 
-def validate_settings(spec: MiddlewareSpec, settings: Mapping[str, Any]) -> BaseModel | None:
+def validate_settings(
+    spec: MiddlewareSpec, settings: Mapping[str, Any], context: Mapping[str, Any] | None = None
+) -> BaseModel | None:
     """The validated config of a class with a ``config`` (else ``None``);
-    :class:`SettingsProblem` when the settings do not fit."""
+    :class:`SettingsProblem` when the settings do not fit. ``context`` is pydantic's
+    validation context (the loader's holds the declaring file's folder, ``files.FOLDER``); a
+    config that loads files raises :class:`~.files.LoadProblem` through it."""
     if spec.config is None:
         if settings:
             what = "a function" if not spec.is_class else "a class without a config"
@@ -96,7 +102,7 @@ def validate_settings(spec: MiddlewareSpec, settings: Mapping[str, Any]) -> Base
             raise SettingsProblem(f"{spec.name} is {what} and takes no settings: {keys}", None)
         return None
     faults = _unknown_keys(spec.config, settings)
-    validated, more = _pydantic(spec.config, settings)
+    validated, more = _pydantic(spec.config, settings, context)
     faults.extend(more)
     if faults:
         message = "invalid settings: " + "; ".join(text for _, text in faults)
