@@ -41,7 +41,7 @@ import { folderOf, LoadProblem, readFiles } from "../spec/files.js";
 import { setItemHooks } from "../spec/hooks.js";
 import { MAX_BYTES } from "../spec/limits.js";
 import { CedarEvaluationError, CedarLoadError, CedarRequestError } from "./errors.js";
-import { cedarRequest, POLICY_HOOKS, type CedarRequest, type EntityUid, type PolicyHook } from "./request.js";
+import { asciiJson, cedarRequest, POLICY_HOOKS, type CedarRequest, type EntityUid, type PolicyHook } from "./request.js";
 import { readHead, statements, type Head, type Statement } from "./statements.js";
 
 /** The annotations that turn a permit into a Suspend, in the order the approver role is taken. */
@@ -80,7 +80,9 @@ interface Json {
 }
 interface CedarWasm {
   checkParsePolicySet(policies: { staticPolicies: string | Record<string, string> }): Checked;
-  policySetTextToParts(text: string): { readonly type: "success"; readonly policy_templates: readonly string[] } | { readonly type: "failure" };
+  policySetTextToParts(
+    text: string,
+  ): { readonly type: "success"; readonly policies: readonly string[]; readonly policy_templates: readonly string[] } | { readonly type: "failure" };
   policyToJson(policy: string): Json;
   checkParseSchema(schema: unknown): Checked;
   checkParseEntities(call: { entities: unknown; schema?: unknown }): Checked;
@@ -169,7 +171,7 @@ function messages(errors: readonly Detailed[] | undefined): string {
 function checkNamespace(namespace: string | null): void {
   if (namespace === null) return;
   if (namespace.split("::").every((part) => NAME.test(part) && !RESERVED.has(part))) return;
-  throw new CedarLoadError("namespace", `the namespace ${JSON.stringify(namespace)} is not a Cedar name (Name or A::B)`);
+  throw new CedarLoadError("namespace", `the namespace ${asciiJson(namespace)} is not a Cedar name (Name or A::B)`);
 }
 
 /** The 1-based line of offset `at` in `text`. */
@@ -213,22 +215,38 @@ class Places {
     return found === undefined ? [this.sources[0]?.file ?? "", 1] : [found[0], found[1].line];
   }
 
-  /** The problem of a set that did not parse whole: its first template, else its first statement that does not parse alone. */
-  firstBad(cedar: CedarWasm, whole: readonly Detailed[] | undefined): CedarLoadError {
-    const all = this.statements();
-    for (const [index, [file, found]] of all.entries()) {
-      const parts = cedar.policySetTextToParts(found.text);
-      if (parts.type === "failure") {
+  /**
+   * The problem of a set that did not parse whole: its first statement that does not parse
+   * alone (a template parses: Python's engine reads templates); else, when the set parses
+   * with templates, its first template (`policyN`, N its index in the set); else the set's.
+   */
+  firstBad(cedar: CedarWasm, joined: string, whole: readonly Detailed[] | undefined): CedarLoadError {
+    for (const [file, found] of this.statements()) {
+      if (cedar.policySetTextToParts(found.text).type === "failure") {
         const alone = cedar.checkParsePolicySet({ staticPolicies: found.text });
         const why = alone.type === "failure" ? messages(alone.errors) : "";
         return new CedarLoadError("policies", `the policy does not parse: ${why}`, file, found.line);
       }
-      if (parts.policy_templates.length > 0) {
-        const why = `policy policy${index} is a template (?principal or ?resource): only static policies are allowed`;
-        return new CedarLoadError("policies", why, file, found.line);
+    }
+    const parts = cedar.policySetTextToParts(joined);
+    if (parts.type === "success" && parts.policy_templates.length > 0) {
+      for (const [index, [file, found]] of this.statements().entries()) {
+        const alone = cedar.policySetTextToParts(found.text);
+        if (alone.type === "success" && alone.policy_templates.length > 0) {
+          const why = `policy policy${index} is a template (?principal or ?resource): only static policies are allowed`;
+          return new CedarLoadError("policies", why, file, found.line);
+        }
       }
     }
     return new CedarLoadError("policies", `the policies do not parse: ${messages(whole)}`, this.sources[0]?.file ?? "", 1);
+  }
+
+  /** Whether each statement is one policy: no file but the last ends in a statement without its `;` (which the next file would finish). */
+  byText(): boolean {
+    const files = this.sources.slice(0, -1).map((source) => source.file);
+    const last = new Map<string, Statement>();
+    for (const [file, found] of this.statements()) last.set(file, found);
+    return files.every((file) => last.get(file)?.text.trimEnd().endsWith(";") ?? true);
   }
 }
 
@@ -282,30 +300,31 @@ export class CedarPolicySet {
     const places = new Places(sources);
     const joined = sources.map((source) => source.text).join("\n");
     const whole = cedar.checkParsePolicySet({ staticPolicies: joined });
-    if (whole.type === "failure") throw places.firstBad(cedar, whole.errors);
-    const policies = CedarPolicySet.#policiesOf(cedar, places);
+    if (whole.type === "failure") throw places.firstBad(cedar, joined, whole.errors);
+    const policies = places.byText() ? CedarPolicySet.#policiesOf(cedar, places) : CedarPolicySet.#fromEngine(cedar, joined);
+    checkIds(policies, places);
     const schema = CedarPolicySet.#schema(cedar, options.schema ?? null, options.schemaFormat ?? "cedar");
     if (schema !== null) CedarPolicySet.#validate(cedar, joined, schema, policies, places);
     const entities = CedarPolicySet.#entitiesOf(cedar, options.entities ?? null, schema);
     return new CedarPolicySet(cedar, policies, entities, namespace, options);
   }
 
+  /** Each policy read from its statement (the usual case: statement N is `policyN`). */
   static #policiesOf(cedar: CedarWasm, places: Places): Policy[] {
-    const policies: Policy[] = [];
-    const first = new Map<string, number>();
-    for (const [index, [file, found]] of places.statements().entries()) {
-      const cedarId = `policy${index}`;
-      const head = readHead(found.text) ?? CedarPolicySet.#headOf(cedar, found.text);
-      const shown = head.annotations.get("id") ?? cedarId;
-      const earlier = first.get(shown);
-      if (earlier !== undefined) {
-        const [where, at] = places.of(earlier);
-        throw new CedarLoadError("policies", `the policy id ${JSON.stringify(shown)} is already used by the policy at ${where}:${at}`, file, found.line);
-      }
-      first.set(shown, index);
-      policies.push({ cedarId, shown, annotations: head.annotations, action: head.action, resource: head.resource, text: found.text });
-    }
-    return policies;
+    return places.statements().map(([, found], index) => policy(`policy${index}`, readHead(found.text) ?? CedarPolicySet.#headOf(cedar, found.text), found.text));
+  }
+
+  /**
+   * Every policy as the engine splits the set, when the files split a policy between them.
+   * `policySetTextToParts` gives the texts in the order of their ids as strings (`policy10`
+   * before `policy2`): the ids are sorted the same way to pair them.
+   */
+  static #fromEngine(cedar: CedarWasm, joined: string): Policy[] {
+    const parts = cedar.policySetTextToParts(joined);
+    if (parts.type !== "success") throw new CedarLoadError("policies", "the policies do not parse", null, 1);
+    const ids = parts.policies.map((_, i) => `policy${i}`).sort();
+    const found = parts.policies.map((text, i) => policy(ids[i] ?? "", readHead(text) ?? CedarPolicySet.#headOf(cedar, text), text));
+    return found.sort((a, b) => indexOf(a.cedarId) - indexOf(b.cedarId));
   }
 
   /** A head the text reader leaves to the engine (an escape in a string): from Cedar's JSON form. */
@@ -330,7 +349,10 @@ export class CedarPolicySet {
     if (result.type === "failure") {
       throw new CedarLoadError("schema", `the schema does not parse: ${messages(result.errors)}`, places.sources[0]?.file ?? "", 1);
     }
-    const errors = [...(result.validationErrors ?? [])].sort((a, b) => indexOf(a.policyId) - indexOf(b.policyId));
+    // Cedar gives a policy's errors in no fixed order: the first by index, then by text.
+    const errors = [...(result.validationErrors ?? [])].sort(
+      (a, b) => indexOf(a.policyId) - indexOf(b.policyId) || byCodePoint(a.error.message, b.error.message),
+    );
     const worst = errors[0];
     if (worst === undefined || policies.length === 0) return;
     const shown = policies.find((policy) => policy.cedarId === worst.policyId)?.shown ?? worst.policyId;
@@ -411,6 +433,26 @@ export class CedarPolicySet {
       approverRole: role === "" ? null : role,
       code: cut(`cedar:${ids.join(",")}`, CODE_LIMIT),
     });
+  }
+}
+
+function policy(cedarId: string, head: Head, text: string): Policy {
+  const shown = head.annotations.get("id") ?? cedarId;
+  return { cedarId, shown, annotations: head.annotations, action: head.action, resource: head.resource, text };
+}
+
+/** Two policies with one shown id: a problem at the second. */
+function checkIds(policies: readonly Policy[], places: Places): void {
+  const first = new Map<string, string>();
+  for (const found of policies) {
+    const earlier = first.get(found.shown);
+    if (earlier === undefined) {
+      first.set(found.shown, found.cedarId);
+      continue;
+    }
+    const [file, line] = places.of(indexOf(found.cedarId));
+    const [at, atLine] = places.of(indexOf(earlier));
+    throw new CedarLoadError("policies", `the policy id ${asciiJson(found.shown)} is already used by the policy at ${at}:${atLine}`, file, line);
   }
 }
 

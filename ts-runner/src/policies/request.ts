@@ -58,8 +58,8 @@ export interface CedarRequest {
   readonly context: { readonly [key: string]: CedarValue };
 }
 
-/** JSON text as Python's `json.dumps` writes it (ASCII only). */
-function asciiJson(text: string): string {
+/** JSON text of a string as Python's `json.dumps` writes it (ASCII only), for messages both implementations print. */
+export function asciiJson(text: string): string {
   return JSON.stringify(text).replace(/[\u007f-\uffff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 

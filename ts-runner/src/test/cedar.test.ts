@@ -315,6 +315,35 @@ describe("cedar: load problems at file:line (I38)", { skip }, () => {
   });
 });
 
+describe("cedar: files that split a policy, and problem order", { skip }, () => {
+  it("keeps Cedar's ids when a policy runs from one file into the next", () => {
+    const texts = Array.from({ length: 11 }, (_, i) => `@id("n${i}") permit(principal, action, resource == Tool::"t${i}");`).join("\n");
+    const set = CedarPolicySet.compile([
+      { file: "a", text: `${texts}\nforbid(principal, action,` },
+      { file: "b", text: 'resource == Tool::"t2");\n@id("last") forbid(principal, action, resource == Tool::"t10");' },
+    ]);
+    assert.equal(set.size, 13);
+    assert.equal(set.ids[11], "policy11");
+    assert.deepEqual(set.decide("tool.before", call("t2"), {}), { kind: "block", reason: "forbidden by Cedar policy policy11", code: "cedar:policy11" });
+    assert.deepEqual(set.decide("tool.before", call("t10"), {}), { kind: "block", reason: "forbidden by Cedar policy last", code: "cedar:last" });
+    assert.deepEqual(set.decide("tool.before", call("t3"), {}), { kind: "continue" });
+  });
+
+  it("reports a statement that does not parse before an earlier template", () => {
+    const error = thrown(() => compiled("permit(principal == ?principal, action, resource);\n\npermit(principal, action, resource) when {;"));
+    assert.ok(error instanceof CedarLoadError);
+    assert.equal(error.line, 3);
+    assert.match(error.message, /the policy does not parse/);
+    const template = thrown(() => compiled("permit(principal, action, resource);\npermit(principal, action, resource == ?resource);"));
+    assert.match(template.message, /^policies:2: policy policy1 is a template/);
+  });
+
+  it("writes ids and namespaces in messages as Python's json.dumps does", () => {
+    assert.match(thrown(() => compiled('@id("é") permit(principal, action, resource);\n@id("é") permit(principal, action, resource);')).message, /the policy id "\\u00e9" is already used/);
+    assert.match(thrown(() => compiled("permit(principal, action, resource);", { namespace: "Ä" })).message, /^the namespace "\\u00c4" is not a Cedar name/);
+  });
+});
+
 describe("cedar: a load error in code", { skip }, () => {
   it("is a CedarLoadError naming the place and the rule", () => {
     const error = thrown(() => compiled("permit(principal, action, resource);\nforbid(principal, action, resource) when {"));
