@@ -101,6 +101,7 @@ interface CedarWasm {
 interface Namespace {
   readonly commonTypes?: Readonly<Record<string, SchemaType>>;
   readonly entityTypes?: Readonly<Record<string, { readonly shape?: SchemaType }>>;
+  readonly actions?: Readonly<Record<string, { readonly memberOf?: readonly { readonly id: string; readonly type?: string }[] }>>;
 }
 interface SchemaType {
   readonly type: string;
@@ -361,7 +362,7 @@ export class CedarPolicySet {
   }
 
   static #entitiesOf(cedar: CedarWasm, entities: PolicySource | null, schema: unknown): unknown {
-    if (entities === null) return [];
+    if (entities === null) return schema === null ? [] : typedEntities(cedar, schema, []);
     const parsed = jsonOf(entities.text, entities.file, "entities", "entity file");
     const alone = cedar.checkParseEntities({ entities: parsed });
     if (alone.type === "failure") throw new CedarLoadError("entities", `the entities do not parse: ${messages(alone.errors)}`, entities.file, 1);
@@ -495,6 +496,30 @@ const EXTENSIONS: ReadonlyMap<string, string> = new Map([
 ]);
 
 /**
+ * The schema's actions as entities, each with the action groups it is in (`memberOf`): what
+ * Cedar adds to entities read with a schema, so `action in Action::"group"` holds.
+ */
+function actionEntities(namespaces: Readonly<Record<string, Namespace>>, given: readonly unknown[]): unknown[] {
+  const seen = new Set(
+    given.map((entity) => {
+      const uid = (entity as { uid?: { type?: unknown; id?: unknown; __entity?: { type?: unknown; id?: unknown } } } | null)?.uid;
+      const found = uid?.__entity ?? uid;
+      return `${String(found?.type)}\0${String(found?.id)}`;
+    }),
+  );
+  const out: unknown[] = [];
+  for (const [space, namespace] of Object.entries(namespaces)) {
+    const type = space === "" ? "Action" : `${space}::Action`;
+    for (const [id, action] of Object.entries(namespace.actions ?? {})) {
+      if (seen.has(`${type}\0${id}`)) continue;
+      const parents = (action.memberOf ?? []).map((parent) => ({ type: parent.type ?? type, id: parent.id }));
+      out.push({ uid: { type, id }, attrs: {}, parents });
+    }
+  }
+  return out;
+}
+
+/**
  * `entities` with the values the schema types written out as Cedar's JSON escapes (an
  * extension's text as `{"__extn": ...}`, an entity's `{type, id}` as `{"__entity": ...}`).
  * Python's engine reads the entities with the schema once, at load; cedar-wasm reads them at
@@ -540,7 +565,7 @@ function typedEntities(cedar: CedarWasm, schema: unknown, entities: unknown): un
     if (["String", "Long", "Boolean", "Bool"].includes(kind)) return value;
     return typed(value, common(kind, here), here, depth + 1);
   };
-  return entities.map((entity: unknown) => {
+  const typedList = entities.map((entity: unknown) => {
     if (typeof entity !== "object" || entity === null) return entity;
     const record = entity as { uid?: { type?: unknown; __entity?: { type?: unknown } }; attrs?: unknown };
     const uidType = record.uid?.__entity?.type ?? record.uid?.type;
@@ -549,6 +574,7 @@ function typedEntities(cedar: CedarWasm, schema: unknown, entities: unknown): un
     const shape = namespaces[space]?.entityTypes?.[local]?.shape;
     return shape === undefined ? entity : { ...record, attrs: typed(record.attrs ?? {}, shape, space, 0) };
   });
+  return [...typedList, ...actionEntities(namespaces, entities)];
 }
 
 const prepared = new Set<string>();
