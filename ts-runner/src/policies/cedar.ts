@@ -182,14 +182,98 @@ function lineAt(text: string, at: number): number {
   return line;
 }
 
-/** `text` parsed as JSON; a `CedarLoadError` at the line of the fault. */
+/** `text` parsed as JSON; a `CedarLoadError` at the line of the fault, as Python's `json` finds it. */
 function jsonOf(text: string, file: string, key: string, what: string): unknown {
   try {
     return JSON.parse(text) as unknown;
+  } catch {
+    throw new CedarLoadError(key, `the ${what} is not JSON`, file, lineAt(text, jsonFault(text)));
+  }
+}
+
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?/y;
+
+/**
+ * Where Python's `json.loads` stops on `text` (its `JSONDecodeError.pos`), so that both
+ * implementations name the same line: V8's messages do not always give a position, and give
+ * another one for a bad literal (its second character, where Python names the value's start).
+ */
+export function jsonFault(text: string): number {
+  let i = 0;
+  const blank = () => {
+    while (i < text.length && " \t\n\r".includes(text[i] ?? "")) i += 1;
+  };
+  const stop = (at: number): never => {
+    throw new RangeError(String(at));
+  };
+  const string = () => {
+    const start = i;
+    i += 1;
+    for (;;) {
+      if (i >= text.length) stop(start);
+      const ch = text.charCodeAt(i);
+      if (ch === 0x22) break;
+      if (ch < 0x20) stop(i);
+      if (ch === 0x5c) {
+        const next = text[i + 1] ?? "";
+        if (next === "u" ? !/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6)) : !'"\\/bfnrt'.includes(next) || next === "") stop(i);
+        i += next === "u" ? 6 : 2;
+        continue;
+      }
+      i += 1;
+    }
+    i += 1;
+  };
+  const value = (depth: number): void => {
+    const ch = text[i];
+    if (depth > 10_000) stop(i);
+    if (ch === '"') return string();
+    if (ch === "{" || ch === "[") {
+      const close = ch === "{" ? "}" : "]";
+      i += 1;
+      blank();
+      if (text[i] === close) {
+        i += 1;
+        return;
+      }
+      for (;;) {
+        if (ch === "{") {
+          if (text[i] !== '"') stop(i);
+          string();
+          blank();
+          if (text[i] !== ":") stop(i);
+          i += 1;
+          blank();
+        }
+        value(depth + 1);
+        blank();
+        if (text[i] === close) {
+          i += 1;
+          return;
+        }
+        if (text[i] !== ",") stop(i);
+        i += 1;
+        blank();
+      }
+    }
+    for (const word of ["null", "true", "false", "NaN", "Infinity", "-Infinity"]) {
+      if (text.startsWith(word, i)) {
+        i += word.length;
+        return;
+      }
+    }
+    NUMBER.lastIndex = i;
+    if (!NUMBER.test(text)) stop(i);
+    i = NUMBER.lastIndex;
+  };
+  try {
+    blank();
+    value(0);
+    blank();
+    return i < text.length ? i : text.length;
   } catch (error) {
-    const position = /at position (\d+)/.exec(error instanceof Error ? error.message : "");
-    const at = position === null ? text.length : Number(position[1]);
-    throw new CedarLoadError(key, `the ${what} is not JSON`, file, lineAt(text, at));
+    if (error instanceof RangeError && /^\d+$/.test(error.message)) return Number(error.message);
+    throw error;
   }
 }
 

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { eventFromJSON, type Event, type JsonValue } from "../index.js";
-import { CedarPolicySet, cedarWasm } from "../policies/cedar.js";
+import { CedarPolicySet, cedarWasm, jsonFault } from "../policies/cedar.js";
 import type { PolicyHook } from "../policies/request.js";
 
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
@@ -148,5 +148,50 @@ describe("cedar: TypeScript and Python decide alike", { skip: cedarWasm() === nu
     assert.deepEqual(differ.slice(0, 3), []);
     const kinds = new Set(mine.flat().map((verdict) => verdict[0]));
     for (const kind of ["continue", "block", "suspend", "error"]) assert.ok(kinds.has(kind), `some answer is ${kind}`);
+  });
+});
+
+const PY_JSON_LINES = String.raw`
+import json, sys
+out = []
+for text in json.load(sys.stdin):
+    try:
+        json.loads(text)
+        out.append(None)
+    except json.JSONDecodeError as exc:
+        out.append(exc.lineno)
+json.dump(out, sys.stdout)
+`;
+
+describe("cedar: a JSON file's fault is on the line Python names", () => {
+  it("gives Python's line for random broken JSON", (t) => {
+    const texts = fc.sample(
+      fc
+        .tuple(fc.json({ maxDepth: 3 }), fc.nat(), fc.constantFrom("", ",", "}", "]", "\n", '"', "tru", "1 2", "\t", "{", ":"), fc.boolean())
+        .map(([json, at, insert, cut]) => {
+          const text = JSON.stringify(JSON.parse(json), null, 1);
+          const k = at % (text.length + 1);
+          return cut ? text.slice(0, k) + text.slice(k + 1) : text.slice(0, k) + insert + text.slice(k);
+        }),
+      { numRuns: 2000, seed: 38 },
+    );
+    let theirs: (number | null)[] | null = null;
+    for (const candidate of [process.env["HARNESSWEAVER_TEST_PYTHON"], "python3"]) {
+      if (!candidate || theirs !== null) continue;
+      const done = spawnSync(candidate, ["-c", PY_JSON_LINES], { input: JSON.stringify(texts), maxBuffer: 64 * 1024 * 1024 });
+      if (done.status === 0) theirs = JSON.parse(done.stdout.toString("utf8")) as (number | null)[];
+    }
+    if (theirs === null) return t.skip("no Python (set HARNESSWEAVER_TEST_PYTHON)");
+    const mine = texts.map((text) => {
+      try {
+        JSON.parse(text);
+        return null;
+      } catch {
+        return text.slice(0, jsonFault(text)).split("\n").length;
+      }
+    });
+    const differ = texts.filter((_, i) => mine[i] !== theirs[i]).slice(0, 5);
+    assert.deepEqual(differ, []);
+    assert.ok(mine.some((line) => line !== null && line > 1), "some fault is past the first line");
   });
 });
