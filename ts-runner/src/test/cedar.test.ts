@@ -4,7 +4,9 @@
  */
 
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import {
@@ -350,5 +352,29 @@ describe("cedar: a load error in code", { skip }, () => {
     assert.ok(error instanceof CedarLoadError);
     assert.equal(error.line, 2);
     assert.match(error.message, /^policies:2: the policy does not parse: .* \(I38\)$/);
+  });
+});
+
+describe("cedar: the conformance testee", { skip }, () => {
+  it("declares the feature cedar and decides a cedar behaviour, compiled once per declaration", () => {
+    const runner = fileURLToPath(new URL("../runner.js", import.meta.url));
+    const middleware = [
+      { name: "policy", hooks: ["tool.before"], fail_mode: "closed", band: "app", does: { cedar: { policies: 'forbid(principal, action, resource == Tool::"rm");\npermit(principal, action, resource);' } } },
+    ];
+    const event = (name: string) => ({ step: 1, tool: { name, description: "", parameters: {} }, call: { id: "c1", name, arguments: {} } });
+    const testCase = { id: "t", given: { middleware }, when: [{ emit: "tool.before", event: event("rm") }, { emit: "tool.before", event: event("ls") }], then: {} };
+    const input = [{ cmd: "hello" }, { cmd: "run", seq: 1, case: testCase }, { cmd: "stop" }].map((line) => JSON.stringify(line)).join("\n");
+    const done = spawnSync(process.execPath, [runner], { input, encoding: "utf8" });
+    assert.equal(done.status, 0, done.stderr);
+    const [hello, reply] = done.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.ok((hello?.["features"] as string[]).includes("cedar"));
+    const emits = ((reply?.["actual"] as Record<string, unknown> | undefined)?.["emits"] ?? []) as { outcome: { kind: string; code?: string } }[];
+    assert.deepEqual(
+      emits.map((emit) => [emit.outcome.kind, emit.outcome.code ?? null]),
+      [
+        ["block", "cedar:policy0"],
+        ["continue", null],
+      ],
+    );
   });
 });
