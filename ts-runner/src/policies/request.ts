@@ -63,10 +63,10 @@ export function asciiJson(text: string): string {
   return JSON.stringify(text).replace(/[\u007f-\uffff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
-/** `path` and one more record key: `.key` for a plain name, else `["..."]`, a long key cut to 64 code points. */
+/** `path` and one more record key: `.key` for a plain name of at most 64 code points, else `["..."]`, a long key cut to its first 64. */
 function keyPath(path: string, key: string): string {
-  if (NAME.test(key)) return `${path}.${key}`;
   const points = Array.from(key);
+  if (points.length <= LONG_KEY && NAME.test(key)) return `${path}.${key}`;
   const shown = points.length <= LONG_KEY ? key : `${points.slice(0, LONG_KEY).join("")}…`;
   return `${path}[${asciiJson(shown)}]`;
 }
@@ -79,7 +79,7 @@ function string(value: string, path: string): string {
 
 function number(value: number, path: string): number {
   if (Number.isInteger(value) && Math.abs(value) <= MAX_LONG) return value === 0 ? 0 : value; // -0 is the Long 0
-  throw new CedarRequestError(path, "a number that is not a whole number within ±(2^53−1)");
+  throw new CedarRequestError(path, "a number that is not a whole number within ±(2^53-1)");
 }
 
 /**

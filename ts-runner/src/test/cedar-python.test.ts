@@ -1,7 +1,8 @@
 /**
  * harnessweaver.cedar decides the same in TypeScript and Python (I38): random policy sets and
  * events, decided by this package on cedar-wasm and by the Python built-in on cedarpy, must
- * give identical outcomes (kind, reason, code, approver role) or fail with the same error.
+ * give identical outcomes (kind, reason, code, approver role) or fail with the same error and
+ * message (a CedarRequestError names the same path, a CedarEvaluationError the same policies).
  */
 
 import assert from "node:assert/strict";
@@ -37,7 +38,7 @@ for case in json.load(sys.stdin):
             o = policies.decide(emit["hook"], event, emit["attributes"])
             answers.append([o.kind, getattr(o, "reason", None), getattr(o, "code", None), getattr(o, "approver_role", None)])
         except Exception as exc:
-            answers.append(["error", type(exc).__name__, None, None])
+            answers.append(["error", type(exc).__name__, str(exc), None])
     out.append(answers)
 json.dump(out, sys.stdout)
 `;
@@ -80,7 +81,7 @@ function typescript(testCase: Case): Verdict[] {
       const o = policies.decide(emit.hook, event, emit.attributes) as { kind: string; reason?: string; code?: string | null; approverRole?: string | null };
       return [o.kind, o.reason ?? null, o.code ?? null, o.approverRole ?? null];
     } catch (error) {
-      return ["error", (error as Error).name, null, null];
+      return ["error", (error as Error).name, (error as Error).message, null];
     }
   });
 }

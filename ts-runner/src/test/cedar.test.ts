@@ -123,6 +123,10 @@ describe("cedar: hostile input cannot become a request", () => {
     const error = thrown(() => toCedarValue({ ["é".repeat(100)]: 0.5 }, "p"));
     assert.ok(error instanceof CedarRequestError);
     assert.equal(error.path, `p["${"\\u00e9".repeat(64)}\\u2026"]`);
+    const long = thrown(() => toCedarValue({ ["k".repeat(65)]: 0.5 }, "p"));
+    assert.ok(long instanceof CedarRequestError);
+    assert.equal(long.path, `p["${"k".repeat(64)}\\u2026"]`);
+    assert.equal(long.message, `cannot build the Cedar request: a number that is not a whole number within ±(2^53-1) at ${long.path} (I38)`);
   });
 });
 
@@ -356,7 +360,7 @@ describe("cedar: a load error in code", { skip }, () => {
 });
 
 describe("cedar: the conformance testee", { skip }, () => {
-  it("declares the feature cedar and decides a cedar behaviour, compiled once per declaration", () => {
+  it("declares the feature cedar and decides a cedar behaviour", () => {
     const runner = fileURLToPath(new URL("../runner.js", import.meta.url));
     const middleware = [
       { name: "policy", hooks: ["tool.before"], fail_mode: "closed", band: "app", does: { cedar: { policies: 'forbid(principal, action, resource == Tool::"rm");\npermit(principal, action, resource);' } } },
