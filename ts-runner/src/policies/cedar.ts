@@ -165,8 +165,12 @@ function oneLine(text: string): string {
   return text.split(/\s+/).filter(Boolean).join(" ");
 }
 
+// cedar-wasm's own lead-ins, which cedarpy does not write: without them the engine's text is
+// the same in both implementations more often.
+const LEAD_INS = /^failed to parse (?:policies|policy|schema) from string: /;
+
 function messages(errors: readonly Detailed[] | undefined): string {
-  return oneLine((errors ?? []).map((error) => error.message).join("; "));
+  return oneLine((errors ?? []).map((error) => error.message.replace(LEAD_INS, "")).join("; "));
 }
 
 function checkNamespace(namespace: string | null): void {
