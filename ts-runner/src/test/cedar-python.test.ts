@@ -27,7 +27,7 @@ TYPES = {"tool.before": ToolCallEvent, "tool.after": ToolResultEvent, "model.bef
 out = []
 for case in json.load(sys.stdin):
     try:
-        policies = CedarPolicySet.compile([PolicySource("policies", case["policies"])], no_decision=case["no_decision"], on_error=case["on_error"])
+        policies = CedarPolicySet.compile([PolicySource("policies", case["policies"])], namespace=case["namespace"], no_decision=case["no_decision"], on_error=case["on_error"])
     except Exception as exc:
         out.append([["load", type(exc).__name__, str(exc)]])
         continue
@@ -50,6 +50,7 @@ interface Emit {
 }
 interface Case {
   readonly policies: string;
+  readonly namespace: string | null;
   readonly no_decision: "block" | "continue";
   readonly on_error: "fail" | "skip";
   readonly emits: readonly Emit[];
@@ -71,7 +72,7 @@ function python(cases: readonly Case[]): Verdict[][] | null {
 function typescript(testCase: Case): Verdict[] {
   let policies: CedarPolicySet;
   try {
-    policies = CedarPolicySet.compile([{ file: "policies", text: testCase.policies }], { noDecision: testCase.no_decision, onError: testCase.on_error });
+    policies = CedarPolicySet.compile([{ file: "policies", text: testCase.policies }], { namespace: testCase.namespace, noDecision: testCase.no_decision, onError: testCase.on_error });
   } catch (error) {
     return [["load", (error as Error).name, (error as Error).message]];
   }
@@ -96,8 +97,8 @@ const POLICY = fc
   .tuple(
     fc.constantFrom("permit", "forbid"),
     fc.constantFrom("principal", 'principal == User::"ana"', "principal is Agent"),
-    fc.constantFrom("action", 'action == Action::"tool.before"', 'action == Action::"model.before"', 'action in [Action::"tool.after", Action::"tool.before"]'),
-    fc.constantFrom("resource", ...TOOLS.map((t) => `resource == Tool::${JSON.stringify(t)}`), 'resource == Model::"gpt"'),
+    fc.constantFrom("action", 'action == Action::"tool.before"', 'action == Acme::Action::"tool.before"', 'action == Action::"model.before"', 'action in [Action::"tool.after", Action::"tool.before"]'),
+    fc.constantFrom("resource", ...TOOLS.map((t) => `resource == Tool::${JSON.stringify(t)}`), 'resource == Model::"gpt"', 'resource == Acme::Tool::"pay"', "resource is Acme::Tool"),
     fc.constantFrom(
       "",
       " when { context.arguments has amount && context.arguments.amount > 100 }",
@@ -136,6 +137,7 @@ describe("cedar: TypeScript and Python decide alike", { skip: cedarWasm() === nu
     const cases = fc.sample(
       fc.record({
         policies: fc.array(POLICY, { minLength: 0, maxLength: 8 }).map((texts) => texts.join("\n")),
+        namespace: fc.constantFrom(null, null, "Acme"),
         no_decision: fc.constantFrom("block", "continue"),
         on_error: fc.constantFrom("fail", "skip"),
         emits: fc.array(fc.tuple(EMIT, ATTRIBUTES).map(([emit, attributes]) => ({ ...emit, attributes })), { minLength: 1, maxLength: 6 }),
