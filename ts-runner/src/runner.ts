@@ -8,13 +8,15 @@
  */
 
 import { createInterface } from "node:readline";
-import { THROW_VALUES } from "./conformance/behaviours.js";
+import { CEDAR, THROW_VALUES } from "./conformance/behaviours.js";
 import { runCase } from "./conformance/case.js";
 import { loadSamples } from "./conformance/corpus.js";
 import { VERSION } from "./index.js";
+import { cedarWasm } from "./policies/cedar.js";
 
 const PROTOCOL = 1;
-const FEATURES = ["timeouts", "concurrency", THROW_VALUES, "harness-spec", "approvals"];
+// `cedar` when the optional engine package is installed (I38).
+const FEATURES = ["timeouts", "concurrency", THROW_VALUES, "harness-spec", "approvals", ...(cedarWasm() === null ? [] : [CEDAR])];
 
 function hello(features: readonly string[]): object {
   return {

@@ -16,6 +16,7 @@
  * | `rate_limit` | tool.before, model.before | closed | blocks or retries past `limit` calls per `per` |
  * | `tool_denylist` | tool.before | closed | blocks a tool in `deny` |
  * | `shell_guard` | tool.before | closed | blocks a destructive shell command (`RULES` in `shell.ts`) |
+ * | `cedar` | tool.before (or tool.after, model.before) | closed | decides with Cedar policies (I38, `../policies/cedar.ts`) |
  *
  * `loop_guard`, `budget_guard`, `tool_failure_guard` and `rate_limit` keep their state on a
  * state view (`../state`): the loader attaches the harness's store; never attached, each makes
@@ -37,11 +38,13 @@ import { maxMessages } from "./messages.js";
 import { redactPii } from "./pii.js";
 import { redactSecrets } from "./redact.js";
 import { rateLimit } from "./rates.js";
+import { cedar } from "../policies/cedar.js";
 import { shellGuard } from "./shell.js";
 import { toolAllowlist, toolDenylist } from "./tools.js";
 
 export {
   budgetGuard,
+  cedar,
   loopGuard,
   maxMessages,
   rateLimit,
@@ -80,5 +83,6 @@ export const builtinPlugin = new Plugin({
     rateLimit,
     toolDenylist,
     shellGuard,
+    cedar,
   ],
 });

@@ -13,10 +13,13 @@ import type { Event } from "../events.js";
 import { frozenJson, isPlainObject, jsonEqual, thawJson } from "../json.js";
 import type { Answer, MiddlewareFn } from "../middleware.js";
 import { Block, Continue, Escalate, Retry, Suspend } from "../outcomes.js";
+import { CedarPolicySet, hookOf } from "../policies/cedar.js";
 import { ABSENT, append, lookup, put } from "./paths.js";
 import { busy, sleep } from "./waiting.js";
 
 export const THROW_VALUES = "throw-values";
+/** The feature of the `cedar` behaviour: declared when @cedar-policy/cedar-wasm is installed. */
+export const CEDAR = "cedar";
 
 type Node = Readonly<Record<string, unknown>>;
 
@@ -42,6 +45,8 @@ export class Behaviours {
   readonly #host: Host;
   /** Calls per `sequence` node (by identity, so a node shared by two registrations counts both). */
   readonly #calls = new Map<object, number>();
+  /** The compiled policy set of each `cedar` node: one per declaration. */
+  readonly #compiled = new WeakMap<object, CedarPolicySet>();
 
   constructor(host: Host) {
     this.#host = host;
@@ -94,6 +99,7 @@ export class Behaviours {
       mutate(event, this.#node(b["mutate"]), (error) => this.#fatal(error));
       return then();
     }
+    if ("cedar" in b) return this.#cedar(this.#node(b["cedar"])).decide(hookOf(event), event, env.attributes);
     if ("register" in b) {
       this.#guard(() => this.#host.register(b["register"]));
       return then();
@@ -103,6 +109,29 @@ export class Behaviours {
       return then();
     }
     throw this.#fatal(new BehaviourError(`unknown behaviour ${JSON.stringify(b)}`));
+  }
+
+  /**
+   * `{"cedar": {...}}` (I38): the declaration's engine object, compiled on its first call from
+   * the texts, named `policies`, `schema` and `entities` in load errors.
+   */
+  #cedar(node: Node): CedarPolicySet {
+    this.#needs(CEDAR);
+    let found = this.#compiled.get(node);
+    if (found === undefined) {
+      const text = (key: string) => (typeof node[key] === "string" ? { file: key, text: node[key] } : null);
+      const entities = node["entities"] === undefined || node["entities"] === null ? null : { file: "entities", text: JSON.stringify(node["entities"]) };
+      found = CedarPolicySet.compile([text("policies") ?? { file: "policies", text: "" }], {
+        schema: text("schema"),
+        schemaFormat: node["schema_format"] === "json" ? "json" : "cedar",
+        entities,
+        namespace: typeof node["namespace"] === "string" ? node["namespace"] : null,
+        noDecision: node["no_decision"] === "continue" ? "continue" : "block",
+        onError: node["on_error"] === "skip" ? "skip" : "fail",
+      });
+      this.#compiled.set(node, found);
+    }
+    return found;
   }
 
   #answer(b: Node, event: Event): Answer {

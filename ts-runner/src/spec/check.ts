@@ -11,7 +11,10 @@ import { declareIn } from "../layer.js";
 import type { Middleware } from "../middleware.js";
 import { isConfigurable, type Configurable } from "../plugin.js";
 import type { Problems } from "./errors.js";
-import type { Item } from "./model.js";
+import { HOOK_POINTS } from "../catalogue.js";
+import { LoadProblem, loadingIn } from "./files.js";
+import { itemHooksOf, refusedHook } from "./hooks.js";
+import { Item } from "./model.js";
 import type { Plugins } from "./resolve.js";
 import { SettingsProblem, validateSettings } from "./settings.js";
 import { shownValue as shown } from "./shown.js";
@@ -46,6 +49,8 @@ export interface Checked {
    * (built while checking: a rule between settings that the schema cannot say is a `build`
    * error, which Python's config reports while validating, for every item, selected or not). */
   readonly built: Middleware;
+  /** The files the middleware read while it was built, as written (I38). */
+  readonly loads: readonly string[];
 }
 
 /** An item's layer keys (spec spelling) as the core's overrides, values as written. */
@@ -136,28 +141,64 @@ function buildFault(error: unknown): [string | null, string] {
   return [error.setting, `${error.setting ?? "(settings)"}: ${text.startsWith(VALUE_ERROR) ? text.slice(VALUE_ERROR.length) : text}`];
 }
 
-/** Every check of one item; null when one failed (its problems are added). */
-export function checkItem(item: Item, plugins: Plugins, problems: Problems): Checked | null {
-  const [target, why] = plugins.find(item.use);
-  if (target === null) {
-    problems.add(item.source.file, item.where, item.line("use"), "unknown_use", why);
+/**
+ * A problem at `key`'s line whose message starts `<file>:<line>: `: the file a setting names,
+ * or (`file` null) the declaring file at that key's line (I38).
+ */
+function loadProblem(item: Item, problems: Problems, error: Pick<LoadProblem, "kind" | "key" | "problem" | "file" | "line">): void {
+  const at = item.line(error.key);
+  const where = error.file !== null ? `${error.file}:${error.line}` : `${item.source.file}:${at ?? 1}`;
+  problems.add(item.source.file, item.where, at, error.kind, `${where}: ${error.problem}`);
+}
+
+/**
+ * The item with its middleware's default `hooks:` when it names none (`ItemHooks`); null (and
+ * a problem) when it names one the middleware does not declare.
+ */
+function itemHooks(item: Item, target: Middleware | Configurable, problems: Problems): Item | null {
+  const chosen = itemHooksOf(target);
+  if (chosen === null) return item;
+  const declared = HOOK_POINTS.filter((hook) => target.declaration.hooks.includes(hook));
+  const refused = refusedHook(item.keys, declared);
+  if (refused !== null) {
+    const problem = `${item.use} runs on ${declared.join(", ")}, not ${shown(refused)}`;
+    loadProblem(item, problems, { kind: chosen.kind, key: "hooks", problem, file: null, line: 1 });
     return null;
   }
-  const declaration = declared(item, target, problems);
+  if (item.keys["hooks"] !== undefined && item.keys["hooks"] !== null) return item;
+  const keys = { ...item.keys, hooks: [...chosen.default] };
+  return new Item(item.where, item.use, item.id, item.label, item.enabled, keys, item.settings, item.source, item.keyLines);
+}
+
+/** Every check of one item; null when one failed (its problems are added). */
+export function checkItem(given: Item, plugins: Plugins, problems: Problems, folder: string): Checked | null {
+  const [target, why] = plugins.find(given.use);
+  if (target === null) {
+    problems.add(given.source.file, given.where, given.line("use"), "unknown_use", why);
+    return null;
+  }
+  const chosen = itemHooks(given, target, problems);
+  const declaration = chosen === null ? null : declared(chosen, target, problems);
+  const item = chosen ?? given;
   const [ok, settings] = settingsOf(item, target, problems);
   if (!ok) return null;
   let built: Middleware | null = isConfigurable(target) ? null : target;
+  let loads: readonly string[] = [];
   if (isConfigurable(target)) {
     try {
-      built = target.build(settings ?? {});
+      [built, loads] = loadingIn(folder, () => target.build(settings ?? {}));
     } catch (error) {
+      if (error instanceof LoadProblem) {
+        loadProblem(item, problems, error); // I38: the file and line of the fault lead
+        return null;
+      }
       const [setting, text] = buildFault(error);
       problems.add(item.source.file, item.where, item.line(setting), "invalid_settings", `invalid settings: ${text}`);
       return null;
     }
   }
   if (declaration === null || built === null) return null;
-  return { item, target, declaration, settings, built };
+  return { item, target, declaration, settings, built, loads };
 }
 
 /**

@@ -34,6 +34,7 @@ export const RULES = Object.freeze({
   invalid_mode: "I25",
   invalid_state: "state",
   invalid_approvals: "approvals",
+  invalid_policy: "I38",
 } as const);
 
 export type SpecKind = keyof typeof RULES;

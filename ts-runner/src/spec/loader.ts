@@ -59,6 +59,8 @@ export class HarnessEntry {
     readonly settings: Readonly<Record<string, unknown>> = {},
     /** The middleware registered for it (null for middleware registered by code). */
     readonly middleware: Middleware | null = null,
+    /** The files its middleware read when the spec loaded, as written (I38). */
+    readonly loads: readonly string[] = [],
   ) {
     Object.freeze(this);
   }
@@ -247,7 +249,9 @@ function register(
       const [store, timeout, task] = state;
       slot.attachState(new StateView(store, { layer: item.source.layer, item: decl.name, failMode: decl.failMode, timeout, task }));
     }
-    entries.push(new HarnessEntry(decl.name, item.label, item.use, decl, item.source, plain(item.settings) as Record<string, unknown>, middleware));
+    entries.push(
+      new HarnessEntry(decl.name, item.label, item.use, decl, item.source, plain(item.settings) as Record<string, unknown>, middleware, checked.loads),
+    );
   }
   return [bus, entries];
 }
@@ -308,13 +312,14 @@ async function openState(config: StateConfig | null, spec: Document, problems: P
   }
 }
 
-async function readProfiles(spec: Document, ctx: Context, plugins: Plugins, documents: Read[]): Promise<Document[]> {
+async function readProfiles(spec: Document, ctx: Context, plugins: Plugins, documents: Read[], folders: Map<string, string>): Promise<Document[]> {
   const docs: Document[] = [];
   for (const ref of spec.profiles) {
     const found = findProfile(ref, ctx, plugins);
     if (found === null) continue;
     const doc = parseProfile(found.content, found.file, found.layer, ctx.problems);
     documents.push([found.content, found.file, "profile"]);
+    folders.set(found.file, found.base);
     await plugins.load(doc, found.base);
     docs.push(doc);
   }
@@ -345,12 +350,14 @@ export async function load(path: string, options: LoadOptions = {}): Promise<Har
   const plugins = new Plugins(problems);
   await plugins.load(spec, ctx.root);
   const documents: Read[] = [[content, file, "spec"]];
-  const profiles = await readProfiles(spec, ctx, plugins, documents);
+  // The folder of each file declaring items: an item's file paths are relative to it (I38).
+  const folders = new Map<string, string>([[file, ctx.root]]);
+  const profiles = await readProfiles(spec, ctx, plugins, documents, folders);
   const selectedEnv = choose(spec, "envs", env, ctx);
   const selectedTask = choose(spec, "tasks", task, ctx);
   const base = [...profiles.flatMap((doc) => doc.middleware), ...spec.middleware];
   const everything = [...base, ...[...spec.envs.values()].flat(), ...[...spec.tasks.values()].flat()];
-  const checked = new Map(everything.map((item) => [item, checkItem(item, plugins, problems)]));
+  const checked = new Map(everything.map((item) => [item, checkItem(item, plugins, problems, folders.get(item.source.file) ?? ctx.root)]));
   checkIds(base, spec.envs, spec.tasks, problems);
   for (const [found, shown, what] of documents) checkStructure(found, shown, what, problems);
   if (problems.size > 0 || approvals === null) throw problems.error();

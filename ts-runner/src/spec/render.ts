@@ -25,6 +25,8 @@ export interface ShownEntry {
   readonly layer: string | null | undefined;
   readonly file: string | null | undefined;
   readonly line: number | null | undefined;
+  /** The files its middleware read when the spec loaded, as written (I38; absent or empty: none). */
+  readonly loads?: readonly string[] | undefined;
 }
 
 /** The bus calls rendering makes: a chain per hook point (per tool or model name, I22), deadlines. */
@@ -169,7 +171,10 @@ export function renderText(harness: ShownHarness, only: Only = {}): string {
       continue;
     }
     out.push(line(columns));
-    entries.forEach((entry, i) => out.push(line(row(i + 1, entry, matched, audited))));
+    entries.forEach((entry, i) => {
+      out.push(line(row(i + 1, entry, matched, audited)));
+      if (entry.loads !== undefined && entry.loads.length > 0) out.push(`     loads: ${entry.loads.join(", ")}`); // I38
+    });
   }
   return `${out.join("\n")}\n`;
 }
@@ -197,6 +202,7 @@ function entryJson(entry: ShownEntry): { [key: string]: PyJson } {
     shown["match"] = match;
   }
   if (decl.mode === "audit") shown["mode"] = "audit"; // I25: absent means enforce
+  if (entry.loads !== undefined && entry.loads.length > 0) shown["loads"] = [...entry.loads]; // I38: absent when none
   return shown;
 }
 
