@@ -135,7 +135,9 @@ class AuthZenSettings(BaseModel):
     def _a_set_variable(cls, name: str | None) -> str | None:
         # The variable's name may be shown; its value never is.
         if name is not None and not os.environ.get(name):
-            raise ValueError(f"token_env names {name}, an environment variable that is not set (I38)")
+            raise ValueError(
+                f"token_env names {name}, an environment variable that is not set (I38)"
+            )
         return name
 
 
@@ -175,7 +177,7 @@ class AuthZen:
         self.url = config.url
         self.timeout = _seconds(config.timeout)
         self.batch = config.batch
-        value = os.environ.get(config.token_env) if config.token_env else None
+        value = os.environ.get(config.token_env, "") if config.token_env else ""
         self._token = _Token(value) if value else None
         self._endpoints: tuple[str, str | None] | None = None
 
@@ -228,17 +230,16 @@ class AuthZen:
         if status == 200:
             meta = _json(body)
             if isinstance(meta, dict):
-                single = self._same_origin(meta.get("access_evaluation_endpoint"), single)
+                named = meta.get("access_evaluation_endpoint")
+                single = single if named is None else self._same_origin(named)
                 offered = meta.get("access_evaluations_endpoint")
-                many = self._same_origin(offered, None) if offered is not None else None
+                many = None if offered is None else self._same_origin(offered)
         self._endpoints = (single, many)
         return self._endpoints
 
-    def _same_origin(self, endpoint: object, default: str | None) -> str | None:
+    def _same_origin(self, endpoint: object) -> str:
         """An endpoint the metadata names, if it is a URL on the decision point's own origin:
         the token is never sent anywhere else."""
-        if endpoint is None:
-            return default
         ours = urlsplit(self.url)
         if isinstance(endpoint, str):
             theirs = urlsplit(endpoint)
@@ -266,6 +267,7 @@ class AuthZen:
         """One request within the timeout (for the whole exchange, not each read): its status
         and at most :data:`MAX_BODY` bytes of its body."""
         import httpx  # the ``authzen`` extra, checked when the settings were validated
+
         headers = {"Accept": "application/json"}
         if self._token is not None:
             headers.update(self._token.header())
@@ -279,16 +281,15 @@ class AuthZen:
                     httpx.AsyncClient(timeout=self.timeout, follow_redirects=False) as client,
                     client.stream(method, where, headers=headers, content=content) as answer,
                 ):
-                    chunks, size = [], 0
+                    chunks: list[bytes] = []
+                    size = 0
+                    # Read to the end (the timeout bounds it) but keep no more than MAX_BODY:
+                    # leaving the stream early would leave httpx's generators unclosed.
                     async for chunk in answer.aiter_bytes():
                         size += len(chunk)
-                        if size > MAX_BODY:
-                            raise AuthZenError(
-                                f"the decision point at {where} answered more than "
-                                f"{MAX_BODY} bytes {_RULE}"
-                            )
-                        chunks.append(chunk)
-                    return answer.status_code, b"".join(chunks)
+                        if size <= MAX_BODY:
+                            chunks.append(chunk)
+                    status = answer.status_code
         except (TimeoutError, httpx.TimeoutException):
             raise AuthZenError(
                 f"the decision point at {where} did not answer within {self.timeout:g}s {_RULE}"
@@ -296,9 +297,13 @@ class AuthZen:
         except httpx.HTTPError as exc:
             # The exception's text is not shown: only its kind, which holds no header.
             raise AuthZenError(
-                f"the decision point at {where} could not be reached ({type(exc).__name__}) "
-                f"{_RULE}"
+                f"the decision point at {where} could not be reached ({type(exc).__name__}) {_RULE}"
             ) from None
+        if size > MAX_BODY:
+            raise AuthZenError(
+                f"the decision point at {where} answered more than {MAX_BODY} bytes {_RULE}"
+            )
+        return status, b"".join(chunks)
 
 
 _NOT_JSON: Final = object()

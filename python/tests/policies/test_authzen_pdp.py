@@ -27,14 +27,19 @@ when {
 };
 permit (principal == Agent::"bot", action == Action::"tool.after", resource == Tool::"search")
 when { context.is_error == false && context.tool == "search" };
-permit (principal == Agent::"anonymous", action == Action::"model.before", resource == Model::"gpt-x")
-when { context.model == "gpt-x" && context.tools.contains("search") && context.messages == 2 };
+permit (
+  principal == Agent::"anonymous", action == Action::"model.before", resource == Model::"gpt-x"
+) when { context.model == "gpt-x" && context.tools.contains("search") && context.messages == 2 };
 permit (principal, action == Action::"tool.before", resource == Tool::"delete_repository")
 when { principal in Group::"admins" };
 forbid (principal, action, resource == Tool::"search") when { context.arguments has rm };
 """
 ENTITIES = [
-    {"uid": {"type": "User", "id": "root"}, "attrs": {}, "parents": [{"type": "Group", "id": "admins"}]},
+    {
+        "uid": {"type": "User", "id": "root"},
+        "attrs": {},
+        "parents": [{"type": "Group", "id": "admins"}],
+    },
     {"uid": {"type": "Group", "id": "admins"}, "attrs": {}, "parents": []},
 ]
 
@@ -106,7 +111,9 @@ async def test_tool_after_and_model_before_are_asked_as_their_hook_points(url: s
     request = hw.ModelRequest(model="gpt-x", messages=messages, tools=(hw.ToolSpec(name="search"),))
     model = hw.ModelRequestEvent(request=request)
     assert (await bus.emit("model.before", model, run())).outcome == hw.Continue()
-    one_message = model.model_copy(update={"request": request.model_copy(update={"messages": messages[:1]})})
+    one_message = model.model_copy(
+        update={"request": request.model_copy(update={"messages": messages[:1]})}
+    )
     assert (await bus.emit("model.before", one_message, run())).outcome == DENIED
 
 
@@ -121,10 +128,17 @@ def test_the_request_is_written_in_authzen_words() -> None:
     assert request["subject"] == {"type": "user", "id": "alice"}
     assert request["action"] == {"name": "tool.before"}
     assert request["resource"] == {"type": "tool", "id": "search"}
-    assert request["context"]["arguments"] == {"q": "weather", "limit": 12, "tags": ["fast", "cheap"]}
+    assert request["context"]["arguments"] == {
+        "q": "weather",
+        "limit": 12,
+        "tags": ["fast", "cheap"],
+    }
     model = hw.ModelRequestEvent(request=hw.ModelRequest(model="m"))
     asked = authzen_request("model.before", model, {"agent": "bot"})
-    assert (asked["subject"], asked["resource"]) == ({"type": "agent", "id": "bot"}, {"type": "model", "id": "m"})
+    assert (asked["subject"], asked["resource"]) == (
+        {"type": "agent", "id": "bot"},
+        {"type": "model", "id": "m"},
+    )
 
 
 async def test_many_questions_in_one_batch_and_one_by_one(url: str) -> None:

@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -137,8 +136,16 @@ def event_call(name: str = "search", step: int = 0, **arguments: Any) -> hw.Tool
     )
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that stopped waiting (the PEP's timeout) breaks the pipe: expected here.
+        pass
+
+
 class Misbehaving:
-    """A decision point that answers as ``mode`` says: ``slow`` (after 2 s), ``500``,
+    """A decision point that answers as ``mode`` says: ``slow`` (not before the test ends), ``500``,
     ``garbage`` (not JSON), ``string`` / ``number`` / ``null`` / ``missing`` (a decision that is
     not a boolean), ``huge`` (past the size cap), ``redirect``, ``short`` (a batch answer with a
     decision missing), or ``allow``. Its metadata is a 404 unless ``metadata`` is given. It
@@ -148,13 +155,16 @@ class Misbehaving:
         self.mode = mode
         self.metadata = metadata
         self.seen: list[tuple[str, dict[str, str], bytes]] = []
+        self.release = threading.Event()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:  # quiet: the test reads `seen`
                 pass
 
-            def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+            def _send(
+                self, status: int, body: bytes, headers: dict[str, str] | None = None
+            ) -> None:
                 self.send_response(status)
                 for key, value in (headers or {"Content-Type": "application/json"}).items():
                     self.send_header(key, value)
@@ -175,7 +185,7 @@ class Misbehaving:
                 owner.seen.append(("POST " + self.path, dict(self.headers), body))
                 mode = owner.mode
                 if mode == "slow":
-                    time.sleep(2)
+                    owner.release.wait(60)  # until the test is done with it
                     self._send(200, b'{"decision": true}')
                 elif mode == "500":
                     self._send(500, b'{"decision": true}')
@@ -198,8 +208,7 @@ class Misbehaving:
                     text = "{}" if decision is None else f'{{"decision": {decision}}}'
                     self._send(200, text.encode())
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -208,5 +217,6 @@ class Misbehaving:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()
