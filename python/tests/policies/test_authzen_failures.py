@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import logging
 import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
 from test_authzen_support import Misbehaving, event_call, pdp, run
 
 import harnessweaver as hw
+from harnessweaver.policies import authzen as authzen_module
 from harnessweaver.policies.authzen import MAX_BODY, AuthZen, AuthZenSettings
 from harnessweaver.policies.errors import AuthZenError
 
@@ -188,3 +190,27 @@ async def test_the_token_is_never_shown(
     shown += [out, err, caplog.text]
     assert not [text for text in shown if TOKEN in text]
     assert len(shown) > 20
+
+
+def test_without_httpx_the_item_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    # httpx is the `authzen` extra; an installation without it is told how to get it.
+    real = authzen_module.importlib.util.find_spec
+    monkeypatch.setattr(
+        authzen_module.importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == "httpx" else real(name, *args),
+    )
+    with pytest.raises(hw.RegistrationError, match=r"pip install 'harnessweaver\[authzen\]'"):
+        hw.HookBus().register(AuthZen, settings={"url": "http://127.0.0.1:9"})
+
+
+@pytest.mark.parametrize("hooks", ["[task.end]", "[tool.before, model.after]"])
+def test_a_hook_point_it_does_not_decide_is_refused(tmp_path: Path, hooks: str) -> None:
+    spec = tmp_path / "harness.yaml"
+    spec.write_text(
+        f"middleware:\n  - {{use: harnessweaver.authzen, url: 'http://127.0.0.1:9', "
+        f"hooks: {hooks}}}\n"
+    )
+    with pytest.raises(hw.SpecError) as raised:
+        hw.load(spec)
+    assert "harness.yaml:2:" in str(raised.value)
