@@ -120,7 +120,7 @@ class AuthZenSettings(BaseModel):
             raise ValueError("url must be an http:// or https:// URL with a host (I38)")
         if parts.username is not None or parts.password is not None:
             raise ValueError("url may not carry a user or password: name one in token_env (I38)")
-        if parts.query or parts.fragment:
+        if "?" in url or "#" in url:
             raise ValueError("url may not carry a query or fragment (I38)")
         return url.rstrip("/")
 

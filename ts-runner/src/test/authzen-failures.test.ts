@@ -129,6 +129,7 @@ describe("authzen: settings", () => {
     { url: "127.0.0.1:8080" },
     { url: "http://user:pw@127.0.0.1" },
     { url: "http://127.0.0.1/?key=1" },
+    { url: "http://127.0.0.1/?" },
     { url: "http://127.0.0.1", timeout: "0s" },
     { url: "http://127.0.0.1", timeout: "soon" },
     { url: "http://127.0.0.1", token_env: "HW_TEST_AUTHZEN_UNSET" },
