@@ -1,10 +1,11 @@
 // What the harnessweaver.authzen tests share (no tests of its own): the local AuthZEN decision
-// point (e2e/authzen-pdp, Go on cedar-go) built once per test process and started on the
+// point (e2e/authzen-pdp, Go on cedar-go) built once for its sources and started on the
 // loopback, and a small misbehaving one (node:http) for the answers no real point should give.
 // Python: python/tests/policies/test_authzen_support.py.
 
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,20 +29,51 @@ function go(): string | null {
 
 let built: string | null = null;
 
-/** e2e/authzen-pdp built into a temporary folder (the user's own Go caches), once per process; null without Go. */
+/** A key of the decision point's sources: a changed source is a new build. */
+function sourceKey(folder: string): string {
+  const hash = createHash("sha256");
+  for (const name of readdirSync(folder).sort()) {
+    if (name.endsWith(".go") || name === "go.mod" || name === "go.sum") hash.update(name).update(readFileSync(join(folder, name)));
+  }
+  return hash.digest("hex").slice(0, 16);
+}
+
+const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * e2e/authzen-pdp built once for its sources (the user's own Go caches), into a folder of the
+ * system's temporary one that every test file (each its own process, run side by side) shares:
+ * the first to take the lock builds, the others wait for the binary. Null without Go.
+ */
 export function pdpBinary(): string | null {
   if (built !== null) return built;
   const compiler = go();
   if (compiler === null) return null;
-  const out = mkdtempSync(join(tmpdir(), "authzen-pdp-"));
-  process.on("exit", () => rmSync(out, { recursive: true, force: true }));
-  const binary = join(out, "authzen-pdp");
-  execFileSync(compiler, ["build", "-o", binary, "."], {
-    cwd: join(REPO, "e2e", "authzen-pdp"),
-    env: { ...process.env, GOFLAGS: "-mod=mod", CGO_ENABLED: "0" },
-    stdio: ["ignore", "ignore", "inherit"],
-    timeout: 900_000,
-  });
+  const source = join(REPO, "e2e", "authzen-pdp");
+  const folder = join(tmpdir(), `harnessweaver-authzen-pdp-${sourceKey(source)}`);
+  const binary = join(folder, "authzen-pdp");
+  const lock = `${folder}.lock`;
+  for (const deadline = Date.now() + 900_000; !existsSync(binary); pause(200)) {
+    if (Date.now() > deadline) throw new Error(`no decision point built at ${binary} (is ${lock} stale?)`);
+    try {
+      mkdirSync(lock);
+    } catch {
+      continue; // another test file is building it
+    }
+    try {
+      mkdirSync(folder, { recursive: true });
+      const partial = `${binary}.${process.pid}`;
+      execFileSync(compiler, ["build", "-o", partial, "."], {
+        cwd: source,
+        env: { ...process.env, GOFLAGS: "-mod=mod", CGO_ENABLED: "0" },
+        stdio: ["ignore", "ignore", "inherit"],
+        timeout: 900_000,
+      });
+      renameSync(partial, binary);
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
+  }
   return (built = binary);
 }
 
