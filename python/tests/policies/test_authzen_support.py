@@ -7,14 +7,15 @@ This module holds no tests; its name keeps it among the files of the ``authzen``
 
 from __future__ import annotations
 
-import atexit
 import functools
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,27 +45,51 @@ def _go() -> str | None:
     return _GO_FALLBACK if Path(_GO_FALLBACK).is_file() else None
 
 
+def _source_key(folder: Path) -> str:
+    """A key of the decision point's sources (the TypeScript tests compute the same one)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.iterdir(), key=lambda p: p.name):
+        if path.suffix == ".go" or path.name in ("go.mod", "go.sum"):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 @functools.cache
 def pdp_binary() -> Path:
-    """``e2e/authzen-pdp`` built once per test session into a temporary folder (modules and
-    build cache: the user's own Go caches), or a skip naming what is missing."""
-    root = require_checkout() / "e2e" / "authzen-pdp"
+    """``e2e/authzen-pdp`` built once for its sources (the user's own Go caches) into a folder
+    of the system's temporary one, shared with the TypeScript tests: whoever takes the lock
+    builds, the others wait for the binary. A skip naming what is missing without Go."""
+    source = require_checkout() / "e2e" / "authzen-pdp"
     go = _go()
     if go is None:
         pytest.skip("the local AuthZEN decision point needs Go (go on PATH) to be built")
-    out = Path(tempfile.mkdtemp(prefix="authzen-pdp-"))
-    atexit.register(shutil.rmtree, out, True)
-    binary = out / "authzen-pdp"
-    env = {**os.environ, "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
-    done = subprocess.run(
-        [go, "build", "-o", str(binary), "."],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert done.returncode == 0, f"go build of e2e/authzen-pdp failed:\n{done.stderr}"
+    folder = Path(tempfile.gettempdir()) / f"harnessweaver-authzen-pdp-{_source_key(source)}"
+    binary, lock = folder / "authzen-pdp", folder.with_name(folder.name + ".lock")
+    deadline = time.monotonic() + 900
+    while not binary.exists():
+        assert time.monotonic() < deadline, f"no decision point built at {binary} ({lock} stale?)"
+        try:
+            lock.mkdir()
+        except FileExistsError:  # another test process is building it
+            time.sleep(0.2)
+            continue
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            partial = binary.with_name(f"authzen-pdp.{os.getpid()}")
+            env = {**os.environ, "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
+            done = subprocess.run(
+                [go, "build", "-o", str(partial), "."],
+                cwd=source,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+            assert done.returncode == 0, f"go build of e2e/authzen-pdp failed:\n{done.stderr}"
+            partial.rename(binary)
+        finally:
+            lock.rmdir()
     return binary
 
 
