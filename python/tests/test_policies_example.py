@@ -24,7 +24,7 @@ cedarpy = pytest.importorskip("cedarpy", reason="the example needs harnessweaver
 ROOT = require_checkout()
 EXAMPLE = ROOT / "examples" / "policies"
 README = (EXAMPLE / "README.md").read_text(encoding="utf-8")
-PAGE = (ROOT / "docs" / "policies.md").read_text(encoding="utf-8")
+PAGE = ROOT / "docs" / "policies.md"
 FILES = ["policies/refunds.cedar", "policies/mcp.cedar", "tools.cedarschema", "entities.json"]
 """What the item loads, as the spec writes the paths: policies, schema, entities."""
 
@@ -85,7 +85,7 @@ def test_an_integral_float_is_a_long_and_a_fraction_fails_closed_without_its_val
     assert isinstance(result.outcome, hw.Block)
     assert result.outcome.code == "middleware_error"
     (failure,) = [r for r in records if r["kind"] == "failure"]
-    assert (failure["middleware"], failure["error"]) == ("tool-policy", "CedarRequestError")
+    assert (failure["middleware"], failure["error"]) == ("tool_policy", "CedarRequestError")
     assert "12345.5" not in json.dumps(records) + result.outcome.reason
 
 
@@ -161,7 +161,8 @@ def test_a_policy_the_schema_rejects_is_refused_at_load(tmp_path: Path) -> None:
 
 
 def _blocks(lang: str) -> list[str]:
-    return re.findall(rf"^```{lang}\n(.*?)^```", PAGE, re.DOTALL | re.MULTILINE)
+    text = PAGE.read_text(encoding="utf-8")
+    return re.findall(rf"^```{lang}\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
 
 
 def test_every_cedar_block_of_the_page_parses() -> None:
