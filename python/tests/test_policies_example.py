@@ -183,3 +183,17 @@ def test_the_cedar_blocks_of_the_examples_validate_against_the_examples_schema()
 def test_the_pages_copy_of_the_harness_yaml_is_the_examples() -> None:
     spec = (EXAMPLE / "harness.yaml").read_text(encoding="utf-8")
     assert any(block == spec for block in _blocks("yaml"))
+
+
+def test_the_pages_request_is_the_one_the_mapping_builds() -> None:
+    from harnessweaver.policies.request import cedar_request
+
+    shown = re.search(
+        r"is this request:\n\n```json\n(.*?)^```", PAGE.read_text("utf-8"), re.S | re.M
+    )
+    assert shown is not None, "no ```json block after 'is this request:' in docs/policies.md"
+    arguments = {"order_id": "o-1042", "amount_cents": 12000}
+    call = hw.ToolCall(id="c", name="process_refund", arguments=arguments)
+    event = hw.ToolCallEvent(step=3, tool=hw.ToolSpec(name="process_refund"), call=call)
+    built = cedar_request("tool.before", event, {"user": "alice"}, None)
+    assert json.loads(json.dumps(built)) == json.loads(shown.group(1))
