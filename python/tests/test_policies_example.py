@@ -197,3 +197,15 @@ def test_the_pages_request_is_the_one_the_mapping_builds() -> None:
     event = hw.ToolCallEvent(step=3, tool=hw.ToolSpec(name="process_refund"), call=call)
     built = cedar_request("tool.before", event, {"user": "alice"}, None)
     assert json.loads(json.dumps(built)) == json.loads(shown.group(1))
+
+
+def test_the_pages_authzen_request_is_the_one_the_mapping_builds() -> None:
+    authzen = pytest.importorskip("harnessweaver.policies.authzen")
+    page = PAGE.read_text(encoding="utf-8")
+    blocks = re.findall(r"^```json\n(.*?)^```", page, re.S | re.M)
+    (shown,) = [json.loads(b) for b in blocks if '"subject"' in b]
+    arguments = {"order_id": "o-1042", "amount_cents": 12000}
+    call = hw.ToolCall(id="c", name="process_refund", arguments=arguments)
+    event = hw.ToolCallEvent(step=3, tool=hw.ToolSpec(name="process_refund"), call=call)
+    built = authzen.authzen_request("tool.before", event, {"user": "alice"})
+    assert json.loads(json.dumps(built)) == shown
