@@ -273,9 +273,54 @@ def _state_targets(rows: list[Row]) -> list[Target]:
     return found
 
 
+CEDAR_P99_US = 50.0
+"""Issue 33's aim: one ``tool.before`` emit through ``harnessweaver.cedar`` with 100 policies,
+p99, in process (python/benchmarks/test_cedar.py). An aim: reported beside the targets
+without failing the run."""
+
+CEDAR_COLUMNS = (
+    "implementation", "policies", "cedar p50", "cedar p99", "python p50", "python p99", "ratio",
+)  # fmt: skip
+"""The Cedar table's columns: per emit, Cedar beside the same decisions in Python (the floor)."""
+
+
+def cedar_rows(rows: Iterable[Row]) -> list[Row]:
+    return [r for r in rows if r.workload == "cedar" and r.p99_ms is not None]
+
+
+def cedar_cells(row: Row) -> list[str]:
+    """One Cedar row in µs: the Cedar and the Python emits' percentiles, and the paired ratio."""
+
+    def us(value: float | None) -> str:
+        return "" if value is None else f"{value * 1e3:.1f} µs"
+
+    return [
+        row.implementation,
+        "" if row.n is None else f"{row.n:,}",
+        us(row.p50_ms),
+        us(row.p99_ms),
+        us(row.floor_p50_ms),
+        us(row.floor_p99_ms),
+        "" if row.ratio is None else f"{row.ratio:.2f}x",
+    ]
+
+
+def _cedar_targets(rows: list[Row]) -> list[Target]:
+    """Issue 33's aim on the Rust core's row of 100 policies: the p99 per emit."""
+    row = find(rows, implementation="python-rust", workload="cedar", n=100)
+    what = "Cedar, 100 policies, p99 per tool.before emit (Rust core)"
+    limit = f"<= {CEDAR_P99_US:g} µs"
+    if row is None or row.p99_ms is None:
+        return [Target(what, "not measured", limit, False, False)]
+    p99 = row.p99_ms * 1e3
+    measured = f"{p99:.1f} µs (p50 {(row.p50_ms or 0) * 1e3:.1f} µs; Python p99 "
+    measured += f"{(row.floor_p99_ms or 0) * 1e3:.1f} µs)"
+    return [Target(what, measured, limit, p99 <= CEDAR_P99_US, False)]
+
+
 def targets(rows: list[Row]) -> list[Target]:
-    """The targets of issues 5, 13, 17 and 27, each judged on this run's figures, and issue
-    29's aim where the MCP rows were measured."""
+    """The targets of issues 5, 13, 17 and 27, each judged on this run's figures, and the
+    aims of issues 29, 30 and 33 where their rows were measured."""
     found: list[Target] = []
     rust = [r for r in rows if r.implementation == "python-rust"]
     emit = {"workload": "emit", "kind": "complete"}
@@ -337,7 +382,7 @@ def targets(rows: list[Row]) -> list[Target]:
     if ts:
         row = find(ts, workload="emit", kind="complete", n=8, timeouts="2s")
         found.append(_ratio_target("TypeScript, N=8, 2 s timeouts", row, 2.0))
-    return found + _mcp_targets(rows) + _state_targets(rows)
+    return found + _mcp_targets(rows) + _state_targets(rows) + _cedar_targets(rows)
 
 
 def _time(ns: float | None) -> str:
@@ -418,6 +463,11 @@ def markdown(rows: list[Row], judged: list[Target], machine: str) -> str:
         lines += ["| " + " | ".join(STATE_COLUMNS) + " |"]
         lines += ["|" + "---|" * len(MCP_COLUMNS)]
         lines += ["| " + " | ".join(mcp_cells(row)) + " |" for row in state]
+    cedar = cedar_rows(rows)
+    if cedar:
+        lines += ["", "Cedar policies (issue 33), per tool.before emit:", ""]
+        lines += ["| " + " | ".join(CEDAR_COLUMNS) + " |", "|" + "---|" * len(CEDAR_COLUMNS)]
+        lines += ["| " + " | ".join(cedar_cells(row)) + " |" for row in cedar]
     lines += ["", "| target | measured | limit | met |", "|---|---|---|---|"]
     lines += [f"| {t.what} | {t.measured} | {t.limit} | {_verdict(t)} |" for t in judged]
     return "\n".join(lines) + "\n"
@@ -459,7 +509,12 @@ def main(argv: list[str] | None = None) -> int:
         per_call.add_column(column, justify="left" if column in MCP_COLUMNS[:3] else "right")
     for row in mcp_rows(rows):
         per_call.add_row(*mcp_cells(row))
-    verdicts = Table(title="targets (issues 5, 13, 17, 27 and 29)")
+    policies = Table(title="Cedar policies (issue 33): per tool.before emit, beside Python")
+    for column in CEDAR_COLUMNS:
+        policies.add_column(column, justify="left" if column == "implementation" else "right")
+    for row in cedar_rows(rows):
+        policies.add_row(*cedar_cells(row))
+    verdicts = Table(title="targets (issues 5, 13, 17, 27, 29, 30 and 33)")
     for column in ("target", "measured", "limit", "met"):
         verdicts.add_column(column)
     for target in judged:
@@ -468,6 +523,8 @@ def main(argv: list[str] | None = None) -> int:
     console.print(table)
     if per_call.row_count:
         console.print(per_call)
+    if policies.row_count:
+        console.print(policies)
     console.print(verdicts)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
