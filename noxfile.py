@@ -132,6 +132,7 @@ def tests(session: nox.Session) -> None:
     venv = {
         "VIRTUAL_ENV": session.virtualenv.location,
         "PATH": f"{session.bin}{os.pathsep}{os.environ['PATH']}",
+        "HARNESSWEAVER_REQUIRE_GO": "1",  # the AuthZEN tests' decision point: fail, never skip
     }
     ignored = [f"--ignore=python/tests/{name}" for name in ELSEWHERE]
     runs = [
@@ -162,7 +163,8 @@ def ts(session: nox.Session) -> None:
     with session.chdir(TS):
         session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
         session.run("npm", "run", "lint", external=True)
-        session.run("npm", "test", external=True, env={"HARNESSWEAVER_TEST_PYTHON": python})
+        required = {"HARNESSWEAVER_TEST_PYTHON": python, "HARNESSWEAVER_REQUIRE_GO": "1"}
+        session.run("npm", "test", external=True, env=required)
     scratch = Path(session.create_tmp()).resolve() / "npm-pack"  # absolute: used from TS too
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)

@@ -18,6 +18,7 @@ of them.
 | ``tool_denylist`` | tool.before | closed | blocks a tool in ``deny`` |
 | ``shell_guard`` | tool.before | closed | blocks a destructive shell command (``RULES``) |
 | ``cedar`` | tool.before (tool.after, model.before) | closed | decides with Cedar policies (I38) |
+| ``authzen`` | tool.before (tool.after, model.before) | closed | asks an AuthZEN point (I38) |
 
 The stateful ones (``loop_guard``, ``budget_guard``, ``tool_failure_guard``, ``rate_limit``)
 keep their state on a state view (``harnessweaver.state``): per run by default, or shared by a
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 from .. import __version__
 from ..plugin import Plugin
+from ..policies.authzen import AuthZen
 from ..policies.cedar import Cedar
 from .budget import BudgetGuard
 from .citations import RequireCitations
@@ -43,6 +45,7 @@ from .shell import ShellGuard
 from .tools import ToolAllowlist, ToolDenylist
 
 __all__ = [
+    "AuthZen",
     "BudgetGuard",
     "Cedar",
     "LoopGuard",
@@ -74,6 +77,7 @@ plugin = Plugin(
         ToolDenylist,
         ShellGuard,
         Cedar,
+        AuthZen,
     ],
 )
 """The built-in plugin: its middleware are ``harnessweaver.tool_allowlist`` and so on."""

@@ -137,6 +137,8 @@ def test_every_builtin_builds_from_its_sample() -> None:
         "harnessweaver.rate_limit",
         "harnessweaver.tool_denylist",
         "harnessweaver.shell_guard",
+        "harnessweaver.cedar",
+        "harnessweaver.authzen",
     ]
     for item in builtins.plugin.middleware:
         spec = spec_of(item)

@@ -17,6 +17,7 @@
  * | `tool_denylist` | tool.before | closed | blocks a tool in `deny` |
  * | `shell_guard` | tool.before | closed | blocks a destructive shell command (`RULES` in `shell.ts`) |
  * | `cedar` | tool.before (or tool.after, model.before) | closed | decides with Cedar policies (I38, `../policies/cedar.ts`) |
+ * | `authzen` | tool.before (or tool.after, model.before) | closed | asks an AuthZEN 1.0 decision point (I38, `../policies/authzen.ts`) |
  *
  * `loop_guard`, `budget_guard`, `tool_failure_guard` and `rate_limit` keep their state on a
  * state view (`../state`): the loader attaches the harness's store; never attached, each makes
@@ -38,11 +39,13 @@ import { maxMessages } from "./messages.js";
 import { redactPii } from "./pii.js";
 import { redactSecrets } from "./redact.js";
 import { rateLimit } from "./rates.js";
+import { authzen } from "../policies/authzen.js";
 import { cedar } from "../policies/cedar.js";
 import { shellGuard } from "./shell.js";
 import { toolAllowlist, toolDenylist } from "./tools.js";
 
 export {
+  authzen,
   budgetGuard,
   cedar,
   loopGuard,
@@ -84,5 +87,6 @@ export const builtinPlugin = new Plugin({
     toolDenylist,
     shellGuard,
     cedar,
+    authzen,
   ],
 });

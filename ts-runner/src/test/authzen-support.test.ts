@@ -78,7 +78,13 @@ export function pdpBinary(): string | null {
 }
 
 /** The skip reason of a test that needs the local decision point, or false when it can run. */
-export const withoutGo = (): string | false => (go() === null ? "the local AuthZEN decision point needs Go (go on PATH) to be built" : false);
+export const withoutGo = (): string | false => {
+  if (go() !== null) return false;
+  const missing = "the local AuthZEN decision point needs Go (go on PATH) to be built";
+  // nox sets it: there, a skip would hide a missing Go.
+  if (process.env.HARNESSWEAVER_REQUIRE_GO === "1") throw new Error(missing);
+  return missing;
+};
 
 export interface Pdp {
   readonly url: string;

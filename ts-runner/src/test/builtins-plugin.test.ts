@@ -48,6 +48,8 @@ const PYTHON: Record<string, [string[], "open" | "closed"]> = {
   rate_limit: [["tool.before", "model.before"], "closed"],
   tool_denylist: [["tool.before"], "closed"],
   shell_guard: [["tool.before"], "closed"],
+  cedar: [["model.before", "tool.before", "tool.after"], "closed"],
+  authzen: [["model.before", "tool.before", "tool.after"], "closed"],
 };
 
 function validator(configurable: Configurable) {
