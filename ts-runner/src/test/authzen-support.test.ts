@@ -82,7 +82,7 @@ export const withoutGo = (): string | false => {
   if (go() !== null) return false;
   const missing = "the local AuthZEN decision point needs Go (go on PATH) to be built";
   // nox sets it: there, a skip would hide a missing Go.
-  if (process.env.HARNESSWEAVER_REQUIRE_GO === "1") throw new Error(missing);
+  if (process.env["HARNESSWEAVER_REQUIRE_GO"] === "1") throw new Error(missing);
   return missing;
 };
 
