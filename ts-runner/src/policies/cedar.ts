@@ -40,6 +40,7 @@ import { settingsSchema } from "../builtins/settings.js";
 import { folderOf, LoadProblem, readFiles } from "../spec/files.js";
 import { setItemHooks } from "../spec/hooks.js";
 import { MAX_BYTES } from "../spec/limits.js";
+import { notUtf8 } from "../spec/resolve.js";
 import { CedarEvaluationError, CedarLoadError, CedarRequestError } from "./errors.js";
 import { asciiJson, cedarRequest, POLICY_HOOKS, type CedarRequest, type EntityUid, type PolicyHook } from "./request.js";
 import { readHead, statements, type Head, type Statement } from "./statements.js";
@@ -705,24 +706,8 @@ export function readPolicyFile(folder: string, written: string, key: string): Po
   try {
     return { file: written, text: new TextDecoder("utf-8", { fatal: true }).decode(data) };
   } catch {
-    throw new CedarLoadError(key, "the file is not UTF-8 text", written, lineAt(data.toString("latin1"), firstBadByte(data)));
+    throw new CedarLoadError(key, "the file is not UTF-8 text", written, lineAt(data.toString("latin1"), notUtf8(data)));
   }
-}
-
-/** The offset of the first byte of `data` that does not start valid UTF-8 (Python's `exc.start`). */
-function firstBadByte(data: Buffer): number {
-  let low = 0;
-  let high = data.length;
-  while (low < high) {
-    const mid = Math.ceil((low + high) / 2);
-    try {
-      new TextDecoder("utf-8", { fatal: true }).decode(data.subarray(0, mid), { stream: true });
-      low = mid;
-    } catch {
-      high = mid - 1;
-    }
-  }
-  return low;
 }
 
 /** The settings of an item, as the loader validated them. */

@@ -43,8 +43,8 @@ const REASONS: Readonly<Record<string, string>> = {
   ELOOP: "Too many levels of symbolic links",
 };
 
-/** The first byte offset of `data` that is not UTF-8, or -1. */
-function notUtf8(data: Buffer): number {
+/** The first byte offset of `data` that is not UTF-8, or -1 (Python's `exc.start`). */
+export function notUtf8(data: Buffer): number {
   try {
     new TextDecoder("utf-8", { fatal: true }).decode(data);
     return -1;

@@ -124,7 +124,11 @@ async function play(c: Case): Promise<void> {
 }
 
 describe("builtins: the corpus's spec-level cases, item by item", () => {
-  const files = readdirSync(CASES).filter((name) => name.startsWith("builtins-") && name.endsWith(".json"));
+  // builtins-cedar.json's items read policy files relative to the spec: only the loader can play
+  // them, and the TS testee does, in the conformance run (`nox -s conformance`, --require-feature cedar).
+  const files = readdirSync(CASES).filter(
+    (name) => name.startsWith("builtins-") && name.endsWith(".json") && name !== "builtins-cedar.json",
+  );
   it("finds the case files", () => assert.ok(files.length >= 5, files.join(", ")));
   for (const file of files) {
     const { cases } = JSON.parse(readFileSync(new URL(file, CASES), "utf8")) as { cases: Case[] };
