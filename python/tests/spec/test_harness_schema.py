@@ -303,11 +303,14 @@ def _harness_cases() -> list[Any]:
 
 
 def _documents(given: dict[str, Any]) -> list[tuple[str, str, bool]]:
-    """``(file as problems name it, YAML text, is the spec)`` of every document of a case."""
+    """``(file as problems name it, YAML text, is the spec)`` of every document of a case: its
+    YAML files (a Cedar item's policy, schema and entity files are the engine's to judge)."""
     spec = given.get("spec", "harness.yaml")
     folder = spec.rpartition("/")[0]
     found = []
     for name, text in given["files"].items():
+        if not name.endswith((".yaml", ".yml")):
+            continue
         shown = name.removeprefix(f"{folder}/") if folder else name
         found.append((shown, text, name == spec))
     for scripted in given.get("plugins", []):
