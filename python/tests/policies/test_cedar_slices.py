@@ -134,7 +134,7 @@ def test_slices_are_bounded() -> None:
     )
     for i in range(CACHED_SLICES + 10):
         compiled.decide("tool.before", event("tool.before", f"t{i}", {}), {})
-    assert len(compiled._cache) == CACHED_SLICES
+    assert len(compiled._slices._cache) == CACHED_SLICES
 
 
 def test_statements_end_at_semicolons_outside_strings_and_comments() -> None:
