@@ -40,7 +40,7 @@ import { settingsSchema } from "../builtins/settings.js";
 import { folderOf, LoadProblem, readFiles } from "../spec/files.js";
 import { setItemHooks } from "../spec/hooks.js";
 import { MAX_BYTES } from "../spec/limits.js";
-import { notUtf8 } from "../spec/resolve.js";
+import { notUtf8 } from "../spec/utf8.js";
 import { CedarEvaluationError, CedarLoadError, CedarRequestError } from "./errors.js";
 import { asciiJson, cedarRequest, POLICY_HOOKS, type CedarRequest, type EntityUid, type PolicyHook } from "./request.js";
 import { readHead, statements, type Head, type Statement } from "./statements.js";
