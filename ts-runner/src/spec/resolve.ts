@@ -27,6 +27,7 @@ import { described } from "./importfail.js";
 import type { Problems, SpecKind } from "./errors.js";
 import { MAX_BYTES } from "./limits.js";
 import { fromJson, PROFILE_KEYS, type Document, type Ref } from "./model.js";
+import { notUtf8 } from "./utf8.js";
 import { parseYaml, YamlProblem } from "./yaml.js";
 
 export const BUILTIN_NAMESPACE = "harnessweaver";
@@ -42,28 +43,6 @@ const REASONS: Readonly<Record<string, string>> = {
   ENOTDIR: "Not a directory",
   ELOOP: "Too many levels of symbolic links",
 };
-
-/** The first byte offset of `data` that is not UTF-8, or -1 (Python's `exc.start`). */
-export function notUtf8(data: Buffer): number {
-  try {
-    new TextDecoder("utf-8", { fatal: true }).decode(data);
-    return -1;
-  } catch {
-    let low = 0;
-    let high = data.length;
-    // The longest prefix that decodes (a cut multi-byte character at its end aside).
-    while (low < high) {
-      const mid = Math.ceil((low + high) / 2);
-      try {
-        new TextDecoder("utf-8", { fatal: true }).decode(data.subarray(0, mid), { stream: true });
-        low = mid;
-      } catch {
-        high = mid - 1;
-      }
-    }
-    return low;
-  }
-}
 
 /** One load: the spec's folder, the org-profile directories, the problems found. */
 export class Context {
