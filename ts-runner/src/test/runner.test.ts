@@ -34,7 +34,8 @@ describe("the runner protocol (INTERPRETING.md §9)", () => {
     assert.deepEqual(replies[0], {
       protocol: 1,
       implementation: { name: "harnessweaver", language: "typescript", version: "0.1.0", core: "typescript" },
-      features: ["timeouts", "concurrency", "throw-values", "harness-spec", "approvals"],
+      // cedar: the engine (a devDependency) is installed wherever the tests run.
+      features: ["timeouts", "concurrency", "throw-values", "harness-spec", "approvals", "cedar"],
     });
     assert.equal(replies[1]?.["seq"], 7);
     const actual = replies[1]?.["actual"] as { emits: { outcome: unknown; ran: unknown }[]; error: unknown };
