@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .envelope import Envelope
     from .outcomes import Outcome
 
-__all__ = ["Middleware", "MiddlewareSpec", "build", "middleware", "spec_of"]
+__all__ = ["SAMPLE", "Middleware", "MiddlewareSpec", "build", "middleware", "spec_of"]
 
 E = TypeVar("E")
 T = TypeVar("T", bound=type)
@@ -32,6 +32,10 @@ MiddlewareFunc = Callable[[E, "Envelope"], Awaitable["Outcome | None"]]
 
 _SPEC_ATTR = "__harnessweaver__"
 _RULE = "writing-middleware"
+SAMPLE = "harnessweaver.sample"
+"""The validation-context key set while a declaration's ``sample`` settings are checked, at
+import: a settings validator that checks the environment (an optional package installed, say)
+skips that check for the sample, which must hold wherever the module imports."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +103,7 @@ def _check_class(cls: type, config: object, sample: object) -> None:
             raise DeclarationError(
                 "invalid_config", _RULE, f"{cls.__name__} has a sample but no config to validate it"
             )
-        _settings(config, sample, cls.__name__, DeclarationError)  # type: ignore[arg-type]
+        _settings(config, sample, cls.__name__, DeclarationError, {SAMPLE: True})  # type: ignore[arg-type]
 
 
 @overload
@@ -218,10 +222,16 @@ def spec_of(obj: object) -> MiddlewareSpec | None:
 
 
 def _settings(
-    config: type[BaseModel], settings: Mapping[str, Any], owner: str, error: type[Exception]
+    config: type[BaseModel],
+    settings: Mapping[str, Any],
+    owner: str,
+    error: type[Exception],
+    context: Mapping[str, object] | None = None,
 ) -> BaseModel:
     try:
-        return config.model_validate(dict(settings))
+        return config.model_validate(
+            dict(settings), context=None if context is None else dict(context)
+        )
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or '(settings)'}: {e['msg']}" for e in exc.errors()
