@@ -366,8 +366,13 @@ def _bounded(base: int, after: list[tuple[int, int]]) -> None:
     for resident, peak in after:
         assert peak - base <= PEAK_COPIES * copy, (base, after)
         assert resident - base <= HELD_COPIES * copy, (base, after)
-    first = after[0][0]
-    assert all(resident - first <= copy for resident, _ in after), ("accumulates", base, after)
+    # Accumulation is measured once the allocator is warm: after the first call it may keep one
+    # more copy's worth of freed heap for the second (seen: +57 MiB, then +12 KiB for the
+    # third). A leak of half a copy or more per call still shows between the last two calls,
+    # the sensitivity the first-to-last comparison over three calls had.
+    if len(after) > 1:
+        (second, _), (last, _) = after[-2], after[-1]
+        assert last - second <= copy // 2, ("accumulates", base, after)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
