@@ -516,24 +516,19 @@ def place_files(blocks: Sequence[Snippet], work: Path) -> list[Problem]:
 
 
 def check_cedar(block: Snippet) -> list[Problem]:
-    """A Cedar policy set, parsed by cedarpy."""
+    """A Cedar policy set (``cedar``) or schema in Cedar's syntax (``cedarschema``), parsed by
+    cedarpy, the engine the Python built-in uses."""
     import cedarpy
 
+    what, parse = (
+        ("Cedar policies", cedarpy.PolicySet.from_str)
+        if block.lang == "cedar"
+        else ("Cedar schema", cedarpy.Schema.from_str)
+    )
     try:
-        cedarpy.PolicySet.from_str(block.code)
+        parse(block.code)
     except ValueError as exc:
-        return [Problem(block.where, f"Cedar policies: {exc}")]
-    return []
-
-
-def check_cedar_schema(block: Snippet) -> list[Problem]:
-    """A Cedar schema in Cedar's schema syntax, parsed by cedarpy."""
-    import cedarpy
-
-    try:
-        cedarpy.Schema.from_str(block.code)
-    except ValueError as exc:
-        return [Problem(block.where, f"Cedar schema: {exc}")]
+        return [Problem(block.where, f"{what}: {exc}")]
     return []
 
 
@@ -549,10 +544,8 @@ def check(blocks: Iterable[Snippet]) -> list[Problem]:
         problems += check_typescript([b for b in checked if b.lang in ("ts", "typescript")])
         problems += place_files(checked, _scratch_example(scratch))
         for block in checked:
-            if block.lang == "cedar":
+            if block.lang in ("cedar", "cedarschema"):
                 problems += check_cedar(block)
-            elif block.lang == "cedarschema":
-                problems += check_cedar_schema(block)
             elif block.lang in ("yaml", "yml"):
                 problems += check_yaml(block, scratch)
             elif block.lang == "json":

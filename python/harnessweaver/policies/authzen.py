@@ -25,7 +25,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
@@ -64,11 +63,7 @@ INSTALL: Final = "pip install 'harnessweaver[authzen]'"
 
 
 def _need_httpx() -> None:
-    try:
-        found = importlib.util.find_spec("httpx") is not None
-    except ValueError:  # in sys.modules without a spec: None there means "not importable"
-        found = sys.modules.get("httpx") is not None
-    if not found:
+    if importlib.util.find_spec("httpx") is None:  # also when sys.modules holds None for it
         raise ValueError(f"harnessweaver.authzen needs the httpx package: {INSTALL}")
 
 
