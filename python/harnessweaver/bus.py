@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from . import debug
@@ -55,7 +55,7 @@ class HookBus:
     ``RegistrationError`` (``invalid_identity``).
     """
 
-    __slots__ = ("_registry", "emit")
+    __slots__ = ("_calls", "_registry", "emit")
 
     emit: _Emit
     """``await bus.emit(hook, event, ctx)``: run ``hook``'s chain on ``event`` in ``ctx``; the
@@ -79,6 +79,8 @@ class HookBus:
         )
         # Bound once: emits are the hot path. The builtin also takes ``deadline=`` (I26).
         self.emit = cast("_Emit", self._registry.emitter())
+        # What each registered name runs, for :meth:`handler` (the core keeps its own copy).
+        self._calls: dict[str, Callable[..., Any]] = {}
 
     def deadline(self, hook: str) -> float | None:
         """The chain deadline of ``hook`` in seconds (I26), or ``None``."""
@@ -122,7 +124,7 @@ class HookBus:
         spec, call = build(middleware, settings)
         if debug.enabled():  # harnessweaver.debug at DEBUG: see why it raises (docs/logging.md)
             call = debug.watched(call, name if isinstance(name, str) else spec.declaration.name)
-        return self._registry.register(
+        declaration = self._registry.register(
             spec.declaration,
             call,
             layer=layer,
@@ -134,6 +136,8 @@ class HookBus:
             match=match,
             mode=mode,
         )
+        self._calls[declaration.name] = call
+        return declaration
 
     def register_plugin(
         self,
@@ -160,7 +164,21 @@ class HookBus:
 
     def unregister(self, name: str) -> Declaration:
         """Remove a middleware; an emit in flight keeps the chain it started with (I11)."""
-        return self._registry.unregister(name)
+        declaration = self._registry.unregister(name)
+        self._calls.pop(declaration.name, None)
+        return declaration
+
+    def handler(self, name: str) -> Callable[..., Any]:
+        """What the chain calls for the middleware registered as ``name``: ``handler(event,
+        env)``, returning an answer or an awaitable of one. It is the middleware alone, with
+        none of the bus around it (no timeout, fail mode or trace): ``harnessweaver bench``
+        and :mod:`harnessweaver.testing` time a chain's handlers in a plain loop as the floor
+        an emit is compared with. An unknown name is a ``KeyError`` naming it."""
+        try:
+            return self._calls[name]
+        except KeyError:
+            known = ", ".join(sorted(self._calls)) or "none"
+            raise KeyError(f"no middleware {name!r} on this bus (registered: {known})") from None
 
     def chain(self, hook: str) -> tuple[Declaration, ...]:
         """The resolved run order of ``hook``: band, registration order, direction applied."""
