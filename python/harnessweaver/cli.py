@@ -120,6 +120,15 @@ def _list_impls(out: TextIO) -> int:
     return EXIT_OK
 
 
+def _not_run(chosen: Sequence[Implementation]) -> dict[str, str]:
+    """The built-in implementations a default run left out, with why and how to get them."""
+    from harnessweaver.conformance.driver import builtin_implementations, unavailable
+
+    ran = {impl.name for impl in chosen}
+    found = {name: unavailable(name) for name in builtin_implementations() if name not in ran}
+    return {name: why for name, why in found.items() if why is not None}
+
+
 def _progress(impl: Implementation, result: CaseResult) -> None:
     print(f"  {impl.name} {result.id}: {result.status}", file=sys.stderr, flush=True)
 
@@ -139,7 +148,7 @@ def _run_conformance(args: argparse.Namespace) -> int:
         run_conformance,
     )
     from harnessweaver.conformance.expectations import ExpectationsError
-    from harnessweaver.conformance.protocol import ProtocolSchemaError
+    from harnessweaver.conformance.protocol import ProtocolSchemaError, schema_checks_available
     from harnessweaver.conformance.report import make_console, print_report, write_results
 
     if args.list_impls:
@@ -163,6 +172,13 @@ def _run_conformance(args: argparse.Namespace) -> int:
     )
     names = ", ".join(impl.name for impl in implementations)
     print(f"running {len(cases)} case(s) on {names}", file=sys.stderr, flush=True)
+    if not schema_checks_available():
+        print(
+            "harnessweaver conformance: jsonschema is not installed, so what the runners send "
+            "is held to the protocol's framing only, not checked against its schema (pip install "
+            "'harnessweaver[conformance]' checks it)",
+            file=sys.stderr,
+        )
     if selection.corpus is None and _no_corpus():
         print(
             "harnessweaver conformance: no corpus found, so what the runners send is not checked "
@@ -176,7 +192,7 @@ def _run_conformance(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     written = write_results(outcome, args.out)
     console = make_console(sys.stdout)
-    print_report(outcome, console)
+    print_report(outcome, console, _not_run(implementations) if not args.impl else {})
     console.text(("results: " + ", ".join(str(path) for path in written), None))
     return EXIT_OK if outcome.passed else EXIT_FAILED
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shlex
+import shutil
 import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -43,15 +44,20 @@ from harnessweaver.conformance.protocol import (
     Testee,
     TesteeError,
     TimedOut,
+    schema_checks_available,
 )
 
 __all__ = [
     "IMPL_NAME_HELP",
+    "NOT_DECLARED",
     "REPOSITORY",
     "RUST_TESTEE",
     "RUST_TESTEE_ENV",
+    "RUST_TESTEE_NAME",
     "SOURCE_TREE",
+    "TS_PACKAGE_RUNNER",
     "TS_RUNNER",
+    "TS_RUNNER_ENV",
     "ImplRun",
     "Implementation",
     "ImplementationError",
@@ -66,6 +72,8 @@ __all__ = [
     "resolve_implementations",
     "run_conformance",
     "run_implementation",
+    "rust_testee",
+    "ts_runner",
     "unavailable",
 ]
 
@@ -74,18 +82,48 @@ SOURCE_TREE = Path(__file__).resolve().parents[3]
 """The repository root when the package runs from a clone (``python/harnessweaver``); for an
 installed package, some directory above ``site-packages`` holding none of the files below."""
 TS_RUNNER = SOURCE_TREE / "ts-runner" / "dist" / "runner.js"
+"""The TypeScript testee of a clone, built (``cd ts-runner && npm ci && npm run build``)."""
+TS_RUNNER_ENV = "HARNESSWEAVER_TS_RUNNER"
+TS_PACKAGE_RUNNER = Path("node_modules") / "harnessweaver" / "dist" / "runner.js"
+"""The testee the npm package ships, as an npm project that installed it holds it."""
 RUST_TESTEE_ENV = "HARNESSWEAVER_RUST_TESTEE"
+RUST_TESTEE_NAME = "harnessweaver-testee.exe" if os.name == "nt" else "harnessweaver-testee"
 RUST_TESTEE = Path(
-    os.environ.get(RUST_TESTEE_ENV)
-    or SOURCE_TREE
-    / "target"
-    / "release"
-    / ("harnessweaver-testee.exe" if os.name == "nt" else "harnessweaver-testee")
+    os.environ.get(RUST_TESTEE_ENV) or SOURCE_TREE / "target" / "release" / RUST_TESTEE_NAME
 )
 """The testee over the Rust core alone (``cargo build --release -p harnessweaver-testee``), or
 the binary ``HARNESSWEAVER_RUST_TESTEE`` names: ``nox`` runs a debug build, whose dependencies
 ``cargo test`` has already compiled (a release build links the Cedar engine under fat LTO, some
 five minutes of CI for a testee whose speed nothing measures)."""
+
+
+def ts_runner() -> Path:
+    """The ``ts`` testee: the file ``HARNESSWEAVER_TS_RUNNER`` names; else a clone's build
+    (:data:`TS_RUNNER`); else the npm package installed in the npm project of the working
+    directory (``node_modules/harnessweaver/dist/runner.js`` there or in a folder above it,
+    where node would find it); else :data:`TS_RUNNER`, not built."""
+    given = os.environ.get(TS_RUNNER_ENV)
+    if given:
+        return Path(given)
+    if TS_RUNNER.is_file():
+        return TS_RUNNER
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / TS_PACKAGE_RUNNER).is_file():
+            return folder / TS_PACKAGE_RUNNER
+    return TS_RUNNER
+
+
+def rust_testee() -> Path:
+    """The ``rust`` testee: :data:`RUST_TESTEE` (``HARNESSWEAVER_RUST_TESTEE``, else a clone's
+    release build) when it is there or named; else ``harnessweaver-testee`` on ``PATH``, where
+    ``cargo install`` puts it; else :data:`RUST_TESTEE`, not built."""
+    if RUST_TESTEE.is_file() or os.environ.get(RUST_TESTEE_ENV):
+        return RUST_TESTEE
+    found = shutil.which(RUST_TESTEE_NAME)
+    return Path(found) if found else RUST_TESTEE
+
+
 IMPL_NAME_HELP = "letters, digits, '.', '_' and '-', starting with a letter or digit"
 
 
@@ -139,32 +177,38 @@ def builtin_implementations() -> dict[str, Implementation]:
     return {
         "python-rust": _python_testee("python-rust", "rust"),
         "python-pure": _python_testee("python-pure", "python"),
-        "ts": Implementation("ts", ("node", str(TS_RUNNER))),
-        "rust": Implementation("rust", (str(RUST_TESTEE),), core="rust"),
+        "ts": Implementation("ts", ("node", str(ts_runner()))),
+        "rust": Implementation("rust", (str(rust_testee()),), core="rust"),
     }
 
 
 REPOSITORY = "https://github.com/harnessweaver/harnessweaver"
 
-# How to build each implementation that lives in the source repository, not in the package.
-_BUILD = {
+# How to get each implementation that is not in the package: (the file that marks a clone,
+# how to build it there, how to get it next to an installed package, the variable naming it).
+_GET = {
     "ts": (
         "ts-runner/package.json",
         "cd ts-runner && npm ci && npm run build",
-        'ts="node CLONE/ts-runner/dist/runner.js"',
+        "npm install harnessweaver in an npm project and run from its folder (the runner is "
+        f"{TS_PACKAGE_RUNNER.as_posix()})",
+        TS_RUNNER_ENV,
     ),
     "rust": (
         "crates/harnessweaver-testee/Cargo.toml",
         "cargo build --release -p harnessweaver-testee",
-        "rust=CLONE/target/release/harnessweaver-testee",
+        f"cargo install --locked --git {REPOSITORY} harnessweaver-testee (it puts "
+        "harnessweaver-testee on PATH)",
+        RUST_TESTEE_ENV,
     ),
 }
 
 
 def unavailable(name: str) -> str | None:
     """Why the built-in implementation ``name`` cannot run here and how to get it, or ``None``
-    when it can. ``ts`` and ``rust`` are built in a clone of the repository; the Python
-    testees need only this package (``python-rust`` its compiled core)."""
+    when it can. ``ts`` comes from a clone's build or an installed npm package, ``rust`` from a
+    clone's build or ``cargo install``; the Python testees need only this package
+    (``python-rust`` its compiled core)."""
     if name == "python-rust":
         if importlib.util.find_spec("harnessweaver._core") is None:
             return "the compiled core is not installed (no wheel for this platform)"
@@ -172,18 +216,19 @@ def unavailable(name: str) -> str | None:
     built = _built(name)
     if built is None or built.is_file():
         return None
-    marker, build, given = _BUILD[name]
+    marker, build, install, variable = _GET[name]
+    if os.environ.get(variable):
+        return f"{built} does not exist (named by {variable})"
     if (SOURCE_TREE / marker).is_file():
         return f"not built in this clone: {build}"
-    return (
-        f"not in the installed package: clone {REPOSITORY} (as CLONE), run {build} there "
-        f"(CONTRIBUTING.md), then pass --impl {given}"
-    )
+    return f"not in the installed package: {install}, or set {variable} to one (a clone's: {build})"
 
 
 def _built(name: str) -> Path | None:
     """What must exist before ``name`` can run: a build's output, or ``None`` (nothing)."""
-    return {"ts": TS_RUNNER, "rust": RUST_TESTEE}.get(name)
+    if name == "ts":
+        return ts_runner()
+    return rust_testee() if name == "rust" else None
 
 
 def default_implementations() -> list[Implementation]:
@@ -221,13 +266,8 @@ def resolve_implementations(specs: Sequence[str]) -> list[Implementation]:
         elif name not in builtins:
             known = ", ".join(builtins)
             raise ImplementationError(f"--impl {name!r}: unknown (known: {known}; or NAME=CMD)")
-        elif name == "ts" and not TS_RUNNER.is_file():
-            raise ImplementationError(f"--impl ts: {TS_RUNNER} does not exist (build ts-runner)")
-        elif name == "rust" and not RUST_TESTEE.is_file():
-            raise ImplementationError(
-                f"--impl rust: {RUST_TESTEE} does not exist "
-                "(cargo build --release -p harnessweaver-testee)"
-            )
+        elif (why := unavailable(name)) is not None:
+            raise ImplementationError(f"--impl {name}: {why}")
         else:
             chosen[name] = builtins[name]
     return list(chosen.values())
@@ -252,11 +292,14 @@ class RunConfig:
 def protocol_schema(config: RunConfig) -> ProtocolSchema | None:
     """The schema the testees' messages are checked against: ``config.schema``, else the one
     of the corpus being run, else of the corpus ``find_corpus`` finds (a loose ``--cases``).
-    ``None`` only for a loose ``--cases`` directory run where no corpus is found (an installed
-    package without a checkout): messages are then held to the protocol's framing alone, and
-    the command line says so (``cli.py``)."""
+    ``None`` for a loose ``--cases`` directory run where no corpus is found (an installed
+    package without a checkout), or where jsonschema is not installed (a plain ``pip install``):
+    messages are then held to the protocol's framing alone, and the command line says so
+    (``cli.py``)."""
     if config.schema is not None:
         return config.schema
+    if not schema_checks_available():
+        return None
     try:
         corpus = config.corpus if config.corpus is not None else find_corpus()
     except CorpusNotFound:
@@ -331,7 +374,8 @@ class RunOutcome:
         return not self.problems()
 
 
-_NOT_DECLARED = "feature(s) not declared by the runner: "
+NOT_DECLARED = "feature(s) not declared by the runner: "
+"""How a skip for a feature tag the runner does not declare begins (its tags follow)."""
 
 
 def unmet_features(runs: Sequence[ImplRun], required: Sequence[str]) -> list[str]:
@@ -343,8 +387,8 @@ def unmet_features(runs: Sequence[ImplRun], required: Sequence[str]) -> list[str
                 1
                 for result in run.results
                 if result.status is Status.SKIP
-                and (result.reason or "").startswith(_NOT_DECLARED)
-                and tag in (result.reason or "")[len(_NOT_DECLARED) :].split(", ")
+                and (result.reason or "").startswith(NOT_DECLARED)
+                and tag in (result.reason or "")[len(NOT_DECLARED) :].split(", ")
             )
             if skipped:
                 found.append(
@@ -374,7 +418,7 @@ def _run_case(testee: Testee, hello: Hello, case: Case, entry: Entry | None) -> 
         return CaseResult(case.id, Status.SKIP, reason=entry.reason)
     missing = sorted(set(case.features) - hello.features)
     if missing:
-        reason = f"{_NOT_DECLARED}{', '.join(missing)}"
+        reason = f"{NOT_DECLARED}{', '.join(missing)}"
         return CaseResult(case.id, Status.SKIP, reason=reason)
     return apply_expectation(judge(case, testee.run(case.data)), entry)
 

@@ -15,6 +15,7 @@ not JSON, so an implementation cannot pass by answering in a shape no other one 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import queue
 import signal
@@ -43,6 +44,7 @@ __all__ = [
     "Testee",
     "TesteeError",
     "TimedOut",
+    "schema_checks_available",
 ]
 
 PROTOCOL = 1
@@ -97,6 +99,13 @@ class TesteeError(Exception):
 
 class ProtocolSchemaError(Exception):
     """The corpus's protocol schema cannot be read, so no testee's messages can be checked."""
+
+
+def schema_checks_available() -> bool:
+    """Whether the testees' messages can be checked against the protocol schema here: it
+    needs jsonschema (the ``conformance`` extra). Without it a run still judges every case,
+    and holds messages to the protocol's framing alone; the command line says so."""
+    return all(importlib.util.find_spec(name) is not None for name in ("jsonschema", "referencing"))
 
 
 class ProtocolSchema:

@@ -12,11 +12,13 @@ no escape sequences (``console.py``).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from harnessweaver.conformance.canonical import canonical_json
 from harnessweaver.conformance.console import Console, make_console
+from harnessweaver.conformance.coverage import coverage_lines
 from harnessweaver.conformance.driver import ImplRun, Mismatch, RunOutcome
 from harnessweaver.conformance.expectations import FAILING, CaseResult, Status
 from harnessweaver.conformance.matchers import ABSENT, Diff
@@ -88,7 +90,11 @@ def final_line(outcome: RunOutcome) -> str:
     return "CONFORMANCE FAILED: " + "; ".join(problems)
 
 
-def print_report(outcome: RunOutcome, console: Console) -> None:
+def print_report(
+    outcome: RunOutcome, console: Console, not_run: Mapping[str, str] | None = None
+) -> None:
+    """The table, what failed and differed, the summary lines, what the run covered (``not_run``:
+    the built-in implementations that could not run here, with why), the final line."""
     for run in outcome.runs:
         about = "not started" if run.implementation is None else _about(run.implementation)
         console.text((f"{run.impl.name}: {about}", None))
@@ -99,6 +105,8 @@ def print_report(outcome: RunOutcome, console: Console) -> None:
         console.text((_mismatch_text(mismatch), None), style="bold red")
     for run in outcome.runs:
         console.text((summary_line(run), None))
+    for line in coverage_lines(outcome, not_run or {}):
+        console.text((line, None))
     style = "bold green" if outcome.passed else "bold red"
     console.text((final_line(outcome), None), style=style)
 

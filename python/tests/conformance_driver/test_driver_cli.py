@@ -577,15 +577,26 @@ def test_impl_given_twice(tmp_path: Path, conformance: Any) -> None:
     assert "given twice" in run.err
 
 
-def test_ts_is_only_selectable_when_built(
-    tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def nothing_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No ts or rust testee anywhere: not built, not named, not on PATH, no npm project."""
     monkeypatch.setattr(driver, "TS_RUNNER", tmp_path / "missing" / "runner.js")
     monkeypatch.setattr(driver, "RUST_TESTEE", tmp_path / "missing" / "harnessweaver-testee")
+    monkeypatch.delenv(driver.TS_RUNNER_ENV, raising=False)
+    monkeypatch.delenv(driver.RUST_TESTEE_ENV, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_ts_is_only_selectable_when_built(
+    nothing_found: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp_path = nothing_found
     write_cases(tmp_path / "cases", [make_case("a")])
     run = conformance("--cases", str(tmp_path / "cases"), impls=("ts",))
     assert run.code == 2
-    assert "runner.js does not exist" in run.err
+    assert "--impl ts: not " in run.err
     assert [impl.name for impl in driver.default_implementations()] == [
         "python-rust",
         "python-pure",
@@ -600,15 +611,66 @@ def test_ts_is_only_selectable_when_built(
     ]
 
 
-def test_rust_is_only_selectable_when_built(
-    tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
+def test_ts_from_an_installed_npm_package(
+    nothing_found: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(driver, "TS_RUNNER", tmp_path / "missing" / "runner.js")
-    monkeypatch.setattr(driver, "RUST_TESTEE", tmp_path / "missing" / "harnessweaver-testee")
+    """An npm project that installed the package: its runner is found from the project's
+    folder or any folder below it, as node resolves packages; the variable wins over it."""
+    project = nothing_found / "project"
+    runner = project / "node_modules" / "harnessweaver" / "dist" / "runner.js"
+    runner.parent.mkdir(parents=True)
+    runner.write_text("", encoding="utf-8")
+    (project / "src" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(project / "src" / "deep")
+    assert driver.ts_runner() == runner
+    ts = driver.resolve_implementations(["ts"])[0]
+    assert ts.command == ("node", str(runner))
+    named = nothing_found / "elsewhere.js"
+    monkeypatch.setenv(driver.TS_RUNNER_ENV, str(named))
+    with pytest.raises(driver.ImplementationError, match="named by HARNESSWEAVER_TS_RUNNER"):
+        driver.resolve_implementations(["ts"])
+    named.write_text("", encoding="utf-8")
+    assert driver.resolve_implementations(["ts"])[0].command == ("node", str(named))
+
+
+def test_rust_from_cargo_install_on_path(
+    nothing_found: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cargo install`` puts harnessweaver-testee in a folder on PATH: found there."""
+    bin_dir = nothing_found / "cargo" / "bin"
+    bin_dir.mkdir(parents=True)
+    testee = bin_dir / driver.RUST_TESTEE_NAME
+    testee.write_text("#!/bin/sh\n", encoding="utf-8")
+    testee.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert driver.rust_testee() == testee
+    rust = driver.resolve_implementations(["rust"])[0]
+    assert rust.command == (str(testee),)
+    assert [impl.name for impl in driver.default_implementations()][-1] == "rust"
+
+
+def test_how_to_get_them_from_an_installed_package(
+    nothing_found: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside a clone, the notes say how to get each testee next to an installed package."""
+    monkeypatch.setattr(driver, "SOURCE_TREE", nothing_found / "site")
+    ts = driver.unavailable("ts")
+    rust = driver.unavailable("rust")
+    assert ts is not None
+    assert ts.startswith("not in the installed package: npm install harnessweaver")
+    assert "HARNESSWEAVER_TS_RUNNER" in ts
+    assert rust is not None and "cargo install --locked --git" in rust
+    assert "HARNESSWEAVER_RUST_TESTEE" in rust
+
+
+def test_rust_is_only_selectable_when_built(
+    nothing_found: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp_path = nothing_found
     write_cases(tmp_path / "cases", [make_case("a")])
     run = conformance("--cases", str(tmp_path / "cases"), impls=("rust",))
     assert run.code == 2
-    assert "harnessweaver-testee does not exist" in run.err
+    assert "--impl rust: not " in run.err
     assert "cargo build --release -p harnessweaver-testee" in run.err
     assert [impl.name for impl in driver.default_implementations()] == [
         "python-rust",
@@ -644,8 +706,8 @@ def test_builtin_commands() -> None:
         "rust",
     )
     assert builtins["python-pure"].command[-2:] == ("--core", "python")
-    assert builtins["ts"].command == ("node", str(driver.TS_RUNNER))
-    assert builtins["rust"].command == (str(driver.RUST_TESTEE),)
+    assert builtins["ts"].command == ("node", str(driver.ts_runner()))
+    assert builtins["rust"].command == (str(driver.rust_testee()),)
     assert driver.RUST_TESTEE.parts[-3:-1] == ("target", "release")
     env = builtins["python-pure"].environment()
     assert env is not None and env["PYTHONPATH"].split(":")[0] == str(PYTHON_ROOT)
@@ -676,13 +738,13 @@ def test_list_impls(capsys: pytest.CaptureFixture[str]) -> None:
     in_clone = FROM_CHECKOUT  # the package is the clone's own source
     builds = {
         "ts": (
-            driver.TS_RUNNER,
-            f"node {driver.TS_RUNNER}",
+            driver.ts_runner(),
+            f"node {driver.ts_runner()}",
             "cd ts-runner && npm ci && npm run build",
         ),
         "rust": (
-            driver.RUST_TESTEE,
-            str(driver.RUST_TESTEE),
+            driver.rust_testee(),
+            str(driver.rust_testee()),
             "cargo build --release -p harnessweaver-testee",
         ),
     }
@@ -694,7 +756,7 @@ def test_list_impls(capsys: pytest.CaptureFixture[str]) -> None:
             if in_clone:
                 assert notes[name] == f"not built in this clone: {build}"
             else:
-                assert notes[name].startswith("not in the installed package: clone "), notes[name]
+                assert notes[name].startswith("not in the installed package: "), notes[name]
                 assert build in notes[name]
     # every implementation appears once; the heading only when something is not available
     assert set(listed) | set(notes) == {"python-rust", "python-pure", "ts", "rust"}
@@ -783,6 +845,7 @@ def test_driver_modules_import_no_other_harnessweaver_module() -> None:
             "driver",
             "report",
             "console",
+            "coverage",
             "fuzz",
         )
     }
