@@ -194,6 +194,7 @@ def _check_tarball(session: nox.Session, tarball: Path) -> None:
         files = {m.name.removeprefix("package/"): m for m in archive.getmembers() if m.isfile()}
         wanted = {
             "package.json", "README.md", "dist/index.js", "dist/index.d.ts", "dist/cli.js",
+            "dist/runner.js",
             "dist/spec/render.js", "dist/harness.schema.json", "dist/adapters/ai.js",
             "dist/adapters/openai-agents.js", "dist/otel.js", "dist/otel.d.ts",
         }  # fmt: skip
@@ -730,10 +731,21 @@ def wheels(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def installed(session: nox.Session) -> None:
-    """Every artifact in ``dist/``, each installed into a fresh virtual environment and tested
-    there against the installed package (tools/installed.py): the whole corpus on each core it
-    has, and the smoke subset of the suite (``SMOKE`` in tools/installed.py: the compiled
-    module's import, the binding against that CPython, packaging, the hook command).
+    """Every artifact in ``dist/``, installed by name (``pip install harnessweaver``) from a
+    local package index on 127.0.0.1 that serves them (tools/local_index.py) into a fresh
+    virtual environment, and tested there against the installed package (tools/installed.py):
+    the whole corpus on each core it has, and the smoke subset of the suite (``SMOKE`` in
+    tools/installed.py: the compiled module's import, the binding against that CPython,
+    packaging, the hook command). pip's install report must show it chose the artifact under
+    test: the platform wheel for each CPython, the pure wheel for a CPython the index has no
+    wheel for (a second view of the index without the oldest CPython's wheels), the sdist when
+    asked with ``--no-binary``.
+
+    On the oldest CPython's wheel, right after the install and before anything else is added,
+    ``harnessweaver conformance`` runs from an npm project that installed the npm package
+    (``ts``) with the Rust testee installed by ``cargo install`` on ``PATH`` (``rust``): the
+    kit across languages from installed packages, as the README shows it. And
+    ``harnessweaver[langchain]`` is installed by name, ``pip check``-ed and imported.
 
     A wheel is installed with no Rust toolchain on ``PATH``; the sdist compiles from scratch.
     ``nox -s tests`` runs the whole suite on both cores from the checkout, the same Python files
@@ -744,6 +756,9 @@ def installed(session: nox.Session) -> None:
     Artifacts are checked two at a time (each in its own directories), the longest first; each
     one's output is printed whole when it is done.
     """
+    sys.path.insert(0, str(ROOT / "tools"))
+    from local_index import build_index, serve
+
     platform_wheels = sorted(DIST.glob("*-cp3*.whl"))
     if not platform_wheels:
         session.error("no wheels in dist/: run `nox -s wheels`")
@@ -753,23 +768,76 @@ def installed(session: nox.Session) -> None:
         session.error(f"wheels for {', '.join(wanted)}, but only CPython {', '.join(pythons)} here")
     first = min(pythons, key=lambda v: tuple(map(int, v.split("."))))
     script = str(ROOT / "tools" / "installed.py")
+    artifacts = sorted(DIST.iterdir())
+    oldest = [wheel for wheel in platform_wheels if _wheel_python(wheel) == first]
+    scratch = Path(session.create_tmp()).resolve() / "installed"
+    shutil.rmtree(scratch, ignore_errors=True)
+    views = {"full": artifacts, "fallback": [a for a in artifacts if a not in oldest]}
+    root = build_index(views, scratch / "index")
+    plain = _plain_run_parts(session, scratch)
 
-    def check(python: str, artifact: Path, *args: str) -> list[str]:
-        return [pythons[python], script, "--python", pythons[python], *args, str(artifact)]
+    with serve(root) as base:
+        full = ["--index", f"{base}full/simple/"]
 
-    whole = "--whole" in session.posargs
-    full = [wheel for wheel in platform_wheels if _wheel_python(wheel) == first and whole]
-    checks = [check(first, wheel, "--core", "rust") for wheel in full]
-    smoke = ["--core", "rust", "--smoke"]
-    # The sdist next: it compiles, so it is the longest of the smoke checks.
-    checks += [check(first, sdist, *smoke) for sdist in sorted(DIST.glob("*.tar.gz"))]
-    checks += [check(first, pure, "--smoke") for pure in sorted(DIST.glob("*-py3-none-any.whl"))]
-    checks += [
-        check(_wheel_python(wheel), wheel, *smoke) for wheel in platform_wheels if wheel not in full
-    ]
-    failed = [Path(command[-1]).name for command in _run_two_at_a_time(session, checks)]
+        def check(python: str, artifact: Path, *args: str) -> list[str]:
+            return [pythons[python], script, "--python", pythons[python], *args, str(artifact)]
+
+        whole = "--whole" in session.posargs
+        smoke = ["--core", "rust"] + ([] if whole else ["--smoke"])
+        checks = [check(first, wheel, *full, *smoke, *plain) for wheel in oldest]
+        # The sdist next: it compiles, so it is the longest of the smoke checks.
+        sdists = sorted(DIST.glob("*.tar.gz"))
+        checks += [check(first, sdist, *full, "--core", "rust", "--smoke") for sdist in sdists]
+        fallback = ["--index", f"{base}fallback/simple/"]
+        pure = sorted(DIST.glob("*-py3-none-any.whl"))
+        checks += [check(first, wheel, *fallback, "--smoke") for wheel in pure]
+        checks += [check(first, wheel, *full, "--extra", "langchain") for wheel in oldest]
+        checks += [
+            check(_wheel_python(wheel), wheel, *full, "--core", "rust", "--smoke")
+            for wheel in platform_wheels
+            if wheel not in oldest
+        ]
+        failed = [Path(command[-1]).name for command in _run_two_at_a_time(session, checks)]
     if failed:
         session.error(f"installed artifacts failed: {', '.join(failed)}")
+
+
+def _plain_run_parts(session: nox.Session, scratch: Path) -> list[str]:
+    """The arguments of the kit's run right after the install (tools/by_name.py): an npm
+    project with the npm package (the ``ts`` session's tarball, else one packed here) and
+    Cedar's engine for it, and the Rust testee from ``cargo install`` (a debug build: the
+    target directory's, which ``nox -s tests`` compiled)."""
+    impls = ["python-rust", "python-pure"]
+    args: list[str] = []
+    if shutil.which("npm") is not None:
+        packed = sorted((ROOT / ".nox" / "ts" / "tmp" / "npm-pack").glob("harnessweaver-*.tgz"))
+        if not packed:
+            build_ts(session)
+            with session.chdir(TS):
+                session.run("npm", "pack", "--pack-destination", str(scratch), external=True)
+            packed = sorted(scratch.glob("harnessweaver-*.tgz"))
+        project = scratch / "npm-project"
+        project.mkdir(parents=True)
+        cedar = json.loads((TS / "package.json").read_text(encoding="utf-8"))
+        wasm = "@cedar-policy/cedar-wasm@" + cedar["peerDependencies"]["@cedar-policy/cedar-wasm"]
+        with session.chdir(project):
+            session.run("npm", "init", "-y", external=True, silent=True)
+            session.run(
+                "npm", "install", "--no-audit", "--no-fund", "--prefer-offline", str(packed[-1]),
+                wasm, external=True,
+            )  # fmt: skip
+        impls.append("ts")
+        args += ["--npm-project", str(project)]
+    else:
+        session.warn("npm not found: the kit from installed packages runs without ts")
+    cargo_root = scratch / "cargo"
+    session.run(
+        "cargo", "install", "--locked", "--debug", "--quiet", "--path",
+        str(ROOT / "crates" / "harnessweaver-testee"), "--root", str(cargo_root),
+        external=True, env={"CARGO_TARGET_DIR": str(ROOT / "target")},
+    )  # fmt: skip
+    impls.append("rust")
+    return [*args, "--testee-path", str(cargo_root / "bin"), "--plain-impls", ",".join(impls)]
 
 
 def _run_two_at_a_time(

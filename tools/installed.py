@@ -33,6 +33,15 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from by_name import (
+    ByName,
+    by_name_arguments,
+    by_name_of,
+    check_extra,
+    install_by_name,
+    plain_conformance,
+)
+
 ROOT = Path(__file__).resolve().parents[1]
 WINDOWS = os.name == "nt"
 RUST_TOOLS = ("cargo", "rustc", "rustup")
@@ -168,7 +177,12 @@ def test_group() -> list[str]:
 
 
 def check_one(
-    artifact: Artifact, python: str, cores: list[str] | None, keep: bool, smoke: bool = False
+    artifact: Artifact,
+    python: str,
+    cores: list[str] | None,
+    keep: bool,
+    smoke: bool = False,
+    by_name: ByName | None = None,
 ) -> None:
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="hw-installed-")).resolve()
@@ -197,7 +211,9 @@ def check_one(
     pip = [vpython, "-m", "pip", "--disable-pip-version-check"]
     run([*pip, "install", "--quiet", "--upgrade", "pip"], env, work)
     # harnessweaver itself from the artifact only; its dependencies from the index after.
-    if artifact.kind == "dir":
+    if by_name is not None:
+        install_by_name(pip, artifact, by_name, env, work)
+    elif artifact.kind == "dir":
         local = {key: value for key, value in env.items() if key != "PIP_FIND_LINKS"}
         command = [*pip, "install", "--no-index", "--find-links", str(artifact.path.resolve())]
         run([*command, "--only-binary=:all:", "--no-deps", "harnessweaver"], local, work)
@@ -206,6 +222,13 @@ def check_one(
         run([*pip, "install", "--no-deps", str(artifact.path.resolve())], env, work)
         if artifact.kind == "sdist":
             log(f"built and installed from the sdist in {time.monotonic() - started_build:.0f} s")
+    if by_name is not None and by_name.extra is not None:
+        check_extra(vpython, pip, by_name.extra, env, work)
+        log(f"harnessweaver[{by_name.extra}] by name: passed in {time.monotonic() - started:.0f} s")
+        shutil.rmtree(work, ignore_errors=True)
+        return
+    if by_name is not None and by_name.plain is not None:
+        plain_conformance(bin_dir, by_name.plain, env, work)
     requires = run(
         [
             vpython,
@@ -308,10 +331,12 @@ def main(argv: list[str] | None = None) -> int:
         "runs whole",
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directories")
+    by_name_arguments(parser)
     args = parser.parse_args(argv)
+    by_name = by_name_of(args)
     for path in args.artifacts:
         try:
-            check_one(classify(path), args.python, args.cores, args.keep, args.smoke)
+            check_one(classify(path), args.python, args.cores, args.keep, args.smoke, by_name)
         except SystemExit:
             log(f"{path.name}: FAILED (its hw-installed-* directory is kept for a look)")
             raise

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The corpus testee (INTERPRETING.md §9): JSON Lines on stdin, one reply per line on stdout.
  *

@@ -20,6 +20,8 @@ __all__ = ["coverage_lines"]
 _FEATURE_HINTS = {
     ("python", "cedar"): "pip install 'harnessweaver[cedar]' runs them (Cedar's engine, cedarpy)",
     ("ts", "cedar"): "npm install @cedar-policy/cedar-wasm@4.12.0 beside the package runs them",
+    ("rust", "harness-spec"): "the Rust testee runs the core alone: specs load in Python and TS",
+    ("rust", "approvals"): "the Rust testee runs the core alone: approvals are Python's and TS's",
     ("python", "throw-values"): "TypeScript's alone: JavaScript throws values that are not errors",
 }
 
