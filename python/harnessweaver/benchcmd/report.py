@@ -233,7 +233,8 @@ def _rich(heading: str, rows: Sequence[Sequence[str]], lines: Sequence[str], out
         markup=False,
         emoji=False,
     )
-    table = Table(box=box.SIMPLE_HEAD, title=heading, title_justify="left")
+    console.print(Text(heading), soft_wrap=True)  # a table's title would wrap at its width
+    table = Table(box=box.SIMPLE_HEAD)
     for column in _COLUMNS:
         numeric = column not in ("hook", "middleware", "dominant (share)", "outcomes")
         table.add_column(
