@@ -10,6 +10,7 @@ file: what the Node command reads, as it reads no journal.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -45,11 +46,11 @@ class EventsError(Exception):
     """An events file or journal that cannot be read: the message names the file and line."""
 
 
-def read_events(path: Path) -> Timed:
+def read_events(path: str | os.PathLike[str]) -> Timed:
     """The events of ``path``: an events file, or a journal when its first line has a
-    ``"kind"``. Raises :class:`EventsError` (``FILE:LINE: what``)."""
+    ``"kind"``. Raises :class:`EventsError` (``FILE:LINE: what``, FILE as given)."""
     try:
-        data = path.read_bytes()
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise EventsError(
             f"{path}: cannot read it ({exc.strerror or type(exc).__name__})"
@@ -59,7 +60,7 @@ def read_events(path: Path) -> Timed:
     if first is None:
         raise EventsError(f"{path}: no events (the file is empty)")
     if _is_journal(lines[first - 1]):
-        return _from_journal(path)
+        return _from_journal(Path(path))
     return [_event_line(path, number, line) for number, line in enumerate(lines, 1) if line.strip()]
 
 
@@ -71,7 +72,7 @@ def _is_journal(line: bytes) -> bool:
     return isinstance(raw, dict) and "kind" in raw and "hook" not in raw
 
 
-def _event_line(path: Path, number: int, line: bytes) -> tuple[str, Event]:
+def _event_line(path: str | os.PathLike[str], number: int, line: bytes) -> tuple[str, Event]:
     where = f"{path}:{number}"
     try:
         raw: Any = json.loads(line.decode("utf-8"))

@@ -165,6 +165,7 @@ def action_lines(doc: Mapping[str, Any], runs: Sequence[HookRun]) -> list[str]:
                 f"{entry['hook']}: {_named(top['name'], top['use'])} is {top['share']:.0%} "
                 "of the chain's own time"
             )
+        lines.extend(_drift(entry, run))
         shown = run.stops[:_STOPS_SHOWN]
         lines.extend(stop_line(run.hook, stop, doc["events"], run.events) for stop in shown)
         if len(run.stops) > len(shown):
@@ -172,6 +173,22 @@ def action_lines(doc: Mapping[str, Any], runs: Sequence[HookRun]) -> list[str]:
                 f"{run.hook}: and {len(run.stops) - len(shown)} more events not let through"
             )
     return lines
+
+
+def _drift(entry: Mapping[str, Any], run: HookRun) -> list[str]:
+    """A line when timed emits were stopped though no event was on its first emit: a stateful
+    middleware (a rate or budget guard) changed its answer as the rounds went on."""
+    stopped = {kind: n for kind, n in entry["outcomes"].items() if kind != "continue"}
+    if run.stops or not stopped:
+        return []
+    counts = ", ".join(f"{kind} {n}" for kind, n in stopped.items())
+    timed = sum(entry["outcomes"].values())
+    return [
+        f"{run.hook}: {sum(stopped.values())} of {timed} timed emits were not let through "
+        f"({counts}) though every event came through its first emit: a stateful middleware "
+        "(a rate or budget guard) changed its answer as the rounds went on, so these times are "
+        "partly those of stopped chains"
+    ]
 
 
 def title(doc: Mapping[str, Any]) -> str:

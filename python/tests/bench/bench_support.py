@@ -34,7 +34,19 @@ async def blocker(event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Outcome:
     return hw.Block(reason="refunds are off", code="refunds_off")
 
 
-plugin = hw.Plugin(namespace="benchy", version="1.0.0", middleware=[light, heavy, blocker])
+@hw.middleware(hooks=["tool.before"], fail_mode="closed")
+class Quota:
+    """Lets 3 calls through, then blocks every one: a stateful guard (one count per load)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def __call__(self, event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Outcome | None:
+        self.calls += 1
+        return hw.Block(reason="quota spent", code="quota") if self.calls > 3 else None
+
+
+plugin = hw.Plugin(namespace="benchy", version="1.0.0", middleware=[light, heavy, blocker, Quota])
 
 QUICK = ("--rounds", "3", "--per", "10")
 """The smallest run that still has a timed round: every test uses it."""

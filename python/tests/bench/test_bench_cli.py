@@ -16,6 +16,7 @@ from bench_support import QUICK, bench, bench_json, write_spec
 from checkout import require_checkout
 
 import harnessweaver as hw
+from harnessweaver.cli import main
 
 ROOT = require_checkout()
 REFUNDS = ROOT / "examples" / "refunds"
@@ -146,6 +147,25 @@ def test_a_spec_that_does_not_load_exits_2_with_its_problems(
     assert str(spec) in err and "benchy.nothing_here" in err
     status, _, err = bench(capsys, SPEC)  # org:// profiles without --org-profiles
     assert status == 2 and "org://acme/baseline" in err
+
+
+def test_the_spec_and_events_are_named_as_given(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_spec(tmp_path, "  - {use: benchy.light, id: only}\n")
+    monkeypatch.chdir(tmp_path)
+    doc = bench_json(capsys, "./harness.yaml")
+    assert doc["spec"] == "./harness.yaml"
+
+
+@pytest.mark.parametrize(("option", "value"), [("--rounds", "2"), ("--per", "0")])
+def test_too_few_rounds_or_emits_are_refused(
+    capsys: pytest.CaptureFixture[str], option: str, value: str
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["bench", str(SPEC), option, value])
+    assert done.value.code == 2
+    assert f"{option}: must be at least" in capsys.readouterr().err
 
 
 def test_the_installed_command_prints_one_json_document() -> None:

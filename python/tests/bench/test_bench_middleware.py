@@ -4,6 +4,7 @@ with who blocked it and what to do, and the table without rich is aligned plain 
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 
@@ -51,6 +52,35 @@ def test_a_blocked_sample_event_is_said_with_who_blocked_it(
         "middleware did not run in the emit; time your own events with --events FILE"
     ) in out
     assert "tool.after: the sample event" not in out  # only the hook point that blocked
+
+
+def test_a_guard_that_changes_its_answer_over_the_rounds_is_said(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = write_spec(tmp_path, "  - {use: benchy.quota, id: quota}\n")
+    status, out, _ = bench(capsys, spec, "--hook", "tool.before")
+    assert status == 0
+    assert "tool.before: 10 of 10 timed emits were not let through (block 10) though every " in out
+    assert "the sample event was blocked" not in out  # its first emit came through
+
+
+@pytest.mark.parametrize("rich", [True, False], ids=["rich", "plain"])
+def test_a_progress_bar_goes_to_a_terminal_stderr_only(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rich: bool
+) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    if not rich:
+        monkeypatch.setitem(sys.modules, "rich", None)
+    doc = bench_json(capsys, write_spec(tmp_path, HEAVY))
+    assert [entry["hook"] for entry in doc["hooks"]] == ["tool.before", "tool.after"]
+    assert err.getvalue()  # drawn there; stdout holds the JSON document alone
+    if not rich:
+        assert "round 6/6" in err.getvalue()  # 2 hook points, 3 rounds each
 
 
 def test_without_rich_the_table_is_aligned_plain_text(
