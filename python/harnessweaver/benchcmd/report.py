@@ -127,32 +127,37 @@ def _row(entry: Mapping[str, Any]) -> list[str]:
     ]
 
 
-_STOPS_SHOWN = 3
-"""Events not let through named one by one per hook point; the rest are counted."""
 _VERBS = {"block": "blocked", "suspend": "suspended", "escalate": "escalated", "retry": "retried"}
 
 
-def stop_line(hook: str, stop: Stop, events: str, count: int) -> str:
-    """What to do about an event the chain did not let through."""
-    subject = (
-        "the sample event"
-        if events == "samples"
-        else f"event {stop.event + 1} of {count} (this hook's, in {events})"
-    )
-    verb = _VERBS.get(stop.kind, f"answered {stop.kind}")
-    who = "a middleware" if stop.middleware is None else f"`{stop.middleware}`"
-    code = "" if stop.code is None else f" (code {stop.code})"
-    after = (
-        "later middleware did not run in the emit"
-        if stop.kind == "block"
-        else f"the emit's outcome was {stop.kind}, not continue"
-    )
-    hint = (
-        "time your own events with --events FILE"
-        if events == "samples"
-        else "its cost is timed as it is"
-    )
-    return f"{hook}: {subject} was {verb} by {who}{code}: {after}; {hint}"
+def stop_lines(hook: str, stops: Sequence[Stop], events: str, count: int) -> list[str]:
+    """What to do about the events the chain did not let through: one line per middleware
+    and outcome that stopped them (the sample event; or how many of the file's)."""
+    groups: dict[tuple[str, str | None, str | None], int] = {}
+    for stop in stops:
+        key = (stop.kind, stop.middleware, stop.code)
+        groups[key] = groups.get(key, 0) + 1
+    lines = []
+    for (kind, middleware, code), stopped in groups.items():
+        verb = _VERBS.get(kind, f"answered {kind}")
+        who = "a middleware" if middleware is None else f"`{middleware}`"
+        coded = "" if code is None else f" (code {code})"
+        if events == "samples":
+            subject, after, hint = (
+                "the sample event was",
+                "the emit",
+                "time your own events with --events FILE",
+            )
+        else:
+            subject = f"{stopped} of {count} events of {events} {'was' if stopped == 1 else 'were'}"
+            after, hint = "their emits", "that is what those events cost"
+        result = (
+            f"later middleware did not run in {after}"
+            if kind == "block"
+            else f"the outcome of {after} was {kind}, not continue"
+        )
+        lines.append(f"{hook}: {subject} {verb} by {who}{coded}: {result}; {hint}")
+    return lines
 
 
 def action_lines(doc: Mapping[str, Any], runs: Sequence[HookRun]) -> list[str]:
@@ -166,12 +171,7 @@ def action_lines(doc: Mapping[str, Any], runs: Sequence[HookRun]) -> list[str]:
                 "of the chain's own time"
             )
         lines.extend(_drift(entry, run))
-        shown = run.stops[:_STOPS_SHOWN]
-        lines.extend(stop_line(run.hook, stop, doc["events"], run.events) for stop in shown)
-        if len(run.stops) > len(shown):
-            lines.append(
-                f"{run.hook}: and {len(run.stops) - len(shown)} more events not let through"
-            )
+        lines.extend(stop_lines(run.hook, run.stops, doc["events"], run.events))
     return lines
 
 

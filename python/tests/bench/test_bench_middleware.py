@@ -52,6 +52,15 @@ def test_a_blocked_sample_event_is_said_with_who_blocked_it(
         "middleware did not run in the emit; time your own events with --events FILE"
     ) in out
     assert "tool.after: the sample event" not in out  # only the hook point that blocked
+    events = tmp_path / "events.jsonl"
+    assert bench(capsys, spec, "--hook", "tool.before", "--dump-events", events)[0] == 0
+    events.write_text(events.read_text("utf-8") * 2, "utf-8")  # the sample event, twice
+    status, out, _ = bench(capsys, spec, "--events", events)
+    assert status == 0
+    assert (
+        f"tool.before: 2 of 2 events of {events} were blocked by `stopper` (code refunds_off): "
+        "later middleware did not run in their emits; that is what those events cost"
+    ) in out
 
 
 def test_a_guard_that_changes_its_answer_over_the_rounds_is_said(
