@@ -544,6 +544,18 @@ def _run_approvals(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _configure_bench(parser: argparse.ArgumentParser) -> None:
+    from harnessweaver.benchcmd.command import configure
+
+    configure(parser)
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    from harnessweaver.benchcmd.command import run
+
+    return run(args)
+
+
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Runner]] = {
     "conformance": (
         "run implementations over the conformance corpus and judge them",
@@ -577,6 +589,12 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Run
         "list, show and decide the durable approvals of a harness spec (approve, deny, edit)",
         _configure_approvals,
         _run_approvals,
+    ),
+    "bench": (
+        "time a harness spec's own emits at every hook point with middleware, against the "
+        "same middleware awaited in a plain loop (the floor)",
+        _configure_bench,
+        _run_bench,
     ),
 }
 
