@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -128,12 +129,42 @@ def _events(args: argparse.Namespace) -> list[tuple[str, Event]]:
         raise _Refused(str(exc)) from None
 
 
+def _org_beside(args: argparse.Namespace, exc: Exception) -> Path | None:
+    """The spec's own ``org/`` folder, for a spec whose ``org://`` profiles found no directory
+    to look in because none was given (``--org-profiles``, ``HARNESSWEAVER_ORG_PROFILES``).
+    The bench times a harness and enforces nothing, so it takes the org profiles that sit
+    beside the spec, as the examples keep them, and says so; ``hooks`` and every enforcement
+    point still need the directories named."""
+    from ..spec import SpecError
+    from ..spec.resolve import NO_ORG_DIRS, ORG_PROFILES_ENV
+
+    if args.org_profiles or os.environ.get(ORG_PROFILES_ENV) or not isinstance(exc, SpecError):
+        return None
+    beside = Path(args.spec).parent / "org"
+    if not beside.is_dir() or not any(NO_ORG_DIRS in p.message for p in exc.problems):
+        return None
+    return beside
+
+
 def _load(args: argparse.Namespace) -> Harness:
-    """The harness, loaded as ``harnessweaver hooks`` loads it (same loader, same errors)."""
+    """The harness, loaded as ``harnessweaver hooks`` loads it (same loader, same errors), but
+    for an ``org/`` folder beside the spec taken when no org-profile directory is given."""
     from ..spec import SpecError, load
+    from ..spec.resolve import ORG_PROFILES_ENV
 
     try:
-        return load(args.spec, task=args.task, env=args.env, org_profiles=args.org_profiles)
+        try:
+            return load(args.spec, task=args.task, env=args.env, org_profiles=args.org_profiles)
+        except SpecError as exc:
+            beside = _org_beside(args, exc)
+            if beside is None:
+                raise
+            print(
+                f"{_PROG}: org:// profiles from {beside}, the spec's own org/ folder (no "
+                f"--org-profiles or {ORG_PROFILES_ENV} was given)",
+                file=sys.stderr,
+            )
+            return load(args.spec, task=args.task, env=args.env, org_profiles=[beside])
     except SpecError as exc:
         raise _Refused(f"{args.spec} does not load:\n{exc}") from None
     except Exception as exc:  # a loader bug: its type, never its message (R9)

@@ -33,6 +33,7 @@ from .yaml import YamlProblem, parse_yaml
 __all__ = [
     "BUILTIN_NAMESPACE",
     "ENTRY_POINT_GROUP",
+    "NO_ORG_DIRS",
     "ORG_PROFILES_ENV",
     "Context",
     "Plugins",
@@ -46,6 +47,8 @@ _log = logging.getLogger(__name__)
 BUILTIN_NAMESPACE = "harnessweaver"
 ENTRY_POINT_GROUP = "harnessweaver.plugins"
 ORG_PROFILES_ENV = "HARNESSWEAVER_ORG_PROFILES"
+NO_ORG_DIRS = "no org-profile directories are set"
+"""How the problem of an ``org://`` profile with no directory to look in begins."""
 _ORG_PATH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
 _PLUGIN_PROFILE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_-]*)")
 
@@ -286,7 +289,7 @@ def _org(ref: Ref, path: str, ctx: Context) -> Profile | None:
         return _unknown(
             ref,
             ctx,
-            "no org-profile directories are set: pass org_profiles=[...] to hw.load, "
+            f"{NO_ORG_DIRS}: pass org_profiles=[...] to hw.load, "
             f"--org-profiles to harnessweaver hooks, or set {ORG_PROFILES_ENV}",
         )
     for folder in ctx.org_dirs:

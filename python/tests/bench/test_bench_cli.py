@@ -145,8 +145,30 @@ def test_a_spec_that_does_not_load_exits_2_with_its_problems(
     status, out, err = bench(capsys, spec)
     assert (status, out) == (2, "")
     assert str(spec) in err and "benchy.nothing_here" in err
-    status, _, err = bench(capsys, SPEC)  # org:// profiles without --org-profiles
-    assert status == 2 and "org://acme/baseline" in err
+
+
+def test_the_spec_s_own_org_folder_when_no_org_profiles_are_given(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``harnessweaver bench examples/refunds/harness.yaml`` as the issue writes it: its
+    ``org://`` profiles come from the ``org/`` folder beside it, and the command says so. A
+    directory given (flag or variable) is the only one looked in; no ``org/`` beside: the
+    loader's problem, exit 2."""
+    monkeypatch.delenv("HARNESSWEAVER_ORG_PROFILES", raising=False)
+    status, out, err = bench(capsys, SPEC, "--hook", "task.start")
+    assert status == 0 and "audit" in out
+    assert f"org:// profiles from {REFUNDS / 'org'}, the spec's own org/ folder" in err
+    status, _, err = bench(capsys, SPEC, "--hook", "task.start", *ORG)
+    assert status == 0 and "org/ folder" not in err
+    monkeypatch.setenv("HARNESSWEAVER_ORG_PROFILES", str(tmp_path))
+    status, _, err = bench(capsys, SPEC, "--hook", "task.start")
+    assert status == 2 and "org://acme/baseline" in err and "org/ folder" not in err
+    monkeypatch.delenv("HARNESSWEAVER_ORG_PROFILES")
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "harness.yaml").write_text("profiles: [org://acme/baseline]\n", encoding="utf-8")
+    status, _, err = bench(capsys, lone / "harness.yaml")
+    assert status == 2 and "no org-profile directories are set" in err
 
 
 def test_the_spec_and_events_are_named_as_given(
