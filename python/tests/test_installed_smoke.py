@@ -22,10 +22,12 @@ def _installed() -> ModuleType:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    sys.path.insert(0, str(ROOT / "tools"))  # its sibling, tools/by_name.py
     try:
         spec.loader.exec_module(module)
     finally:
         del sys.modules[name]
+        sys.path.remove(str(ROOT / "tools"))
     return module
 
 
