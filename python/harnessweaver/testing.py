@@ -60,6 +60,8 @@ class EmitBenchmark:
     per floor pass, in nanoseconds. ``rounds`` counts the timed rounds: 1 when pytest-benchmark
     is disabled (``--benchmark-disable`` runs the batch once, so the figures are one round's).
     ``last`` is the last emit's result, to check what ran (``result.last.outcome``).
+    ``timed`` is False when pytest-benchmark is disabled: hold a ratio budget only when it is
+    True (one cold round, with no warm-up, says little).
     """
 
     hook: str
@@ -70,6 +72,7 @@ class EmitBenchmark:
     rounds: int
     per: int
     last: HookResult
+    timed: bool
 
 
 class EmitBenchmarkFixture(Protocol):
@@ -105,16 +108,21 @@ def _events_of(hook: str, event: object) -> tuple[Event, ...]:
         known = ", ".join(EVENT_TYPES)
         raise ValueError(f"emit_benchmark: unknown hook point {hook!r} (the hook points: {known})")
     wanted = EVENT_TYPES[hook]
-    many = isinstance(event, Sequence) and not isinstance(event, str | bytes)
-    events = tuple(event) if many else (event,)
-    if not events:
+    given: tuple[object, ...]
+    if isinstance(event, Sequence) and not isinstance(event, str | bytes):
+        given = tuple(event)
+    else:
+        given = (event,)
+    if not given:
         raise ValueError(f"emit_benchmark: no event to emit at {hook!r} (an empty sequence)")
-    for item in events:
+    events: list[Event] = []
+    for item in given:
         if not isinstance(item, wanted):
             raise TypeError(
                 f"emit_benchmark: hook point {hook!r} takes a {wanted.__name__}, got {item!r}"
             )
-    return events
+        events.append(item)
+    return tuple(events)
 
 
 def _names(chains: Sequence[Chain]) -> tuple[str, ...]:
@@ -146,6 +154,17 @@ async def _emit_batch(
     for index in range(1, per):
         result = await emit_pass(bus, hook, events[index % count], ctx)
     return time.perf_counter_ns() - started, result
+
+
+def _no_running_loop() -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(
+        "emit_benchmark runs its batches on an event loop of its own: call it from a plain "
+        "(def) test, not an async one"
+    )
 
 
 class _EmitBenchmarker:
@@ -193,6 +212,7 @@ class _EmitBenchmarker:
                 f"emit_benchmark: no middleware runs at {hook!r} for the event(s) given (its "
                 f"chain: {registered}; matchers applied): an empty chain has no floor to compare"
             )
+        _no_running_loop()
         benchmark = self._benchmark()
         with asyncio.Runner() as runner:
             return _measure(
@@ -257,8 +277,9 @@ def _measure(benchmark: Any, runner: asyncio.Runner, plan: _Plan, rounds: int) -
         paired_ratio=ratio,
         paired_floor_ns=floor_ns,
     )
+    timed = not benchmark.disabled
     return EmitBenchmark(
-        plan.hook, plan.names, ratio, emit_ns, floor_ns, kept, plan.per, results[-1]
+        plan.hook, plan.names, ratio, emit_ns, floor_ns, kept, plan.per, results[-1], timed
     )
 
 

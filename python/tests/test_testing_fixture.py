@@ -66,11 +66,12 @@ def _figures_hold(result: EmitBenchmark) -> None:
 
 def test_a_small_bus_on_tool_before(emit_benchmark: EmitBenchmarkFixture, benchmark: Any) -> None:
     result = emit_benchmark(_bus(), "tool.before", _refund(20), per=20, rounds=5)
-    assert (result.hook, result.middleware, result.per, result.rounds) == (
+    assert (result.hook, result.middleware, result.per, result.rounds, result.timed) == (
         "tool.before",
         ("cap", "note"),
         20,
         5,
+        True,
     )
     _figures_hold(result)
     assert isinstance(result.last.outcome, hw.Continue)
@@ -139,6 +140,15 @@ def test_bad_arguments_are_refused_before_anything_is_timed(
         emit_benchmark(_bus(), hook, _refund(20) if event is None else event, **settings)
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_async_test_is_told_to_be_a_plain_one(
+    emit_benchmark: EmitBenchmarkFixture, anyio_backend: str
+) -> None:
+    with pytest.raises(RuntimeError, match=r"not an async one"):
+        emit_benchmark(_bus(), "tool.before", _refund(20))
+
+
 def test_a_target_without_a_bus_is_refused(emit_benchmark: EmitBenchmarkFixture) -> None:
     with pytest.raises(TypeError, match=r"needs an hw\.HookBus or a loaded hw\.Harness, got 3"):
         emit_benchmark(3, "tool.before", _refund(20))  # type: ignore[arg-type]
@@ -169,13 +179,13 @@ def _call(name: str) -> hw.ToolCallEvent:
 def test_guard_lets_ls_through(emit_benchmark: EmitBenchmarkFixture) -> None:
     result = emit_benchmark(_bus(), "tool.before", _call("ls"), per=20, rounds=3)
     assert isinstance(result.last.outcome, hw.Continue)
-    print("ROUNDS", result.rounds)
+    print("ROUNDS", result.rounds, result.timed)
 
 
 def test_guard_blocks_rm(emit_benchmark: EmitBenchmarkFixture) -> None:
     result = emit_benchmark(_bus(), "tool.before", _call("rm"), per=20, rounds=3)
     assert result.last.outcome.code == "no"
-    print("ROUNDS", result.rounds)
+    print("ROUNDS", result.rounds, result.timed)
 """
 
 
@@ -222,7 +232,7 @@ def test_a_disabled_benchmark_still_gives_one_honest_round(
     _user_suite(pytester, monkeypatch)
     done = _run(pytester, *BENCHMARK, "-s", "--benchmark-disable")
     done.assert_outcomes(passed=2)
-    assert done.stdout.str().count("ROUNDS 1") == 2
+    assert done.stdout.str().count("ROUNDS 1 False") == 2
 
 
 def test_without_pytest_benchmark_the_error_says_what_to_install(
