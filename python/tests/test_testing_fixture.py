@@ -273,3 +273,16 @@ def test_the_example_suite_runs(pytester: pytest.Pytester, monkeypatch: pytest.M
     done.assert_outcomes(passed=1)
     (entry,) = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))["benchmarks"]
     assert entry["extra_info"]["middleware"] == ["refund_cap", "audit"]
+
+
+def test_the_guide_shows_the_example_as_it_is() -> None:
+    """docs/testing.md quotes examples/benchmark/test_guard_cost.py whole: the page's first
+    block after its test's heading is that file, so that the two never drift apart."""
+    if CHECKOUT is None:
+        pytest.skip("needs the checkout's docs and examples")
+    page = (CHECKOUT / "docs" / "testing.md").read_text(encoding="utf-8")
+    after = page.split("\n## A test\n", 1)[1]
+    block = re.search(r"^```python\n(.*?)^```", after, flags=re.S | re.M)
+    assert block is not None
+    example = CHECKOUT / "examples" / "benchmark" / "test_guard_cost.py"
+    assert block.group(1) == example.read_text(encoding="utf-8")
