@@ -1,21 +1,15 @@
 """A pytest-benchmark fixture: what your own bus costs per emit, against its floor, in your suite.
 
-Put the plugin in your root ``conftest.py``::
-
-    pytest_plugins = ["harnessweaver.testing"]
-
-and ask for ``emit_benchmark`` in a (plain, not async) test::
-
-    def test_guard_cost(emit_benchmark: EmitBenchmarkFixture) -> None:
-        result = emit_benchmark(bus, "tool.before", event)
-        assert result.middleware == ("cap", "audit")
+Put ``pytest_plugins = ["harnessweaver.testing"]`` in the suite's root ``conftest.py``, and
+ask for ``emit_benchmark`` in a plain (not async) test: ``result = emit_benchmark(bus,
+"tool.before", event)``, typed ``emit_benchmark: EmitBenchmarkFixture``.
 
 Each round times a batch of ``per`` floor passes (the same middleware awaited in a plain loop:
-:mod:`harnessweaver.benchcmd.floor`) right before a batch of ``per`` emits on the bus, in a
-fresh :class:`~harnessweaver.RunContext`; the ratio is the median over rounds of the emit
-batch's time over its round's floor batch's: what ``harnessweaver bench`` and ``nox -s bench``
-report too. pytest-benchmark times the emit batches (``--benchmark-json`` has them, with the
-ratio in ``extra_info``). docs/testing.md shows it whole.
+``harnessweaver.benchcmd.floor``) right before a batch of ``per`` emits on the bus, in a fresh
+``hw.RunContext``; the ratio is the median over rounds of the emit batch's time over its
+round's floor batch's: what ``harnessweaver bench`` and ``nox -s bench`` report too.
+pytest-benchmark times the emit batches (``--benchmark-json`` has them, with the ratio in
+``extra_info``). docs/testing.md shows it whole.
 """
 
 from __future__ import annotations
@@ -41,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EmitBenchmark", "EmitBenchmarkFixture", "emit_benchmark"]
 
-WARMUP = 2
+_WARMUP = 2
 """Rounds run before the timed ones (fewer when only one round is asked for), as ``nox -s
 bench`` does: the first batches pay for caches and the allocator."""
 
@@ -196,7 +190,6 @@ class _EmitBenchmarker:
                 "thing per test, so benchmark each bus or hook point in a test of its own "
                 "(@pytest.mark.parametrize makes one per case)"
             )
-        self._used = True
         for name, value in (("per", per), ("rounds", rounds)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(
@@ -213,6 +206,7 @@ class _EmitBenchmarker:
                 f"chain: {registered}; matchers applied): an empty chain has no floor to compare"
             )
         _no_running_loop()
+        self._used = True  # from here on pytest-benchmark's fixture is taken
         benchmark = self._benchmark()
         with asyncio.Runner() as runner:
             return _measure(
@@ -260,7 +254,7 @@ def _measure(benchmark: Any, runner: asyncio.Runner, plan: _Plan, rounds: int) -
 
     if benchmark.group is None:
         benchmark.group = f"emit {plan.hook}"
-    warmup = min(WARMUP, rounds - 1)
+    warmup = min(_WARMUP, rounds - 1)
     benchmark.pedantic(run, setup=setup, rounds=rounds, warmup_rounds=warmup, iterations=1)
     # Enabled: the warm-up rounds come first, then ``rounds``; disabled, pytest-benchmark
     # calls ``run`` once: the figures are then that one round's, and ``rounds`` says 1.
@@ -274,6 +268,7 @@ def _measure(benchmark: Any, runner: asyncio.Runner, plan: _Plan, rounds: int) -
         middleware=list(plan.names),
         core=CORE,
         per=plan.per,
+        events=len(plan.events),
         paired_ratio=ratio,
         paired_floor_ns=floor_ns,
     )
@@ -285,8 +280,11 @@ def _measure(benchmark: Any, runner: asyncio.Runner, plan: _Plan, rounds: int) -
 
 @pytest.fixture
 def emit_benchmark(request: pytest.FixtureRequest) -> EmitBenchmarkFixture:
-    """``emit_benchmark(target, hook, event, *, per=200, rounds=21) -> EmitBenchmark``: time
-    ``per`` emits of ``event`` (or a sequence of events, cycled) at ``hook`` on ``target`` (an
-    ``hw.HookBus`` or a loaded ``hw.Harness``) against the same middleware in a plain loop,
-    ``rounds`` rounds after two warm-up rounds, with pytest-benchmark. Once per test."""
+    """``emit_benchmark(target, hook, event, *, per=200, rounds=21, context=hw.RunContext)
+    -> EmitBenchmark``: time ``per`` emits of ``event`` (or a sequence of events, cycled) at
+    ``hook`` on ``target`` (an ``hw.HookBus`` or a loaded ``hw.Harness``) against the same
+    middleware in a plain loop, ``rounds`` rounds after two warm-up rounds, with
+    pytest-benchmark; ``context()`` makes each round's fresh run context. Once per test, from
+    a plain (not async) test; pytest-benchmark is looked up only then (a clear error without
+    it)."""
     return _EmitBenchmarker(request)

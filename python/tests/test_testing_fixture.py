@@ -77,7 +77,7 @@ def test_a_small_bus_on_tool_before(emit_benchmark: EmitBenchmarkFixture, benchm
     assert isinstance(result.last.outcome, hw.Continue)
     info = benchmark.extra_info
     assert info["hook"] == "tool.before" and info["middleware"] == ["cap", "note"]
-    assert info["core"] == hw.CORE and info["per"] == 20
+    assert info["core"] == hw.CORE and info["per"] == 20 and info["events"] == 1
     assert info["paired_ratio"] == result.ratio and info["paired_floor_ns"] == result.floor_ns
     assert len(benchmark.stats.stats.data) == 5  # the warm-up rounds are not counted
 
