@@ -10,8 +10,8 @@ import harnessweaver as hw
 from harnessweaver.testing import EmitBenchmarkFixture
 
 RATIO_BUDGET = 20.0
-"""The most the bus may add, as a multiple of the floor: measured on our machines (about 1.5
-to 5, by core) with headroom for a noisy CI runner. A ratio, never a time: both sides of it
+"""The most the bus may add, as a multiple of the floor: measured on our machines (about 1.3
+to 4, by core) with headroom for a noisy CI runner. A ratio, never a time: both sides of it
 are timed in the same round, so a slower machine moves them together."""
 
 
