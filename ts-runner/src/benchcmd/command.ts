@@ -1,0 +1,225 @@
+/**
+ * `harnessweaver bench SPEC [--task NAME] [--env NAME] [--org-profiles DIR]... [--events FILE]
+ * [--hook HOOK]... [--rounds N] [--per N] [--format text|json]`: what the user's own harness
+ * costs at every hook point it has middleware for, against its floor (docs/bench.md). The
+ * same flags and JSON document as Python's command (`harnessweaver/benchcmd/command.py`).
+ */
+
+import { parseArgs } from "node:util";
+import { HOOK_POINTS, isHookPoint, type HookPoint } from "../catalogue.js";
+import type { Event } from "../events.js";
+import { load, type Harness } from "../spec/loader.js";
+import { BenchError } from "./errors.js";
+import { readEvents } from "./events.js";
+import { measure, targetOf, WARMUP, type Target } from "./measure.js";
+import { figuresOf, jsonReport, textReport, type Figures, type Run } from "./report.js";
+import { sampleEvent } from "./samples.js";
+
+export const COMMAND = "harnessweaver bench";
+export const USAGE = `usage: ${COMMAND} [-h] [--task NAME] [--env NAME] [--org-profiles DIR]
+                           [--events FILE] [--hook HOOK] [--rounds N] [--per N]
+                           [--format {text,json}]
+                           SPEC
+`;
+export const HELP = `${USAGE}
+time a harness of your own at every hook point it has middleware for: the emit
+on the bus against its floor (the same middleware awaited in a plain loop)
+
+positional arguments:
+  SPEC                  the harness spec (harness.yaml)
+
+options:
+  -h, --help            show this help message and exit
+  --task NAME           the task whose guardrails to include
+  --env NAME            the environment overlay to include
+  --org-profiles DIR    a directory org:// profiles are looked up in;
+                        repeatable (default: the HARNESSWEAVER_ORG_PROFILES
+                        environment variable)
+  --events FILE         time these events (JSON Lines: {"hook": ..., "event":
+                        {...}}) instead of one sample event per hook point;
+                        Python's command writes such a file from a run journal
+                        (--dump-events)
+  --hook HOOK           time only this hook point; repeatable
+  --rounds N            rounds, the first ${WARMUP} of them warm-up (default: 21)
+  --per N               operations of each kind per round (default: 200)
+  --format {text,json}  text (default): a table and what to act on; json for
+                        tools
+`;
+
+const OPTIONS = {
+  help: { type: "boolean", short: "h" },
+  task: { type: "string" },
+  env: { type: "string" },
+  "org-profiles": { type: "string", multiple: true },
+  events: { type: "string" },
+  hook: { type: "string", multiple: true },
+  rounds: { type: "string" },
+  per: { type: "string" },
+  format: { type: "string" },
+} as const;
+
+const FORMATS = ["text", "json"] as const;
+
+/** Where the command writes; `progress`: stderr is a terminal, so a progress bar goes there. */
+export interface BenchIO {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly progress?: boolean;
+}
+
+/** A command line argparse would refuse: printed after the usage, exit 2. */
+class BenchUsage extends Error {}
+
+interface Parsed {
+  readonly spec: string;
+  readonly task: string | null;
+  readonly env: string | null;
+  readonly orgProfiles: readonly string[] | undefined;
+  readonly events: string | null;
+  readonly hooks: readonly HookPoint[] | null;
+  readonly rounds: number;
+  readonly per: number;
+  readonly format: (typeof FORMATS)[number];
+}
+
+/** `--ro` for `--rounds`, as argparse takes an unambiguous prefix of a long option. */
+function expandPrefixes(args: readonly string[]): string[] {
+  const names = Object.keys(OPTIONS);
+  return args.map((arg, i) => {
+    if (!arg.startsWith("--") || arg === "--" || args.slice(0, i).includes("--")) return arg;
+    const [given = "", ...value] = arg.slice(2).split("=");
+    if (names.includes(given)) return arg;
+    const matches = names.filter((name) => name.startsWith(given));
+    if (matches.length > 1) throw new BenchUsage(`ambiguous option: --${given} could match ${matches.map((m) => `--${m}`).join(", ")}`);
+    return matches.length === 1 ? [`--${matches[0]}`, ...value].join("=") : arg;
+  });
+}
+
+function count(option: string, given: string | undefined, fallback: number, least: number, why: string): number {
+  if (given === undefined) return fallback;
+  if (!/^\s*[+-]?\d+\s*$/.test(given)) throw new BenchUsage(`argument --${option}: invalid int value: '${given}'`);
+  const value = Number.parseInt(given, 10);
+  if (value < least) throw new BenchUsage(`argument --${option}: ${value} is too few: at least ${least} (${why})`);
+  return value;
+}
+
+function parse(args: readonly string[]): Parsed | "help" {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: expandPrefixes(args), options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    if (error instanceof BenchUsage) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    const option = /'(-[-\w]+)/.exec(message)?.[1] ?? "";
+    const code = (error as { code?: unknown }).code;
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw new BenchUsage(`unrecognized arguments: ${option}`);
+    if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") throw new BenchUsage(`argument ${option}: expected one argument`);
+    throw new BenchUsage(message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return "help";
+  const format = values.format ?? "text";
+  if (!(FORMATS as readonly string[]).includes(format)) {
+    throw new BenchUsage(`argument --format: invalid choice: '${format}' (choose from ${FORMATS.map((f) => `'${f}'`).join(", ")})`);
+  }
+  for (const hook of values.hook ?? []) {
+    if (!isHookPoint(hook)) throw new BenchUsage(`argument --hook: invalid choice: '${hook}' (choose from ${HOOK_POINTS.map((h) => `'${h}'`).join(", ")})`);
+  }
+  const [spec, ...extra] = positionals;
+  if (spec === undefined) throw new BenchUsage("the following arguments are required: SPEC");
+  if (extra.length > 0) throw new BenchUsage(`unrecognized arguments: ${extra.join(" ")}`);
+  return {
+    spec,
+    task: values.task ?? null,
+    env: values.env ?? null,
+    orgProfiles: values["org-profiles"],
+    events: values.events ?? null,
+    hooks: values.hook === undefined ? null : HOOK_POINTS.filter((hook) => values.hook?.includes(hook)),
+    rounds: count("rounds", values.rounds, 21, WARMUP + 1, `the first ${WARMUP} are warm-up`),
+    per: count("per", values.per, 200, 1, "one operation of each kind per round"),
+    format: format as Parsed["format"],
+  };
+}
+
+/** The hook points to time and their events: the asked-for ones, else every one with middleware. */
+function targetsOf(harness: Harness, parsed: Parsed): Target[] {
+  const given = parsed.events === null ? null : readEvents(parsed.events);
+  const events = (hook: HookPoint): Event[] => (given === null ? [sampleEvent(hook)] : (given.get(hook) ?? []));
+  const targets: Target[] = [];
+  for (const hook of parsed.hooks ?? HOOK_POINTS) {
+    const own = events(hook);
+    if (own.length === 0) {
+      if (parsed.hooks !== null) throw new BenchError(`--hook ${hook}: the events file ${parsed.events ?? ""} has no events of ${hook}`);
+      continue;
+    }
+    const target = targetOf(harness.bus, hook, own);
+    if (target.names.length > 0) targets.push(target);
+    else if (parsed.hooks !== null) throw new BenchError(`--hook ${hook}: no middleware runs at ${hook} for its events in this harness: nothing to time`);
+  }
+  if (targets.length === 0) throw new BenchError(`nothing to time: no hook point of ${parsed.spec} has middleware for the events given`);
+  return targets;
+}
+
+/** A progress bar on stderr, redrawn in place (only when stderr is a terminal). */
+function progressBar(io: BenchIO, total: number): { tick: (hook: string) => void; done: () => void } {
+  let done = 0;
+  if (io.progress !== true) return { tick: () => {}, done: () => {} };
+  return {
+    tick: (hook) => {
+      done += 1;
+      const filled = Math.round((done / total) * 30);
+      io.stderr(`\rbench [${"#".repeat(filled)}${".".repeat(30 - filled)}] ${done}/${total} rounds  ${hook}\x1b[K`);
+    },
+    done: () => io.stderr("\r\x1b[K"),
+  };
+}
+
+/**
+ * Runs `harnessweaver bench` with `args` (after `bench`). `loadFailed` writes a spec's load
+ * error as `harnessweaver hooks` does (the same loader, the same errors).
+ */
+export async function benchMain(args: readonly string[], io: BenchIO, loadFailed: (spec: string, error: unknown) => void): Promise<number> {
+  let parsed: Parsed | "help";
+  try {
+    parsed = parse(args);
+  } catch (error) {
+    if (!(error instanceof BenchUsage)) throw error;
+    io.stderr(`${USAGE}${COMMAND}: error: ${error.message}\n`);
+    return 2;
+  }
+  if (parsed === "help") {
+    io.stdout(HELP);
+    return 0;
+  }
+  let harness: Harness;
+  try {
+    harness = await load(parsed.spec, {
+      task: parsed.task,
+      env: parsed.env,
+      ...(parsed.orgProfiles === undefined ? {} : { orgProfiles: parsed.orgProfiles }),
+    });
+  } catch (error) {
+    loadFailed(parsed.spec, error);
+    return 2;
+  }
+  try {
+    const targets = targetsOf(harness, parsed);
+    const uses = new Map(harness.entries.map((entry) => [entry.name, entry.use]));
+    const bar = progressBar(io, targets.length * parsed.rounds);
+    const figures: Figures[] = [];
+    for (const target of targets) {
+      const measured = await measure(harness.bus, target, parsed.rounds, parsed.per, () => bar.tick(target.hook));
+      figures.push(figuresOf(measured, (name) => uses.get(name) ?? null));
+    }
+    bar.done();
+    const run: Run = { spec: parsed.spec, task: parsed.task, env: parsed.env, events: parsed.events ?? "samples", rounds: parsed.rounds, per: parsed.per };
+    io.stdout(parsed.format === "json" ? jsonReport(run, figures) : textReport(run, figures));
+    return 0;
+  } catch (error) {
+    if (!(error instanceof BenchError)) throw error;
+    io.stderr(`${COMMAND}: error: ${error.message}\n`);
+    return 2;
+  } finally {
+    await harness.close();
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * What `harnessweaver bench` prints: the JSON document of docs/bench.md (keys in its order,
+ * floats written as Python writes them, so the two commands' documents read the same), or an
+ * aligned plain-text table, the lines a user can act on, and a footer saying what the columns
+ * mean.
+ */
+
+import { PyFloat, pyJson, type PyJson } from "../spec/pytext.js";
+import type { OutcomeKind } from "../outcomes.js";
+import { median } from "./floor.js";
+import { quantile, WARMUP, type Measured, type Stopped } from "./measure.js";
+
+/** What the run was asked for, as the document repeats it. */
+export interface Run {
+  readonly spec: string;
+  readonly task: string | null;
+  readonly env: string | null;
+  /** "samples", or the events file as given. */
+  readonly events: string;
+  readonly rounds: number;
+  readonly per: number;
+}
+
+/** The figures of one hook point (`HookFigures` in the document's words). */
+export interface Figures {
+  readonly hook: string;
+  readonly middleware: readonly string[];
+  readonly events: number;
+  readonly emit: { readonly p50_ns: number; readonly p99_ns: number };
+  readonly floor: { readonly p50_ns: number; readonly p99_ns: number };
+  readonly ratio: number;
+  readonly outcomes: Readonly<Record<string, number>>;
+  readonly dominant: { readonly name: string; readonly use: string | null; readonly share: number };
+  readonly each: readonly { readonly name: string; readonly use: string | null; readonly p50_ns: number; readonly share: number }[];
+  readonly stopped: readonly Stopped[];
+}
+
+/** The outcome kinds in the order the document lists them (least severe first). */
+const KINDS: readonly OutcomeKind[] = ["continue", "block", "suspend", "escalate", "retry"];
+
+/** The figures of a measurement; `useOf` gives a middleware's `use` (null: registered by code). */
+export function figuresOf(measured: Measured, useOf: (name: string) => string | null): Figures {
+  const { target } = measured;
+  const p50s = measured.each.map((times) => median(times));
+  const total = p50s.reduce((a, b) => a + b, 0);
+  const each = target.names.map((name, i) => {
+    const p50 = p50s[i] ?? 0;
+    return { name, use: useOf(name), p50_ns: p50, share: total > 0 ? p50 / total : 0 };
+  });
+  const top = each.reduce((best, item) => (item.share > best.share ? item : best));
+  const outcomes: Record<string, number> = {};
+  for (const kind of KINDS) if (measured.outcomes[kind] !== undefined) outcomes[kind] = measured.outcomes[kind];
+  return {
+    hook: target.hook,
+    middleware: target.names,
+    events: target.events.length,
+    emit: { p50_ns: median(measured.emits), p99_ns: quantile(measured.emits, 0.99) },
+    floor: { p50_ns: median(measured.floors), p99_ns: quantile(measured.floors, 0.99) },
+    ratio: measured.ratio,
+    outcomes,
+    dominant: { name: top.name, use: top.use, share: top.share },
+    each,
+    stopped: measured.stopped,
+  };
+}
+
+function times(pair: { readonly p50_ns: number; readonly p99_ns: number }): PyJson {
+  return { p50_ns: new PyFloat(pair.p50_ns), p99_ns: new PyFloat(pair.p99_ns) };
+}
+
+/** The JSON document (`--format json`), one object, with a final newline. */
+export function jsonReport(run: Run, hooks: readonly Figures[]): string {
+  const doc: PyJson = {
+    harnessweaver_bench: 1,
+    implementation: "ts",
+    spec: run.spec,
+    task: run.task,
+    env: run.env,
+    events: run.events,
+    rounds: run.rounds,
+    per: run.per,
+    hooks: hooks.map((h) => ({
+      hook: h.hook,
+      middleware: [...h.middleware],
+      events: h.events,
+      emit: times(h.emit),
+      floor: times(h.floor),
+      ratio: new PyFloat(h.ratio),
+      outcomes: { ...h.outcomes },
+      dominant: { name: h.dominant.name, use: h.dominant.use, share: new PyFloat(h.dominant.share) },
+      each: h.each.map((e) => ({ name: e.name, use: e.use, p50_ns: new PyFloat(e.p50_ns), share: new PyFloat(e.share) })),
+    })),
+  };
+  return `${pyJson(doc)}\n`;
+}
+
+/** Nanoseconds as µs with 3 significant digits (whole µs from 1000 on, never an exponent). */
+export function micros(ns: number): string {
+  const us = ns / 1000;
+  return `${us >= 1000 ? us.toFixed(0) : us.toPrecision(3)} µs`;
+}
+
+function percent(share: number): string {
+  return `${Math.round(share * 100)}%`;
+}
+
+const HEADER = ["hook", "middleware", "emit p50", "emit p99", "floor p50", "ratio", "dominant (share)", "outcomes"];
+/** The columns written flush right (numbers). */
+const RIGHT = new Set([2, 3, 4, 5]);
+
+/** The rows of the table, aligned: columns two spaces apart, numbers flush right. */
+function table(hooks: readonly Figures[]): string[] {
+  const rows = hooks.map((h) => [
+    h.hook,
+    h.middleware.join(", "),
+    micros(h.emit.p50_ns),
+    micros(h.emit.p99_ns),
+    micros(h.floor.p50_ns),
+    `${h.ratio.toFixed(2)}x`,
+    `${h.dominant.name} (${percent(h.dominant.share)})`,
+    Object.entries(h.outcomes)
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(", "),
+  ]);
+  const all = [HEADER, ...rows];
+  const widths = HEADER.map((_, c) => Math.max(...all.map((row) => [...(row[c] ?? "")].length)));
+  const line = (row: readonly string[]) =>
+    row
+      .map((cell, c) => {
+        const pad = " ".repeat((widths[c] ?? 0) - [...cell].length);
+        return RIGHT.has(c) ? pad + cell : cell + pad;
+      })
+      .join("  ")
+      .trimEnd();
+  const rule = widths.map((w) => "-".repeat(w)).join("  ");
+  return [line(HEADER), rule, ...rows.map(line)];
+}
+
+const VERBS: Readonly<Record<OutcomeKind, string>> = { continue: "let through", block: "blocked", suspend: "suspended", escalate: "escalated", retry: "sent back for a retry" };
+
+/** The lines a user can act on: who dominates a chain, and which events did not run the whole chain. */
+function actions(run: Run, hooks: readonly Figures[]): string[] {
+  const out: string[] = [];
+  for (const h of hooks) {
+    if (h.middleware.length > 1) {
+      const use = h.dominant.use === null ? "registered by code" : h.dominant.use;
+      out.push(`${h.hook}: \`${h.dominant.name}\` (${use}) is ${percent(h.dominant.share)} of the chain's own time`);
+    }
+    for (const s of h.stopped) {
+      const by = s.middleware === null ? "the bus" : `\`${s.middleware}\``;
+      const code = s.code === null ? "" : ` (code ${s.code})`;
+      const which = run.events === "samples" ? "the sample event was" : `${s.events} of the ${h.events} events were`;
+      const advice = run.events === "samples" ? "; time your own events with --events FILE" : "";
+      out.push(`${h.hook}: ${which} ${VERBS[s.kind]} by ${by}${code}: later middleware did not run in the emit${advice}`);
+    }
+  }
+  return out;
+}
+
+/** The text report: the table, the lines to act on, the footer. */
+export function textReport(run: Run, hooks: readonly Figures[]): string {
+  const timed = run.rounds - WARMUP;
+  const footer = [
+    `floor = the same middleware awaited in a plain loop, in the same rounds; ratio = emit time / floor time,`,
+    `paired round by round: what the bus adds around them (timeouts, fail modes, the trace, the reduction).`,
+    `${timed} timed round(s) of ${run.per} operation(s) each (${WARMUP} warm-up rounds dropped); events: ${run.events}.`,
+  ];
+  const acts = actions(run, hooks);
+  return `${[...table(hooks), "", ...(acts.length > 0 ? [...acts, ""] : []), ...footer].join("\n")}\n`;
+}
