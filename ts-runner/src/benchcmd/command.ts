@@ -8,6 +8,7 @@
 import { parseArgs } from "node:util";
 import { HOOK_POINTS, isHookPoint, type HookPoint } from "../catalogue.js";
 import type { Event } from "../events.js";
+import { shown } from "../shown.js";
 import { load, type Harness } from "../spec/loader.js";
 import { BenchError } from "./errors.js";
 import { readEvents } from "./events.js";
@@ -95,11 +96,11 @@ function expandPrefixes(args: readonly string[]): string[] {
   });
 }
 
-function count(option: string, given: string | undefined, fallback: number, least: number, why: string): number {
+function count(option: string, given: string | undefined, fallback: number, least: number): number {
   if (given === undefined) return fallback;
-  if (!/^\s*[+-]?\d+\s*$/.test(given)) throw new BenchUsage(`argument --${option}: invalid int value: '${given}'`);
+  if (!/^\s*[+-]?\d+\s*$/.test(given)) throw new BenchUsage(`argument --${option}: not a whole number: ${shown(given)}`);
   const value = Number.parseInt(given, 10);
-  if (value < least) throw new BenchUsage(`argument --${option}: ${value} is too few: at least ${least} (${why})`);
+  if (value < least) throw new BenchUsage(`argument --${option}: must be at least ${least}: ${shown(given)}`);
   return value;
 }
 
@@ -135,29 +136,43 @@ function parse(args: readonly string[]): Parsed | "help" {
     orgProfiles: values["org-profiles"],
     events: values.events ?? null,
     hooks: values.hook === undefined ? null : HOOK_POINTS.filter((hook) => values.hook?.includes(hook)),
-    rounds: count("rounds", values.rounds, 21, WARMUP + 1, `the first ${WARMUP} are warm-up`),
-    per: count("per", values.per, 200, 1, "one operation of each kind per round"),
+    rounds: count("rounds", values.rounds, 21, WARMUP + 1),
+    per: count("per", values.per, 200, 1),
     format: format as Parsed["format"],
   };
 }
 
-/** The hook points to time and their events: the asked-for ones, else every one with middleware. */
-function targetsOf(harness: Harness, parsed: Parsed): Target[] {
+/** What the events are, as the refusals say it. */
+function source(parsed: Parsed): string {
+  return parsed.events === null ? "the sample events" : `the events of ${parsed.events}`;
+}
+
+/**
+ * The hook points to time, in the order their events come (the samples': the catalogue's),
+ * and notes on the hook points with middleware an events file has no event of. A hook point
+ * is timed when some event's chain (matchers applied) is not empty; one asked for with
+ * `--hook` that cannot be timed is refused, naming it and why.
+ */
+function targetsOf(harness: Harness, parsed: Parsed): [Target[], string[]] {
   const given = parsed.events === null ? null : readEvents(parsed.events);
+  const order: readonly HookPoint[] = given === null ? HOOK_POINTS : [...given.keys()];
   const events = (hook: HookPoint): Event[] => (given === null ? [sampleEvent(hook)] : (given.get(hook) ?? []));
-  const targets: Target[] = [];
-  for (const hook of parsed.hooks ?? HOOK_POINTS) {
+  const candidates = parsed.hooks ?? [...order, ...HOOK_POINTS.filter((hook) => !order.includes(hook) && harness.bus.chain(hook).length > 0)];
+  const chosen = new Map<HookPoint, Target>();
+  const notes: string[] = [];
+  for (const hook of candidates) {
     const own = events(hook);
     if (own.length === 0) {
-      if (parsed.hooks !== null) throw new BenchError(`--hook ${hook}: the events file ${parsed.events ?? ""} has no events of ${hook}`);
+      if (parsed.hooks !== null) throw new BenchError(`--hook ${hook}: no event of ${hook} in ${parsed.events ?? ""}`);
+      notes.push(`${hook}: not timed: no event of this hook point in ${parsed.events ?? ""}`);
       continue;
     }
     const target = targetOf(harness.bus, hook, own);
-    if (target.names.length > 0) targets.push(target);
-    else if (parsed.hooks !== null) throw new BenchError(`--hook ${hook}: no middleware runs at ${hook} for its events in this harness: nothing to time`);
+    if (target.names.length > 0) chosen.set(hook, target);
+    else if (parsed.hooks !== null) throw new BenchError(`--hook ${hook}: no middleware runs there for ${source(parsed)} (see \`harnessweaver hooks\`)`);
   }
-  if (targets.length === 0) throw new BenchError(`nothing to time: no hook point of ${parsed.spec} has middleware for the events given`);
-  return targets;
+  if (chosen.size === 0) throw new BenchError(`no hook point of ${parsed.spec} has middleware for ${source(parsed)}`);
+  return [order.flatMap((hook) => chosen.get(hook) ?? []), notes];
 }
 
 /** A progress bar on stderr, redrawn in place (only when stderr is a terminal). */
@@ -203,17 +218,18 @@ export async function benchMain(args: readonly string[], io: BenchIO, loadFailed
     return 2;
   }
   try {
-    const targets = targetsOf(harness, parsed);
+    const [targets, notes] = targetsOf(harness, parsed);
     const uses = new Map(harness.entries.map((entry) => [entry.name, entry.use]));
     const bar = progressBar(io, targets.length * parsed.rounds);
     const figures: Figures[] = [];
     for (const target of targets) {
       const measured = await measure(harness.bus, target, parsed.rounds, parsed.per, () => bar.tick(target.hook));
+      if (measured.ratio === null) throw new BenchError(`${target.hook}: the clock saw no floor time: raise --per`);
       figures.push(figuresOf(measured, (name) => uses.get(name) ?? null));
     }
     bar.done();
     const run: Run = { spec: parsed.spec, task: parsed.task, env: parsed.env, events: parsed.events ?? "samples", rounds: parsed.rounds, per: parsed.per };
-    io.stdout(parsed.format === "json" ? jsonReport(run, figures) : textReport(run, figures));
+    io.stdout(parsed.format === "json" ? jsonReport(run, figures) : textReport(run, figures, notes));
     return 0;
   } catch (error) {
     if (!(error instanceof BenchError)) throw error;

@@ -50,8 +50,8 @@ export interface Measured {
   /** Every timed floor pass and emit (warm-up dropped), in ns. */
   readonly floors: readonly number[];
   readonly emits: readonly number[];
-  /** The paired ratio of the timed rounds (emit batch / floor batch). */
-  readonly ratio: number;
+  /** The paired ratio of the timed rounds (emit batch / floor batch); null: the clock saw no floor time. */
+  readonly ratio: number | null;
   readonly outcomes: Readonly<Record<string, number>>;
   /** Each middleware's timed calls (ns), in `target.names` order. */
   readonly each: readonly (readonly number[])[];
@@ -142,16 +142,18 @@ export async function measure(bus: HookBus, target: Target, rounds: number, per:
     }
     tick();
   }
-  return { target, floors, emits, ratio: pairedRatio(emitBatches, floorBatches), outcomes, each, stopped };
+  const ratio = floorBatches.some((batch) => batch > 0) ? pairedRatio(emitBatches, floorBatches) : null;
+  return { target, floors, emits, ratio, outcomes, each, stopped };
 }
 
-/** The `q` quantile of `values` (0 to 1), linear between the closest ranks (numpy's default). */
-export function quantile(values: readonly number[], q: number): number {
-  if (values.length === 0) throw new RangeError("the quantile of no values");
-  if (q === 0.5) return median(values);
+/**
+ * The nearest-rank percentile of `values` (`share` 0.99: a time one of the timed operations
+ * really took, never one between two); 0.5 is the median. Python's `measure.percentile`.
+ */
+export function percentile(values: readonly number[], share: number): number {
+  if (values.length === 0) throw new RangeError("the percentile of no values");
+  if (share === 0.5) return median(values);
   const sorted = [...values].sort((a, b) => a - b);
-  const at = q * (sorted.length - 1);
-  const low = Math.floor(at);
-  const high = Math.min(low + 1, sorted.length - 1);
-  return (sorted[low] as number) + ((sorted[high] as number) - (sorted[low] as number)) * (at - low);
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil(share * sorted.length)));
+  return sorted[rank - 1] as number;
 }

@@ -8,7 +8,7 @@
 import { PyFloat, pyJson, type PyJson } from "../spec/pytext.js";
 import type { OutcomeKind } from "../outcomes.js";
 import { median } from "./floor.js";
-import { quantile, WARMUP, type Measured, type Stopped } from "./measure.js";
+import { percentile, WARMUP, type Measured, type Stopped } from "./measure.js";
 
 /** What the run was asked for, as the document repeats it. */
 export interface Run {
@@ -45,7 +45,7 @@ export function figuresOf(measured: Measured, useOf: (name: string) => string | 
   const total = p50s.reduce((a, b) => a + b, 0);
   const each = target.names.map((name, i) => {
     const p50 = p50s[i] ?? 0;
-    return { name, use: useOf(name), p50_ns: p50, share: total > 0 ? p50 / total : 0 };
+    return { name, use: useOf(name), p50_ns: p50, share: total > 0 ? p50 / total : 1 / p50s.length };
   });
   const top = each.reduce((best, item) => (item.share > best.share ? item : best));
   const outcomes: Record<string, number> = {};
@@ -54,9 +54,9 @@ export function figuresOf(measured: Measured, useOf: (name: string) => string | 
     hook: target.hook,
     middleware: target.names,
     events: target.events.length,
-    emit: { p50_ns: median(measured.emits), p99_ns: quantile(measured.emits, 0.99) },
-    floor: { p50_ns: median(measured.floors), p99_ns: quantile(measured.floors, 0.99) },
-    ratio: measured.ratio,
+    emit: { p50_ns: median(measured.emits), p99_ns: percentile(measured.emits, 0.99) },
+    floor: { p50_ns: median(measured.floors), p99_ns: percentile(measured.floors, 0.99) },
+    ratio: measured.ratio ?? Number.NaN, // the command refuses a run without one first
     outcomes,
     dominant: { name: top.name, use: top.use, share: top.share },
     each,
@@ -94,10 +94,10 @@ export function jsonReport(run: Run, hooks: readonly Figures[]): string {
   return `${pyJson(doc)}\n`;
 }
 
-/** Nanoseconds as µs with 3 significant digits (whole µs from 1000 on, never an exponent). */
+/** Nanoseconds as µs with 3 significant digits: `0.912`, `12.3`, `1230` (Python's `fmt_us`). */
 export function micros(ns: number): string {
   const us = ns / 1000;
-  return `${us >= 1000 ? us.toFixed(0) : us.toPrecision(3)} µs`;
+  return us >= 999.5 ? Number(us.toPrecision(3)).toFixed(0) : us.toPrecision(3);
 }
 
 function percent(share: number): string {
@@ -136,35 +136,67 @@ function table(hooks: readonly Figures[]): string[] {
   return [line(HEADER), rule, ...rows.map(line)];
 }
 
-const VERBS: Readonly<Record<OutcomeKind, string>> = { continue: "let through", block: "blocked", suspend: "suspended", escalate: "escalated", retry: "sent back for a retry" };
+const VERBS: Readonly<Record<OutcomeKind, string>> = { continue: "let through", block: "blocked", suspend: "suspended", escalate: "escalated", retry: "retried" };
 
-/** The lines a user can act on: who dominates a chain, and which events did not run the whole chain. */
+/** A middleware as the lines name it: its name, and its `use` when that says more. */
+function named(name: string, use: string | null): string {
+  return use === null || use === name ? `\`${name}\`` : `\`${name}\` (${use})`;
+}
+
+/** What to do about the events the chain did not let through: one line per middleware and outcome. */
+function stopLines(run: Run, h: Figures): string[] {
+  return h.stopped.map((s) => {
+    const who = s.middleware === null ? "a middleware" : `\`${s.middleware}\``;
+    const coded = s.code === null ? "" : ` (code ${s.code})`;
+    const samples = run.events === "samples";
+    const subject = samples ? "the sample event was" : `${s.events} of ${h.events} events of ${run.events} ${s.events === 1 ? "was" : "were"}`;
+    const after = samples ? "the emit" : "their emits";
+    const hint = samples ? "time your own events with --events FILE" : "that is what those events cost";
+    const result = s.kind === "block" ? `later middleware did not run in ${after}` : `the outcome of ${after} was ${s.kind}, not continue`;
+    return `${h.hook}: ${subject} ${VERBS[s.kind]} by ${who}${coded}: ${result}; ${hint}`;
+  });
+}
+
+/**
+ * A line when timed emits were stopped though every event came through its first emit: a
+ * stateful middleware (a rate or budget guard) changed its answer as the rounds went on.
+ */
+function drift(h: Figures): string[] {
+  const stopped = Object.entries(h.outcomes).filter(([kind]) => kind !== "continue");
+  if (h.stopped.length > 0 || stopped.length === 0) return [];
+  const counts = stopped.map(([kind, n]) => `${kind} ${n}`).join(", ");
+  const timed = Object.values(h.outcomes).reduce((a, b) => a + b, 0);
+  const total = stopped.reduce((a, [, n]) => a + n, 0);
+  return [
+    `${h.hook}: ${total} of ${timed} timed emits were not let through (${counts}) though every event came through its first emit: ` +
+      "a stateful middleware (a rate or budget guard) changed its answer as the rounds went on, so these times are partly those of stopped chains",
+  ];
+}
+
+/** The lines under the table: who dominates each chain, and which events were stopped. */
 function actions(run: Run, hooks: readonly Figures[]): string[] {
   const out: string[] = [];
   for (const h of hooks) {
-    if (h.middleware.length > 1) {
-      const use = h.dominant.use === null ? "registered by code" : h.dominant.use;
-      out.push(`${h.hook}: \`${h.dominant.name}\` (${use}) is ${percent(h.dominant.share)} of the chain's own time`);
-    }
-    for (const s of h.stopped) {
-      const by = s.middleware === null ? "the bus" : `\`${s.middleware}\``;
-      const code = s.code === null ? "" : ` (code ${s.code})`;
-      const which = run.events === "samples" ? "the sample event was" : `${s.events} of the ${h.events} events were`;
-      const advice = run.events === "samples" ? "; time your own events with --events FILE" : "";
-      out.push(`${h.hook}: ${which} ${VERBS[s.kind]} by ${by}${code}: later middleware did not run in the emit${advice}`);
-    }
+    if (h.each.length > 1) out.push(`${h.hook}: ${named(h.dominant.name, h.dominant.use)} is ${percent(h.dominant.share)} of the chain's own time`);
+    out.push(...drift(h), ...stopLines(run, h));
   }
   return out;
 }
 
-/** The text report: the table, the lines to act on, the footer. */
-export function textReport(run: Run, hooks: readonly Figures[]): string {
-  const timed = run.rounds - WARMUP;
-  const footer = [
-    `floor = the same middleware awaited in a plain loop, in the same rounds; ratio = emit time / floor time,`,
-    `paired round by round: what the bus adds around them (timeouts, fail modes, the trace, the reduction).`,
-    `${timed} timed round(s) of ${run.per} operation(s) each (${WARMUP} warm-up rounds dropped); events: ${run.events}.`,
-  ];
-  const acts = actions(run, hooks);
-  return `${[...table(hooks), "", ...(acts.length > 0 ? [...acts, ""] : []), ...footer].join("\n")}\n`;
+/** What was run, above the table (Python's `title`). */
+function title(run: Run): string {
+  const chosen = [run.task === null ? null : `task ${run.task}`, run.env === null ? null : `env ${run.env}`].filter((x) => x !== null).join(", ");
+  return (
+    `harnessweaver bench ${run.spec}${chosen ? ` (${chosen})` : ""} on ts: ${run.rounds} rounds (first ${WARMUP} dropped) ` +
+    `of ${run.per} per batch, events: ${run.events}`
+  );
+}
+
+export const FOOTER =
+  "floor = the same middleware awaited in a plain loop in the same rounds (no timeout, fail mode, trace or combining); " +
+  "ratio = what the bus adds around them: the median over rounds of (emit batch time / floor batch time). Times are per emit, in µs.";
+
+/** The text report: what was run, the table, the lines to act on, `notes` (hook points not timed), the footer. */
+export function textReport(run: Run, hooks: readonly Figures[], notes: readonly string[] = []): string {
+  return `${[title(run), ...table(hooks), "", ...actions(run, hooks), ...notes, FOOTER].join("\n")}\n`;
 }

@@ -157,11 +157,11 @@ describe("harnessweaver bench (Node)", () => {
     const ran = await bench(refunds, "--org-profiles", orgs, ...QUICK);
     assert.equal(ran.status, 0, ran.err);
     const lines = ran.out.split("\n");
-    assert.match(lines[0] ?? "", /^hook +middleware +emit p50 +emit p99 +floor p50 +ratio +dominant \(share\) +outcomes$/);
-    assert.match(ran.out, /^tool\.before +audit, hard_cap, rag\.redact_secrets, acme\.no_weekend_refunds, cap +\d[\d.]* µs +\d[\d.]* µs +\d[\d.]* µs +\d[\d.]*x /m);
-    assert.match(ran.out, /^tool\.before: `[\w.]+` \([\w.]+\) is \d+% of the chain's own time$/m);
-    assert.match(ran.out, /^floor = the same middleware awaited in a plain loop/m);
-    assert.match(ran.out, /1 timed round\(s\) of 10 operation\(s\) each/);
+    assert.equal(lines[0], `harnessweaver bench ${refunds} on ts: 3 rounds (first 2 dropped) of 10 per batch, events: samples`);
+    assert.match(lines[1] ?? "", /^hook +middleware +emit p50 +emit p99 +floor p50 +ratio +dominant \(share\) +outcomes$/);
+    assert.match(ran.out, /^tool\.before +audit, hard_cap, rag\.redact_secrets, acme\.no_weekend_refunds, cap +\d[\d.]* +\d[\d.]* +\d[\d.]* +\d[\d.]*x +[\w.]+ \(\d+%\) +(continue|suspend) 10$/m);
+    assert.match(ran.out, /^tool\.before: `[\w.]+`( \([\w.]+\))? is \d+% of the chain's own time$/m);
+    assert.match(lines.at(-2) ?? "", /^floor = the same middleware awaited in a plain loop in the same rounds .* Times are per emit, in µs\.$/);
   });
 
   it("--task refund --env staging: their middleware are timed, and the document says which", async () => {
@@ -187,13 +187,15 @@ describe("harnessweaver bench (Node)", () => {
     assert.match(unknown.err, /harnessweaver bench: error: argument --hook: invalid choice: 'tool\.during' \(choose from 'task\.start', /);
     const empty = await bench(join(dir, "heavy", "harness.yaml"), "--hook", "tool.after", ...QUICK);
     assert.equal(empty.status, 2);
-    assert.match(empty.err, /^harnessweaver bench: error: --hook tool\.after: no middleware runs at tool\.after/);
+    assert.equal(empty.err, "harnessweaver bench: error: --hook tool.after: no middleware runs there for the sample events (see `harnessweaver hooks`)\n");
   });
 
   it("bad arguments and a spec that does not load are exit 2", async () => {
     const rounds = await bench(refunds, "--rounds", "2");
     assert.equal(rounds.status, 2);
-    assert.match(rounds.err, /argument --rounds: 2 is too few: at least 3/);
+    assert.match(rounds.err, /harnessweaver bench: error: argument --rounds: must be at least 3: '2'\n$/);
+    const per = await bench(refunds, "--per", "ten");
+    assert.match(per.err, /argument --per: not a whole number: 'ten'/);
     const format = await bench(refunds, "--format", "yaml");
     assert.match(format.err, /argument --format: invalid choice: 'yaml' \(choose from 'text', 'json'\)/);
     const missing = await bench(join(dir, "nope.yaml"), ...QUICK);
@@ -241,19 +243,22 @@ describe("harnessweaver bench (Node)", () => {
     assert.equal(tool?.events, 2);
     assert.deepEqual(tool?.outcomes, { continue: 5, block: 5 });
     const text = await bench(join(dir, "blocking.yaml"), "--events", events, ...QUICK);
-    assert.match(text.out, /^tool\.before: 1 of the 2 events were blocked by `lookups_only` \(code tool_not_allowed\)/m);
+    assert.match(
+      text.out,
+      /^tool\.before: 1 of 2 events of .*events\.jsonl was blocked by `lookups_only` \(code tool_not_allowed\): later middleware did not run in their emits; that is what those events cost$/m,
+    );
   });
 
   it("--events FILE: each bad line is exit 2 at FILE:LINE", async () => {
     const good = JSON.stringify({ hook: "tool.before", event: TOOL_EVENT });
     const cases: [string, RegExp][] = [
       ["{not json", /:2: not JSON/],
-      ["[1, 2]", /:2: a line is a JSON object/],
-      [JSON.stringify({ hook: "tool.during", event: TOOL_EVENT }), /:2: unknown hook "tool\.during": one of task\.start, /],
-      [JSON.stringify({ hook: "tool.before", event: { step: 1 } }), /:2: not a valid event of tool\.before: /],
-      [JSON.stringify({ hook: "tool.before", event: { ...TOOL_EVENT, extra: 1 } }), /:2: not a valid event of tool\.before: .*extra/],
-      [JSON.stringify({ hook: "tool.before" }), /:2: no "event"/],
-      [JSON.stringify({ hook: "tool.before", event: TOOL_EVENT, when: 1 }), /:2: unknown key "when"/],
+      ["[1, 2]", /:2: a line is \{"hook": HOOK, "event": \{\.\.\.\}\}, got list\n$/],
+      [JSON.stringify({ hook: "tool.during", event: TOOL_EVENT }), /:2: unknown hook 'tool\.during' \(hook points: task\.start, /],
+      [JSON.stringify({ hook: "tool.before", event: { step: 1 } }), /:2: not a valid tool\.before event: /],
+      [JSON.stringify({ hook: "tool.before", event: { ...TOOL_EVENT, extra: 1 } }), /:2: not a valid tool\.before event: .*extra/],
+      [JSON.stringify({ hook: "tool.before" }), /:2: a line is .*, got \['hook'\]\n$/],
+      [JSON.stringify({ hook: "tool.before", event: TOOL_EVENT, when: 1 }), /:2: a line is .*, got \['event', 'hook', 'when'\]\n$/],
     ];
     for (const [line, expected] of cases) {
       const events = file("bad.jsonl", `${good}\n${line}\n`);
@@ -265,21 +270,29 @@ describe("harnessweaver bench (Node)", () => {
     }
     const absent = await bench(join(dir, "blocking.yaml"), "--events", join(dir, "absent.jsonl"), ...QUICK);
     assert.equal(absent.status, 2);
-    assert.match(absent.err, /cannot read the events file .*absent\.jsonl: ENOENT/);
+    assert.match(absent.err, /absent\.jsonl: cannot read it \(No such file or directory\)\n$/);
+    const empty = await bench(join(dir, "blocking.yaml"), "--events", file("empty.jsonl", "\n\n"), ...QUICK);
+    assert.equal(empty.status, 2);
+    assert.match(empty.err, /empty\.jsonl: no events \(the file is empty\)\n$/);
   });
 
   it("--events FILE: a run journal line says the Python command reads journals and writes events files", async () => {
     const journal = file("journal.jsonl", `${JSON.stringify({ kind: "task.start", run: "r1", event: {} })}\n`);
     const ran = await bench(join(dir, "blocking.yaml"), "--events", journal, ...QUICK);
     assert.equal(ran.status, 2);
-    assert.match(ran.err, /journal\.jsonl:1: this is a run journal .*the Python command reads journals .*--dump-events OUT/);
+    assert.match(ran.err, /journal\.jsonl:1: a run journal's line \(it has "kind"\): this command reads events files; the Python command reads journals .*--dump-events OUT/);
   });
 
   it("--events FILE without events of a --hook asked for is exit 2 naming it", async () => {
     const events = file("tools.jsonl", `${JSON.stringify({ hook: "tool.before", event: TOOL_EVENT })}\n`);
     const ran = await bench(join(dir, "blocking.yaml"), "--events", events, "--hook", "task.start", ...QUICK);
     assert.equal(ran.status, 2);
-    assert.match(ran.err, /--hook task\.start: the events file .* has no events of task\.start/);
+    assert.match(ran.err, /--hook task\.start: no event of task\.start in .*tools\.jsonl\n$/);
+    const notes = await bench(refunds, "--org-profiles", orgs, "--events", events, ...QUICK);
+    assert.equal(notes.status, 0, notes.err);
+    assert.match(notes.out, /^tool\.before +audit, hard_cap/m);
+    assert.doesNotMatch(notes.out, /^task\.start +audit/m);
+    assert.match(notes.out, /^task\.start: not timed: no event of this hook point in .*tools\.jsonl$/m);
   });
 
   it("--help shows the flags; the top help lists bench", async () => {
