@@ -1,11 +1,11 @@
 /**
  * What `harnessweaver bench` prints: the JSON document of docs/bench.md (keys in its order,
- * floats written as Python writes them, so the two commands' documents read the same), or an
+ * written as Python's `json.dumps` writes it, so the two commands' documents read the same), or an
  * aligned plain-text table, the lines a user can act on, and a footer saying what the columns
  * mean.
  */
 
-import { PyFloat, pyJson, type PyJson } from "../spec/pytext.js";
+import { PyFloat, pyFloatRepr, pyJsonString, type PyJson } from "../spec/pytext.js";
 import type { OutcomeKind } from "../outcomes.js";
 import { median } from "./floor.js";
 import { percentile, WARMUP, type Measured, type Stopped } from "./measure.js";
@@ -68,7 +68,23 @@ function times(pair: { readonly p50_ns: number; readonly p99_ns: number }): PyJs
   return { p50_ns: new PyFloat(pair.p50_ns), p99_ns: new PyFloat(pair.p99_ns) };
 }
 
-/** The JSON document (`--format json`), one object, with a final newline. */
+/**
+ * `json.dumps(value)` as Python's command prints the document: one line, `", "` and `": "`
+ * between items, floats as `repr` (`1423.0`), ASCII only. The two commands' documents then
+ * differ only in their numbers.
+ */
+export function compactPyJson(value: PyJson): string {
+  if (value === null) return "null";
+  if (typeof value === "boolean") return value ? "true" : "false";
+  if (typeof value === "string") return pyJsonString(value);
+  if (value instanceof PyFloat) return pyFloatRepr(value.value);
+  if (typeof value === "number") return Number.isInteger(value) ? BigInt(value).toString() : pyFloatRepr(value);
+  if (Array.isArray(value)) return `[${(value as readonly PyJson[]).map(compactPyJson).join(", ")}]`;
+  const entries = Object.entries(value as { readonly [key: string]: PyJson });
+  return `{${entries.map(([key, item]) => `${pyJsonString(key)}: ${compactPyJson(item)}`).join(", ")}}`;
+}
+
+/** The JSON document (`--format json`), one object on one line, with a final newline. */
 export function jsonReport(run: Run, hooks: readonly Figures[]): string {
   const doc: PyJson = {
     harnessweaver_bench: 1,
@@ -91,7 +107,7 @@ export function jsonReport(run: Run, hooks: readonly Figures[]): string {
       each: h.each.map((e) => ({ name: e.name, use: e.use, p50_ns: new PyFloat(e.p50_ns), share: new PyFloat(e.share) })),
     })),
   };
-  return `${pyJson(doc)}\n`;
+  return `${compactPyJson(doc)}\n`;
 }
 
 /** Nanoseconds as µs with 3 significant digits: `0.912`, `12.3`, `1230` (Python's `fmt_us`). */

@@ -142,6 +142,8 @@ describe("harnessweaver bench (Node)", () => {
     const ran = await bench(refunds, "--org-profiles", orgs, ...QUICK, "--format", "json");
     assert.equal(ran.err, "");
     assert.equal(ran.status, 0);
+    assert.match(ran.out, /^\{"harnessweaver_bench": 1, "implementation": "ts", [^\n]*\}\n$/, "one line, as Python's json.dumps writes it");
+    assert.match(ran.out, /"p50_ns": \d+\.\d+/, "floats written as floats");
     const doc = JSON.parse(ran.out) as Record<string, unknown>;
     const hooks = checkDocument(doc, 10, 3);
     assert.deepEqual([doc["spec"], doc["task"], doc["env"], doc["events"], doc["rounds"], doc["per"]], [refunds, null, null, "samples", 3, 10]);
