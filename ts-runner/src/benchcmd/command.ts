@@ -148,14 +148,14 @@ function source(parsed: Parsed): string {
 }
 
 /**
- * The hook points to time, in the order their events come (the samples': the catalogue's),
- * and notes on the hook points with middleware an events file has no event of. A hook point
- * is timed when some event's chain (matchers applied) is not empty; one asked for with
- * `--hook` that cannot be timed is refused, naming it and why.
+ * The hook points to time, in catalogue order, and notes on the hook points with middleware
+ * an events file has no event of. A hook point is timed when some event's chain (matchers
+ * applied) is not empty; one asked for with `--hook` that cannot be timed is refused, naming
+ * it and why.
  */
 function targetsOf(harness: Harness, parsed: Parsed): [Target[], string[]] {
   const given = parsed.events === null ? null : readEvents(parsed.events);
-  const order: readonly HookPoint[] = given === null ? HOOK_POINTS : [...given.keys()];
+  const order: readonly HookPoint[] = given === null ? HOOK_POINTS : HOOK_POINTS.filter((hook) => given.has(hook));
   const events = (hook: HookPoint): Event[] => (given === null ? [sampleEvent(hook)] : (given.get(hook) ?? []));
   const candidates = parsed.hooks ?? [...order, ...HOOK_POINTS.filter((hook) => !order.includes(hook) && harness.bus.chain(hook).length > 0)];
   const chosen = new Map<HookPoint, Target>();

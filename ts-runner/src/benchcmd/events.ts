@@ -19,7 +19,7 @@ import { BenchError } from "./errors.js";
 /** Python's `strerror` of the usual reasons a file cannot be read, so the two commands say the same. */
 const REASONS: Readonly<Record<string, string>> = { ENOENT: "No such file or directory", EACCES: "Permission denied", EISDIR: "Is a directory" };
 
-/** The events of `file` by hook point, in the order their hook points first appear. */
+/** The events of `file` by hook point (each hook point's in the order read). */
 export function readEvents(file: string): Map<HookPoint, Event[]> {
   let text: string;
   try {

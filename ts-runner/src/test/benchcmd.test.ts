@@ -233,10 +233,8 @@ describe("harnessweaver bench (Node)", () => {
   });
 
   it("--events FILE: its events are timed, cycling; blank lines are ignored", async () => {
-    const events = file(
-      "events.jsonl",
-      `${JSON.stringify({ hook: "tool.before", event: TOOL_EVENT })}\n\n${JSON.stringify({ hook: "tool.before", event: LOOKUP_EVENT })}\n`,
-    );
+    const lines = [{ hook: "tool.before", event: TOOL_EVENT }, {}, { hook: "tool.before", event: LOOKUP_EVENT }];
+    const events = file("events.jsonl", lines.map((line) => (Object.keys(line).length ? JSON.stringify(line) : "  ")).join("\n"));
     const ran = await bench(join(dir, "blocking.yaml"), "--events", events, ...QUICK, "--format", "json");
     assert.equal(ran.status, 0, ran.err);
     const doc = JSON.parse(ran.out) as Record<string, unknown>;
