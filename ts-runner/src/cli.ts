@@ -241,6 +241,13 @@ function loadFailed(io: CliIO, command: string, spec: string, error: unknown): v
   }
 }
 
+/** A spec `bench` could not load: its problems under one line saying so, as Python's `bench` says it. */
+function benchLoadFailed(io: CliIO, spec: string, error: unknown): void {
+  const problems = problemsOf(error);
+  if (problems === null) return loadFailed(io, `${PROGRAM} bench`, spec, error);
+  io.stderr(`${PROGRAM} bench: error: ${spec} does not load:\n${problems.map(problemText).join("\n")}\n`);
+}
+
 /** Runs the command line `argv` (without `node` and the script); resolves to the exit status. */
 export async function main(argv: readonly string[], io: CliIO = PROCESS): Promise<number> {
   try {
@@ -249,7 +256,7 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS): Promis
     if (command === "approvals") return await approvalsMain(rest, io);
     if (command === "bench") {
       const bench = { stdout: io.stdout, stderr: io.stderr, progress: io.stderrIsTTY === true };
-      return await benchMain(rest, bench, (spec, error) => loadFailed(io, `${PROGRAM} bench`, spec, error));
+      return await benchMain(rest, bench, (spec, error) => benchLoadFailed(io, spec, error));
     }
     if (command === "-h" || command === "--help") {
       io.stdout(TOP_HELP);

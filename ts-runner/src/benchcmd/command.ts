@@ -5,6 +5,8 @@
  * same flags and JSON document as Python's command (`harnessweaver/benchcmd/command.py`).
  */
 
+import { statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { HOOK_POINTS, isHookPoint, type HookPoint } from "../catalogue.js";
 import type { Event } from "../events.js";
@@ -142,6 +144,26 @@ function parse(args: readonly string[]): Parsed | "help" {
   };
 }
 
+const ORG_PROFILES_ENV = "HARNESSWEAVER_ORG_PROFILES";
+/** How the problem of an `org://` profile with no directory to look in begins (spec/resolve.ts). */
+const NO_ORG_DIRS = "no org-profile directories are set";
+
+/**
+ * The spec's own `org/` folder, for a spec whose `org://` profiles found no directory to look
+ * in because none was given (`--org-profiles`, HARNESSWEAVER_ORG_PROFILES), or null. The bench
+ * times a harness and enforces nothing, so it takes the org profiles that sit beside the spec,
+ * as the examples keep them, and says so (Python's `_org_beside`); `hooks` and every
+ * enforcement point still need the directories named.
+ */
+function orgBeside(parsed: Parsed, error: unknown): string | null {
+  if (parsed.orgProfiles !== undefined || process.env[ORG_PROFILES_ENV]) return null;
+  const problems = (error as { kind?: unknown; problems?: unknown }).problems;
+  if ((error as { kind?: unknown }).kind !== "invalid_spec" || !Array.isArray(problems)) return null;
+  if (!problems.some((problem) => String((problem as { message?: unknown }).message).includes(NO_ORG_DIRS))) return null;
+  const beside = join(dirname(parsed.spec), "org");
+  return statSync(beside, { throwIfNoEntry: false })?.isDirectory() === true ? beside : null;
+}
+
 /** What the events are, as the refusals say it. */
 function source(parsed: Parsed): string {
   return parsed.events === null ? "the sample events" : `the events of ${parsed.events}`;
@@ -191,7 +213,7 @@ function progressBar(io: BenchIO, total: number): { tick: (hook: string) => void
 
 /**
  * Runs `harnessweaver bench` with `args` (after `bench`). `loadFailed` writes a spec's load
- * error as `harnessweaver hooks` does (the same loader, the same errors).
+ * error (the same loader and problems as `harnessweaver hooks`).
  */
 export async function benchMain(args: readonly string[], io: BenchIO, loadFailed: (spec: string, error: unknown) => void): Promise<number> {
   let parsed: Parsed | "help";
@@ -207,12 +229,16 @@ export async function benchMain(args: readonly string[], io: BenchIO, loadFailed
     return 0;
   }
   let harness: Harness;
+  const options = { task: parsed.task, env: parsed.env };
   try {
-    harness = await load(parsed.spec, {
-      task: parsed.task,
-      env: parsed.env,
-      ...(parsed.orgProfiles === undefined ? {} : { orgProfiles: parsed.orgProfiles }),
-    });
+    try {
+      harness = await load(parsed.spec, { ...options, ...(parsed.orgProfiles === undefined ? {} : { orgProfiles: parsed.orgProfiles }) });
+    } catch (error) {
+      const beside = orgBeside(parsed, error);
+      if (beside === null) throw error;
+      io.stderr(`${COMMAND}: org:// profiles from ${beside}, the spec's own org/ folder (no --org-profiles or ${ORG_PROFILES_ENV} was given)\n`);
+      harness = await load(parsed.spec, { ...options, orgProfiles: [beside] });
+    }
   } catch (error) {
     loadFailed(parsed.spec, error);
     return 2;

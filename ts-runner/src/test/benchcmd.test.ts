@@ -124,7 +124,9 @@ describe("harnessweaver bench (Node)", () => {
     return path;
   };
 
+  const orgVariable = process.env["HARNESSWEAVER_ORG_PROFILES"];
   before(() => {
+    delete process.env["HARNESSWEAVER_ORG_PROFILES"]; // the org/ folder beside the spec is taken only without it
     dir = mkdtempSync(join(tmpdir(), "hw-bench-"));
     mkdirSync(join(dir, "node_modules"));
     symlinkSync(join(REPO, "ts-runner"), join(dir, "node_modules", "harnessweaver"), "dir");
@@ -136,7 +138,10 @@ describe("harnessweaver bench (Node)", () => {
     file("heavy/harness.yaml", HEAVY_SPEC);
     file("blocking.yaml", BLOCKING_SPEC);
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+    if (orgVariable !== undefined) process.env["HARNESSWEAVER_ORG_PROFILES"] = orgVariable;
+  });
 
   it("json on the refunds example: every key in order, the refunds chains, finite numbers > 0", async () => {
     const ran = await bench(refunds, "--org-profiles", orgs, ...QUICK, "--format", "json");
@@ -164,6 +169,14 @@ describe("harnessweaver bench (Node)", () => {
     assert.match(ran.out, /^tool\.before +audit, hard_cap, rag\.redact_secrets, acme\.no_weekend_refunds, cap +\d[\d.]* +\d[\d.]* +\d[\d.]* +\d[\d.]*x +[\w.]+ \(\d+%\) +(continue|suspend) 10$/m);
     assert.match(ran.out, /^tool\.before: `[\w.]+`( \([\w.]+\))? is \d+% of the chain's own time$/m);
     assert.match(lines.at(-2) ?? "", /^floor = the same middleware awaited in a plain loop in the same rounds .* Times are per emit, in µs\.$/);
+  });
+
+  it("without --org-profiles, the org:// profiles come from the spec's own org/ folder, said on stderr", async () => {
+    const ran = await bench(refunds, "--hook", "task.start", ...QUICK, "--format", "json");
+    assert.equal(ran.status, 0, ran.err);
+    const note = `harnessweaver bench: org:// profiles from ${orgs}, the spec's own org/ folder (no --org-profiles or HARNESSWEAVER_ORG_PROFILES was given)\n`;
+    assert.equal(ran.err, note);
+    assert.deepEqual((JSON.parse(ran.out) as { hooks: HookDoc[] }).hooks.map((h) => h.middleware), [["audit"]]);
   });
 
   it("--task refund --env staging: their middleware are timed, and the document says which", async () => {
@@ -203,9 +216,12 @@ describe("harnessweaver bench (Node)", () => {
     const missing = await bench(join(dir, "nope.yaml"), ...QUICK);
     assert.equal(missing.status, 2);
     assert.match(missing.err, /nope\.yaml/);
-    const orgless = await bench(refunds, ...QUICK);
+    const lone = file("lone.yaml", "profiles: [org://acme/baseline]\n");
+    const orgless = await bench(lone, ...QUICK);
     assert.equal(orgless.status, 2);
+    assert.ok(orgless.err.startsWith(`harnessweaver bench: error: ${lone} does not load:\n`), orgless.err);
     assert.match(orgless.err, /org:\/\/acme\/baseline: no org-profile directories are set/);
+    assert.doesNotMatch(orgless.err, /org\/ folder/);
   });
 
   it("a heavy middleware (hashing 100 KB per call) is the dominant one", async () => {
