@@ -311,6 +311,18 @@ describe("harnessweaver bench (Node)", () => {
     assert.match(notes.out, /^task\.start: not timed: no event of this hook point in .*tools\.jsonl$/m);
   });
 
+  it("a progress bar on stderr only when stderr is a terminal, wiped at the end", async () => {
+    let err = "";
+    let out = "";
+    const io = { stdout: (t: string) => void (out += t), stderr: (t: string) => void (err += t), stderrIsTTY: true };
+    assert.equal(await main(["bench", join(dir, "blocking.yaml"), ...QUICK, "--format", "json"], io), 0);
+    assert.match(err, /^\rbench \[#+\.*\] 1\/3 rounds {2}tool\.before/);
+    assert.ok(err.endsWith("3/3 rounds  tool.before\x1b[K\r\x1b[K"), JSON.stringify(err));
+    assert.doesNotMatch(out, /bench \[/);
+    const quiet = await bench(join(dir, "blocking.yaml"), ...QUICK); // the tests' IO: not a terminal
+    assert.equal(quiet.err, "");
+  });
+
   it("--help shows the flags; the top help lists bench", async () => {
     const help = await bench("--help");
     assert.equal(help.status, 0);
