@@ -251,7 +251,7 @@ export async function benchMain(args: readonly string[], io: BenchIO, loadFailed
     for (const target of targets) {
       const measured = await measure(harness.bus, target, parsed.rounds, parsed.per, () => bar.tick(target.hook));
       if (measured.ratio === null) throw new BenchError(`${target.hook}: the clock saw no floor time: raise --per`);
-      figures.push(figuresOf(measured, (name) => uses.get(name) ?? null));
+      figures.push(figuresOf(measured, measured.ratio, (name) => uses.get(name) ?? null));
     }
     bar.done();
     const run: Run = { spec: parsed.spec, task: parsed.task, env: parsed.env, events: parsed.events ?? "samples", rounds: parsed.rounds, per: parsed.per };

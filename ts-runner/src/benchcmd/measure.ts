@@ -68,6 +68,7 @@ async function stoppedBy(bus: HookBus, target: Target): Promise<Stopped[]> {
   const found = new Map<string, Stopped>();
   for (const event of target.events) {
     const context = new RunContext();
+    // `as never`: each event was made for this hook point (samples, events file), which the types cannot see.
     const result = await emitPass(bus, target.hook, event as never, context);
     const kind = result.outcome.kind;
     if (kind === "continue") continue;

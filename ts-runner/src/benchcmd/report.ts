@@ -38,8 +38,11 @@ export interface Figures {
 /** The outcome kinds in the order the document lists them (least severe first). */
 const KINDS: readonly OutcomeKind[] = ["continue", "block", "suspend", "escalate", "retry"];
 
-/** The figures of a measurement; `useOf` gives a middleware's `use` (null: registered by code). */
-export function figuresOf(measured: Measured, useOf: (name: string) => string | null): Figures {
+/**
+ * The figures of a measurement whose paired ratio is `ratio` (the command refuses one without);
+ * `useOf` gives a middleware's `use` (null: registered by code).
+ */
+export function figuresOf(measured: Measured, ratio: number, useOf: (name: string) => string | null): Figures {
   const { target } = measured;
   const p50s = measured.each.map((times) => median(times));
   const total = p50s.reduce((a, b) => a + b, 0);
@@ -56,7 +59,7 @@ export function figuresOf(measured: Measured, useOf: (name: string) => string | 
     events: target.events.length,
     emit: { p50_ns: median(measured.emits), p99_ns: percentile(measured.emits, 0.99) },
     floor: { p50_ns: median(measured.floors), p99_ns: percentile(measured.floors, 0.99) },
-    ratio: measured.ratio ?? Number.NaN, // the command refuses a run without one first
+    ratio,
     outcomes,
     dominant: { name: top.name, use: top.use, share: top.share },
     each,
