@@ -14,6 +14,7 @@ import { identityScheme, type IdentityScheme } from "./identity.js";
 import { isMiddleware, wantsSignal, type Middleware } from "./middleware.js";
 import type { HookResult } from "./outcomes.js";
 import { keyedPlan, planFor, Registry, type Call } from "./registry.js";
+import { shown } from "./shown.js";
 import { walk } from "./walk.js";
 
 /** What a bus is built with. */
@@ -77,6 +78,11 @@ export interface RegisterOptions<H extends HookPoint = HookPoint> extends Overri
  */
 export class HookBus {
   readonly #registry = new Registry();
+  /**
+   * What the chain calls for each registered middleware, by name (`handler`): kept in step
+   * with `register` and `unregister` here, so the registry and the emit path stay as they are.
+   */
+  readonly #handlers = new Map<string, Call>();
   readonly #contracts: ContractMode | undefined;
   /** The chain deadline of each hook point in ms (I26), by catalogue index. */
   readonly #deadlines: readonly (number | undefined)[];
@@ -122,12 +128,30 @@ export class HookBus {
     // NODE_DEBUG=harnessweaver: what it throws goes to stderr too (docs/logging.md); asked here,
     // once, so that with it off the walk calls the middleware's own function.
     if (debugEnabled()) call = watched(call, typeof options?.name === "string" ? options.name : middleware.declaration.name);
-    return this.#registry.register(middleware.declaration, call, options, wantsSignal(middleware));
+    const declaration = this.#registry.register(middleware.declaration, call, options, wantsSignal(middleware));
+    this.#handlers.set(declaration.name, call);
+    return declaration;
   }
 
   /** Removes a middleware by name; an emit in flight keeps the chain it started with (I11). */
   unregister(name: string): Declaration {
-    return this.#registry.unregister(name);
+    const declaration = this.#registry.unregister(name);
+    this.#handlers.delete(declaration.name);
+    return declaration;
+  }
+
+  /**
+   * What the chain calls for the middleware registered as `name`: `handler(event, envelope,
+   * signal)`, returning an answer or a promise of one. It is the middleware alone, with none
+   * of the bus around it (no timeout, fail mode or trace): `harnessweaver bench` times a
+   * chain's handlers in a plain loop as the floor an emit is compared with (Python's
+   * `HookBus.handler`). An unknown name is a RangeError naming it and the registered names.
+   */
+  handler(name: string): Call {
+    const found = this.#handlers.get(name);
+    if (found !== undefined) return found;
+    const known = [...this.#handlers.keys()].sort().join(", ") || "none";
+    throw new RangeError(`no middleware ${shown(name)} on this bus (registered: ${known})`);
   }
 
   /** The run order of `hook`: band, registration order, direction applied. */

@@ -8,14 +8,16 @@
  * byte for byte (`spec/render.ts`), the same exit statuses (0; 2 for a spec with problems,
  * printed one per line on stderr exactly as Python prints them, and for bad arguments) and,
  * for a failure that is a bug, one line naming the error's type, never a stack trace.
- * `harnessweaver approvals ...` is Python's too (`approvals/cli.ts`). The other commands of the
- * Python package (`conformance`, `fuzz`, `hook`) are not here.
+ * `harnessweaver approvals ...` is Python's too (`approvals/cli.ts`), and so is
+ * `harnessweaver bench SPEC ...` (`benchcmd/command.ts`: the same flags and JSON document). The
+ * other commands of the Python package (`conformance`, `fuzz`, `hook`) are not here.
  */
 
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { approvalsMain } from "./approvals/cli.js";
+import { benchMain } from "./benchcmd/command.js";
 import { VERSION } from "./index.js";
 import { load } from "./spec/loader.js";
 import { FORMATS, isFormat, render, type ShownHarness } from "./spec/render.js";
@@ -36,6 +38,8 @@ export interface CliIO {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
   readonly load?: (path: string, options: LoadOptions) => ShownHarness | Promise<ShownHarness>;
+  /** Whether stderr is a terminal: `bench` then draws its progress bar there. */
+  readonly stderrIsTTY?: boolean;
 }
 
 const PROGRAM = "harnessweaver";
@@ -54,6 +58,8 @@ positional arguments:
     hooks     print every hook point's middleware, in run order, as a harness
               spec loads them
     approvals list, show and decide durable approvals (docs/approvals.md)
+    bench     time a harness's own middleware at every hook point, against
+              the floor (docs/bench.md)
 
 options:
   -h, --help  show this help message and exit
@@ -217,17 +223,29 @@ async function runHooks(args: readonly string[], io: CliIO): Promise<number> {
   try {
     harness = await (io.load ?? load)(parsed.spec, parsed.options);
   } catch (error) {
-    const problems = problemsOf(error);
-    if (problems !== null) {
-      io.stderr(`${problems.map(problemText).join("\n")}\n`);
-    } else {
-      const shown = pyPath(parsed.spec);
-      io.stderr(`${COMMAND}: error: loading ${shown} failed: ${typeName(error)} (a bug in harnessweaver: please report it)\n`);
-    }
+    loadFailed(io, COMMAND, parsed.spec, error);
     return EXIT_ERROR;
   }
   io.stdout(render(harness, parsed.format, parsed.only));
   return EXIT_OK;
+}
+
+/** A spec that did not load: its problems one per line, as Python prints them, or the one line a bug gets. */
+function loadFailed(io: CliIO, command: string, spec: string, error: unknown): void {
+  const problems = problemsOf(error);
+  if (problems !== null) {
+    io.stderr(`${problems.map(problemText).join("\n")}\n`);
+  } else {
+    const shown = pyPath(spec);
+    io.stderr(`${command}: error: loading ${shown} failed: ${typeName(error)} (a bug in harnessweaver: please report it)\n`);
+  }
+}
+
+/** A spec `bench` could not load: its problems under one line saying so, as Python's `bench` says it. */
+function benchLoadFailed(io: CliIO, spec: string, error: unknown): void {
+  const problems = problemsOf(error);
+  if (problems === null) return loadFailed(io, `${PROGRAM} bench`, spec, error);
+  io.stderr(`${PROGRAM} bench: error: ${spec} does not load:\n${problems.map(problemText).join("\n")}\n`);
 }
 
 /** Runs the command line `argv` (without `node` and the script); resolves to the exit status. */
@@ -236,6 +254,10 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS): Promis
     const [command, ...rest] = argv;
     if (command === "hooks") return await runHooks(rest, io);
     if (command === "approvals") return await approvalsMain(rest, io);
+    if (command === "bench") {
+      const bench = { stdout: io.stdout, stderr: io.stderr, progress: io.stderrIsTTY === true };
+      return await benchMain(rest, bench, (spec, error) => benchLoadFailed(io, spec, error));
+    }
     if (command === "-h" || command === "--help") {
       io.stdout(TOP_HELP);
       return EXIT_OK;
@@ -246,7 +268,7 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS): Promis
     }
     if (command === undefined) throw new UsageError("the following arguments are required: COMMAND", TOP_USAGE, PROGRAM);
     const python = ["conformance", "fuzz", "hook"].includes(command) ? ": that command is in the Python package" : "";
-    throw new UsageError(`argument COMMAND: invalid choice: '${command}' (choose from 'hooks', 'approvals')${python}`, TOP_USAGE, PROGRAM);
+    throw new UsageError(`argument COMMAND: invalid choice: '${command}' (choose from 'hooks', 'approvals', 'bench')${python}`, TOP_USAGE, PROGRAM);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.stderr(`${error.usage}${error.program}: error: ${error.message}\n`);
@@ -257,6 +279,7 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS): Promis
 const PROCESS: CliIO = {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
+  stderrIsTTY: process.stderr.isTTY === true,
 };
 
 /** Whether this module is the program node runs (directly, or through npm's bin link). */

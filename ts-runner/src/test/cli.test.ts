@@ -115,7 +115,7 @@ describe("harnessweaver hooks", () => {
       [["hooks", "h.yaml", "--bogus"], "harnessweaver: error: unrecognized arguments: --bogus\n"],
       [["hooks", "a.yaml", "b.yaml"], "harnessweaver: error: unrecognized arguments: b.yaml\n"],
       [[], "harnessweaver: error: the following arguments are required: COMMAND\n"],
-      [["conformance"], "harnessweaver: error: argument COMMAND: invalid choice: 'conformance' (choose from 'hooks', 'approvals'): that command is in the Python package\n"],
+      [["conformance"], "harnessweaver: error: argument COMMAND: invalid choice: 'conformance' (choose from 'hooks', 'approvals', 'bench'): that command is in the Python package\n"],
     ];
     for (const [argv, last] of cases) {
       const ran = await run(argv);
