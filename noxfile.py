@@ -178,6 +178,7 @@ def ts(session: nox.Session) -> None:
     _ts_readme_example(session, project)
     cli = project / "node_modules" / ".bin" / "harnessweaver"
     _ts_hooks_identical(session, project)
+    _ts_bench(session, project)
     session.run(
         "pytest", "-q", "-p", "no:cacheprovider", "python/tests/test_hooks_identical.py",
         env={"HARNESSWEAVER_TS_CLI": str(cli), "HARNESSWEAVER_REQUIRE_TS": "1"},
@@ -289,6 +290,24 @@ def _ts_hooks_identical(session: nox.Session, project: Path) -> None:
     if outputs[0].stdout != outputs[1].stdout:
         session.error("harnessweaver hooks --format json: Python's and the npm package's differ")
     session.log(f"harnessweaver hooks --format json: {len(outputs[0].stdout)} bytes, identical")
+
+
+def _ts_bench(session: nox.Session, project: Path) -> None:
+    """`npx harnessweaver bench` from the tarball on the copy of examples/refunds, as the
+    issue writes it (its org:// profiles from the spec's own org/ folder): a table, and the
+    JSON document of the contract Python's command writes too (docs/bench.md)."""
+    bench = ["npx", "--no-install", "harnessweaver", "bench", "refunds/harness.yaml"]
+    quick = ["--rounds", "3", "--per", "5"]
+    table = subprocess.run([*bench, *quick], cwd=project, capture_output=True, text=True)
+    if table.returncode != 0 or "tool.before" not in table.stdout:
+        session.error(f"harnessweaver bench (npm package) failed: {table.stderr}{table.stdout}")
+    print(table.stdout, end="", flush=True)
+    done = subprocess.run([*bench, *quick, "--format", "json"], cwd=project, capture_output=True)
+    document = json.loads(done.stdout)
+    hooks = [row["hook"] for row in document["hooks"]]
+    if done.returncode != 0 or document["implementation"] != "ts" or "tool.before" not in hooks:
+        session.error(f"harnessweaver bench --format json (npm package): {document}")
+    session.log(f"harnessweaver bench (npm package): {', '.join(hooks)}")
 
 
 @nox.session
