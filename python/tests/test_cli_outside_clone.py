@@ -16,7 +16,12 @@ from checkout import COMPILED, PACKAGE
 import harnessweaver as hw
 from harnessweaver.conformance.driver import REPOSITORY
 
-_DROPPED = ("PYTHONPATH", "HARNESSWEAVER_CORPUS", "HARNESSWEAVER_RUST_TESTEE")
+_DROPPED = (
+    "PYTHONPATH",
+    "HARNESSWEAVER_CORPUS",
+    "HARNESSWEAVER_RUST_TESTEE",
+    "HARNESSWEAVER_TS_RUNNER",
+)
 
 
 def _run(
@@ -73,10 +78,14 @@ def test_list_impls_outside_a_clone_names_only_what_exists(tmp_path: Path, insta
     if not COMPILED:
         assert "the compiled core is not installed" in notes.pop("python-rust")
     for name, note in notes.items():
-        assert f"not in the installed package: clone {REPOSITORY}" in note, name
+        assert "not in the installed package: " in note, name
         assert str(installed.parents[2]) not in note  # no path guessed next to site-packages
+    # How to get each next to an installed package, and the variable that names one.
+    assert "npm install harnessweaver in an npm project and run from its folder" in notes["ts"]
+    assert "HARNESSWEAVER_TS_RUNNER" in notes["ts"]
     assert "npm ci && npm run build" in notes["ts"]
-    assert 'then pass --impl ts="node CLONE/ts-runner/dist/runner.js"' in notes["ts"]
+    assert f"cargo install --locked --git {REPOSITORY} harnessweaver-testee" in notes["rust"]
+    assert "HARNESSWEAVER_RUST_TESTEE" in notes["rust"]
     assert "cargo build --release -p harnessweaver-testee" in notes["rust"]
 
 
