@@ -75,15 +75,7 @@ def test_a_run_without_jsonschema_says_what_it_does_not_check(
     assert "jsonschema" not in err
 
 
-def test_a_default_run_names_the_implementations_it_could_not_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(driver, "TS_RUNNER", tmp_path / "missing" / "runner.js")
-    monkeypatch.setattr(driver, "RUST_TESTEE", tmp_path / "missing" / "harnessweaver-testee")
-    monkeypatch.delenv(driver.TS_RUNNER_ENV, raising=False)
-    monkeypatch.delenv(driver.RUST_TESTEE_ENV, raising=False)
-    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    monkeypatch.chdir(tmp_path)
+def test_a_default_run_names_the_implementations_it_could_not_run(nothing_found: Path) -> None:
     chosen = driver.default_implementations()
     not_run = cli._not_run(chosen)
     assert set(not_run) == {"ts", "rust"}

@@ -577,18 +577,6 @@ def test_impl_given_twice(tmp_path: Path, conformance: Any) -> None:
     assert "given twice" in run.err
 
 
-@pytest.fixture
-def nothing_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No ts or rust testee anywhere: not built, not named, not on PATH, no npm project."""
-    monkeypatch.setattr(driver, "TS_RUNNER", tmp_path / "missing" / "runner.js")
-    monkeypatch.setattr(driver, "RUST_TESTEE", tmp_path / "missing" / "harnessweaver-testee")
-    monkeypatch.delenv(driver.TS_RUNNER_ENV, raising=False)
-    monkeypatch.delenv(driver.RUST_TESTEE_ENV, raising=False)
-    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def test_ts_is_only_selectable_when_built(
     nothing_found: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
