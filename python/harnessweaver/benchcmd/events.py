@@ -33,6 +33,7 @@ from ..events import (
     ToolResultEvent,
     ToolSpec,
 )
+from ..jsondepth import nests_deeper
 
 __all__ = ["EventsError", "Timed", "dump_events", "grouped", "read_events"]
 
@@ -40,6 +41,9 @@ Timed = list[tuple[str, Event]]
 """Events in the order they were read, each with its hook point."""
 
 _HOOKS = ", ".join(EVENT_TYPES)
+MAX_DEPTH = 128
+"""How deep a line may nest arrays and objects: pydantic stops near 254 levels, and an event's
+own fields take a few (jsondepth.py)."""
 
 
 class EventsError(Exception):
@@ -67,7 +71,7 @@ def read_events(path: str | os.PathLike[str]) -> Timed:
 def _is_journal(line: bytes) -> bool:
     try:
         raw = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False  # reported as the events file's bad line
     return isinstance(raw, dict) and "kind" in raw and "hook" not in raw
 
@@ -88,6 +92,8 @@ def _event_line(path: str | os.PathLike[str], number: int, line: bytes) -> tuple
             f'{where}: a line is {{"hook": HOOK, "event": {{...}}}}, got {got} '
             '(a journal\'s lines have a "kind": give the journal whole)'
         )
+    if nests_deeper(raw, MAX_DEPTH):
+        raise EventsError(f"{where}: nests arrays and objects more than {MAX_DEPTH} deep")
     hook = raw["hook"]
     kind = EVENT_TYPES.get(hook) if isinstance(hook, str) else None
     if kind is None:

@@ -68,6 +68,16 @@ BAD = [
     ('{"hook": "tool.middle", "event": {}}', "unknown hook 'tool.middle'"),
     ('{"hook": "tool.before", "event": {"call": {}}}', "not a valid tool.before event: tool"),
     ('{"hook": "step.end", "event": {"step": "first"}}', "not a valid step.end event: step"),
+    # Hostile nesting: deeper than the reader follows, and than what reads an event follows.
+    ("[" * 5000 + "]" * 5000, "not JSON this reader can follow (nested too deep)"),
+    (
+        '{"hook": "task.start", "event": {"task": "t", "input": '
+        + '{"a": ' * 200
+        + "1"
+        + "}" * 200
+        + "}}",
+        "nests arrays and objects more than 128 deep",
+    ),
 ]
 
 

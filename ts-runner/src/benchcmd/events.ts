@@ -40,6 +40,25 @@ export function readEvents(file: string): Map<HookPoint, Event[]> {
   return found;
 }
 
+/** How deep a line may nest arrays and objects (Python's `MAX_DEPTH`, benchcmd/events.py): what
+ * reads an event afterwards recurses, and a deeper line is refused as its own error. */
+export const MAX_DEPTH = 128;
+
+/** Whether `value` (as `JSON.parse` made it) nests arrays and objects more than `limit` deep: a
+ * walk a level at a time, never a recursion (Python's `jsondepth.nests_deeper`). */
+function nestsDeeper(value: unknown, limit: number): boolean {
+  let level: object[] = typeof value === "object" && value !== null ? [value] : [];
+  for (let depth = 1; level.length > 0; depth += 1) {
+    if (depth > limit) return true;
+    const next: object[] = [];
+    for (const item of level) {
+      for (const child of Object.values(item)) if (typeof child === "object" && child !== null) next.push(child as object);
+    }
+    level = next;
+  }
+  return false;
+}
+
 /** A JSON value's type as Python names it (the two commands' messages read the same). */
 function pyType(value: unknown): string {
   if (value === null) return "NoneType";
@@ -69,6 +88,7 @@ function parseLine(line: string, where: string): [HookPoint, Event] {
   if (keys === null || keys.length !== 2 || keys[0] !== "event" || keys[1] !== "hook") {
     throw new BenchError(`${where}: a line is {"hook": HOOK, "event": {...}}, got ${keys === null ? pyType(value) : shown(keys)}`);
   }
+  if (nestsDeeper(value, MAX_DEPTH)) throw new BenchError(`${where}: nests arrays and objects more than ${MAX_DEPTH} deep`);
   const hook = (value as Record<string, unknown>)["hook"];
   if (!isHookPoint(hook)) throw new BenchError(`${where}: unknown hook ${shown(hook)} (hook points: ${HOOK_POINTS.join(", ")})`);
   try {

@@ -275,6 +275,9 @@ describe("harnessweaver bench (Node)", () => {
       [JSON.stringify({ hook: "tool.before", event: { ...TOOL_EVENT, extra: 1 } }), /:2: not a valid tool\.before event: .*extra/],
       [JSON.stringify({ hook: "tool.before" }), /:2: a line is .*, got \['hook'\]\n$/],
       [JSON.stringify({ hook: "tool.before", event: TOOL_EVENT, when: 1 }), /:2: a line is .*, got \['event', 'hook', 'when'\]\n$/],
+      // Hostile nesting: refused before anything recurses into it, as Python refuses it.
+      [`{"hook": "task.start", "event": {"task": "t", "input": ${'{"a": '.repeat(200)}1${"}".repeat(200)}}}`, /:2: nests arrays and objects more than 128 deep\n$/],
+      [`{"hook": "task.start", "event": {"task": "t", "input": ${"[".repeat(5000)}${"]".repeat(5000)}}}`, /:2: nests arrays and objects more than 128 deep\n$/],
     ];
     for (const [line, expected] of cases) {
       const events = file("bad.jsonl", `${good}\n${line}\n`);
