@@ -370,10 +370,10 @@ async function python(): Promise<string | null> {
   for (const candidate of [given, "python3"]) {
     if (!candidate) continue;
     try {
-      await run(candidate, ["-c", "import harnessweaver.benchcmd.command"], { env: { ...process.env, PYTHONPATH: join(REPO, "python") } });
+      await run(candidate, ["-c", "import harnessweaver.benchcmd.command, harnessweaver.benchcmd.measure, harnessweaver.spec.loader"], { env: { ...process.env, PYTHONPATH: join(REPO, "python") } });
       return candidate;
     } catch (error) {
-      if (candidate === given) throw new Error(`HARNESSWEAVER_TEST_PYTHON=${given} cannot import harnessweaver.benchcmd.command`, { cause: error });
+      if (candidate === given) throw new Error(`HARNESSWEAVER_TEST_PYTHON=${given} cannot import harnessweaver's bench command`, { cause: error });
     }
   }
   return null;
