@@ -245,12 +245,16 @@ def _dump(chosen: Mapping[str, list[Event]], timed: list[tuple[str, Event]], out
 async def _measure(
     harness: Harness, chosen: Mapping[str, list[Event]], args: argparse.Namespace
 ) -> list[HookRun]:
-    from .measure import measure_hook
+    from .measure import Unbounded, measure_hook
 
     runs: list[HookRun] = []
     with _progress(len(chosen) * args.rounds) as tick:
         for hook, events in chosen.items():
-            runs.append(await measure_hook(harness.bus, hook, events, args.rounds, args.per, tick))
+            try:
+                run = await measure_hook(harness.bus, hook, events, args.rounds, args.per, tick)
+            except Unbounded as exc:
+                raise _Refused(str(exc)) from None
+            runs.append(run)
     for hook_run in runs:
         if not any(hook_run.floor_batches):
             raise _Refused(f"{hook_run.hook}: the clock saw no floor time: raise --per")

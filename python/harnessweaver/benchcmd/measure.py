@@ -26,7 +26,7 @@ from ..envelope import Envelope
 from ..events import Event
 from .floor import Chain, chain_of, emit_pass, floor_pass, paired_ratio
 
-__all__ = ["WARMUP", "HookRun", "Stop", "chains_of", "measure_hook", "percentile"]
+__all__ = ["WARMUP", "HookRun", "Stop", "Unbounded", "chains_of", "measure_hook", "percentile"]
 
 WARMUP = 2
 """Rounds run first and dropped: imports, caches and the allocator settle in them."""
@@ -81,13 +81,33 @@ def percentile(values: Sequence[int], share: float) -> float:
     return float(ordered[rank - 1])
 
 
+class Unbounded(Exception):
+    """A middleware that did not answer in time on an emit: the bus cut it off at its timeout
+    or the hook's deadline, but the floor and its own calls, which await it bare, would wait
+    for it without end. The message names the hook point, the middleware and what to do."""
+
+
+def _cut_off(hook: str, trace: Any) -> None:
+    """Raise :class:`Unbounded` for the first middleware the emit cut off (``trace``)."""
+    for record in trace:
+        if record.get("kind") == "failure" and record.get("failure") in ("timeout", "deadline"):
+            raise Unbounded(
+                f"{hook}: `{record.get('middleware')}` did not answer in time on an emit of the "
+                f"event ({record.get('failure')}): the bus cuts it off there, but the floor "
+                "awaits it bare and would wait without end; time events it answers, or leave "
+                f"{hook} out (--hook)"
+            )
+
+
 async def _probe(bus: HookBus, hook: str, events: Sequence[Event]) -> list[Stop]:
     """One emit of each event, untimed, in a context of its own: which events the chain does
-    not let through, and who stopped them (read from the trace)."""
+    not let through, and who stopped them (read from the trace); :class:`Unbounded` when a
+    middleware did not answer in time."""
     stops: list[Stop] = []
     for index, event in enumerate(events):
         ctx = RunContext()
         result = await bus.emit(hook, event, ctx)
+        _cut_off(hook, ctx.trace)
         kind = result.outcome.kind
         if kind == "continue":
             continue

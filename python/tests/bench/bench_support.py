@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import harnessweaver as hw
@@ -34,6 +35,12 @@ async def blocker(event: hw.ToolCallEvent, env: hw.Envelope) -> hw.Outcome:
     return hw.Block(reason="refunds are off", code="refunds_off")
 
 
+@hw.middleware(hooks=["tool.before"], fail_mode="open", timeout="50ms")
+async def stuck(event: hw.ToolCallEvent, env: hw.Envelope) -> None:
+    """Never answers: the bus cuts it off at 50 ms; awaited bare, it would wait for ever."""
+    await anyio.sleep_forever()
+
+
 @hw.middleware(hooks=["tool.before"], fail_mode="closed")
 class Quota:
     """Lets 3 calls through, then blocks every one: a stateful guard (one count per load)."""
@@ -46,7 +53,7 @@ class Quota:
         return hw.Block(reason="quota spent", code="quota") if self.calls > 3 else None
 
 
-plugin = hw.Plugin(namespace="benchy", version="1.0.0", middleware=[light, heavy, blocker, Quota])
+plugin = hw.Plugin(namespace="benchy", version="1.0.0", middleware=[light, heavy, blocker, stuck, Quota])
 
 QUICK = ("--rounds", "3", "--per", "10")
 """The smallest run that still has a timed round: every test uses it."""

@@ -114,3 +114,17 @@ def test_without_rich_the_table_is_aligned_plain_text(
 )
 def test_times_are_shown_in_microseconds_with_3_significant_digits(ns: float, shown: str) -> None:
     assert fmt_us(ns) == shown
+
+
+def test_a_middleware_that_never_answers_is_refused_not_waited_for(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The bus cuts ``stuck`` off at its timeout; the floor awaits it bare and would hang:
+    the command says so (exit 2) after the one untimed emit, never a hang."""
+    spec = write_spec(tmp_path, "  - {use: benchy.light}\n  - {use: benchy.stuck}\n")
+    status, out, err = bench(capsys, spec)
+    assert (status, out) == (2, "")
+    assert "tool.before: `benchy.stuck` did not answer in time on an emit of the event" in err
+    assert "(timeout)" in err and "--hook" in err
+    status, out, _ = bench(capsys, spec, "--hook", "tool.after")
+    assert status == 0 and "benchy.light" in out

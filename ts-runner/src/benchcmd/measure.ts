@@ -14,6 +14,7 @@ import type { HookPoint } from "../catalogue.js";
 import { RunContext } from "../context.js";
 import type { Event } from "../events.js";
 import type { OutcomeKind } from "../outcomes.js";
+import { BenchError } from "./errors.js";
 import { chainOf, emitPass, floorPass, median, pairedRatio, type Chain } from "./floor.js";
 
 /** The rounds dropped at the start. */
@@ -63,6 +64,23 @@ function since(start: bigint): number {
   return Number(process.hrtime.bigint() - start);
 }
 
+/**
+ * A `BenchError` for the first middleware the emit cut off at its timeout or the hook point's
+ * deadline: the bus stops waiting there, but the floor and its own calls await it bare and
+ * would wait without end (Python's `Unbounded`, with its words).
+ */
+function cutOff(hook: HookPoint, context: RunContext): void {
+  for (const record of context.trace.records()) {
+    if (record.kind === "failure" && (record.failure === "timeout" || record.failure === "deadline")) {
+      throw new BenchError(
+        `${hook}: \`${String(record.middleware)}\` did not answer in time on an emit of the event (${record.failure}): ` +
+          "the bus cuts it off there, but the floor awaits it bare and would wait without end; time events it answers, " +
+          `or leave ${hook} out (--hook)`,
+      );
+    }
+  }
+}
+
 /** What `emit` answered for each event, once, outside the timed rounds: who stopped which. */
 async function stoppedBy(bus: HookBus, target: Target): Promise<Stopped[]> {
   const found = new Map<string, Stopped>();
@@ -70,6 +88,7 @@ async function stoppedBy(bus: HookBus, target: Target): Promise<Stopped[]> {
     const context = new RunContext();
     // `as never`: each event was made for this hook point (samples, events file), which the types cannot see.
     const result = await emitPass(bus, target.hook, event as never, context);
+    cutOff(target.hook, context);
     const kind = result.outcome.kind;
     if (kind === "continue") continue;
     // The earliest middleware record with the combined outcome's kind: severity ties go to it.

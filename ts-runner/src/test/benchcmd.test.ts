@@ -96,7 +96,16 @@ const hashing = middleware({ name: "hashing", hooks: ["tool.before"], failMode: 
   createHash("sha256").update(BLOCK).digest();
   return undefined;
 });
-export const plugin = new Plugin({ namespace: "heavy", version: "1.0.0", middleware: [light, hashing] });
+// Never answers: the bus cuts it off at 50 ms; awaited bare, it would wait for ever.
+const stuck = middleware({ name: "stuck", hooks: ["tool.before"], failMode: "open", timeout: "50ms" }, () => new Promise(() => {}));
+export const plugin = new Plugin({ namespace: "heavy", version: "1.0.0", middleware: [light, hashing, stuck] });
+`;
+
+const STUCK_SPEC = `plugins:
+  local: ["app.heavy_plugin"]
+middleware:
+  - {use: heavy.light, id: first}
+  - {use: heavy.stuck, id: stuck}
 `;
 
 const HEAVY_SPEC = `plugins:
@@ -136,6 +145,7 @@ describe("harnessweaver bench (Node)", () => {
     mkdirSync(join(dir, "heavy", "app"), { recursive: true });
     file("heavy/app/heavy_plugin.mjs", HEAVY_PLUGIN);
     file("heavy/harness.yaml", HEAVY_SPEC);
+    file("heavy/stuck.yaml", STUCK_SPEC);
     file("blocking.yaml", BLOCKING_SPEC);
   });
   after(() => {
@@ -222,6 +232,13 @@ describe("harnessweaver bench (Node)", () => {
     assert.ok(orgless.err.startsWith(`harnessweaver bench: error: ${lone} does not load:\n`), orgless.err);
     assert.match(orgless.err, /org:\/\/acme\/baseline: no org-profile directories are set/);
     assert.doesNotMatch(orgless.err, /org\/ folder/);
+  });
+
+  it("a middleware that never answers is refused (exit 2), not waited for", async () => {
+    const ran = await bench(join(dir, "heavy", "stuck.yaml"), ...QUICK);
+    assert.equal(ran.status, 2);
+    assert.equal(ran.out, "");
+    assert.match(ran.err, /tool\.before: `stuck` did not answer in time on an emit of the event \(timeout\): .*--hook/);
   });
 
   it("a heavy middleware (hashing 100 KB per call) is the dominant one", async () => {
