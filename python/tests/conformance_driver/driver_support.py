@@ -9,8 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from checkout import CORPUS
 from fake_testee import HOOKS
+
+from harnessweaver.conformance import driver
 
 FAKE = Path(__file__).with_name("fake_testee.py")
 
@@ -109,3 +112,15 @@ def write_expectations(directory: Path, impl: str, entries: list[dict[str, Any]]
 
 def read_results(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def nothing_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No ts or rust testee anywhere: not built, not named, not on PATH, no npm project;
+    ``tmp_path`` becomes the working directory. Returns it."""
+    monkeypatch.setattr(driver, "TS_RUNNER", tmp_path / "missing" / "runner.js")
+    monkeypatch.setattr(driver, "RUST_TESTEE", tmp_path / "missing" / "harnessweaver-testee")
+    monkeypatch.delenv(driver.TS_RUNNER_ENV, raising=False)
+    monkeypatch.delenv(driver.RUST_TESTEE_ENV, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from driver_support import OBSERVATION, fake_impl, make_case, write_cases
+from driver_support import OBSERVATION, fake_impl, make_case, nothing_found, write_cases
 
 from harnessweaver import cli
 from harnessweaver.cli import main
@@ -75,7 +75,10 @@ def test_a_run_without_jsonschema_says_what_it_does_not_check(
     assert "jsonschema" not in err
 
 
-def test_a_default_run_names_the_implementations_it_could_not_run(nothing_found: Path) -> None:
+def test_a_default_run_names_the_implementations_it_could_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nothing_found(tmp_path, monkeypatch)
     chosen = driver.default_implementations()
     not_run = cli._not_run(chosen)
     assert set(not_run) == {"ts", "rust"}

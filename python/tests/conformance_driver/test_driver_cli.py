@@ -17,6 +17,7 @@ from driver_support import (
     fake_command,
     fake_impl,
     make_case,
+    nothing_found,
     read_results,
     write_cases,
     write_expectations,
@@ -578,9 +579,9 @@ def test_impl_given_twice(tmp_path: Path, conformance: Any) -> None:
 
 
 def test_ts_is_only_selectable_when_built(
-    nothing_found: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tmp_path = nothing_found
+    nothing_found(tmp_path, monkeypatch)
     write_cases(tmp_path / "cases", [make_case("a")])
     run = conformance("--cases", str(tmp_path / "cases"), impls=("ts",))
     assert run.code == 2
@@ -599,12 +600,11 @@ def test_ts_is_only_selectable_when_built(
     ]
 
 
-def test_ts_from_an_installed_npm_package(
-    nothing_found: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_ts_from_an_installed_npm_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An npm project that installed the package: its runner is found from the project's
     folder or any folder below it, as node resolves packages; the variable wins over it."""
-    project = nothing_found / "project"
+    nothing_found(tmp_path, monkeypatch)
+    project = tmp_path / "project"
     runner = project / "node_modules" / "harnessweaver" / "dist" / "runner.js"
     runner.parent.mkdir(parents=True)
     runner.write_text("", encoding="utf-8")
@@ -613,7 +613,7 @@ def test_ts_from_an_installed_npm_package(
     assert driver.ts_runner() == runner
     ts = driver.resolve_implementations(["ts"])[0]
     assert ts.command == ("node", str(runner))
-    named = nothing_found / "elsewhere.js"
+    named = tmp_path / "elsewhere.js"
     monkeypatch.setenv(driver.TS_RUNNER_ENV, str(named))
     with pytest.raises(driver.ImplementationError, match="named by HARNESSWEAVER_TS_RUNNER"):
         driver.resolve_implementations(["ts"])
@@ -621,11 +621,10 @@ def test_ts_from_an_installed_npm_package(
     assert driver.resolve_implementations(["ts"])[0].command == ("node", str(named))
 
 
-def test_rust_from_cargo_install_on_path(
-    nothing_found: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_rust_from_cargo_install_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``cargo install`` puts harnessweaver-testee in a folder on PATH: found there."""
-    bin_dir = nothing_found / "cargo" / "bin"
+    nothing_found(tmp_path, monkeypatch)
+    bin_dir = tmp_path / "cargo" / "bin"
     bin_dir.mkdir(parents=True)
     testee = bin_dir / driver.RUST_TESTEE_NAME
     testee.write_text("#!/bin/sh\n", encoding="utf-8")
@@ -638,10 +637,11 @@ def test_rust_from_cargo_install_on_path(
 
 
 def test_how_to_get_them_from_an_installed_package(
-    nothing_found: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Outside a clone, the notes say how to get each testee next to an installed package."""
-    monkeypatch.setattr(driver, "SOURCE_TREE", nothing_found / "site")
+    nothing_found(tmp_path, monkeypatch)
+    monkeypatch.setattr(driver, "SOURCE_TREE", tmp_path / "site")
     ts = driver.unavailable("ts")
     rust = driver.unavailable("rust")
     assert ts is not None
@@ -652,9 +652,9 @@ def test_how_to_get_them_from_an_installed_package(
 
 
 def test_rust_is_only_selectable_when_built(
-    nothing_found: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, conformance: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tmp_path = nothing_found
+    nothing_found(tmp_path, monkeypatch)
     write_cases(tmp_path / "cases", [make_case("a")])
     run = conformance("--cases", str(tmp_path / "cases"), impls=("rust",))
     assert run.code == 2
