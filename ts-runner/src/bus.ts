@@ -70,6 +70,13 @@ export interface RegisterOptions<H extends HookPoint = HookPoint> extends Overri
 }
 
 /**
+ * What a chain calls for one middleware (`HookBus.handler`): the event, the envelope and the
+ * abort signal of its timeout (`undefined` when it has none); it returns an answer or a promise
+ * of one.
+ */
+export type Handler = (event: unknown, envelope: unknown, signal: AbortSignal | undefined) => unknown;
+
+/**
  * The hook bus: every middleware of a hook point, in a predictable order.
  *
  * Run order is band (baseline, platform, app, task), then registration order; outbound hook
@@ -147,7 +154,7 @@ export class HookBus {
    * chain's handlers in a plain loop as the floor an emit is compared with (Python's
    * `HookBus.handler`). An unknown name is a RangeError naming it and the registered names.
    */
-  handler(name: string): Call {
+  handler(name: string): Handler {
     const found = this.#handlers.get(name);
     if (found !== undefined) return found;
     const known = [...this.#handlers.keys()].sort().join(", ") || "none";

@@ -6,7 +6,7 @@
  * (most severe wins), enforces each middleware's timeout and fail mode, and records a trace.
  */
 
-export { HookBus, type EmitOptions, type HookBusOptions, type RegisterOptions } from "./bus.js";
+export { HookBus, type EmitOptions, type Handler, type HookBusOptions, type RegisterOptions } from "./bus.js";
 export { CONTRACT_RULES, checkContract, type ContractMode } from "./contracts.js";
 export { DIRECTIONS, HOOK_POINTS, isHookPoint, type Direction, type HookPoint } from "./catalogue.js";
 export { RunContext, type RunContextOptions } from "./context.js";
