@@ -53,7 +53,9 @@ class Quota:
         return hw.Block(reason="quota spent", code="quota") if self.calls > 3 else None
 
 
-plugin = hw.Plugin(namespace="benchy", version="1.0.0", middleware=[light, heavy, blocker, stuck, Quota])
+plugin = hw.Plugin(
+    namespace="benchy", version="1.0.0", middleware=[light, heavy, blocker, stuck, Quota]
+)
 
 QUICK = ("--rounds", "3", "--per", "10")
 """The smallest run that still has a timed round: every test uses it."""
