@@ -13,6 +13,7 @@
  * plugin's), `profile://name` (a built-in one) or a file path relative to the spec.
  */
 
+import { importPlugin } from "./selfref.js";
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -211,7 +212,7 @@ export class Plugins {
     }
     let module: Record<string, unknown>;
     try {
-      module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+      module = await importPlugin(file); // its `import … from "harnessweaver"` gets this package
     } catch (error) {
       this.#problem(ref, "plugin_import_error", `cannot import ${ref.value}: ${described(error)}`);
       return;
