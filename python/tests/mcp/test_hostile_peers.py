@@ -349,11 +349,17 @@ HELD_COPIES = 4
 """What may stay resident after the call (measured: 1 over HTTP, the bus's last event; about
 3 over stdio, freed heap the allocator keeps). Several calls must not add to it."""
 
+BIG_CALLS = 8
+"""Calls of ``big`` in one HTTP session: the first warms the allocator, and the growth from
+the second to the last (six calls apart) is what a leak would show in."""
 
-async def _big(client: Client, pid: int) -> tuple[int, int]:
-    """Relays one 50 MiB result; the proxy's (resident, peak) KiB after it."""
+
+async def _big(client: Client, pid: int, call: int = 0) -> tuple[int, int]:
+    """Relays one 50 MiB result; the proxy's (resident, peak) KiB after it. ``call`` goes in
+    the arguments (the upstream ignores it), so that the loop guard of ``plain.yaml`` sees
+    distinct calls and lets as many through as a test makes."""
     with anyio.fail_after(600):  # the SDK's stdio reader takes about 30 s for one such line
-        result = await client.call_tool("big", {})
+        result = await client.call_tool("big", {"call": call})
     assert not result.is_error
     [content] = result.content
     assert content.type == "text" and len(content.text) == mcp_servers.BIG_MIB * MIB
@@ -366,13 +372,15 @@ def _bounded(base: int, after: list[tuple[int, int]]) -> None:
     for resident, peak in after:
         assert peak - base <= PEAK_COPIES * copy, (base, after)
         assert resident - base <= HELD_COPIES * copy, (base, after)
-    # Accumulation is measured once the allocator is warm: after the first call it may keep one
-    # more copy's worth of freed heap for the second (seen: +57 MiB, then +12 KiB for the
-    # third). A leak of half a copy or more per call still shows between the last two calls,
-    # the sensitivity the first-to-last comparison over three calls had.
+    # Accumulation is measured once the allocator is warm, from the second call to the last:
+    # after the first call it may keep one more copy's worth of freed heap. Warm, the resident
+    # size wanders without a trend: up or down by as much as two thirds of a copy from one
+    # call to the next (seen on 2026-12-07: +33 MiB, in CI; over ten calls, a plateau within
+    # 23 MiB). So one comparison of two neighbouring calls cannot tell that from a leak; over
+    # WARM_CALLS calls a leak of a sixth of a copy per call adds more than the one copy allowed.
     if len(after) > 1:
-        (second, _), (last, _) = after[-2], after[-1]
-        assert last - second <= copy // 2, ("accumulates", base, after)
+        (second, _), (last, _) = after[1], after[-1]
+        assert last - second <= copy, ("accumulates", base, after)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -390,7 +398,7 @@ async def test_a_50_mib_result_is_relayed_in_bounded_memory_over_http(
         async with Client(transport, mode=mode) as client:
             await echoes(client, "before")
             base, _ = rss_kib(proxy.pid)
-            after = [await _big(client, proxy.pid) for _ in range(3)]
+            after = [await _big(client, proxy.pid, call) for call in range(BIG_CALLS)]
             await echoes(client, "after")
         async with Client(url, mode="legacy") as other:
             await echoes(other, "other session")
