@@ -376,8 +376,9 @@ def _bounded(base: int, after: list[tuple[int, int]]) -> None:
     # after the first call it may keep one more copy's worth of freed heap. Warm, the resident
     # size wanders without a trend: up or down by as much as two thirds of a copy from one
     # call to the next (seen on 2026-12-07: +33 MiB, in CI; over ten calls, a plateau within
-    # 23 MiB). So one comparison of two neighbouring calls cannot tell that from a leak; over
-    # WARM_CALLS calls a leak of a sixth of a copy per call adds more than the one copy allowed.
+    # 23 MiB). So one comparison of two neighbouring calls cannot tell that from a leak; from
+    # the second of BIG_CALLS calls to the last, a leak of more than a sixth of a copy per call
+    # adds more than the one copy allowed.
     if len(after) > 1:
         (second, _), (last, _) = after[1], after[-1]
         assert last - second <= copy, ("accumulates", base, after)
