@@ -22,7 +22,15 @@ if TYPE_CHECKING:
     from harnessweaver.conformance.driver import Implementation
     from harnessweaver.conformance.expectations import CaseResult
 
-__all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_OK", "SUBCOMMANDS", "build_parser", "main"]
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "SUBCOMMANDS",
+    "add_spec_selection",
+    "build_parser",
+    "main",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -197,10 +205,27 @@ def _run_conformance(args: argparse.Namespace) -> int:
     return EXIT_OK if outcome.passed else EXIT_FAILED
 
 
-def _configure_hooks(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("spec", type=Path, metavar="SPEC", help="the harness spec (harness.yaml)")
+def add_spec_selection(parser: argparse.ArgumentParser) -> None:
+    """``--task NAME``, ``--env NAME`` and ``--org-profiles DIR`` (repeatable), worded once for
+    every subcommand that loads a spec with :func:`harnessweaver.spec.load` (``hooks``,
+    ``hook``, ``hook doctor``, ``bench``), which takes them as ``task``, ``env`` and
+    ``org_profiles``. Here, not in ``harnessweaver.spec``: a hook event with no hook point
+    must not import the spec package (``test_hook_startup.py``)."""
     parser.add_argument("--task", metavar="NAME", help="the task whose guardrails to include")
     parser.add_argument("--env", metavar="NAME", help="the environment overlay to include")
+    parser.add_argument(
+        "--org-profiles",
+        action="append",
+        type=Path,
+        metavar="DIR",
+        help="a directory org:// profiles are looked up in; repeatable (default: the "
+        "HARNESSWEAVER_ORG_PROFILES environment variable)",
+    )
+
+
+def _configure_hooks(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("spec", type=Path, metavar="SPEC", help="the harness spec (harness.yaml)")
+    add_spec_selection(parser)
     parser.add_argument(
         "--tool",
         metavar="NAME",
@@ -218,14 +243,6 @@ def _configure_hooks(parser: argparse.ArgumentParser) -> None:
         choices=("text", "json", "mermaid"),
         default="text",
         help="text (default), json for tools, or a mermaid flowchart",
-    )
-    parser.add_argument(
-        "--org-profiles",
-        action="append",
-        type=Path,
-        metavar="DIR",
-        help="a directory org:// profiles are looked up in; repeatable (default: the "
-        "HARNESSWEAVER_ORG_PROFILES environment variable)",
     )
 
 
@@ -275,15 +292,7 @@ def _hook_target(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--spec", type=Path, required=True, metavar="SPEC", help="the harness spec (harness.yaml)"
     )
-    parser.add_argument("--task", metavar="NAME", help="the task whose guardrails to include")
-    parser.add_argument("--env", metavar="NAME", help="the environment overlay to include")
-    parser.add_argument(
-        "--org-profiles",
-        action="append",
-        type=Path,
-        metavar="DIR",
-        help="a directory org:// profiles are looked up in; repeatable",
-    )
+    add_spec_selection(parser)
 
 
 def _configure_hook(parser: argparse.ArgumentParser) -> None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `harnessweaver` command of the npm package: `harnessweaver hooks SPEC [--task NAME]
- * [--env NAME] [--tool NAME] [--model NAME] [--format text|json|mermaid] [--org-profiles DIR]...`.
+ * [--env NAME] [--org-profiles DIR]... [--tool NAME] [--model NAME] [--format text|json|mermaid]`.
  *
  * It is Python's `harnessweaver hooks` (`python/harnessweaver/cli.py`): the same arguments
  * (long options may be shortened to an unambiguous prefix, as argparse allows), the same output
@@ -45,9 +45,9 @@ export interface CliIO {
 const PROGRAM = "harnessweaver";
 const COMMAND = `${PROGRAM} hooks`;
 const TOP_USAGE = `usage: ${PROGRAM} [-h] [--version] COMMAND ...\n`;
-const USAGE = `usage: ${COMMAND} [-h] [--task NAME] [--env NAME] [--tool NAME]
-                           [--model NAME] [--format {text,json,mermaid}]
-                           [--org-profiles DIR]
+const USAGE = `usage: ${COMMAND} [-h] [--task NAME] [--env NAME]
+                           [--org-profiles DIR] [--tool NAME] [--model NAME]
+                           [--format {text,json,mermaid}]
                            SPEC
 `;
 const TOP_HELP = `${TOP_USAGE}
@@ -76,6 +76,9 @@ options:
   -h, --help            show this help message and exit
   --task NAME           the task whose guardrails to include
   --env NAME            the environment overlay to include
+  --org-profiles DIR    a directory org:// profiles are looked up in;
+                        repeatable (default: the HARNESSWEAVER_ORG_PROFILES
+                        environment variable)
   --tool NAME           show the chain a call of this tool runs on tool.before
                         and tool.after: without the middleware whose matcher
                         does not match it (I22)
@@ -84,9 +87,6 @@ options:
                         does not match it (I22)
   --format {text,json,mermaid}
                         text (default), json for tools, or a mermaid flowchart
-  --org-profiles DIR    a directory org:// profiles are looked up in;
-                        repeatable (default: the HARNESSWEAVER_ORG_PROFILES
-                        environment variable)
 `;
 
 const OPTIONS = {

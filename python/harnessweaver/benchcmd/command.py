@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..cli import add_spec_selection
+
 if TYPE_CHECKING:
     from ..events import Event
     from ..spec import Harness
@@ -43,16 +45,7 @@ def _count(least: int) -> Callable[[str], int]:
 def configure(parser: argparse.ArgumentParser) -> None:
     # SPEC and FILE are kept as given: the JSON document names them so
     parser.add_argument("spec", metavar="SPEC", help="the harness spec (harness.yaml)")
-    parser.add_argument("--task", metavar="NAME", help="the task whose guardrails to include")
-    parser.add_argument("--env", metavar="NAME", help="the environment overlay to include")
-    parser.add_argument(
-        "--org-profiles",
-        action="append",
-        type=Path,
-        metavar="DIR",
-        help="a directory org:// profiles are looked up in; repeatable (default: the "
-        "HARNESSWEAVER_ORG_PROFILES environment variable)",
-    )
+    add_spec_selection(parser)
     parser.add_argument(
         "--events",
         metavar="FILE",
