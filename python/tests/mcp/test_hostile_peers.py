@@ -367,7 +367,8 @@ copy, so a copy kept shows."""
 
 @pytest.fixture
 def exact_malloc(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The processes this test starts (the proxy) run with ``EXACT_MALLOC``."""
+    """The processes this test starts run with ``EXACT_MALLOC``: the proxy, which is measured,
+    and the upstream, which is not."""
     for name, value in EXACT_MALLOC.items():
         monkeypatch.setenv(name, value)
 
@@ -384,7 +385,6 @@ async def _big(client: Client, pid: int, call: int = 0) -> tuple[int, int]:
     [content] = result.content
     assert content.type == "text" and len(content.text) == mcp_servers.BIG_MIB * MIB
     assert content.text == "x" * len(content.text)
-    del result, content
     await echoes(client, f"after big {call}")
     return rss_kib(pid)
 
